@@ -1,0 +1,205 @@
+"""Row-level normalisation: one source row dict to the canonical cell values.
+
+Used at the edge only (rows given as dicts, JSONL lines, columns whose nested shape is not ours).
+Inside the library everything is columnar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from whileai.defaults import SHORT_HASH_CHARS
+
+__all__ = [
+    "canonical_arguments",
+    "dumps",
+    "loads_or_raw",
+    "messages_from_steps",
+    "normalize_message",
+    "normalize_messages",
+    "prompt_hash",
+]
+
+_MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls")
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON text: sorted keys, compact, UTF-8 kept (the form every json column holds)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def loads_or_raw(text: Any) -> Any:
+    """Decode canonical JSON text; a value that is not JSON text comes back as it was."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return text
+
+
+def prompt_hash(prompt: str) -> str:
+    """A stable task key for a row with no scenario_id or task_id: ``p-`` + sha256 of the prompt."""
+    return "p-" + hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:SHORT_HASH_CHARS]
+
+
+def canonical_arguments(arguments: Any) -> str:
+    """Tool-call arguments as canonical JSON text, whether given as a JSON string or a dict.
+
+    A string that is not valid JSON is kept verbatim (it is what the model emitted, and an
+    exporter's round-trip check should see it fail), so nothing is lost.
+
+    Examples:
+        >>> canonical_arguments('{"b": 1, "a": "x"}')
+        '{"a":"x","b":1}'
+        >>> canonical_arguments({"b": 1, "a": "x"})
+        '{"a":"x","b":1}'
+    """
+    if arguments is None:
+        return "{}"
+    if isinstance(arguments, str):
+        stripped = arguments.strip()
+        if not stripped:
+            return "{}"
+        try:
+            return dumps(json.loads(stripped))
+        except ValueError:
+            return arguments
+    return dumps(arguments)
+
+
+def _content_text(content: Any) -> tuple[str | None, Any]:
+    """Message content as text, plus the original parts when they were not all text."""
+    if content is None or isinstance(content, str):
+        return content, None
+    if isinstance(content, list):
+        texts: list[str] = []
+        only_text = True
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") in ("text", "input_text", "output_text"):
+                texts.append(str(part.get("text", "")))
+            elif isinstance(part, str):
+                texts.append(part)
+            else:
+                only_text = False
+        return "".join(texts), (None if only_text else content)
+    if isinstance(content, (dict, int, float, bool)):
+        return dumps(content), None
+    return str(content), None
+
+
+def _tool_call(call: Any, index: int) -> dict[str, Any]:
+    if not isinstance(call, Mapping):
+        return {"id": None, "name": str(call), "arguments": "{}"}
+    fn = call.get("function")
+    if isinstance(fn, Mapping):
+        name, arguments = fn.get("name"), fn.get("arguments")
+    else:
+        name, arguments = call.get("name", call.get("tool")), call.get("arguments", call.get("args"))
+    call_id = call.get("id")
+    return {
+        "id": None if call_id is None else str(call_id),
+        "name": None if name is None else str(name),
+        "arguments": canonical_arguments(arguments),
+    }
+
+
+def normalize_message(message: Any) -> dict[str, Any]:
+    """One source message (OpenAI, whileai 0.131 or inspect-like shape) as a MESSAGE struct dict."""
+    if not isinstance(message, Mapping):
+        return {"role": "user", "content": None if message is None else str(message), "name": None,
+                "tool_call_id": None, "tool_calls": [], "extra": None}
+    content, parts = _content_text(message.get("content"))
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        calls = [calls]
+    extra = {k: v for k, v in message.items() if k not in _MESSAGE_KEYS and v is not None}
+    if message.get("type") == "function" or "function_call" in extra:
+        pass
+    if parts is not None:
+        extra["content_parts"] = parts
+    role = message.get("role")
+    tool_call_id = message.get("tool_call_id")
+    name = message.get("name")
+    return {
+        "role": "user" if role is None else str(role),
+        "content": content,
+        "name": None if name is None else str(name),
+        "tool_call_id": None if tool_call_id is None else str(tool_call_id),
+        "tool_calls": [_tool_call(c, i) for i, c in enumerate(calls)],
+        "extra": dumps(extra) if extra else None,
+    }
+
+
+def normalize_messages(messages: Any) -> list[dict[str, Any]] | None:
+    """A conversation as a list of MESSAGE dicts; a JSON string of a list is decoded first."""
+    if messages is None:
+        return None
+    if isinstance(messages, str):
+        decoded = loads_or_raw(messages)
+        messages = decoded if isinstance(decoded, list) else [{"role": "user", "content": messages}]
+    if isinstance(messages, Mapping):
+        messages = [messages]
+    return [normalize_message(m) for m in messages]
+
+
+def messages_from_steps(prompt: Any, steps: Any, final_text: Any, system_prompt: Any = None) -> list[dict[str, Any]]:
+    """Rebuild the conversation of a whileai 0.131 engine row from its ``steps``.
+
+    A tool step ``{tool, arguments, result[, text]}`` becomes an assistant turn with one tool call
+    (its ``text`` as the content) and a tool message with the JSON result; ``{user: ...}`` a user
+    turn; ``{text: ...}`` an assistant text turn; ``final_text`` the last assistant turn.
+    """
+    out: list[dict[str, Any]] = []
+    if system_prompt:
+        out.append(normalize_message({"role": "system", "content": system_prompt}))
+    if prompt is not None:
+        out.append(normalize_message({"role": "user", "content": prompt}))
+    n_call = 0
+    for step in steps or []:
+        if not isinstance(step, Mapping):
+            continue
+        if "tool" in step:
+            call_id = f"call_{n_call:04d}"
+            n_call += 1
+            out.append(normalize_message({
+                "role": "assistant",
+                "content": step.get("text"),
+                "tool_calls": [{"id": call_id, "name": step["tool"], "arguments": step.get("arguments")}],
+            }))
+            result = step.get("result")
+            out.append(normalize_message({
+                "role": "tool",
+                "name": step["tool"],
+                "tool_call_id": call_id,
+                "content": result if isinstance(result, str) else dumps(result),
+            }))
+        elif "user" in step:
+            out.append(normalize_message({"role": "user", "content": step["user"]}))
+        elif "text" in step:
+            out.append(normalize_message({"role": "assistant", "content": step["text"]}))
+    if final_text is not None:
+        out.append(normalize_message({"role": "assistant", "content": final_text}))
+    return out
+
+
+def to_float(value: Any) -> float | None:
+    """A numeric cell (bool, int, float, numeric string) as float; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        return float(value.strip())
+    raise TypeError(type(value).__name__)
+
+
+def is_nan(value: Any) -> bool:
+    """True for a float NaN."""
+    return isinstance(value, float) and math.isnan(value)

@@ -1,0 +1,519 @@
+"""``frame``: every accepted input becomes one canonical Polars DataFrame."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+import polars as pl
+import pyarrow as pa
+
+from whileai.errors import EmptyInputError, InputFileError, SchemaError
+from whileai.table import _normalize as nz
+from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, alias_map
+
+__all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
+
+#: Everything a step accepts as rows.
+IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, str, os.PathLike, Sequence[Mapping[str, Any]], Any]
+
+_MESSAGES_DTYPE = pl.List(MESSAGE)
+_JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+
+
+def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empty: bool = False) -> pl.DataFrame:
+    """Read rows from any accepted source into the canonical rollout table.
+
+    Accepts a Polars DataFrame or LazyFrame, a pyarrow Table, a list of row dicts, a fluent data
+    object (``SimulationData``, ``ScoredData``, ``Selection``), or a path: ``.jsonl``,
+    ``.jsonl.gz``, ``.parquet``, a folder of Parquet files, an inspect_ai log, or ``-`` for
+    stdin. Known fields are mapped onto the schema (aliases, tool-call arguments as canonical
+    JSON, conversations rebuilt from 0.131 ``steps``); every unknown field is kept as an extra
+    column. A ``task_key`` column is added (scenario_id, else task_id, else a prompt hash).
+
+    Args:
+        rows: The rows.
+        columns: Read only these columns (plus what ``task_key`` needs) where the source allows
+            it (Parquet and LazyFrames are scanned lazily). Columns absent from the source are
+            skipped, not invented.
+        allow_empty: Return an empty table instead of raising :class:`EmptyInputError`.
+
+    Returns:
+        The rollout table as a ``polars.DataFrame``.
+
+    Raises:
+        SchemaError: A row cannot be read (the message names the file, line or row and the fix).
+        EmptyInputError: There are no rows and ``allow_empty`` is False.
+        InputFileError: A path that does not exist or holds no rows.
+
+    Examples:
+        >>> df = frame([{"scenario_id": "t1", "prompt": "hi", "reward": 1}])
+        >>> df.select("task_key", "reward").row(0)
+        ('t1', 1.0)
+    """
+    source = _describe(rows)
+    df = _load(rows, columns)
+    if df.height == 0:
+        if allow_empty:
+            return _normalize_frame(df, source)
+        raise EmptyInputError(
+            f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
+        )
+    return _normalize_frame(df, source)
+
+
+def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:
+    """A lazy scan of a Parquet file or folder, for steps that read only a few columns."""
+    return pl.scan_parquet(_parquet_target(Path(path)))
+
+
+# ------------------------------------------------------------------------------------------
+# loading
+# ------------------------------------------------------------------------------------------
+
+
+def _describe(rows: Any) -> str:
+    if isinstance(rows, (str, os.PathLike)):
+        return "stdin" if str(rows) == "-" else f"file {str(rows)!r}"
+    return f"the {type(rows).__name__} given"
+
+
+def _load(rows: Any, columns: Sequence[str] | None) -> pl.DataFrame:
+    if hasattr(rows, "df") and isinstance(getattr(rows, "df", None), pl.DataFrame):
+        return rows.df
+    if isinstance(rows, pl.DataFrame):
+        return _select(rows.lazy(), columns).collect() if columns else rows
+    if isinstance(rows, pl.LazyFrame):
+        return _select(rows, columns).collect()
+    if isinstance(rows, (pa.Table, pa.RecordBatch)):
+        return _from_arrow(rows)
+    if isinstance(rows, (str, os.PathLike)):
+        return _load_path(rows, columns)
+    if isinstance(rows, Mapping):
+        raise SchemaError(
+            "rows must be a list of row dicts, a table or a path, got a single dict. "
+            "Wrap it in a list: frame([row]).",
+        )
+    if isinstance(rows, Iterable):
+        return _from_dicts(list(rows), "rows")
+    raise SchemaError(
+        f"rows must be a DataFrame, LazyFrame, pyarrow Table, list of dicts or a path, got {type(rows).__name__}. "
+        "Pass one of those.",
+    )
+
+
+def _select(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.LazyFrame:
+    if not columns:
+        return lf
+    have = lf.collect_schema().names()
+    wanted = _expand_columns(columns)
+    return lf.select([c for c in have if c in wanted])
+
+
+def _expand_columns(columns: Sequence[str]) -> set[str]:
+    wanted = set(columns) | {"scenario_id", "task_id", "prompt", "messages", "steps"}
+    for alias, canonical in alias_map().items():
+        if canonical in wanted:
+            wanted.add(alias)
+    return wanted
+
+
+def _from_arrow(table: Any) -> pl.DataFrame:
+    try:
+        out = pl.from_arrow(table)
+    except Exception as exc:  # arrow types polars cannot hold
+        raise SchemaError(f"the Arrow table cannot be read into Polars: {exc}. Cast the offending column.") from exc
+    assert isinstance(out, pl.DataFrame)
+    return out
+
+
+def _parquet_target(path: Path) -> str | list[str]:
+    if path.is_dir():
+        files = sorted(str(p) for p in path.rglob("*.parquet"))
+        if not files:
+            raise InputFileError(
+                f"folder {str(path)!r} holds no .parquet files. Point at a folder of Parquet files or at one file.",
+                path=str(path),
+            )
+        return files
+    return str(path)
+
+
+def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None) -> pl.DataFrame:
+    text = str(path_like)
+    if text == "-":
+        return _from_dicts(read_jsonl_rows(sys.stdin, "stdin"), "stdin")
+    path = Path(text)
+    if not path.exists():
+        raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
+    name = path.name.lower()
+    if path.is_dir() or name.endswith(".parquet") or name.endswith(".pq"):
+        try:
+            lf = pl.scan_parquet(_parquet_target(path))
+            return _select(lf, columns).collect()
+        except InputFileError:
+            raise
+        except Exception as exc:
+            raise SchemaError(
+                f"file {text!r} is not a readable Parquet file ({type(exc).__name__}: {exc}). "
+                "Re-write it, or pass the JSONL it came from.",
+                path=text,
+            ) from exc
+    if name.endswith(".eval") or _is_inspect_json(path):
+        from whileai.table import _inspect  # optional reader for inspect_ai logs
+
+        return _from_dicts(_inspect.read_inspect_log(path), f"file {text!r}")
+    if name.endswith(_JSONL_SUFFIXES) or True:
+        opener = gzip.open if name.endswith(".gz") else open
+        try:
+            with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+                rows = read_jsonl_rows(handle, f"file {text!r}")
+        except (OSError, UnicodeDecodeError, EOFError) as exc:
+            raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.", path=text) from exc
+        return _from_dicts(rows, f"file {text!r}")
+    raise AssertionError("unreachable")
+
+
+def _is_inspect_json(path: Path) -> bool:
+    if not path.name.lower().endswith(".json"):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    stripped = head.lstrip()
+    return stripped.startswith(b"{") and b'"eval"' in head and (b'"samples"' in head or b'"version"' in head)
+
+
+def read_jsonl_rows(handle: io.TextIOBase | Any, source: str) -> list[dict[str, Any]]:
+    """Parse JSONL lines into dicts; a broken line raises SchemaError naming ``source:line``.
+
+    A file holding one JSON array of rows is accepted too.
+    """
+    rows: list[dict[str, Any]] = []
+    first = True
+    loads = json.loads
+    for lineno, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        if first and line.lstrip().startswith("["):
+            rest = line + handle.read()
+            try:
+                data = loads(rest)
+            except ValueError as exc:
+                raise SchemaError(f"{source}: line {lineno} is not valid JSON ({exc.args[0]}). Fix or remove that line.",
+                                  line=lineno) from exc
+            return [_as_row(item, source, i + 1) for i, item in enumerate(data)]
+        first = False
+        try:
+            item = loads(line)
+        except ValueError as exc:
+            raise SchemaError(
+                f"{source}: line {lineno} is not valid JSON ({exc.args[0] if exc.args else exc}). "
+                "Fix or remove that line; every line must be one JSON object.",
+                line=lineno,
+            ) from exc
+        rows.append(_as_row(item, source, lineno))
+    return rows
+
+
+def _as_row(item: Any, source: str, lineno: int) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise SchemaError(
+            f"{source}: line {lineno} is a JSON {type(item).__name__}, not an object. Every line must be one row object.",
+            line=lineno,
+        )
+    return item
+
+
+# ------------------------------------------------------------------------------------------
+# dict rows -> columns
+# ------------------------------------------------------------------------------------------
+
+
+def _from_dicts(rows: list[Any], source: str) -> pl.DataFrame:
+    aliases = alias_map()
+    normalized: list[dict[str, Any]] = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise SchemaError(f"{source}: row {i} is a {type(row).__name__}, not a dict. Pass one dict per rollout.", row=i)
+        normalized.append(_normalize_row(row, aliases, source, i))
+    order: dict[str, None] = {}
+    for row in normalized:
+        for key in row:
+            order.setdefault(key, None)
+    series = [_column(name, [row.get(name) for row in normalized], source) for name in order]
+    return pl.DataFrame(series) if series else pl.DataFrame()
+
+
+def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: str, index: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        key = str(key)
+        canonical = aliases.get(key)
+        if canonical is not None and canonical not in row:
+            key = canonical
+        out[key] = value
+    # TRL-style conversational prompt/completion rows: two message lists make one conversation.
+    prompt = out.get("prompt")
+    if isinstance(prompt, list) and "messages" not in out:
+        completion = out.pop("completion", None)
+        out["messages"] = list(prompt) + (completion if isinstance(completion, list) else
+                                          [{"role": "assistant", "content": completion}] if completion is not None else [])
+        out["prompt"] = None
+    if "messages" in out and out["messages"] is not None:
+        out["messages"] = nz.normalize_messages(out["messages"])
+    elif out.get("steps") is not None or out.get("prompt") is not None or out.get("final_text") is not None:
+        out["messages"] = nz.messages_from_steps(out.get("prompt"), out.get("steps"), out.get("final_text"),
+                                                 out.get("system_prompt"))
+    messages = out.get("messages")
+    if messages:
+        if out.get("prompt") is None:
+            out["prompt"] = next((m["content"] for m in messages if m["role"] == "user"), None)
+        if out.get("final_text") is None:
+            last = messages[-1]
+            if last["role"] == "assistant" and not last["tool_calls"]:
+                out["final_text"] = last["content"]
+        if out.get("system_prompt") is None and messages[0]["role"] == "system":
+            out["system_prompt"] = messages[0]["content"]
+    seeded = out.get("seeded")
+    if isinstance(seeded, (list, tuple)):
+        out["seeded"] = bool(seeded)
+        out.setdefault("seeded_kinds", [str(s) for s in seeded])
+    for name in ("reward", "gold_reward"):
+        if name in out:
+            try:
+                out[name] = nz.to_float(out[name])
+            except (TypeError, ValueError) as exc:
+                raise SchemaError(
+                    f"{source}: row {index} has {name}={out[name]!r}, which is not a number. "
+                    f"A {name} must be a number in [0, 1] or null.",
+                    row=index, column=name,
+                ) from exc
+    markers = out.get("markers")
+    if isinstance(markers, str):
+        markers = nz.loads_or_raw(markers)
+    if isinstance(markers, Mapping):
+        try:
+            out["markers"] = {str(k): nz.to_float(v) for k, v in markers.items()}
+        except (TypeError, ValueError) as exc:
+            raise SchemaError(
+                f"{source}: row {index} has a non-numeric marker in {dict(markers)!r}. Marker values must be numbers.",
+                row=index, column="markers",
+            ) from exc
+    elif markers is not None:
+        raise SchemaError(f"{source}: row {index} has markers={markers!r}; markers must be a dict of name to number.",
+                          row=index, column="markers")
+    for name in ("lineage", "calibration"):
+        value = out.get(name)
+        if isinstance(value, str):
+            out[name] = nz.loads_or_raw(value)
+    for col in COLUMNS:
+        if col.kind == "json" and col.name in out and out[col.name] is not None:
+            value = out[col.name]
+            out[col.name] = value if isinstance(value, str) and col.name not in ("tools",) and _looks_json(value) else nz.dumps(value)
+    return out
+
+
+def _looks_json(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped[:1] in ("{", "[")
+
+
+def _column(name: str, values: list[Any], source: str) -> pl.Series:
+    spec = COLUMN_BY_NAME.get(name)
+    if spec is not None and spec.kind in ("plain", "json", "messages"):
+        dtype = spec.dtype
+        if spec.kind == "plain" and dtype == pl.String:
+            values = [v if v is None or isinstance(v, str) else (nz.dumps(v) if isinstance(v, (dict, list)) else str(v))
+                      for v in values]
+        try:
+            return pl.Series(name, values, dtype=dtype, strict=True)
+        except (TypeError, ValueError, pl.exceptions.PolarsError) as exc:
+            bad = next((v for v in values if v is not None and not _fits(v, dtype)), None)
+            raise SchemaError(
+                f"{source}: column {name!r} must hold {dtype} values, got {bad!r}. Fix that field or rename it.",
+                column=name,
+            ) from exc
+    if spec is not None and spec.kind == "struct":
+        return _struct_column(name, values, source)
+    return _extra_column(name, values)
+
+
+def _fits(value: Any, dtype: Any) -> bool:
+    if dtype == pl.Boolean:
+        return isinstance(value, bool)
+    if dtype in (pl.Int64, pl.Float64):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) or dtype == pl.Float64 and isinstance(value, bool)
+    return True
+
+
+def _struct_column(name: str, values: list[Any], source: str) -> pl.Series:
+    if all(v is None for v in values):
+        return pl.Series(name, values, dtype=pl.Struct({}))
+    try:
+        series = pl.Series(name, values, strict=False)
+    except Exception as exc:
+        raise SchemaError(f"{source}: column {name!r} cannot be read as a struct ({exc}). Each cell must be a dict.",
+                          column=name) from exc
+    if name == "markers" and isinstance(series.dtype, pl.Struct):
+        series = series.cast(pl.Struct({f.name: pl.Float64 for f in series.dtype.fields}))
+    return series
+
+
+def _extra_column(name: str, values: list[Any]) -> pl.Series:
+    try:
+        return pl.Series(name, values, strict=False)
+    except Exception:
+        # Heterogeneous nested values: keep them, as canonical JSON text.
+        return pl.Series(name, [None if v is None else nz.dumps(v) for v in values], dtype=pl.String)
+
+
+# ------------------------------------------------------------------------------------------
+# frame-level normalisation (columnar; cheap when the source already has our dtypes)
+# ------------------------------------------------------------------------------------------
+
+
+def _normalize_frame(df: pl.DataFrame, source: str) -> pl.DataFrame:
+    df = _apply_aliases(df)
+    fixes: list[pl.Series] = []
+    for col in COLUMNS:
+        if col.name not in df.columns:
+            continue
+        current = df.schema[col.name]
+        if col.kind == "plain" and current != col.dtype:
+            fixes.append(_cast_plain(df[col.name], col.dtype, source))
+        elif col.kind == "json" and current != pl.String:
+            fixes.append(pl.Series(col.name, [None if v is None else nz.dumps(v) for v in df[col.name].to_list()],
+                                   dtype=pl.String))
+        elif col.kind == "messages" and current != _MESSAGES_DTYPE:
+            values = df[col.name].to_list()
+            if current == pl.String:
+                values = [nz.loads_or_raw(v) for v in values]
+            fixes.append(pl.Series(col.name, [nz.normalize_messages(v) for v in values], dtype=_MESSAGES_DTYPE))
+        elif col.kind == "struct" and not isinstance(current, pl.Struct):
+            values = [nz.loads_or_raw(v) for v in df[col.name].to_list()]
+            fixes.append(_struct_column(col.name, values, source))
+        elif col.name == "markers" and isinstance(current, pl.Struct) and any(f.dtype != pl.Float64 for f in current.fields):
+            fixes.append(df[col.name].cast(pl.Struct({f.name: pl.Float64 for f in current.fields})))
+    if fixes:
+        df = df.with_columns(fixes)
+    if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List):
+        pass
+    df = _derive_content(df)
+    if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
+        raise SchemaError(
+            f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "
+            "so rows cannot be grouped into tasks. Add a scenario_id (or task_id) field, or a prompt / user message.",
+            source=source,
+        )
+    return _add_task_key(df, source)
+
+
+def _apply_aliases(df: pl.DataFrame) -> pl.DataFrame:
+    renames: dict[str, str] = {}
+    for alias, canonical in alias_map().items():
+        if alias in df.columns and canonical not in df.columns and canonical not in renames.values():
+            renames[alias] = canonical
+    return df.rename(renames) if renames else df
+
+
+def _cast_plain(series: pl.Series, dtype: Any, source: str) -> pl.Series:
+    if series.dtype == pl.Null:
+        return series.cast(dtype)
+    if dtype == pl.Boolean and isinstance(series.dtype, pl.List):
+        return series.list.len().fill_null(0).gt(0).alias(series.name)
+    if dtype == pl.String and isinstance(series.dtype, (pl.Struct, pl.List)):
+        return pl.Series(series.name, [None if v is None else nz.dumps(v) for v in series.to_list()], dtype=pl.String)
+    try:
+        return series.cast(dtype, strict=True)
+    except Exception as exc:
+        raise SchemaError(
+            f"{source}: column {series.name!r} must hold {dtype} values, got dtype {series.dtype}. "
+            f"Convert it (for reward: numbers in [0, 1]) or rename the column.",
+            column=series.name,
+        ) from exc
+
+
+def _derive_content(df: pl.DataFrame) -> pl.DataFrame:
+    """Fill messages from prompt/final_text and prompt/final_text from messages, columnar."""
+    cols = set(df.columns)
+    if "messages" not in cols and ("prompt" in cols or "final_text" in cols):
+        parts = []
+        if "system_prompt" in cols:
+            parts.append(_message_expr("system", pl.col("system_prompt")))
+        if "prompt" in cols:
+            parts.append(_message_expr("user", pl.col("prompt")))
+        if "final_text" in cols:
+            parts.append(_message_expr("assistant", pl.col("final_text")))
+        df = df.with_columns(
+            pl.concat_list(parts).list.drop_nulls().alias("messages")
+        ).with_columns(pl.col("messages").cast(_MESSAGES_DTYPE))
+        cols.add("messages")
+    if "messages" in cols:
+        msgs = pl.col("messages")
+        additions = []
+        if "prompt" not in cols:
+            additions.append(
+                msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user").struct.field("content"))
+                .list.first().alias("prompt")
+            )
+        if "final_text" not in cols:
+            last = msgs.list.last()
+            additions.append(
+                pl.when((last.struct.field("role") == "assistant") & (last.struct.field("tool_calls").list.len().fill_null(0) == 0))
+                .then(last.struct.field("content")).otherwise(None).alias("final_text")
+            )
+        if additions:
+            df = df.with_columns(additions)
+    return df
+
+
+def _message_expr(role: str, content: pl.Expr) -> pl.Expr:
+    return pl.when(content.is_not_null()).then(
+        pl.struct(
+            pl.lit(role).alias("role"),
+            content.cast(pl.String).alias("content"),
+            pl.lit(None, pl.String).alias("name"),
+            pl.lit(None, pl.String).alias("tool_call_id"),
+            pl.lit([], pl.List(pl.Struct({"id": pl.String, "name": pl.String, "arguments": pl.String}))).alias("tool_calls"),
+            pl.lit(None, pl.String).alias("extra"),
+        )
+    ).otherwise(None)
+
+
+def _add_task_key(df: pl.DataFrame, source: str) -> pl.DataFrame:
+    parts = [pl.col(c).cast(pl.String) for c in ("scenario_id", "task_id") if c in df.columns]
+    key = pl.coalesce(parts) if parts else pl.lit(None, pl.String)
+    df = df.with_columns(key.alias("task_key")) if parts else df.with_columns(pl.lit(None, pl.String).alias("task_key"))
+    missing = df["task_key"].is_null()
+    if missing.any():
+        if "prompt" not in df.columns:
+            raise _no_key_error(source, int(missing.arg_true()[0]))
+        prompts = df.filter(missing)["prompt"]
+        if prompts.null_count():
+            index = int(df.with_row_index("_i").filter(missing & pl.col("prompt").is_null())["_i"][0])
+            raise _no_key_error(source, index)
+        uniq = prompts.unique()
+        mapping = pl.DataFrame({"prompt": uniq, "_hash": [nz.prompt_hash(p) for p in uniq.to_list()]})
+        df = (
+            df.join(mapping, on="prompt", how="left", maintain_order="left")
+            .with_columns(pl.coalesce("task_key", "_hash").alias("task_key"))
+            .drop("_hash")
+        )
+    return df
+
+
+def _no_key_error(source: str, index: int) -> SchemaError:
+    return SchemaError(
+        f"{source}: row {index} has neither scenario_id, task_id nor prompt, so it belongs to no task. "
+        "Add a scenario_id (or task_id) to every row, or a prompt / user message.",
+        row=index,
+    )

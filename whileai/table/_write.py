@@ -1,0 +1,157 @@
+"""Rows out: the table as dicts, JSONL and Parquet, written atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from whileai.defaults import CHUNK_ROWS, SCHEMA_VERSION
+from whileai.errors import InputFileError
+from whileai.table import _normalize as nz
+from whileai.table.schema import COLUMN_BY_NAME, DERIVED_COLUMNS
+
+__all__ = ["atomic_path", "iter_rows", "message_out", "rows", "write", "write_jsonl", "write_parquet"]
+
+_JSON_COLUMNS = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+
+    A failure mid-write leaves nothing behind and never a half-written file at ``path``.
+    """
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.exists():
+        raise InputFileError(
+            f"folder {str(parent)!r} does not exist, so {str(target)!r} cannot be written. Create the folder first.",
+            path=str(target),
+        )
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp_path.unlink()
+        raise
+
+
+def _clean(value: Any) -> Any:
+    """Drop None values inside nested dicts (struct fields a row did not have)."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def message_out(message: dict[str, Any], *, arguments: str = "json_string") -> dict[str, Any]:
+    """One MESSAGE struct as an OpenAI chat message (tool-call arguments as a JSON string or dict)."""
+    out: dict[str, Any] = {"role": message["role"], "content": message.get("content")}
+    if message.get("name") is not None:
+        out["name"] = message["name"]
+    if message.get("tool_call_id") is not None:
+        out["tool_call_id"] = message["tool_call_id"]
+    calls = message.get("tool_calls") or []
+    if calls:
+        out["tool_calls"] = [
+            {
+                **({"id": c["id"]} if c.get("id") is not None else {}),
+                "type": "function",
+                "function": {
+                    "name": c.get("name"),
+                    "arguments": c.get("arguments") if arguments == "json_string" else nz.loads_or_raw(c.get("arguments")),
+                },
+            }
+            for c in calls
+        ]
+    extra = message.get("extra")
+    if extra:
+        decoded = nz.loads_or_raw(extra)
+        if isinstance(decoded, dict):
+            parts = decoded.pop("content_parts", None)
+            if parts is not None:
+                out["content"] = parts
+            for key, value in decoded.items():
+                out.setdefault(key, value)
+    return out
+
+
+def _row_out(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if value is None or key in DERIVED_COLUMNS:
+            continue
+        if key == "messages":
+            out[key] = [message_out(m) for m in value]
+        elif key in _JSON_COLUMNS:
+            out[key] = nz.loads_or_raw(value)
+        else:
+            out[key] = _clean(value)
+    return out
+
+
+def iter_rows(df: pl.DataFrame, *, chunk_rows: int = CHUNK_ROWS) -> Iterator[dict[str, Any]]:
+    """Yield the table's rows as plain dicts (the wire shape: None dropped, JSON decoded)."""
+    for chunk in df.iter_slices(chunk_rows):
+        for row in chunk.iter_rows(named=True):
+            yield _row_out(row)
+
+
+def rows(df: pl.DataFrame) -> list[dict[str, Any]]:
+    """The table as a list of row dicts (the wire shape: None dropped, JSON columns decoded)."""
+    return list(iter_rows(df))
+
+
+def write_jsonl(df: pl.DataFrame, path: str | os.PathLike[str], *, schema_version: bool = True) -> Path:
+    """Write rows as JSONL (``.gz`` compresses), atomically, stamping ``schema_version``."""
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        opener = gzip.open if target.name.endswith(".gz") else open
+        with opener(tmp, "wt", encoding="utf-8") as handle:  # type: ignore[operator]
+            dumps = json.dumps
+            for row in iter_rows(df):
+                if schema_version:
+                    row.setdefault("schema_version", SCHEMA_VERSION)
+                handle.write(dumps(row, ensure_ascii=False, default=str))
+                handle.write("\n")
+    return target
+
+
+def write_parquet(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write the table as Parquet, atomically, with ``whileai.schema_version`` in the metadata."""
+    target = Path(path)
+    table = df.drop([c for c in DERIVED_COLUMNS if c in df.columns]).to_arrow()
+    meta = dict(table.schema.metadata or {})
+    meta[b"whileai.schema_version"] = SCHEMA_VERSION.encode()
+    table = table.replace_schema_metadata(meta)
+    with atomic_path(target) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return target
+
+
+def write(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write to JSONL or Parquet by the path's suffix (``.parquet``/``.pq``, else JSONL)."""
+    name = str(path).lower()
+    if name.endswith((".parquet", ".pq")):
+        return write_parquet(df, path)
+    return write_jsonl(df, path)
+
+
+def to_arrow(df: pl.DataFrame) -> pa.Table:
+    """The table as a pyarrow Table (derived columns dropped)."""
+    return df.drop([c for c in DERIVED_COLUMNS if c in df.columns]).to_arrow()

@@ -1,0 +1,133 @@
+"""The rollout table's schema, as data.
+
+One row per rollout. Each column is a :class:`Column` with its name, dtype, group, whether it is
+required, its default, the other names readers accept for it, and its *kind*:
+
+- ``plain``: a scalar Polars dtype (String, Float64, Int64, Boolean).
+- ``messages``: the conversation, a list of :data:`MESSAGE` structs.
+- ``struct``: a struct whose fields vary by run (``markers``, ``lineage``, ``calibration``); built
+  by Polars from the values, markers cast to Float64.
+- ``json``: free-form nested data (``tools``, ``steps``, ``judge_meta``...) held as canonical JSON
+  text (sorted keys, compact) so heterogeneous values fit one Arrow column; decoded on
+  ``rows()`` and on JSONL write, so a round trip gives back what was written.
+
+Adding a column is one line in :data:`COLUMNS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+
+__all__ = [
+    "COLUMNS",
+    "COLUMN_BY_NAME",
+    "DERIVED_COLUMNS",
+    "MESSAGE",
+    "TOOL_CALL",
+    "Column",
+    "alias_map",
+]
+
+Kind = Literal["plain", "messages", "struct", "json"]
+
+#: A tool call inside an assistant message. ``arguments`` is canonical JSON text (sorted keys,
+#: compact separators) whatever the source wrote: a JSON string or a dict.
+TOOL_CALL = pl.Struct({"id": pl.String, "name": pl.String, "arguments": pl.String})
+
+#: One message of a conversation, OpenAI chat shape. ``extra`` holds any other keys the source
+#: message carried (``reasoning_content``, ``refusal``, multi-part content...) as JSON text.
+MESSAGE = pl.Struct(
+    {
+        "role": pl.String,
+        "content": pl.String,
+        "name": pl.String,
+        "tool_call_id": pl.String,
+        "tool_calls": pl.List(TOOL_CALL),
+        "extra": pl.String,
+    }
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the rollout table.
+
+    Attributes:
+        name: The canonical column name.
+        dtype: The Polars dtype (for ``struct`` columns, ``pl.Struct`` with fields decided by data).
+        group: identity, content, situation, grading or bookkeeping (DESIGN.md, The rollout table).
+        kind: How values are held: plain, messages, struct or json (module docstring).
+        required: Whether a row must carry it (after aliases and derivations).
+        default: The value a missing cell gets (``None`` leaves it null).
+        aliases: Other names readers map onto this column (first match wins).
+        doc: What the column means.
+    """
+
+    name: str
+    dtype: Any
+    group: str
+    kind: Kind = "plain"
+    required: bool = False
+    default: Any = None
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+    doc: str = ""
+
+
+COLUMNS: tuple[Column, ...] = (
+    # identity
+    Column("scenario_id", pl.String, "identity", doc="The task: a situation, a cell of the coverage grid."),
+    Column("task_id", pl.String, "identity", doc="A task id from another tool; task_key falls back to it."),
+    Column("rollout_index", pl.Int64, "identity", aliases=("epoch", "repeat_index"), doc="0..k-1 within the task."),
+    Column("rollout_id", pl.String, "identity", doc="A unique id for the rollout (labels key on it)."),
+    # content
+    Column("prompt", pl.String, "content", aliases=("question", "input", "instruction"), doc="The opening user message."),
+    Column("system_prompt", pl.String, "content", aliases=("system",), doc="The policy the agent ran under."),
+    Column("messages", pl.List(MESSAGE), "content", kind="messages", aliases=("conversation", "conversations"), doc="The conversation."),
+    Column("final_text", pl.String, "content", aliases=("response", "reply"), doc="The agent's final reply."),
+    Column("tools", pl.String, "content", kind="json", doc="Tool schemas in the OpenAI tools shape."),
+    Column("steps", pl.String, "content", kind="json", doc="The trajectory as steps (whileai 0.131 rows)."),
+    # situation
+    Column("scenario_dimensions", pl.String, "situation", kind="json", doc="The covering-array cell."),
+    Column("world_state", pl.String, "situation", doc="found, not_found, ambiguous, partial..."),
+    Column("stance", pl.String, "situation", doc="cooperative, vague, impatient, adversarial, off_topic."),
+    Column("ask_family", pl.String, "situation", doc="The family of ask (lookup, write, policy clause...)."),
+    Column("tier", pl.String, "situation", doc="ordinary, ambiguous, boundary, adversarial."),
+    Column("fault_kind", pl.String, "situation", doc="The first tool fault the rollout met, or null."),
+    Column("faults", pl.String, "situation", kind="json", doc="Every fault the rollout met (or its fault plan)."),
+    Column("seeded", pl.Boolean, "situation", doc="A misbehaviour was planted on purpose (seeded_agent)."),
+    Column("seeded_kinds", pl.List(pl.String), "situation", doc="Which misbehaviours were planted."),
+    # grading
+    Column("reward", pl.Float64, "grading", aliases=("score",), doc="In [0, 1]; null = not graded or judge failed."),
+    Column("judge_status", pl.String, "grading", doc="ok, missing_reward, invalid_result, error, timeout."),
+    Column("judge_name", pl.String, "grading", doc="The judge that wrote the reward."),
+    Column("reason", pl.String, "grading", doc="The judge's reason."),
+    Column("judge_meta", pl.String, "grading", kind="json", doc="Whatever else the judge returned; trust summary."),
+    Column("markers", pl.Struct, "grading", kind="struct", doc="Named behaviour measurements; 1.0 is the good outcome."),
+    Column("gold_reward", pl.Float64, "grading", doc="The label a person (or program) gave: 0 or 1."),
+    Column("gold_kind", pl.String, "grading", doc="human, program, model or unknown."),
+    # bookkeeping
+    Column("truncated", pl.Boolean, "bookkeeping", doc="The rollout hit the turn or token limit."),
+    Column("finish_reason", pl.String, "bookkeeping", doc="stop, length, tool, error."),
+    Column("policy_version", pl.String, "bookkeeping", doc="The policy (agent and system prompt) that produced the row."),
+    Column("model_version", pl.String, "bookkeeping", doc="The agent or model name."),
+    Column("lineage", pl.Struct, "bookkeeping", kind="struct", doc="source, parent, run id, eval_run, stage, judge..."),
+    Column("calibration", pl.Struct, "bookkeeping", kind="struct", doc="Pass rate of the row's task, its interval, k, policy."),
+    Column("schema_version", pl.String, "bookkeeping", doc="The row layout version."),
+)
+
+COLUMN_BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
+
+#: Columns computed by ``frame`` and never written back out.
+DERIVED_COLUMNS: tuple[str, ...] = ("task_key",)
+
+
+def alias_map() -> dict[str, str]:
+    """Map every accepted alias to its canonical column name."""
+    out: dict[str, str] = {}
+    for col in COLUMNS:
+        for alias in col.aliases:
+            out.setdefault(alias, col.name)
+    return out
