@@ -144,7 +144,32 @@ def normalize_messages(messages: Any) -> list[dict[str, Any]] | None:
         messages = decoded if isinstance(decoded, list) else [{"role": "user", "content": messages}]
     if isinstance(messages, Mapping):
         messages = [messages]
-    return [normalize_message(m) for m in messages]
+    out = [normalize_message(m) for m in messages]
+    _link_tool_calls(out)
+    return out
+
+
+def _link_tool_calls(messages: list[dict[str, Any]]) -> None:
+    """Give id-less tool calls ``call_0000``-style ids and point id-less tool results at them.
+
+    whileai 0.131 rows carry tool calls without ids and tool messages without ``tool_call_id``;
+    chat templates and trainers need the link, so results are matched to calls in order.
+    """
+    pending: list[str] = []
+    used = {c["id"] for m in messages for c in m["tool_calls"] if c["id"] is not None}
+    counter = 0
+    for message in messages:
+        for call in message["tool_calls"]:
+            if call["id"] is None:
+                while f"call_{counter:04d}" in used:
+                    counter += 1
+                call["id"] = f"call_{counter:04d}"
+                used.add(call["id"])
+            pending.append(call["id"])
+        if message["role"] == "tool" and message["tool_call_id"] is None and pending:
+            message["tool_call_id"] = pending.pop(0)
+        elif message["role"] == "tool" and message["tool_call_id"] in pending:
+            pending.remove(message["tool_call_id"])
 
 
 def messages_from_steps(prompt: Any, steps: Any, final_text: Any, system_prompt: Any = None) -> list[dict[str, Any]]:

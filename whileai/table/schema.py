@@ -108,6 +108,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("markers", pl.Struct, "grading", kind="struct", doc="Named behaviour measurements; 1.0 is the good outcome."),
     Column("gold_reward", pl.Float64, "grading", doc="The label a person (or program) gave: 0 or 1."),
     Column("gold_kind", pl.String, "grading", doc="human, program, model or unknown."),
+    Column("privileged", pl.String, "grading", kind="json",
+           doc="Teacher-only context (reference answer, hidden state); graders read it, exports never write it."),
     # bookkeeping
     Column("truncated", pl.Boolean, "bookkeeping", doc="The rollout hit the turn or token limit."),
     Column("finish_reason", pl.String, "bookkeeping", doc="stop, length, tool, error."),
