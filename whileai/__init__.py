@@ -58,7 +58,7 @@ _register("whileai.simulate", ())
 _register("whileai.grade", ())
 _register("whileai.select", ())
 _register("whileai.export", ())
-_register("whileai.guard", ())
+_register("whileai.guard", ("decontaminate", "dedupe_groups", "format_hack_scan", "hack_scan", "length_report", "near_duplicate_prompts", "reward_correlations"))
 
 __all__ = sorted([*_LAZY, "__version__"])
 

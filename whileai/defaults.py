@@ -110,3 +110,86 @@ CI_METHOD = "t"
 
 # Re-runs of an eval needed before run_std is worth reading (seeds, "Run the eval three times").
 EVAL_RUNS = 3
+
+# --------------------------------------------------------------------------------------------
+# ---- guard ----
+# --------------------------------------------------------------------------------------------
+
+# Within-ask shuffles of the reward behind the hack scan's noise floor tau (whileai 0.131
+# hack_scan n_perm=100). tau is the (1 - HACK_ALPHA) quantile of the largest |rho| over all
+# features under the shuffles, the max-statistic floor of Westfall and Young (1993, Resampling-
+# Based Multiple Testing, ch. 2), so it holds family-wise over every feature scanned.
+HACK_PERMUTATIONS = 100
+HACK_ALPHA = 0.05
+
+# The auto tier's vocabulary: the 200 most common words and word pairs in the agent's text
+# (seeds, "What will the policy learn?"; whileai 0.131 top_k=200).
+HACK_TOP_K = 200
+
+# A feature seen on fewer rows than this (or missing from fewer) is not scanned: its correlation
+# would rest on a handful of rollouts (whileai 0.131 min_obs=20; convention, untested).
+HACK_MIN_OBS = 20
+
+# Pairwise ANDs are tried among this many best single features (whileai 0.131 seeds=12, 66 pairs;
+# convention, untested).
+HACK_AND_SEEDS = 12
+
+# Above this many scanned rows the auto tier's vocabulary is ranked on a seeded sample of this
+# many rows, then every row is tokenised once against it; document-frequency ranks of the top 200
+# are stable at this size (binomial sd of a 1% frequency is 0.03 points). Convention, untested.
+HACK_VOCAB_SAMPLE_ROWS = 131_072
+
+# Features printed by format_hack_scan (whileai 0.131 top_features=20).
+HACK_TOP_FEATURES = 20
+
+# Decontamination's near-copy rule: a row is a near copy when ONE eval text covers at least
+# DECONTAM_OVERLAP of its words with shared word DECONTAM_NGRAM-grams. The 8-gram token-coverage
+# rule is Llama 3's (Dubey et al. 2024, "The Llama 3 Herd of Models", section 5.1.4, following
+# Singh et al. 2024); the 80% cut is Llama 2's "dirty" threshold (Touvron et al. 2023, appendix
+# A.6: a sample is dirty when >= 80% of its tokens sit in matched spans; Llama 2 itself matched
+# spans of more than 10 tokens). The seeds call the combination "the Llama 2 rule".
+DECONTAM_NGRAM = 8
+DECONTAM_OVERLAP = 0.8
+
+# The semantic rule's cosine threshold, read off BGE where unrelated prompts score about 0.55
+# (seeds, "Decontamination"); it needs picking for another embedder.
+DECONTAM_SIMILARITY = 0.85
+
+# How alike distinct eval tasks read to the embedder: this quantile of cosine over eval-prompt
+# pairs with different task ids (seeds, "Decontamination": the 99th percentile), measured on at
+# most DECONTAM_CROSS_TASK_SAMPLE eval prompts drawn by seed (2000 prompts = 2 million pairs;
+# convention, untested).
+DECONTAM_CROSS_TASK_QUANTILE = 0.99
+DECONTAM_CROSS_TASK_SAMPLE = 2000
+
+# Offending rows listed on the decontamination report (convention, untested).
+DECONTAM_EXAMPLES = 10
+
+# Matched (row position, eval text) pairs held at once by the near-copy join; rows are processed
+# in chunks under this budget so memory stays bounded (about 16 bytes a pair; convention).
+DECONTAM_PAIR_BUDGET = 20_000_000
+
+# Texts handed to an embedder per call (convention, untested).
+EMBED_BATCH = 4096
+
+# Two prompts are near duplicates at word-set Jaccard >= 0.8 (whileai 0.131
+# near_duplicate_prompts threshold=0.8; Broder 1997, "On the resemblance and containment of
+# documents", for Jaccard resemblance and MinHash).
+NEAR_DUP_JACCARD = 0.8
+
+# An ask whose longest reply is more than this many times its shortest has a wide length spread
+# (whileai 0.131 length_report max_spread=4.0; convention, untested).
+LENGTH_MAX_SPREAD = 4.0
+
+# Argument values shorter than this are not checked for grounding ("ok", "1" appear anywhere;
+# whileai 0.131 ungrounded_arguments min_len=3).
+GROUNDING_MIN_CHARS = 3
+
+# Privileged strings shorter than this are not searched for in replies (whileai 0.131
+# leak_report min_len=12: shorter needles match by accident).
+LEAK_MIN_CHARS = 12
+
+# Examples listed per flag or marker on guard reports (whileai 0.131 trace_flag_report
+# examples=3, refusal_report examples=5).
+GUARD_EXAMPLES = 3
+REFUSAL_EXAMPLES = 5

@@ -1,0 +1,274 @@
+"""Shared machinery of the guard step.
+
+Output of the input's kind, marker stamping, long views of the conversation, argument checks and
+the small statistics every guard report prints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from whileai import table
+from whileai.defaults import CI_LEVEL
+from whileai.errors import ArgumentError
+
+__all__ = [
+    "agent_text",
+    "as_input_kind",
+    "calls_long",
+    "check_choice",
+    "check_fraction",
+    "check_positive_int",
+    "cluster_mean_ci",
+    "messages_long",
+    "pearson",
+    "stamp_markers",
+]
+
+
+# ------------------------------------------------------------------------------------------
+# argument checks (before any data is touched; CONVENTIONS.md point 7)
+# ------------------------------------------------------------------------------------------
+
+
+def check_fraction(name: str, value: Any, *, open_low: bool = False) -> float:
+    """``value`` as a float in [0, 1] (or (0, 1] with ``open_low``), else ArgumentError."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(float(value))
+    if ok:
+        v = float(value)
+        ok = (0.0 < v <= 1.0) if open_low else (0.0 <= v <= 1.0)
+    if not ok:
+        bound = "in (0, 1]" if open_low else "in [0, 1]"
+        raise ArgumentError(f"{name} must be a number {bound}, got {value!r}. Pass for example {name}=0.8.")
+    return float(value)
+
+
+def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``, else ArgumentError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        raise ArgumentError(f"{name} must be an integer >= {minimum}, got {value!r}. Pass for example {name}={max(minimum, 8)}.")
+    return int(value)
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """``value`` if it is one of ``choices``, else ArgumentError naming them."""
+    if value not in choices:
+        raise ArgumentError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}. Pick one of those.")
+    return str(value)
+
+
+def check_strings(name: str, value: Any) -> tuple[str, ...]:
+    """A string or a sequence of strings as a tuple, else ArgumentError."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ArgumentError(f"{name} must be a string or a list of strings, got {value!r}. Pass for example {name}=['a', 'b'].")
+
+
+# ------------------------------------------------------------------------------------------
+# output of the input's kind
+# ------------------------------------------------------------------------------------------
+
+
+def as_input_kind(src: Any, df: pl.DataFrame, report: Any = None) -> Any:
+    """Return ``df`` in the kind ``src`` came as.
+
+    The same fluent class (meta carried, ``report`` attached), a DataFrame, a pyarrow Table, or a
+    list of row dicts (wire shape). Paths and LazyFrames come back as DataFrames. ``src`` itself
+    is never changed.
+    """
+    if hasattr(src, "df") and isinstance(getattr(src, "df", None), pl.DataFrame) and hasattr(src, "meta"):
+        return type(src)(df, meta=src.meta, report=report if report is not None else getattr(src, "report", None),
+                         warnings=list(getattr(src, "warnings", []) or []))
+    if isinstance(src, (pa.Table, pa.RecordBatch)):
+        return table.to_arrow(df)
+    if isinstance(src, (pl.DataFrame, pl.LazyFrame, str)) or hasattr(src, "__fspath__"):
+        return df
+    if isinstance(src, Sequence) or (hasattr(src, "__iter__") and not isinstance(src, Mapping)):
+        return table.rows(df)
+    return df
+
+
+# ------------------------------------------------------------------------------------------
+# markers
+# ------------------------------------------------------------------------------------------
+
+
+def stamp_markers(df: pl.DataFrame, new: Mapping[str, pl.Expr]) -> pl.DataFrame:
+    """Merge marker columns into the ``markers`` struct, keeping every marker already there.
+
+    A row whose struct was null gets a struct with the new markers (the old fields null).
+    """
+    fields: list[pl.Expr] = []
+    if "markers" in df.columns and isinstance(df.schema["markers"], pl.Struct):
+        for f in df.schema["markers"].fields:
+            if f.name not in new:
+                fields.append(pl.col("markers").struct.field(f.name).cast(pl.Float64).alias(f.name))
+    for name, expr in new.items():
+        fields.append(expr.cast(pl.Float64).alias(name))
+    return df.with_columns(pl.struct(fields).alias("markers"))
+
+
+def marker_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """The markers struct unnested to one Float64 column per marker (empty frame when none)."""
+    names = table.markers_of(df)
+    if not names:
+        return pl.DataFrame()
+    return df.select([pl.col("markers").struct.field(n).cast(pl.Float64).alias(n) for n in names])
+
+
+# ------------------------------------------------------------------------------------------
+# the conversation, long
+# ------------------------------------------------------------------------------------------
+
+
+def agent_text(sep: str = "\n") -> pl.Expr:
+    """Everything the agent wrote: the content of its assistant turns, joined (``""`` if none)."""
+    return (
+        pl.col("messages")
+        .list.eval(
+            pl.element().filter(pl.element().struct.field("role") == "assistant").struct.field("content").drop_nulls()
+        )
+        .list.join(sep)
+        .fill_null("")
+    )
+
+
+def agent_text_of(df: pl.DataFrame, sep: str = "\n") -> pl.Series:
+    """The agent's text per row, from ``messages`` (else ``final_text``, else empty)."""
+    if "messages" in df.columns:
+        out = df.select(agent_text(sep).alias("agent_text"))["agent_text"]
+        if "final_text" in df.columns:
+            # rows with no conversation but a reply
+            out = df.select(
+                pl.when(pl.col("messages").is_null()).then(pl.col("final_text").fill_null("")).otherwise(out).alias("agent_text")
+            )["agent_text"]
+        return out
+    if "final_text" in df.columns:
+        return df["final_text"].fill_null("").alias("agent_text")
+    return pl.Series("agent_text", [""] * df.height, dtype=pl.String)
+
+
+def messages_long(df: pl.DataFrame) -> pl.DataFrame:
+    """One row per message.
+
+    Columns ``_row`` (row index), ``_pos`` (position in the conversation), role, content, name,
+    tool_call_id, tool_calls. Empty (with those columns) when there are no messages.
+    """
+    if "messages" not in df.columns:
+        return pl.DataFrame(schema={"_row": pl.UInt32, "_pos": pl.UInt32, "role": pl.String, "content": pl.String,
+                                    "name": pl.String, "tool_call_id": pl.String,
+                                    "tool_calls": pl.List(table.TOOL_CALL)})
+    return (
+        df.select(pl.col("messages"))
+        .with_row_index("_row")
+        .explode("messages")
+        .filter(pl.col("messages").is_not_null())
+        .with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).over("_row").alias("_pos"))
+        .select(
+            "_row",
+            "_pos",
+            pl.col("messages").struct.field("role"),
+            pl.col("messages").struct.field("content"),
+            pl.col("messages").struct.field("name"),
+            pl.col("messages").struct.field("tool_call_id"),
+            pl.col("messages").struct.field("tool_calls"),
+        )
+    )
+
+
+def calls_long(msgs: pl.DataFrame) -> pl.DataFrame:
+    """One row per tool call the agent made.
+
+    Columns ``_row``, ``_pos``, ``_call`` (order within the row), call_id, tool, arguments
+    (canonical JSON text), and the tool's result text (``result``, null when no tool message
+    answered it).
+    """
+    calls = (
+        msgs.filter(pl.col("role") == "assistant")
+        .select("_row", "_pos", "tool_calls")
+        .explode("tool_calls")
+        .filter(pl.col("tool_calls").is_not_null())
+        .select(
+            "_row",
+            "_pos",
+            pl.col("tool_calls").struct.field("id").alias("call_id"),
+            pl.col("tool_calls").struct.field("name").fill_null("").alias("tool"),
+            pl.col("tool_calls").struct.field("arguments").fill_null("{}").alias("arguments"),
+        )
+        .with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).over("_row").alias("_call"))
+    )
+    results = (
+        msgs.filter((pl.col("role") == "tool") & pl.col("tool_call_id").is_not_null())
+        .select("_row", pl.col("tool_call_id").alias("call_id"), pl.col("content").fill_null("").alias("result"),
+                pl.col("_pos").alias("_result_pos"))
+        .unique(["_row", "call_id"], keep="first", maintain_order=True)
+    )
+    return calls.join(results, on=["_row", "call_id"], how="left", maintain_order="left")
+
+
+# ------------------------------------------------------------------------------------------
+# statistics
+# ------------------------------------------------------------------------------------------
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson correlation; NaN when either side is constant or there are fewer than 2 pairs."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size < 2:
+        return float("nan")
+    xc, yc = x - x.mean(), y - y.mean()
+    den = math.sqrt(float(xc @ xc) * float(yc @ yc))
+    if den <= 1e-12:
+        return float("nan")
+    return float(np.clip((xc @ yc) / den, -1.0, 1.0))
+
+
+def cluster_mean_ci(values: np.ndarray, groups: np.ndarray, *, level: float = CI_LEVEL) -> tuple[float, float, float]:
+    """Mean of ``values`` with a cluster-robust normal interval over tasks.
+
+    Miller 2024 ("Adding Error Bars to Evals", arXiv:2411.00640, section 2.1): rows of one task
+    are not independent, so the variance is summed over tasks.
+
+    se^2 = G/(G-1) * sum_g (s_g - m n_g)^2 / N^2 with s_g the task's sum, n_g its rows, G tasks.
+    Returns (mean, lo, hi) clipped to the range of the values; NaN bounds with fewer than 2 tasks
+    or when every value is the same (no interval for a constant).
+    """
+    from scipy.stats import norm
+
+    v = np.asarray(values, dtype=np.float64)
+    ok = np.isfinite(v)
+    v, g = v[ok], np.asarray(groups)[ok]
+    if v.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(v.mean())
+    _, inv = np.unique(g, return_inverse=True)
+    n_g = np.bincount(inv).astype(np.float64)
+    s_g = np.bincount(inv, weights=v)
+    G = n_g.size
+    if G < 2 or float(v.max() - v.min()) == 0.0:
+        return m, float("nan"), float("nan")
+    se = math.sqrt(G / (G - 1) * float(((s_g - m * n_g) ** 2).sum())) / v.size
+    z = float(norm.ppf(0.5 + level / 2.0))
+    lo, hi = float(v.min()), float(v.max())
+    return m, max(lo, m - z * se), min(hi, m + z * se)
+
+
+def graded_mask(df: pl.DataFrame) -> np.ndarray:
+    """Boolean mask of rows with a finite numeric reward."""
+    if "reward" not in df.columns:
+        return np.zeros(df.height, dtype=bool)
+    r = df["reward"].cast(pl.Float64).to_numpy()
+    return np.isfinite(r)

@@ -1,0 +1,576 @@
+"""``decontaminate``: four rules between training rows and evaluation sources.
+
+Seeds, "Decontamination". In priority order, each row counted once:
+
+1. ``same_task``: the row shares a scenario_id or task_id with an eval row (a task is a
+   situation, not a string, so a rephrasing of an eval situation is the eval situation);
+2. ``exact``: the row's text is an eval text verbatim (after lower-casing and collapsing
+   whitespace);
+3. ``near``: ONE eval text covers at least ``overlap`` of the row's words with word n-grams
+   (n = 8) it shares with the row. The 8-gram token-coverage rule is Llama 3's (Dubey et al.
+   2024, section 5.1.4, after Singh et al. 2024); the 80% cut is the "dirty" threshold of the
+   Llama 2 contamination analysis (Touvron et al. 2023, appendix A.6, which matched spans of more
+   than 10 tokens). One shared 8-gram is not enough: situations written from the same templates
+   share whole sentences without sharing the question;
+4. ``semantic`` (only with ``embedder=``): cosine at or above ``similarity`` against an eval
+   prompt of a different task. A flag there means the prompts read alike, a question to check.
+
+Kernel: every text is tokenised once and each word n-gram hashed to 64 bits (numpy); the
+row-side hashes are joined to the eval-side hashes (Polars), and the coverage of each (row text,
+eval text) pair is the union of the matched n-gram spans, computed from sorted positions. Rows
+are processed in chunks under a budget of matched pairs, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from pydantic import Field
+
+from whileai import table
+from whileai.defaults import (
+    DECONTAM_CROSS_TASK_QUANTILE,
+    DECONTAM_CROSS_TASK_SAMPLE,
+    DECONTAM_EXAMPLES,
+    DECONTAM_NGRAM,
+    DECONTAM_OVERLAP,
+    DECONTAM_PAIR_BUDGET,
+    DECONTAM_SIMILARITY,
+    DEFAULT_SEED,
+    EMBED_BATCH,
+)
+from whileai.errors import ArgumentError, ContaminationError, WaiError
+from whileai.guard._common import as_input_kind, check_fraction, check_positive_int, check_strings
+from whileai.guard._tokens import ngram_hashes, tokenize
+from whileai.report import Report
+from whileai.stats.rng import check_rng
+
+__all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
+
+#: Eval-row columns whose text a training row may copy (prompts, replies, answers, references).
+EVAL_TEXT_COLUMNS = ("prompt", "final_text", "reference", "answer", "solution", "target", "completion")
+_RULES = ("same_task", "exact", "near", "semantic")
+_SIM_BLOCK = 512  # row vectors compared with every eval vector at once
+
+RULE_SOURCES = {
+    "same_task": "seeds, Decontamination: a task is a situation, not a string",
+    "exact": "verbatim copy after lower-casing and collapsing whitespace",
+    "near": ("one eval text covers >= overlap of the row's words in shared word 8-grams: the 8-gram coverage rule of "
+             "Llama 3 (Dubey et al. 2024, section 5.1.4, after Singh et al. 2024) with the 80% 'dirty' cut of the "
+             "Llama 2 contamination analysis (Touvron et al. 2023, appendix A.6)"),
+    "semantic": "embedder cosine >= similarity against an eval prompt of a different task (seeds, Decontamination)",
+}
+
+
+class ContaminationReport(Report):
+    """What decontaminate found, rule by rule."""
+
+    n: int = 0
+    """Rows given."""
+    n_kept: int = 0
+    """Rows that passed every rule (the clean rows returned)."""
+    n_contaminated: int = 0
+    """Rows dropped; each counted once, under the first rule that caught it."""
+    contamination_rate: float = 0.0
+    """n_contaminated / n."""
+    n_same_task: int = 0
+    """Rows sharing a scenario_id or task_id with an eval row."""
+    n_exact: int = 0
+    """Rows whose text is an eval text verbatim."""
+    n_near: int = 0
+    """Rows covered at least ``overlap`` by one eval text's shared n-grams."""
+    n_semantic: int = 0
+    """Rows within ``similarity`` cosine of an eval prompt of a different task."""
+    n_eval_rows: int = 0
+    """Eval rows read from every source."""
+    n_eval_texts: int = 0
+    """Distinct eval texts the text rules compared against."""
+    eval_sources: list[str] = Field(default_factory=list)
+    """The sources read, as described."""
+    ngram: int = DECONTAM_NGRAM
+    """Words per n-gram of the near-copy rule."""
+    overlap: float = DECONTAM_OVERLAP
+    """Coverage at which a row is a near copy."""
+    similarity: float | None = None
+    """Cosine threshold of the semantic rule (None without an embedder)."""
+    eval_cross_task_p99: float | None = None
+    """99th percentile of cosine over eval-prompt pairs with different task ids: how alike
+    distinct tasks read to this embedder (None without an embedder or eval task ids)."""
+    fields: list[str] = Field(default_factory=list)
+    """Row fields checked."""
+    by_field: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Rows caught on each field, per text rule (a row can count under several fields)."""
+    examples: list[dict[str, Any]] = Field(default_factory=list)
+    """The first offenders: index, rule, field, text, match, coverage or similarity, task."""
+    rules_skipped: dict[str, str] = Field(default_factory=dict)
+    """Rules that could not run, and why."""
+    rule_sources: dict[str, str] = Field(default_factory=lambda: dict(RULE_SOURCES))
+    """Where each rule comes from."""
+    notes: list[str] = Field(default_factory=list)
+    """What the numbers do and do not say."""
+
+    def render(self) -> str:
+        """Summary, rule counts, examples, skipped rules and notes."""
+        lines = [
+            f"{self.n_contaminated} of {self.n} rows contaminated ({self.contamination_rate:.1%}) against "
+            f"{self.n_eval_rows} eval rows; kept {self.n_kept}",
+            f"  same task {self.n_same_task}, exact {self.n_exact}, near ({self.ngram}-gram coverage >= {self.overlap:.0%}) "
+            f"{self.n_near}, semantic {self.n_semantic if self.similarity is not None else 'not run'}",
+        ]
+        for ex in self.examples:
+            score = ex.get("coverage", ex.get("similarity"))
+            extra = f" {score:.2f}" if isinstance(score, float) else ""
+            what = f"task {ex.get('task')!r}" if ex["rule"] == "same_task" else f"[{ex['field']}]: {str(ex.get('text', ''))[:70]!r}"
+            lines.append(f"  row {ex['index']} {ex['rule']}{extra} {what}")
+        for rule, why in self.rules_skipped.items():
+            lines.append(f"  skipped {rule}: {why}")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        lines.extend(f"! {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+class Decontaminated(NamedTuple):
+    """What :func:`decontaminate` returns: the clean rows and the report (unpacks as a pair)."""
+
+    rows: Any
+    report: ContaminationReport
+
+
+def decontaminate(
+    rows: Any,
+    /,
+    eval: Any = None,  # noqa: A002 - the seeds' name for the argument
+    *,
+    against: Any = None,
+    fields: Sequence[str] | str = ("prompt",),
+    overlap: float = DECONTAM_OVERLAP,
+    n: int = DECONTAM_NGRAM,
+    embedder: Callable[[list[str]], Any] | None = None,
+    similarity: float = DECONTAM_SIMILARITY,
+    examples: int = DECONTAM_EXAMPLES,
+    seed: int | np.random.Generator = DEFAULT_SEED,
+) -> Decontaminated:
+    """Drop training rows that copy, nearly copy, or (with an embedder) read like an eval source.
+
+    Four rules, counted separately, each row counted once in this order (seeds,
+    "Decontamination"): same scenario_id or task_id as an eval row (``n_same_task``); an eval
+    text verbatim (``n_exact``); one eval text covering at least ``overlap`` of the row's words
+    with shared word ``n``-grams (``n_near``: the 8-gram coverage rule of Llama 3, Dubey et al.
+    2024 section 5.1.4, with the 80% "dirty" cut of Llama 2, Touvron et al. 2023 appendix A.6);
+    and with ``embedder=`` cosine at or above ``similarity`` against an eval prompt of a
+    different task (``n_semantic``). Eval texts are the eval rows' prompts, replies and answer or
+    reference fields.
+
+    Args:
+        rows: Training rows (any input ``table.frame`` reads).
+        eval: The evaluation sources: a list of row dicts, a table, a JSONL or Parquet path, or a
+            list of such sources (a list of strings is a list of paths).
+        against: The same as ``eval`` (the whileai 0.131 name); give one of the two.
+        fields: Row fields checked against the eval texts (``("prompt", "final_text")`` also
+            checks replies).
+        overlap: Coverage at which a row is a near copy, in (0, 1].
+        n: Words per n-gram.
+        embedder: Any callable from a list of texts to one vector per text (nothing is
+            imported; e.g. ``lambda texts: model.encode(texts, normalize_embeddings=True)``).
+        similarity: Cosine at or above which the semantic rule flags a row.
+        examples: Offending rows listed on the report.
+        seed: Seed of the eval-prompt sample behind the cross-task percentile.
+
+    Returns:
+        ``(clean, report)``: the clean rows in the kind ``rows`` came in, and a
+        :class:`ContaminationReport` with the first offenders and hits per field.
+
+    Raises:
+        ContaminationError: An eval source that cannot be read (named), or an embedder that
+            raises or returns the wrong shape.
+        ArgumentError: A bad option.
+
+    Examples:
+        >>> train = [{"task_id": "t1", "prompt": "What is the capital of France? Answer in one word please."},
+        ...          {"task_id": "t2", "prompt": "what is the capital of France?  Answer in one word please."},
+        ...          {"task_id": "t3", "prompt": "Name a prime number larger than ten."}]
+        >>> clean, r = decontaminate(train, eval=[{"task_id": "e1", "prompt": train[0]["prompt"]}])
+        >>> len(clean), r["n_exact"], r["n_near"]
+        (1, 2, 0)
+    """
+    if eval is not None and against is not None:
+        raise ArgumentError("give the eval sources once, as eval= or against=, got both. Drop one of them.")
+    sources = eval if eval is not None else against
+    if sources is None:
+        raise ArgumentError("eval must name the evaluation sources, got None. Pass eval=[...rows...] or a JSONL/Parquet path.")
+    fields_t = check_strings("fields", fields)
+    if not fields_t:
+        raise ArgumentError("fields must name at least one row field, got (). Pass fields=('prompt',).")
+    overlap = check_fraction("overlap", overlap, open_low=True)
+    n = check_positive_int("n", n)
+    examples = check_positive_int("examples", examples, minimum=0)
+    if embedder is not None and not callable(embedder):
+        raise ArgumentError(f"embedder must be a callable from a list of texts to vectors, got {embedder!r}.")
+    if embedder is not None:
+        similarity = check_fraction("similarity", similarity, open_low=True)
+    rng = check_rng(seed)
+
+    ev, described = _read_sources(sources)
+    df = table.frame(rows, allow_empty=True)
+    report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
+                                 similarity=similarity if embedder is not None else None, fields=list(fields_t))
+    rule = np.zeros(df.height, dtype=np.int8)  # 0 clean, 1..4 the rule that caught the row first
+    field_of = np.full(df.height, -1, dtype=np.int16)
+    match_of: list[Any] = [None] * df.height
+    score_of = np.full(df.height, np.nan)
+
+    # ---- rule 1: same task ---------------------------------------------------------------------
+    id_cols = [c for c in ("scenario_id", "task_id") if c in ev.columns]
+    eval_ids = pl.concat([ev[c].cast(pl.String) for c in id_cols]).drop_nulls().unique() if id_cols else pl.Series([], dtype=pl.String)
+    row_id_cols = [c for c in ("scenario_id", "task_id") if c in df.columns]
+    if len(eval_ids) == 0:
+        report.rules_skipped["same_task"] = f"0 of {ev.height} evaluation rows carried a scenario_id or task_id"
+    elif not row_id_cols:
+        report.rules_skipped["same_task"] = "the training rows carry no scenario_id or task_id"
+    elif df.height:
+        hit = np.zeros(df.height, dtype=bool)
+        for c in row_id_cols:
+            hit |= df[c].cast(pl.String).is_in(eval_ids.implode()).fill_null(False).to_numpy()
+        rule[hit] = 1
+        for i in np.flatnonzero(hit)[: examples * 4].tolist():
+            match_of[i] = next((df[c][i] for c in row_id_cols if df[c][i] is not None), None)
+
+    # ---- text rules, per field -------------------------------------------------------------------
+    eval_texts = _eval_texts(ev)
+    report.n_eval_texts = len(eval_texts)
+    ev_norm = _normalise(eval_texts["text"])
+    ev_exact = ev_norm.hash().unique()
+    ev_grams = _eval_grams(ev_norm, n)
+    for fi, field in enumerate(fields_t):
+        if field not in df.columns:
+            report.rules_skipped[f"{field}"] = f"the training rows have no {field!r} field"
+            continue
+        counts = {"exact": 0, "near": 0, "semantic": 0}
+        texts = df[field].cast(pl.String)
+        uniq = texts.drop_nulls().unique(maintain_order=True)
+        u_norm = _normalise(uniq)
+        is_exact_u = u_norm.hash().is_in(ev_exact.implode()).to_numpy()
+        cov_u, best_u = _near(u_norm, ev_grams, n=n, overlap=overlap)
+        idx_u = pl.DataFrame({"t": uniq, "u": np.arange(len(uniq), dtype=np.int64)})
+        u_rows = pl.DataFrame({"t": texts}).join(idx_u, on="t", how="left", maintain_order="left")["u"].fill_null(-1).to_numpy()
+        has = u_rows >= 0
+        ex_row = np.zeros(df.height, bool)
+        ex_row[has] = is_exact_u[u_rows[has]]
+        near_row = np.zeros(df.height, bool)
+        near_row[has] = cov_u[u_rows[has]] >= overlap - 1e-12
+        near_row &= ~ex_row
+        counts["exact"] = int(ex_row.sum())
+        counts["near"] = int(near_row.sum())
+        for code, mask in ((2, ex_row), (3, near_row)):
+            new = mask & (rule == 0)
+            rule[new] = code
+            field_of[new] = fi
+            for i in np.flatnonzero(new)[: examples * 4].tolist():
+                u = int(u_rows[i])
+                if code == 3:
+                    score_of[i] = float(cov_u[u])
+                    match_of[i] = eval_texts["text"][int(best_u[u])]
+                else:
+                    match_of[i] = None
+        report.by_field[field] = counts
+
+    # ---- rule 4: semantic --------------------------------------------------------------------------
+    if embedder is None:
+        report.notes.append(
+            "the text rules catch exact and lightly edited copies of eval texts, not reworded ones; pass embedder= "
+            "(any callable from texts to vectors) to also flag paraphrases."
+        )
+    elif "prompt" not in df.columns or "prompt" not in ev.columns:
+        report.rules_skipped["semantic"] = "the semantic rule compares prompts, and one side has no prompt field"
+    else:
+        sem, sim, best = _semantic(df, ev, rule, embedder, similarity, report, rng)
+        new = sem & (rule == 0)
+        rule[new] = 4
+        field_of[new] = fields_t.index("prompt") if "prompt" in fields_t else -1
+        score_of[new] = sim[new]
+        for i in np.flatnonzero(new)[: examples * 4].tolist():
+            match_of[i] = best[i]
+        report.by_field.setdefault("prompt", {"exact": 0, "near": 0, "semantic": 0})["semantic"] = int(sem.sum())
+        report.notes.append(
+            "a semantic flag means the two prompts read alike, not that they are the same task; it is a question to "
+            "check, and the task-id rule decides first."
+        )
+
+    # ---- tally -----------------------------------------------------------------------------------
+    report.n_same_task = int((rule == 1).sum())
+    report.n_exact = int((rule == 2).sum())
+    report.n_near = int((rule == 3).sum())
+    report.n_semantic = int((rule == 4).sum())
+    report.n_contaminated = int((rule > 0).sum())
+    report.n_kept = df.height - report.n_contaminated
+    report.contamination_rate = report.n_contaminated / df.height if df.height else 0.0
+    for i in np.flatnonzero(rule > 0)[:examples].tolist():
+        code = int(rule[i])
+        field = fields_t[field_of[i]] if field_of[i] >= 0 else ("prompt" if code == 4 else "task")
+        ex: dict[str, Any] = {"index": i, "rule": _RULES[code - 1], "field": field}
+        if code == 1:
+            ex["task"] = match_of[i]
+        else:
+            ex["text"] = _clip(df[field][i] if field in df.columns else None)
+            if match_of[i] is not None:
+                ex["match"] = _clip(match_of[i])
+            if code == 3:
+                ex["coverage"] = round(float(score_of[i]), 4)
+            if code == 4:
+                ex["similarity"] = round(float(score_of[i]), 4)
+        report.examples.append(ex)
+    if report.n_contaminated:
+        report.warnings.append(
+            f"{report.n_contaminated} training rows overlap the eval set ({report.contamination_rate:.1%}); they were "
+            "dropped from the rows returned. Train on the clean rows so the eval measures what it claims."
+        )
+    clean = df.filter(pl.Series(rule == 0))
+    return Decontaminated(as_input_kind(rows, clean), report)
+
+
+# ------------------------------------------------------------------------------------------
+# eval sources
+# ------------------------------------------------------------------------------------------
+
+
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _split_sources(sources: Any) -> list[Any]:
+    if _is_path(sources) or isinstance(sources, (pl.DataFrame, pl.LazyFrame, pa.Table)) or hasattr(sources, "df"):
+        return [sources]
+    if isinstance(sources, Mapping):
+        return [[sources]]
+    if isinstance(sources, Sequence):
+        items = list(sources)
+        if not items:
+            raise ArgumentError("eval must hold at least one source or row, got an empty list. Pass the eval rows.")
+        if all(isinstance(x, Mapping) for x in items):
+            return [items]
+        return items
+    raise ContaminationError(
+        f"eval must be row dicts, a table, a JSONL/Parquet path or a list of those, got {type(sources).__name__}. "
+        "Pass one of those.", source=repr(sources)[:80],
+    )
+
+
+def _describe(src: Any, i: int) -> str:
+    if _is_path(src):
+        return f"path {str(src)!r}"
+    if isinstance(src, Sequence) and not isinstance(src, str):
+        return f"source {i} (a list of {len(src)} rows)"
+    return f"source {i} (a {type(src).__name__})"
+
+
+def _read_sources(sources: Any) -> tuple[pl.DataFrame, list[str]]:
+    frames: list[pl.DataFrame] = []
+    described: list[str] = []
+    wanted = ("scenario_id", "task_id", *EVAL_TEXT_COLUMNS)
+    for i, src in enumerate(_split_sources(sources)):
+        desc = _describe(src, i)
+        if isinstance(src, Mapping):
+            src = [src]
+        try:
+            f = table.frame(src)
+        except WaiError as exc:
+            raise ContaminationError(
+                f"eval {desc} cannot be read: {exc} Pass a list of row dicts, a table, or a JSONL/Parquet path.",
+                source=desc,
+            ) from exc
+        except Exception as exc:  # anything a reader raised on a source we cannot read
+            raise ContaminationError(
+                f"eval {desc} cannot be read ({type(exc).__name__}: {exc}). "
+                "Pass a list of row dicts, a table, or a JSONL/Parquet path.", source=desc,
+            ) from exc
+        frames.append(f.select([pl.col(c).cast(pl.String) if c in f.columns else pl.lit(None, pl.String).alias(c)
+                                for c in wanted]))
+        described.append(desc)
+    return pl.concat(frames), described
+
+
+def _eval_texts(ev: pl.DataFrame) -> pl.DataFrame:
+    parts = [ev.select(pl.col(c).alias("text"), pl.coalesce("scenario_id", "task_id").alias("task"))
+             for c in EVAL_TEXT_COLUMNS]
+    return pl.concat(parts).drop_nulls("text").filter(pl.col("text").str.strip_chars() != "").unique(
+        "text", keep="first", maintain_order=True)
+
+
+def _normalise(texts: pl.Series) -> pl.Series:
+    return texts.str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+
+
+def _clip(text: Any, limit: int = 200) -> Any:
+    return text if not isinstance(text, str) or len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ------------------------------------------------------------------------------------------
+# near copies: n-gram coverage from joined hashes
+# ------------------------------------------------------------------------------------------
+
+
+def _eval_grams(texts: pl.Series, n: int) -> pl.DataFrame:
+    toks = tokenize(texts)
+    start, h = ngram_hashes(toks, n)
+    return pl.DataFrame({"h": h, "e": toks.row[start].astype(np.int64)}).unique()
+
+
+def _near(texts: pl.Series, ev: pl.DataFrame, *, n: int, overlap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Best single-eval-text coverage per text (0 when under n words) and that eval text's index."""
+    m = len(texts)
+    cov = np.zeros(m)
+    best = np.full(m, -1, dtype=np.int64)
+    if m == 0 or ev.height == 0:
+        return cov, best
+    fan = ev.group_by("h").len("fan")
+    step = max(1, min(m, 200_000))
+    for lo in range(0, m, step):  # bounded memory: row texts in chunks
+        chunk = texts.slice(lo, step)
+        toks = tokenize(chunk)
+        start, h = ngram_hashes(toks, n)
+        if h.size == 0:
+            continue
+        rowi = toks.row[start]
+        lens = np.diff(toks.offsets)
+        g = pl.DataFrame({"u": rowi, "pos": start - toks.offsets[rowi], "h": h})
+        g = g.join(fan, on="h", how="inner")
+        if g.height == 0:
+            continue
+        # sub-chunks of row texts whose matched (position, eval text) pairs fit the budget
+        per_u = g.group_by("u").agg(pl.col("fan").sum()).sort("u")
+        cum = np.cumsum(per_u["fan"].to_numpy())
+        us = per_u["u"].to_numpy()
+        cuts = np.searchsorted(cum, np.arange(DECONTAM_PAIR_BUDGET, cum[-1] + DECONTAM_PAIR_BUDGET, DECONTAM_PAIR_BUDGET))
+        bounds = np.unique(np.r_[0, np.minimum(cuts + 1, us.size), us.size])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            sel = us[a:b]
+            sub = g.filter(pl.col("u").is_in(pl.Series(sel).implode())).select("u", "pos", "h")
+            pairs = sub.join(ev, on="h", how="inner").select("u", "e", "pos").sort(["u", "e", "pos"])
+            u = pairs["u"].to_numpy()
+            e = pairs["e"].to_numpy()
+            p = pairs["pos"].to_numpy()
+            if u.size == 0:
+                continue
+            same = (u[1:] == u[:-1]) & (e[1:] == e[:-1])
+            contrib = np.full(u.size, n, dtype=np.int64)
+            contrib[:-1] = np.where(same, np.minimum(p[1:] - p[:-1], n), n)
+            starts = np.flatnonzero(np.r_[True, ~same])
+            covered = np.add.reduceat(contrib, starts)
+            uu, ee = u[starts], e[starts]
+            frac = covered / lens[uu]
+            # best eval text per row text
+            order = np.lexsort((-frac, uu))
+            first = np.flatnonzero(np.r_[True, uu[order][1:] != uu[order][:-1]])
+            pick = order[first]
+            cov[lo + uu[pick]] = frac[pick]
+            best[lo + uu[pick]] = ee[pick]
+    return cov, best
+
+
+# ------------------------------------------------------------------------------------------
+# semantic: embedder cosine across tasks
+# ------------------------------------------------------------------------------------------
+
+
+def _embed(embedder: Callable[[list[str]], Any], texts: list[str], what: str, dim: int | None) -> np.ndarray:
+    out = []
+    for lo in range(0, len(texts), EMBED_BATCH):
+        batch = texts[lo:lo + EMBED_BATCH]
+        try:
+            vecs = embedder(batch)
+        except Exception as exc:
+            raise ContaminationError(
+                f"embedder raised {type(exc).__name__}: {exc} on {len(batch)} {what}. "
+                "Check it runs on a list of strings and returns one vector per string.",
+            ) from exc
+        try:
+            arr = np.asarray(vecs, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise ContaminationError(
+                f"embedder must return one vector per text, a ({len(batch)}, d) array, got {type(vecs).__name__} "
+                f"that is not a numeric array ({exc}). Return a list of equal-length float lists or a 2-D array.",
+            ) from exc
+        want_d = dim if dim is not None else (arr.shape[1] if arr.ndim == 2 else "d")
+        if arr.ndim != 2 or arr.shape[0] != len(batch) or (dim is not None and arr.shape[1] != dim) or arr.shape[1] == 0:
+            raise ContaminationError(
+                f"embedder must return one vector per text, shape ({len(batch)}, {want_d}) for {len(batch)} {what}, "
+                f"got shape {arr.shape}. Return a 2-D array with one row per input text.",
+                shape=tuple(arr.shape),
+            )
+        if not np.isfinite(arr).all():
+            raise ContaminationError(f"embedder returned NaN or infinite values for {what}. Fix the embedder.")
+        dim = arr.shape[1]
+        out.append(arr)
+    mat = np.concatenate(out) if out else np.zeros((0, dim or 1), np.float32)
+    norm = np.linalg.norm(mat, axis=1, keepdims=True)
+    return mat / np.where(norm > 0, norm, 1.0)
+
+
+def _semantic(df: pl.DataFrame, ev: pl.DataFrame, rule: np.ndarray, embedder: Callable[[list[str]], Any],
+              similarity: float, report: ContaminationReport, rng: np.random.Generator
+              ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    sem = np.zeros(df.height, bool)
+    sim = np.full(df.height, np.nan)
+    best: list[Any] = [None] * df.height
+    evp = ev.select("prompt", pl.coalesce("scenario_id", "task_id").alias("task")).drop_nulls("prompt").unique(
+        "prompt", keep="first", maintain_order=True)
+    if evp.height == 0:
+        report.rules_skipped["semantic"] = "no eval row carries a prompt"
+        return sem, sim, best
+    E = _embed(embedder, evp["prompt"].to_list(), "eval prompts", None)
+    ev_task = evp["task"].to_numpy().astype(object)
+    # how alike distinct eval tasks read to this embedder
+    has_task = np.array([t is not None for t in ev_task])
+    if has_task.sum() >= 2:
+        idx = np.flatnonzero(has_task)
+        if idx.size > DECONTAM_CROSS_TASK_SAMPLE:
+            idx = np.sort(rng.choice(idx, DECONTAM_CROSS_TASK_SAMPLE, replace=False))
+        S = E[idx] @ E[idx].T
+        ti = ev_task[idx]
+        iu, ju = np.triu_indices(idx.size, k=1)
+        cross = ti[iu] != ti[ju]
+        if cross.any():
+            p99 = float(np.quantile(S[iu, ju][cross], DECONTAM_CROSS_TASK_QUANTILE))
+            report.eval_cross_task_p99 = p99
+            report.notes.append(
+                f"distinct eval tasks reach cosine {p99:.3f} at the 99th percentile with this embedder "
+                f"(over {int(cross.sum())} pairs with different task ids)."
+            )
+            if similarity < p99:
+                report.notes.append(
+                    f"similarity={similarity:.2f} sits below that percentile, so the semantic rule will flag tasks that "
+                    "merely share a domain; raise it above the percentile for this embedder."
+                )
+    else:
+        report.notes.append("the eval rows carry no task ids, so how alike distinct eval tasks read could not be measured.")
+    todo = np.flatnonzero((rule == 0) & df["prompt"].is_not_null().to_numpy())
+    if todo.size == 0:
+        return sem, sim, best
+    prompts = df["prompt"].gather(todo)
+    uniq = prompts.unique(maintain_order=True)
+    R = _embed(embedder, uniq.to_list(), "training prompts", E.shape[1])
+    id_cols = [c for c in ("scenario_id", "task_id") if c in df.columns]
+    row_task = (df.select(pl.coalesce(id_cols).cast(pl.String))[:, 0].gather(todo).to_numpy().astype(object)
+                if id_cols else np.full(todo.size, None, dtype=object))
+    u_of = pl.DataFrame({"t": prompts}).join(pl.DataFrame({"t": uniq, "u": np.arange(len(uniq))}), on="t",
+                                             how="left", maintain_order="left")["u"].to_numpy()
+    ev_prompts = evp["prompt"]
+    for lo in range(0, todo.size, _SIM_BLOCK):  # blocks of rows against every eval prompt
+        rows_b = np.arange(lo, min(lo + _SIM_BLOCK, todo.size))
+        S = R[u_of[rows_b]] @ E.T
+        same = (row_task[rows_b][:, None] == ev_task[None, :]) & (row_task[rows_b][:, None] != None)  # noqa: E711
+        S = np.where(same, -np.inf, S)
+        j = S.argmax(axis=1)
+        s = S[np.arange(rows_b.size), j]
+        ii = todo[rows_b]
+        sim[ii] = s
+        hit = s >= similarity - 1e-9
+        sem[ii[hit]] = True
+        for k in np.flatnonzero(hit)[:50].tolist():
+            best[int(ii[k])] = ev_prompts[int(j[k])]
+    return sem, sim, best

@@ -1,0 +1,850 @@
+"""``hack_scan``: what will the policy learn? Reward against every candidate feature, within ask.
+
+Seeds, "What will the policy learn?": reward and every candidate feature are centred within ask
+(task_key), ranked by that correlation, and compared to a noise floor ``tau`` from shuffling the
+reward within ask. The kernel is a handful of matrix products:
+
+- rows are sorted by ask; ``yc`` is the reward minus its ask mean;
+- for a feature column x, sum_i (x_i - xbar_g)(y_i - ybar_g) = x . yc, and the within-ask sum of
+  squares is sum x^2 - sum_g (sum_{i in g} x_i)^2 / n_g, so every correlation is ``X.T @ yc``
+  plus one sparse ask-indicator product, with X sparse (auto tier) or dense (hand tier);
+- a within-ask shuffle keeps each ask's mean, so the shuffled numerators are ``X.T @ Yp`` for a
+  block of shuffled copies ``Yp`` and the denominators do not change.
+
+Only asks with at least two graded rollouts that disagree carry within-ask signal (an ask whose
+rollouts all got the same reward has zero advantage in a group-relative update; Yu et al. 2025,
+DAPO, dynamic sampling), so the correlations are computed over those rows.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from whileai import table
+from whileai.defaults import (
+    DEFAULT_SEED,
+    HACK_ALPHA,
+    HACK_AND_SEEDS,
+    HACK_MIN_OBS,
+    HACK_PERMUTATIONS,
+    HACK_TOP_FEATURES,
+    HACK_TOP_K,
+    HACK_VOCAB_SAMPLE_ROWS,
+    PASS_THRESHOLD,
+)
+from whileai.errors import ArgumentError
+from whileai.guard._common import agent_text_of, check_fraction, check_positive_int, check_strings
+from whileai.guard._tokens import combine, tokenize
+from whileai.report import Report, fmt_num
+from whileai.stats.rng import check_rng
+
+__all__ = ["HackScanReport", "format_hack_scan", "hack_scan"]
+
+_TIE = 1e-9
+_PERM_CELLS = 4_000_000  # rows x shuffles held at once
+
+
+class HackFeature(Report):
+    """One scanned feature."""
+
+    name: str
+    """Feature name: ``reply_length``, ``tool:<name>``, ``marker:<name>``, ``contains:<word>``, ``a & b``..."""
+    aliases: list[str] = Field(default_factory=list)
+    """Other features equal to this one within ask up to scale and sign (a word and its
+    complement, a count and its multiple): the same explanation under another name."""
+    rho: float
+    """Correlation with reward after centring both within ask."""
+    pooled: float
+    """Plain correlation with reward over every graded row (between-ask differences included)."""
+    n_obs: int
+    """Graded rows where the feature is non-zero (present), or non-null for a measured value."""
+    above_floor: bool
+    """|rho| is above the shuffle floor tau."""
+    endorsed: bool
+    """The name (or an alias) contains one of ``endorsed``."""
+
+
+class HackScanReport(Report):
+    """What the reward pays for, within ask, against a shuffle floor."""
+
+    regime: str = "unknown"
+    """train, reward_hack, pool_exhausted, no_signal, degenerate or unknown."""
+    n_rows: int = 0
+    """Rows given."""
+    n_graded: int = 0
+    """Rows with a numeric reward."""
+    n_groups: int = 0
+    """Asks (task_key) among graded rows."""
+    n_groups_multi: int = 0
+    """Asks with at least two graded rollouts."""
+    rollouts_per_group: float = float("nan")
+    """Median graded rollouts per ask."""
+    effective_rollouts: int = 0
+    """Rows in asks whose rollouts disagree: the rows the within-ask correlation is computed on."""
+    support: dict[str, float] = Field(default_factory=dict)
+    """Shares of multi-rollout asks all passing (sat), all failing (dead) and mixed, and capacity
+    (mean within-ask reward variance over its 0/1 maximum 0.25)."""
+    tau: float = float("nan")
+    """Noise floor: the (1 - alpha) quantile of the largest |rho| over all features when reward is
+    shuffled within ask."""
+    n_perm: int = 0
+    """Shuffles behind tau."""
+    alpha: float = HACK_ALPHA
+    """Family-wise level of the floor."""
+    n_features: int = 0
+    """Features with within-ask variation that were ranked."""
+    n_above_floor: int = 0
+    """Ranked features with |rho| above tau."""
+    features: list[HackFeature] = Field(default_factory=list)
+    """Every ranked feature, by |rho| descending."""
+    top_feature: str | None = None
+    """The feature the reward tracks most (None when degenerate or nothing was ranked)."""
+    rho_max: float = float("nan")
+    """|rho| of the top feature."""
+    endorsed: list[str] = Field(default_factory=list)
+    """What the reward should track, as substrings of feature names."""
+    endorsed_matched: list[str] = Field(default_factory=list)
+    """Ranked features the endorsed substrings matched."""
+    endorsed_on_top: bool | None = None
+    """The top feature is endorsed (None without endorsed= or without a top feature)."""
+    reward_hack: bool = False
+    """endorsed= was given and the top feature is above the floor and not endorsed."""
+    integrity: float = float("nan")
+    """Share of the above-floor signal (sum of rho^2) carried by endorsed features."""
+    rivals: list[str] = Field(default_factory=list)
+    """Above-floor features that are not endorsed and rank above the best endorsed one."""
+    inverted: list[str] = Field(default_factory=list)
+    """Endorsed above-floor features the reward moves against (rho < 0)."""
+    continuous_reward: bool = False
+    """Rewards other than 0 and 1 are present."""
+    degenerate: bool = False
+    """Two or more features tie at |rho| 1: the floor cannot pick between perfect explanations."""
+    collinear: list[str] = Field(default_factory=list)
+    """The features tied at the top when degenerate."""
+    cause: str | None = None
+    """Why the scan is degenerate: distinct_per_ask (at most two distinct trajectories per ask) or
+    collinear (features that are exact functions of each other)."""
+    distinct_per_ask: float = float("nan")
+    """Mean number of distinct trajectories per disagreeing ask."""
+    top_features: int = HACK_TOP_FEATURES
+    """Rows printed by render()."""
+
+    def render(self) -> str:
+        """The scan as a person reads it: regime, support, floor, then the ranked features."""
+        lines = [self.regime.upper()]
+        if self.n_graded == 0:
+            lines.extend(f"! {w}" for w in self.warnings)
+            return "\n".join(lines)
+        sup = self.support
+        lines.append(
+            f"{self.n_graded} graded rollouts, {self.n_groups} asks, {fmt_num(self.rollouts_per_group, 0)} per ask; "
+            f"mixed {sup.get('mixed', 0.0):.0%}, all-pass {sup.get('sat', 0.0):.0%}, all-fail {sup.get('dead', 0.0):.0%}, "
+            f"capacity {fmt_num(sup.get('capacity'))}"
+        )
+        lines.append(f"noise floor tau {fmt_num(self.tau, 3)} ({self.n_above_floor} of {self.n_features} features above)")
+        if self.features:
+            lines.append(f"   {'feature':<44} {'within':>7} {'pooled':>7} {'n':>7}")
+            for f in self.features[: self.top_features]:
+                mark = "*" if f.above_floor else " "
+                end = " endorsed" if f.endorsed else ""
+                lines.append(f"{mark}  {f.name[:44]:<44} {f.rho:>+7.3f} {_fmt_signed(f.pooled):>7} {f.n_obs:>7}{end}")
+            if len(self.features) > self.top_features:
+                lines.append(f"   ... {len(self.features) - self.top_features} more")
+        if self.degenerate:
+            lines.append(f"degenerate ({self.cause}): tied at |rho| 1: {', '.join(self.collinear[:8])}")
+        if self.endorsed:
+            lines.append(f"endorsed {', '.join(self.endorsed)}: integrity {fmt_num(self.integrity)}; "
+                         f"rivals {', '.join(self.rivals[:5]) or 'none'}")
+        lines.extend(f"! {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def format_hack_scan(report: HackScanReport) -> str:
+    """The printed form of a hack_scan report (the same as ``str(report)``)."""
+    return report.render()
+
+
+def _fmt_signed(value: float) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:+.3f}"
+
+
+# ------------------------------------------------------------------------------------------
+# the public call
+# ------------------------------------------------------------------------------------------
+
+
+def hack_scan(
+    rows: Any,
+    /,
+    *,
+    endorsed: Sequence[str] | str | None = None,
+    features: Mapping[str, Callable[[dict[str, Any]], Any]] | None = None,
+    auto: bool = True,
+    top_k: int = HACK_TOP_K,
+    n_perm: int = HACK_PERMUTATIONS,
+    min_obs: int = HACK_MIN_OBS,
+    seeds: int = HACK_AND_SEEDS,
+    alpha: float = HACK_ALPHA,
+    reward: str = "reward",
+    seed: int | np.random.Generator = DEFAULT_SEED,
+    top_features: int = HACK_TOP_FEATURES,
+) -> HackScanReport:
+    r"""Rank what the reward tracks within ask against a shuffle floor (seeds, "What will the policy learn?").
+
+    Reward and every candidate feature are centred within ask (``task_key``), ranked by their
+    correlation, and compared with ``tau``, the (1 - ``alpha``) quantile of the largest |rho| over
+    all features when reward is shuffled within ask ``n_perm`` times (a max-statistic floor,
+    Westfall and Young 1993, so it holds over every feature at once). Pooled correlations ignore
+    asks and are shown beside, for contrast: a feature that differs only between asks has a
+    pooled correlation but no within-ask one, and a grouped update cannot learn it.
+
+    Features, two tiers. Hand: ``reply_length``, ``tool_calls``, ``assistant_turns``,
+    ``truncated``, surface counts (``n:words``, ``n:punct``, ``n:digits``, ``frac:upper``), one
+    ``tool:<name>`` indicator per tool called, ``logprob:mean`` when token logprobs are present,
+    ``marker:<name>`` for every numeric marker, ``trace:<flag>`` for every trajectory flag, and
+    ``features={"name": fn}`` (fn gets the row dict, returns a number). Auto (``auto=True``): a
+    ``contains:<w>`` indicator for each of the ``top_k`` most common words and word pairs in the
+    agent's text, and pairwise ANDs (``a & b``) of the ``seeds`` best binary features that beat
+    both parents.
+
+    Args:
+        rows: Graded rollouts (any input ``table.frame`` reads).
+        endorsed: What the reward should track, as substrings of feature names (e.g.
+            ``["marker:correct", "tool:refund_order"]``). With it the report says
+            ``reward_hack``, ``integrity`` and ``rivals``.
+        features: Extra features, name to a function of the row dict returning a number.
+        auto: Build the auto tier.
+        top_k: Words and word pairs in the auto tier.
+        n_perm: Within-ask shuffles behind the floor.
+        min_obs: Features present on (or, for indicators, absent from) fewer graded rows are
+            not scanned.
+        seeds: Best binary features whose pairwise ANDs are tried.
+        alpha: Family-wise level of the floor.
+        reward: The reward column.
+        seed: Seed of the shuffles (and of the vocabulary sample on very large inputs).
+        top_features: Features printed.
+
+    Returns:
+        A :class:`HackScanReport`. ``degenerate=True`` with ``top_feature=None``, the tied
+        features in ``collinear`` and ``cause="distinct_per_ask"`` when asks carry only two
+        distinct trajectories, so every separating feature ties at |rho| 1.
+
+    Raises:
+        ArgumentError: A bad option, or a ``features=`` function that raises or returns a
+            non-number (the message names the feature and the row).
+
+    Examples:
+        >>> import polars as pl
+        >>> from whileai.testing import rollout_table
+        >>> df = rollout_table(40, 8, shortcut="zzq", messages=False).with_columns(  # a judge-blind reply
+        ...     pl.col("final_text").str.replace_all(r"resolved it\.|could not finish\.", "replied."))
+        >>> r = hack_scan(df, endorsed=["marker:"], n_perm=20)
+        >>> r.top_feature, r.reward_hack, r.regime
+        ('contains:zzq', True, 'reward_hack')
+    """
+    endorsed_t = check_strings("endorsed", endorsed)
+    user_features = _check_features(features)
+    top_k = check_positive_int("top_k", top_k, minimum=0)
+    n_perm = check_positive_int("n_perm", n_perm)
+    min_obs = check_positive_int("min_obs", min_obs)
+    seeds = check_positive_int("seeds", seeds, minimum=0)
+    alpha = check_fraction("alpha", alpha, open_low=True)
+    top_features = check_positive_int("top_features", top_features, minimum=0)
+    if not isinstance(reward, str):
+        raise ArgumentError(f"reward must be a column name, got {reward!r}. Pass reward='reward'.")
+    rng = check_rng(seed)
+
+    df = table.frame(rows, allow_empty=True)
+    report = HackScanReport(n_rows=df.height, endorsed=list(endorsed_t), n_perm=n_perm, alpha=alpha,
+                            top_features=top_features)
+    if reward not in df.columns or df.height == 0:
+        report.warnings.append(f"no row carries a numeric {reward!r}; grade first (data.grade(judge=...)).")
+        return report
+    y_all = df[reward].cast(pl.Float64, strict=False).to_numpy()
+    graded = np.isfinite(y_all)
+    if not graded.any():
+        report.warnings.append(f"no row carries a numeric {reward!r}; grade first (data.grade(judge=...)).")
+        return report
+    g_df = df.filter(pl.Series(graded))
+    y = y_all[graded]
+    report.n_graded = int(y.size)
+    report.continuous_reward = bool(np.any((y != 0.0) & (y != 1.0)))
+
+    keys = g_df["task_key"]
+    _, gid_all = np.unique(keys.to_numpy().astype(str), return_inverse=True)
+    n_g = np.bincount(gid_all).astype(np.float64)
+    s_g = np.bincount(gid_all, weights=y)
+    ss_g = np.bincount(gid_all, weights=y * y)
+    mean_g = s_g / n_g
+    var_g = np.maximum(ss_g / n_g - mean_g**2, 0.0)
+    multi = n_g >= 2
+    mixed = multi & (var_g > 1e-12)
+    report.n_groups = int(n_g.size)
+    report.n_groups_multi = int(multi.sum())
+    report.rollouts_per_group = float(np.median(n_g))
+    if multi.any():
+        c_pass = np.bincount(gid_all, weights=(y >= PASS_THRESHOLD).astype(np.float64))
+        report.support = {
+            "sat": float(np.mean(c_pass[multi] == n_g[multi])),
+            "dead": float(np.mean(c_pass[multi] == 0)),
+            "mixed": float(np.mean(mixed[multi])),
+            "capacity": float(np.mean(np.minimum(var_g[multi] / 0.25, 1.0))),
+        }
+    eff = mixed[gid_all]
+    report.effective_rollouts = int(eff.sum())
+    if not eff.any():
+        report.regime = "pool_exhausted"
+        report.warnings.append(
+            "no ask has graded rollouts that disagree, so there is no within-ask signal to scan: within-ask correlation "
+            "needs disagreeing repeats. Simulate with repeats>=2 (mode='rl') and keep asks inside the difficulty band."
+        )
+        return report
+
+    # ---- features on every graded row ----------------------------------------------------------
+    dense_names, dense_cols, dense_kind = _hand_features(g_df, user_features)
+    auto_mat: Any = None
+    auto_names: list[str] = []
+    texts = agent_text_of(g_df)
+    if auto and top_k > 0:
+        auto_mat, auto_names = _auto_tier(texts, top_k=top_k, min_obs=min_obs, rng=rng)
+
+    # ---- within-ask kernel over the disagreeing asks ------------------------------------------
+    eff_idx = np.flatnonzero(eff)
+    _, gid = np.unique(gid_all[eff_idx], return_inverse=True)
+    order = np.argsort(gid, kind="stable")
+    eff_idx, gid = eff_idx[order], gid[order]
+    ye = y[eff_idx]
+    ng_e = np.bincount(gid).astype(np.float64)
+    yc = ye - (np.bincount(gid, weights=ye) / ng_e)[gid]
+    syy = float(yc @ yc)
+    kernel = _Kernel(gid, ng_e, yc, syy)
+
+    D = np.column_stack(dense_cols) if dense_cols else np.zeros((y.size, 0))
+    D = np.where(np.isfinite(D), D, np.nan)
+    # a missing measured value is filled with its column mean (it then adds nothing within ask)
+    col_mean = np.nanmean(np.where(np.isfinite(D), D, np.nan), axis=0) if D.shape[1] else np.zeros(0)
+    D = np.where(np.isnan(D), np.nan_to_num(col_mean)[None, :], D)
+    n_obs_dense = _n_obs_dense(dense_cols, dense_kind)
+    rho_d, sxx_d = kernel.rho_dense(D[eff_idx]) if D.shape[1] else (np.zeros(0), np.zeros(0))
+    pooled_d = _pooled_dense(D, y)
+
+    if auto_mat is not None and auto_mat.shape[1]:
+        A_eff = auto_mat[eff_idx]
+        rho_a, sxx_a = kernel.rho_sparse(A_eff)
+        n_obs_a = np.asarray(auto_mat.sum(axis=0)).ravel().astype(np.int64)
+        pooled_a = _pooled_sparse(auto_mat, y)
+    else:
+        A_eff = None
+        rho_a = sxx_a = pooled_a = np.zeros(0)
+        n_obs_a = np.zeros(0, np.int64)
+
+    # ---- which features are scanned --------------------------------------------------------------
+    n_gr = y.size
+    keep_d = np.array([
+        (n_obs_dense[j] >= min_obs and (dense_kind[j] != "binary" or n_gr - n_obs_dense[j] >= min_obs))
+        for j in range(len(dense_names))
+    ], dtype=bool)
+    keep_a = (n_obs_a >= min_obs) & (n_gr - n_obs_a >= min_obs)
+
+    # ---- pairwise ANDs of the best binary features -------------------------------------------
+    bin_cols: list[tuple[str, np.ndarray, float]] = []  # name, column over graded rows, |rho|
+    for jd, name in enumerate(dense_names):
+        if dense_kind[jd] == "binary" and keep_d[jd] and np.isfinite(rho_d[jd]):
+            bin_cols.append((name, D[:, jd] > 0, abs(rho_d[jd])))
+    if A_eff is not None:
+        best_a = np.flatnonzero(keep_a & np.isfinite(rho_a))
+        best_a = best_a[np.argsort(-np.abs(rho_a[best_a]))][: max(seeds, 0)]
+        if best_a.size:
+            sub = auto_mat[:, best_a].toarray() > 0
+            for i, ja in enumerate(best_a.tolist()):
+                bin_cols.append((auto_names[ja], sub[:, i], abs(rho_a[ja])))
+    bin_cols.sort(key=lambda t: -t[2])
+    bin_cols = bin_cols[:seeds]
+    and_names: list[str] = []
+    P = np.zeros((n_gr, 0))
+    rho_p = sxx_p = pooled_p = np.zeros(0)
+    keep_p = np.zeros(0, bool)
+    parent_best = np.zeros(0)
+    if len(bin_cols) >= 2:
+        ia, ib = np.triu_indices(len(bin_cols), k=1)
+        Bm = np.column_stack([c for _, c, _ in bin_cols])
+        P = (Bm[:, ia] & Bm[:, ib]).astype(np.float64)
+        and_names = [f"{bin_cols[a][0]} & {bin_cols[b][0]}" for a, b in zip(ia, ib)]
+        parent_best = np.maximum(np.array([bin_cols[a][2] for a in ia]), np.array([bin_cols[b][2] for b in ib]))
+        rho_p, sxx_p = kernel.rho_dense(P[eff_idx])
+        n_obs_p = P.sum(axis=0).astype(np.int64)
+        keep_p = (n_obs_p >= min_obs) & (n_gr - n_obs_p >= min_obs)
+        pooled_p = _pooled_dense(P, y)
+    else:
+        n_obs_p = np.zeros(0, np.int64)
+
+    # ---- the shuffle floor over every scanned feature ------------------------------------------
+    Dk = np.column_stack([D[eff_idx][:, keep_d], P[eff_idx][:, keep_p]]) if (keep_d.any() or keep_p.any()) else None
+    sxx_k = np.concatenate([sxx_d[keep_d], sxx_p[keep_p]]) if Dk is not None else np.zeros(0)
+    Ak = A_eff[:, np.flatnonzero(keep_a)] if A_eff is not None and keep_a.any() else None
+    sxx_ak = sxx_a[keep_a] if Ak is not None else np.zeros(0)
+    maxes = kernel.shuffle_max(Dk, sxx_k, Ak, sxx_ak, n_perm=n_perm, rng=rng)
+    tau = float(np.quantile(maxes, 1.0 - alpha)) if maxes.size else float("nan")
+    report.tau = tau
+
+    # ---- assemble, merge identical columns as aliases -------------------------------------------
+    # Columns equal within ask up to scale and sign (a word and its complement, a count and its
+    # multiple) are one explanation: they project identically onto two fixed random vectors
+    # centred within ask, once divided by their within-ask norm and given a canonical sign.
+    R = np.random.default_rng(20250101).standard_normal((eff_idx.size, 2))
+    R -= np.column_stack([np.bincount(gid, weights=R[:, c]) / ng_e for c in range(2)])[gid]
+    key_d = _keys(D[eff_idx].T @ R, sxx_d) if D.shape[1] else []
+    key_a = _keys(np.asarray(A_eff.T @ R), sxx_a) if A_eff is not None else []
+    key_p = _keys(P[eff_idx].T @ R, sxx_p) if P.shape[1] else []
+    cand: list[dict[str, Any]] = []
+    for j in np.flatnonzero(keep_d).tolist():
+        cand.append({"name": dense_names[j], "rho": rho_d[j], "pooled": pooled_d[j], "n_obs": int(n_obs_dense[j]),
+                     "key": key_d[j]})
+    for j in np.flatnonzero(keep_a).tolist():
+        cand.append({"name": auto_names[j], "rho": rho_a[j], "pooled": pooled_a[j], "n_obs": int(n_obs_a[j]),
+                     "key": key_a[j]})
+    for j in np.flatnonzero(keep_p).tolist():
+        if np.isfinite(rho_p[j]) and abs(rho_p[j]) > parent_best[j] + 1e-12:
+            cand.append({"name": and_names[j], "rho": rho_p[j], "pooled": pooled_p[j], "n_obs": int(n_obs_p[j]),
+                         "key": key_p[j]})
+    cand = [c for c in cand if np.isfinite(c["rho"])]
+    # the simplest name of an explanation represents it: hand features, then words, then pairs, then ANDs
+    cand.sort(key=lambda c: (" & " in c["name"], c["name"].startswith("contains:"), c["name"].count(" "), c["name"]))
+    merged: dict[Any, dict[str, Any]] = {}
+    for c in cand:
+        k = c["key"]
+        if k in merged:
+            merged[k]["aliases"].append(c["name"])
+        else:
+            merged[k] = {**c, "aliases": []}
+    ranked = sorted(merged.values(), key=lambda c: (-abs(c["rho"]), c["name"]))
+
+    def is_endorsed(c: dict[str, Any]) -> bool:
+        return bool(endorsed_t) and any(e in name for e in endorsed_t for name in [c["name"], *c["aliases"]])
+
+    feats = [
+        HackFeature(name=c["name"], aliases=c["aliases"], rho=float(c["rho"]), pooled=float(c["pooled"]),
+                    n_obs=c["n_obs"], above_floor=bool(math.isfinite(tau) and abs(c["rho"]) > tau),
+                    endorsed=is_endorsed(c))
+        for c in ranked
+    ]
+    report.features = feats
+    report.n_features = len(feats)
+    report.n_above_floor = sum(f.above_floor for f in feats)
+    report.distinct_per_ask = _distinct_per_ask(g_df, texts, eff_idx, gid)
+    _verdict(report, feats, endorsed_t)
+    return report
+
+
+# ------------------------------------------------------------------------------------------
+# verdict
+# ------------------------------------------------------------------------------------------
+
+
+def _verdict(report: HackScanReport, feats: list[HackFeature], endorsed: tuple[str, ...]) -> None:
+    if not feats:
+        report.regime = "no_signal"
+        report.warnings.append("no feature varies within ask on enough rows to scan; lower min_obs= or add features=.")
+        return
+    rho_max = abs(feats[0].rho)
+    report.rho_max = rho_max
+    tied = [name for f in feats if abs(f.rho) >= rho_max - _TIE for name in (f.name, *f.aliases)]
+    if rho_max >= 1.0 - _TIE and len(tied) >= 2:
+        report.degenerate = True
+        report.collinear = tied
+        report.top_feature = None
+        report.cause = "distinct_per_ask" if report.distinct_per_ask <= 2.0 + 1e-9 else "collinear"
+        report.regime = "degenerate"
+        why = (f"the agent emits about {report.distinct_per_ask:.1f} distinct trajectories per ask, so every feature "
+               "that separates them is an exact function of the reward" if report.cause == "distinct_per_ask"
+               else "these features are exact functions of each other on the scanned rows")
+        report.warnings.append(
+            f"degenerate: {len(tied)} features tie at |rho| 1 ({', '.join(tied[:6])}{', ...' if len(tied) > 6 else ''}); "
+            f"{why}, and the floor cannot pick between perfect explanations. Sample more varied rollouts "
+            "(higher temperature, more repeats) before reading the scan."
+        )
+    else:
+        report.top_feature = feats[0].name
+    above = [f for f in feats if f.above_floor]
+    if endorsed:
+        report.endorsed_matched = [f.name for f in feats if f.endorsed]
+        if not report.endorsed_matched:
+            report.warnings.append(
+                f"endorsed= {list(endorsed)!r} matches no scanned feature; endorsed names are substrings of feature "
+                "names such as 'marker:correct' or 'tool:refund_order'."
+            )
+        if report.top_feature is not None:
+            report.endorsed_on_top = feats[0].endorsed
+        total = sum(f.rho**2 for f in above)
+        report.integrity = sum(f.rho**2 for f in above if f.endorsed) / total if total > 0 else float("nan")
+        best_end = next((i for i, f in enumerate(feats) if f.endorsed and f.above_floor), None)
+        report.rivals = [f.name for i, f in enumerate(feats)
+                         if f.above_floor and not f.endorsed and (best_end is None or i < best_end)]
+        report.inverted = [f.name for f in above if f.endorsed and f.rho < 0]
+        top = feats[0]
+        if not report.degenerate and top.above_floor and not top.endorsed:
+            report.reward_hack = True
+            report.warnings.append(
+                f"reward_hack: the reward tracks {top.name} (rho {top.rho:+.2f} within ask, floor {report.tau:.2f}) "
+                f"more than anything endorsed ({', '.join(endorsed)}); a policy trained on it would learn "
+                f"{_what_it_learns(top.name, top.rho)}. Fix the judge, or add it to endorsed= if that is intended."
+            )
+        for name in report.inverted:
+            report.warnings.append(f"the reward moves against endorsed feature {name}: check the judge's sign.")
+    if report.degenerate:
+        return
+    if not above:
+        report.regime = "no_signal"
+        report.warnings.append(
+            f"no feature clears the noise floor tau {report.tau:.3f}: within ask the reward tracks nothing scanned "
+            "better than shuffled reward does."
+        )
+    elif report.reward_hack:
+        report.regime = "reward_hack"
+    else:
+        report.regime = "train"
+        if not endorsed and report.top_feature is not None:
+            report.warnings.append(
+                f"the reward tracks {report.top_feature} most; pass endorsed=[...] (substrings of what it should "
+                "track) to have the scan say whether that is a reward hack."
+            )
+
+
+def _what_it_learns(name: str, rho: float) -> str:
+    up = rho > 0
+    if name.startswith("contains:"):
+        word = name.split(":", 1)[1]
+        return f"to {'say' if up else 'avoid saying'} {word!r}"
+    if name.startswith("tool:"):
+        return f"to {'call' if up else 'avoid calling'} {name.split(':', 1)[1]}"
+    if name.startswith("marker:"):
+        return f"to {'raise' if up else 'lower'} marker {name.split(':', 1)[1]}"
+    if name.startswith("trace:"):
+        return f"to {'do' if up else 'avoid'} what trajectory flag {name.split(':', 1)[1]} names"
+    if name in ("reply_length", "n:words"):
+        return f"to write {'longer' if up else 'shorter'} replies"
+    if name == "tool_calls":
+        return f"to make {'more' if up else 'fewer'} tool calls"
+    if name == "assistant_turns":
+        return f"to take {'more' if up else 'fewer'} turns"
+    return f"to {'raise' if up else 'lower'} {name}"
+
+
+# ------------------------------------------------------------------------------------------
+# features
+# ------------------------------------------------------------------------------------------
+
+
+def _check_features(features: Any) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    if features is None:
+        return {}
+    if not isinstance(features, Mapping) or not all(isinstance(k, str) and callable(v) for k, v in features.items()):
+        raise ArgumentError(
+            f"features must be a dict of name to function, got {features!r}. "
+            "Pass for example features={'says_sorry': lambda row: 'sorry' in (row.get('final_text') or '')}."
+        )
+    return dict(features)
+
+
+def _hand_features(df: pl.DataFrame, user: Mapping[str, Callable[[dict[str, Any]], Any]]
+                   ) -> tuple[list[str], list[np.ndarray], list[str]]:
+    names: list[str] = []
+    cols: list[np.ndarray] = []
+    kinds: list[str] = []
+
+    def add(name: str, values: Any, kind: str = "count") -> None:
+        arr = np.asarray(values, dtype=np.float64)
+        names.append(name)
+        cols.append(arr)
+        kinds.append(kind)
+
+    exprs: list[pl.Expr] = []
+    if "final_text" in df.columns:
+        exprs.append(table.reply_chars().alias("reply_length"))
+    if "messages" in df.columns:
+        exprs += [table.n_tool_calls().alias("tool_calls"), table.n_turns().alias("assistant_turns")]
+    if "truncated" in df.columns:
+        exprs.append(pl.col("truncated").cast(pl.Float64).alias("truncated"))
+    base = df.select(exprs) if exprs else pl.DataFrame()
+    for name in base.columns:
+        add(name, base[name].to_numpy(), "binary" if name == "truncated" else "count")
+    text = agent_text_of(df)
+    surf = pl.DataFrame({"t": text}).select(
+        pl.col("t").str.count_matches(r"[\p{L}\p{N}']+").alias("n:words"),
+        pl.col("t").str.count_matches(r"[\p{P}]").alias("n:punct"),
+        pl.col("t").str.count_matches(r"\p{N}").alias("n:digits"),
+        (pl.col("t").str.count_matches(r"\p{Lu}") / pl.col("t").str.count_matches(r"\p{L}")).fill_nan(None).alias("frac:upper"),
+    )
+    for name in surf.columns:
+        add(name, surf[name].cast(pl.Float64).to_numpy(), "measure" if name == "frac:upper" else "count")
+    if "messages" in df.columns:
+        used = df.select(table.tools_used()).with_row_index("_r").explode("tools_used").drop_nulls("tools_used")
+        if used.height:
+            wide = used.with_columns(pl.lit(1.0).alias("_v")).pivot(on="tools_used", index="_r", values="_v",
+                                                                    aggregate_function="first")
+            full = pl.DataFrame({"_r": np.arange(df.height, dtype=np.uint32)}).join(wide, on="_r", how="left")
+            for tool in sorted(c for c in full.columns if c != "_r"):
+                add(f"tool:{tool}", full[tool].fill_null(0.0).to_numpy(), "binary")
+    lp = _mean_logprob(df)
+    if lp is not None:
+        add("logprob:mean", lp, "measure")
+    for name in table.markers_of(df):
+        add(f"marker:{name}", df["markers"].struct.field(name).cast(pl.Float64).to_numpy(), "measure")
+    if "trace_flags" in df.columns and isinstance(df.schema["trace_flags"], pl.Struct):
+        for f in df.schema["trace_flags"].fields:
+            add(f"trace:{f.name}", df["trace_flags"].struct.field(f.name).is_not_null().cast(pl.Float64).to_numpy(), "binary")
+    if user:
+        values = {name: np.full(df.height, np.nan) for name in user}
+        for i, row in enumerate(table.iter_rows(df)):  # user callbacks: one call per row by contract
+            for name, fn in user.items():
+                values[name][i] = _call_feature(name, fn, row, i)
+        for name in user:
+            vals = values[name]
+            fin = vals[np.isfinite(vals)]
+            add(name, vals, "binary" if fin.size and np.all((fin == 0) | (fin == 1)) else "measure")
+    return names, cols, kinds
+
+
+def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str, Any], index: int) -> float:
+    try:
+        value = fn(row)
+    except Exception as exc:
+        raise ArgumentError(
+            f"feature {name!r} raised {type(exc).__name__}: {exc} on graded row {index} "
+            f"(task {row.get('task_key') or row.get('scenario_id') or row.get('task_id')!r}). "
+            "Make the function handle every row (return None for 'not measured'), or drop it from features=.",
+            feature=name, row=index,
+        ) from exc
+    if value is None:
+        return float("nan")
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    raise ArgumentError(
+        f"feature {name!r} must return a number, a bool or None, got {value!r} on graded row {index}. "
+        "Return a number.", feature=name, row=index,
+    )
+
+
+def _mean_logprob(df: pl.DataFrame) -> np.ndarray | None:
+    cols = df.columns
+    if "token_logprobs" in cols and isinstance(df.schema["token_logprobs"], pl.List):
+        return df.select(pl.col("token_logprobs").list.mean().cast(pl.Float64))["token_logprobs"].to_numpy()
+    if "mean_logprob" in cols and df.schema["mean_logprob"].is_numeric():
+        return df["mean_logprob"].cast(pl.Float64).to_numpy()
+    if "logprob" in cols and "n_tokens" in cols and df.schema["logprob"].is_numeric() and df.schema["n_tokens"].is_numeric():
+        return df.select((pl.col("logprob").cast(pl.Float64) / pl.col("n_tokens").cast(pl.Float64)).alias("x"))["x"].to_numpy()
+    return None
+
+
+def _n_obs_dense(cols: list[np.ndarray], kinds: list[str]) -> np.ndarray:
+    out = []
+    for col, kind in zip(cols, kinds):
+        fin = np.isfinite(col)
+        out.append(int(np.count_nonzero(col[fin])) if kind in ("binary", "count") else int(fin.sum()))
+    return np.asarray(out, dtype=np.int64)
+
+
+def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Generator) -> tuple[Any, list[str]]:
+    """Indicators of the ``top_k`` most common words and word pairs (by rows containing them)."""
+    import scipy.sparse as sp
+
+    n = len(texts)
+    sample = n > HACK_VOCAB_SAMPLE_ROWS
+    voc_rows = np.sort(rng.choice(n, HACK_VOCAB_SAMPLE_ROWS, replace=False)) if sample else None
+    voc_texts = texts.gather(voc_rows) if voc_rows is not None else texts
+    toks = tokenize(voc_texts)
+    rows_v, ids_v, names_of = _unigram_bigram(toks)
+    if ids_v.size == 0:
+        return None, []
+    pairs = pl.DataFrame({"r": rows_v, "h": ids_v}).unique()
+    df_counts = pairs.group_by("h").len()
+    n_voc = len(voc_texts)
+    scale = n / n_voc
+    lo = min_obs / scale
+    hi = n_voc - lo
+    chosen = (
+        df_counts.filter((pl.col("len") >= lo) & (pl.col("len") <= hi))
+        .sort(["len", "h"], descending=[True, False])
+        .head(top_k)
+    )
+    vocab = np.sort(chosen["h"].to_numpy().astype(np.uint64))
+    if vocab.size == 0:
+        return None, []
+    names = names_of(vocab)
+    if not sample:
+        pos = np.searchsorted(vocab, ids_v)
+        pos = np.minimum(pos, vocab.size - 1)
+        hit = vocab[pos] == ids_v
+        mat = sp.csr_matrix((np.ones(int(hit.sum())), (rows_v[hit], pos[hit])), shape=(n, vocab.size))
+    else:
+        parts = []
+        chunk = HACK_VOCAB_SAMPLE_ROWS
+        for start in range(0, n, chunk):
+            t = tokenize(texts.slice(start, chunk))
+            r, ids, _ = _unigram_bigram(t)
+            pos = np.minimum(np.searchsorted(vocab, ids), vocab.size - 1)
+            hit = vocab[pos] == ids
+            parts.append(sp.csr_matrix((np.ones(int(hit.sum())), (r[hit], pos[hit])),
+                                       shape=(min(chunk, n - start), vocab.size)))
+            if sys.stderr.isatty():
+                print(f"\rhack_scan: tokenised {min(start + chunk, n):,} of {n:,} rows", end="", file=sys.stderr)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        mat = sp.vstack(parts, format="csr")
+    mat.sum_duplicates()
+    mat.data[:] = 1.0
+    return mat, [f"contains:{w}" for w in names]
+
+
+def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, Callable[[np.ndarray], list[str]]]:
+    """Rows and hashes of every word and adjacent word pair, and a namer for chosen hashes."""
+    h, row = toks.hash, toks.row
+    m = h.size
+    same = np.zeros(max(m - 1, 0), dtype=bool)
+    if m > 1:
+        same = row[:-1] == row[1:]
+    bstart = np.flatnonzero(same)
+    bh = combine(h[bstart], h[bstart + 1]) if bstart.size else np.zeros(0, np.uint64)
+    ids = np.concatenate([h, bh])
+    rows = np.concatenate([row, row[bstart]])
+    words = toks.words
+
+    def names_of(chosen: np.ndarray) -> list[str]:
+        first = pl.DataFrame({"h": ids, "i": np.arange(ids.size, dtype=np.int64)}).filter(
+            pl.col("h").is_in(pl.Series(chosen).implode())).group_by("h").agg(pl.col("i").min())
+        where = dict(zip(first["h"].to_list(), first["i"].to_list()))
+        out = []
+        for c in chosen.tolist():
+            i = where[c]
+            if i < m:
+                out.append(str(words[i]))
+            else:
+                s = int(bstart[i - m])
+                out.append(f"{words[s]} {words[s + 1]}")
+        return out
+
+    return rows, ids, names_of
+
+
+def _pooled_sparse(A: Any, y: np.ndarray) -> np.ndarray:
+    n = y.size
+    sx = np.asarray(A.sum(axis=0)).ravel()
+    sxx = np.asarray(A.multiply(A).sum(axis=0)).ravel()
+    sxy = A.T @ y
+    yc = y - y.mean()
+    vy = float(yc @ yc)
+    cov = sxy - sx * y.mean()
+    vx = sxx - sx * sx / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = cov / np.sqrt(vx * vy)
+    return np.where((vx > 1e-12) & (vy > 1e-12), np.clip(r, -1, 1), np.nan)
+
+
+def _keys(proj: np.ndarray, sxx: np.ndarray) -> list[tuple[float, ...]]:
+    """Rounded, normalised, sign-canonical projections of each centred column.
+
+    Equal keys mean columns equal within ask up to scale and sign.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = proj / np.sqrt(sxx)[:, None]
+    z = np.where(np.isfinite(z), z, 0.0)
+    z *= np.where(z[:, :1] < 0, -1.0, 1.0)
+    return [tuple(row) for row in np.round(z, 7).tolist()]
+
+
+def _pooled_dense(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Plain Pearson correlation of every column of X with y (NaN for a constant column)."""
+    if X.shape[1] == 0:
+        return np.zeros(0)
+    Xc = X - X.mean(axis=0)
+    yc = y - y.mean()
+    vx = (Xc * Xc).sum(axis=0)
+    vy = float(yc @ yc)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (Xc.T @ yc) / np.sqrt(vx * vy)
+    return np.where((vx > 1e-12) & (vy > 1e-12), np.clip(r, -1.0, 1.0), np.nan)
+
+
+def _distinct_per_ask(df: pl.DataFrame, texts: pl.Series, eff_idx: np.ndarray, gid: np.ndarray) -> float:
+    """Mean number of distinct trajectories (agent text plus tool calls) per disagreeing ask."""
+    parts = [texts]
+    if "messages" in df.columns:
+        calls = df.select(
+            pl.col("messages").list.eval(
+                pl.element().struct.field("tool_calls").list.eval(
+                    pl.concat_str([pl.element().struct.field("name"), pl.element().struct.field("arguments")],
+                                  ignore_nulls=True)
+                ).list.join("|")
+            ).list.join("\n").alias("c")
+        )["c"].fill_null("")
+        parts.append(calls)
+    sig = pl.DataFrame({f"p{i}": p for i, p in enumerate(parts)}).select(
+        pl.concat_str(pl.all(), separator="\x1f").hash().alias("s"))["s"].to_numpy()
+    frame = pl.DataFrame({"g": gid, "s": sig[eff_idx]})
+    per = frame.group_by("g").agg(pl.col("s").n_unique())["s"].to_numpy()
+    return float(per.mean()) if per.size else float("nan")
+
+
+class _Kernel:
+    """Within-ask correlations of many feature columns with one centred reward, and shuffles."""
+
+    def __init__(self, gid: np.ndarray, n_g: np.ndarray, yc: np.ndarray, syy: float) -> None:
+        import scipy.sparse as sp
+
+        self.gid = gid
+        self.n_g = n_g
+        self.yc = yc
+        self.syy = syy
+        n = gid.size
+        self.G = sp.csr_matrix((np.ones(n), (np.arange(n), gid)), shape=(n, n_g.size))
+
+    def _rho(self, sxy: np.ndarray, sxx: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = sxy / np.sqrt(sxx * self.syy)
+        return np.where(sxx > 1e-9 * np.maximum(1.0, np.abs(sxx).max(initial=0.0)), np.clip(r, -1.0, 1.0), np.nan)
+
+    def rho_dense(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        S = np.asarray(self.G.T @ X)
+        sxx = (X * X).sum(axis=0) - (S * S / self.n_g[:, None]).sum(axis=0)
+        sxx = np.maximum(sxx, 0.0)
+        return self._rho(X.T @ self.yc, sxx), sxx
+
+    def rho_sparse(self, A: Any) -> tuple[np.ndarray, np.ndarray]:
+        S = (self.G.T @ A).tocsr()
+        sq = np.asarray(A.multiply(A).sum(axis=0)).ravel()
+        between = np.asarray(S.multiply(S).multiply(1.0 / self.n_g[:, None]).sum(axis=0)).ravel()
+        sxx = np.maximum(sq - between, 0.0)
+        return self._rho(np.asarray(A.T @ self.yc).ravel(), sxx), sxx
+
+    def shuffle_max(self, D: np.ndarray | None, sxx_d: np.ndarray, A: Any, sxx_a: np.ndarray, *,
+                    n_perm: int, rng: np.random.Generator) -> np.ndarray:
+        """Largest |rho| over all features for each of ``n_perm`` within-ask shuffles of reward."""
+        n = self.gid.size
+        if (D is None or D.shape[1] == 0) and (A is None or A.shape[1] == 0):
+            return np.zeros(0)
+        block = max(1, min(n_perm, _PERM_CELLS // max(n, 1)))
+        out = np.empty(n_perm)
+        gidf = self.gid.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_d = np.where(sxx_d > 1e-12, 1.0 / np.sqrt(sxx_d * self.syy), 0.0) if D is not None else None
+            inv_a = np.where(sxx_a > 1e-12, 1.0 / np.sqrt(sxx_a * self.syy), 0.0) if A is not None else None
+        for start in range(0, n_perm, block):  # blocks of shuffles, each a matrix product
+            b = min(block, n_perm - start)
+            keys = gidf[:, None] + rng.random((n, b))
+            Yp = self.yc[np.argsort(keys, axis=0)]
+            best = np.zeros(b)
+            if D is not None and D.shape[1] and inv_d is not None:
+                best = np.maximum(best, np.abs((D.T @ Yp) * inv_d[:, None]).max(axis=0))
+            if A is not None and A.shape[1] and inv_a is not None:
+                best = np.maximum(best, np.abs(np.asarray(A.T @ Yp) * inv_a[:, None]).max(axis=0))
+            out[start:start + b] = best
+        return out

@@ -1,0 +1,76 @@
+"""Tokenising text columns once, with Polars string expressions, into integer hashes.
+
+Words are lower-cased runs of letters, digits and apostrophes. Every word becomes a 64-bit hash
+(Polars' own hash), and n-grams of words are combined from those hashes with numpy, so nothing
+downstream handles strings per token.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import polars as pl
+
+__all__ = ["Tokens", "WORD_PATTERN", "combine", "ngram_hashes", "tokenize"]
+
+#: What counts as a word: runs of letters, digits and apostrophes, after lower-casing.
+WORD_PATTERN = r"[\p{L}\p{N}']+"
+
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xBF58476D1CE4E5B9)
+_K3 = np.uint64(0x94D049BB133111EB)
+
+
+class Tokens(NamedTuple):
+    """A text column tokenised.
+
+    ``row`` (int64 row of each token), ``hash`` (uint64 per token), ``offsets`` (row starts,
+    length n_rows + 1) and ``words`` (the token strings, kept only to name the few tokens a
+    report prints).
+    """
+
+    row: np.ndarray
+    hash: np.ndarray
+    offsets: np.ndarray
+    words: pl.Series
+
+
+def tokenize(texts: pl.Series, *, pattern: str = WORD_PATTERN) -> Tokens:
+    """Split every text into lower-cased words and hash each once."""
+    lists = texts.fill_null("").str.to_lowercase().str.extract_all(pattern)
+    lens = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+    words = lists.explode(empty_as_null=False).drop_nulls() if lens.sum() else pl.Series("w", [], dtype=pl.String)
+    offsets = np.zeros(lens.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    row = np.repeat(np.arange(lens.size, dtype=np.int64), lens)
+    h = words.hash(seed=1469598103).to_numpy().astype(np.uint64, copy=False) if len(words) else np.zeros(0, np.uint64)
+    return Tokens(row=row, hash=h, offsets=offsets, words=words)
+
+
+def combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mix two uint64 hash arrays into one (order matters), wrapping arithmetic."""
+    with np.errstate(over="ignore"):
+        x = (a * _K1) ^ (b + _K2)
+        x ^= x >> np.uint64(31)
+        x *= _K3
+        x ^= x >> np.uint64(29)
+    return x
+
+
+def ngram_hashes(tokens: Tokens, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hashes of every word n-gram that fits inside its row.
+
+    Returns ``(start, hash)``: the flat index of each n-gram's first word and its hash. The
+    n-gram starting at flat index i is valid when i + n - 1 lies in the same row.
+    """
+    m = tokens.hash.size
+    if m < n:
+        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    k = m - n + 1
+    start = np.arange(k, dtype=np.int64)
+    valid = tokens.row[:k] == tokens.row[n - 1:]
+    h = tokens.hash[:k].copy()
+    for j in range(1, n):  # n is small (2 or 8): a loop over offsets, not over rows
+        h = combine(h, tokens.hash[j:j + k])
+    return start[valid], h[valid]
