@@ -112,6 +112,33 @@ CI_METHOD = "t"
 EVAL_RUNS = 3
 
 # --------------------------------------------------------------------------------------------
+# ---- store ----
+# --------------------------------------------------------------------------------------------
+
+# Where the local store lives when neither open(path=) nor the WAI_STORE environment variable
+# names a file: one DuckDB file in the working folder (DESIGN.md, Storage; the llm tool keeps its
+# logs.db in one user folder the same way). Convention, untested.
+STORE_PATH = ".wai/store.duckdb"
+
+# The environment variable that overrides STORE_PATH (DESIGN.md, Storage).
+STORE_ENV = "WAI_STORE"
+
+# Seconds a store call waits for another process's write lock before raising StoreBusyError.
+# Store writes hold the lock only for their metadata transaction (milliseconds; the Parquet file
+# is written before the lock is taken), so 10 s covers bursts of parallel writers.
+# Convention, untested.
+STORE_BUSY_TIMEOUT_S = 10.0
+
+# Share of tasks split off into the holdout: 20% (whileai 0.131 ENV_HOLDOUT_FRACTION = 0.2, which
+# cites Yu et al. 2025, DAPO, arXiv:2503.14476; convention).
+HOLDOUT_SHARE = 0.2
+
+# Hex characters of sha256(salt + task_key) read as the task's split bucket in [0, 1): 8 hex =
+# 32 bits, far finer than any share a person asks for (whileai 0.131 HOLDOUT_BUCKET_HEX_CHARS = 8;
+# convention, untested).
+HOLDOUT_BUCKET_HEX_CHARS = 8
+
+# --------------------------------------------------------------------------------------------
 # ---- guard ----
 # --------------------------------------------------------------------------------------------
 

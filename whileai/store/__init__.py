@@ -1,0 +1,40 @@
+"""The local store: datasets with lineage and content hashes, runs with scores, eval sets.
+
+One DuckDB file (``.wai/store.duckdb`` in the working folder, ``WAI_STORE`` overrides), created
+and migrated on first use; each dataset's rows are a Parquet file beside it. DuckDB is imported
+only when a store call runs, never by ``import whileai``.
+
+    >>> import whileai as wai
+    >>> store = wai.store.open()                       # doctest: +SKIP
+    >>> store.save_dataset("train.jsonl", "refunds")   # doctest: +SKIP
+"""
+
+from whileai.store._hash import content_hash, tasks_hash
+from whileai.store._reports import (
+    DatasetDiff,
+    DatasetInfo,
+    EvalSetInfo,
+    Listing,
+    RunDiff,
+    RunInfo,
+    SplitInfo,
+)
+from whileai.store._split import Split, split
+from whileai.store._store import Purpose, Store, open
+
+__all__ = [
+    "DatasetDiff",
+    "DatasetInfo",
+    "EvalSetInfo",
+    "Listing",
+    "Purpose",
+    "RunDiff",
+    "RunInfo",
+    "Split",
+    "SplitInfo",
+    "Store",
+    "content_hash",
+    "open",
+    "split",
+    "tasks_hash",
+]

@@ -1,0 +1,136 @@
+"""Ordered store migrations, each recorded by name in ``_wai_migrations`` once applied.
+
+A fresh store and an old one are handled the same way: on every open, each migration whose name
+is not yet recorded runs, in order, inside one transaction with the insert of its name (the
+pattern of simonw/llm ``migrations.py``). Add a migration by appending a function named
+``mNNN_what_it_does``; never edit or reorder one that has shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+__all__ = ["MIGRATIONS", "migrate", "migration"]
+
+Migration = Callable[[Any], None]
+
+#: Every migration, in the order it runs.
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register ``fn`` as the next migration; its name must be new and start with ``mNNN_``."""
+    name = fn.__name__
+    if any(m.__name__ == name for m in MIGRATIONS):
+        raise ValueError(f"migration {name!r} is already registered")
+    if not (name[:1] == "m" and name[1:4].isdigit() and name[4:5] == "_"):
+        raise ValueError(f"migration names look like m001_what, got {name!r}")
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(con: Any) -> None:
+    """Datasets (with lineage and content hash), runs, and eval sets pinned by task ids."""
+    con.execute(
+        """
+        CREATE TABLE datasets (
+            id VARCHAR PRIMARY KEY,            -- name@version
+            name VARCHAR NOT NULL,
+            version INTEGER NOT NULL,
+            purpose VARCHAR NOT NULL CHECK (purpose IN ('train', 'holdout', 'eval')),
+            content_hash VARCHAR NOT NULL,     -- rows-v1-sha256:<hex>
+            n_rows BIGINT NOT NULL,
+            n_tasks BIGINT NOT NULL,
+            k INTEGER NOT NULL,                -- most rollouts any task has
+            n_graded BIGINT NOT NULL,          -- rows with a reward
+            parent_id VARCHAR,                 -- the dataset this one was made from
+            created_at TIMESTAMP NOT NULL,     -- UTC
+            file VARCHAR NOT NULL,             -- Parquet file, relative to the store folder
+            columns VARCHAR NOT NULL,          -- JSON list of column names
+            meta VARCHAR NOT NULL,             -- JSON object
+            UNIQUE (name, version)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE eval_sets (
+            id VARCHAR PRIMARY KEY,            -- name@version
+            name VARCHAR NOT NULL,
+            version INTEGER NOT NULL,
+            content_hash VARCHAR NOT NULL,     -- tasks-v1-sha256:<hex>
+            n_tasks BIGINT NOT NULL,
+            dataset_id VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            UNIQUE (name, version)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE eval_set_tasks (
+            eval_set_id VARCHAR NOT NULL,
+            task_key VARCHAR NOT NULL,
+            PRIMARY KEY (eval_set_id, task_key)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE runs (
+            id VARCHAR PRIMARY KEY,
+            name VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            policy VARCHAR,
+            judge VARCHAR,
+            harness VARCHAR,                   -- fingerprint of instructions, tools and model
+            seed BIGINT,
+            dataset_id VARCHAR,
+            eval_set_id VARCHAR,
+            n_rows BIGINT NOT NULL,
+            n_tasks BIGINT NOT NULL,
+            k INTEGER NOT NULL,
+            n_graded BIGINT NOT NULL,
+            pass_at_1 DOUBLE,
+            pass_at_1_low DOUBLE,
+            pass_at_1_high DOUBLE,
+            metrics VARCHAR NOT NULL,          -- JSON: every number of the pass_at report
+            markers VARCHAR NOT NULL,          -- JSON: {name: {mean, ci95}}
+            baseline_id VARCHAR,               -- the run a delta_report compared against
+            verdict VARCHAR,                   -- its headline_verdict
+            delta VARCHAR,                     -- JSON: the delta report
+            meta VARCHAR NOT NULL,             -- JSON object
+            warnings VARCHAR NOT NULL          -- JSON list
+        )
+        """
+    )
+
+
+def utcnow() -> datetime:
+    """Now, in UTC, without a zone (the store's TIMESTAMP columns hold UTC)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def migrate(con: Any) -> list[str]:
+    """Apply every migration not yet recorded, in order; return the names applied now."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _wai_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
+    )
+    done = {row[0] for row in con.execute("SELECT name FROM _wai_migrations").fetchall()}
+    applied: list[str] = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            fn(con)
+            con.execute("INSERT INTO _wai_migrations VALUES (?, ?)", [fn.__name__, utcnow()])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(fn.__name__)
+    return applied

@@ -1,0 +1,615 @@
+"""The local store: datasets with lineage and content hashes, runs with scores, eval sets.
+
+One DuckDB file (``.wai/store.duckdb`` in the working folder; ``WAI_STORE`` overrides) holds the
+records; each dataset's rows are a Parquet file beside it (``<store>.datasets/<hash>.parquet``,
+content addressed), read back lazily with Polars or directly from SQL with DuckDB.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import polars as pl
+
+from whileai import table
+from whileai.defaults import HOLDOUT_EFFECT, HOLDOUT_SHARE, STORE_BUSY_TIMEOUT_S
+from whileai.errors import ArgumentError, StoreError
+from whileai.store._db import connect, resolve_path, transaction
+from whileai.store._hash import content_hash, short, tasks_hash
+from whileai.store._migrations import utcnow
+from whileai.store._reports import (
+    DatasetDiff,
+    DatasetInfo,
+    EvalSetInfo,
+    Listing,
+    RunInfo,
+    SplitInfo,
+)
+from whileai.store._split import split
+
+__all__ = ["Purpose", "Store", "open"]
+
+Purpose = Literal["train", "holdout", "eval"]
+_PURPOSES: tuple[str, ...] = get_args(Purpose)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_REF = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]{0,99})(?:@(?P<version>\d+|latest))?$")
+
+_DATASET_COLS = ("id, name, version, purpose, content_hash, n_rows, n_tasks, k, n_graded, parent_id, "
+                 "created_at, file, columns, meta")
+_RUN_COLS = ("id, name, created_at, policy, judge, harness, seed, dataset_id, eval_set_id, n_rows, n_tasks, k, "
+             "n_graded, pass_at_1, pass_at_1_low, pass_at_1_high, metrics, markers, baseline_id, verdict, delta, "
+             "meta, warnings")
+
+
+def open(path: str | os.PathLike[str] | None = None, *, timeout: float = STORE_BUSY_TIMEOUT_S) -> Store:  # noqa: A001
+    """Open the local store (created and migrated on its first write).
+
+    Args:
+        path: The store file. Default: ``$WAI_STORE``, else ``.wai/store.duckdb`` in the working
+            folder (``STORE_PATH``).
+        timeout: Seconds a call waits for another process's write to finish before raising
+            :class:`~whileai.errors.StoreBusyError` (``STORE_BUSY_TIMEOUT_S``).
+
+    Returns:
+        A :class:`Store`. Opening touches no file; each call opens the database for its own
+        length and closes it, so several processes can share one store.
+
+    Examples:
+        >>> import tempfile, os
+        >>> store = open(os.path.join(tempfile.mkdtemp(), "store.duckdb"))
+        >>> info = store.save_dataset([{"scenario_id": "t1", "reward": 1.0}], "demo")
+        >>> info.id, info.n_rows, len(store.datasets())
+        ('demo@1', 1, 1)
+    """
+    return Store(path, timeout=timeout)
+
+
+def _iso(value: datetime) -> str:
+    return value.replace(microsecond=(value.microsecond // 1000) * 1000).isoformat(timespec="milliseconds") + "Z"
+
+
+def _check_name(name: Any, what: str = "dataset name") -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ArgumentError(
+            f"{what} must be 1-100 letters, digits, '.', '_' or '-' (starting with a letter or digit), got {name!r}. "
+            "Pick a name like 'refunds-train'."
+        )
+    return name
+
+
+def _check_purpose(purpose: Any) -> str:
+    if purpose not in _PURPOSES:
+        raise ArgumentError(f"purpose must be one of {', '.join(_PURPOSES)}, got {purpose!r}. Pass purpose='train' for example.")
+    return str(purpose)
+
+
+def _check_meta(meta: Any) -> dict[str, Any]:
+    if meta is None:
+        return {}
+    if not isinstance(meta, Mapping):
+        raise ArgumentError(f"meta must be a dict, got {type(meta).__name__}. Pass meta={{'note': '...'}}.")
+    try:
+        return json.loads(json.dumps(dict(meta), default=str))
+    except (TypeError, ValueError) as exc:
+        raise ArgumentError(f"meta must be JSON-serialisable, got {meta!r} ({exc}). Pass plain values.") from exc
+
+
+def _parse_ref(ref: Any, what: str) -> tuple[str, int | None]:
+    if isinstance(ref, DatasetInfo | EvalSetInfo):
+        return ref.name, ref.version
+    match = _REF.match(ref) if isinstance(ref, str) else None
+    if match is None:
+        raise ArgumentError(f"{what} must be 'name' or 'name@version', got {ref!r}. List them with `wai datasets list`.")
+    version = match.group("version")
+    return match.group("name"), None if version in (None, "latest") else int(version)
+
+
+def _table_stats(df: pl.DataFrame) -> dict[str, int]:
+    counts = df.group_by("task_key").len()
+    return {
+        "n_rows": df.height,
+        "n_tasks": counts.height,
+        "k": int(counts["len"].max() or 0) if counts.height else 0,  # type: ignore[arg-type]
+        "n_graded": int(df["reward"].count()) if "reward" in df.columns else 0,
+    }
+
+
+class Store:
+    """The local store; see :func:`open`.
+
+    Attributes:
+        path: The DuckDB file.
+        data_dir: The folder of Parquet files beside it.
+        timeout: Seconds to wait for another process's lock.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = STORE_BUSY_TIMEOUT_S) -> None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
+            raise ArgumentError(f"timeout must be a number of seconds >= 0, got {timeout!r}. Pass timeout=10.")
+        self.path: Path = resolve_path(path)
+        self.data_dir: Path = self.path.parent / f"{self.path.stem}.datasets"
+        self.timeout = float(timeout)
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        return connect(self.path, timeout=self.timeout)
+
+    @property
+    def exists(self) -> bool:
+        """Whether the store file has been created yet."""
+        return self.path.exists()
+
+    def _file(self, relative: str) -> Path:
+        return self.path.parent / relative
+
+    # --- datasets ----------------------------------------------------------------------------
+
+    def save_dataset(
+        self,
+        rows: table.IntoRows,
+        /,
+        name: str,
+        *,
+        purpose: Purpose = "train",
+        parent: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> DatasetInfo:
+        """Save rows as a new version of dataset ``name``: Parquet beside the store, a record inside.
+
+        The rows are hashed over a canonical form (``rows-v1-sha256``, independent of row and column
+        order) and written once per content (the file name is the hash), atomically, before the
+        record is inserted in one transaction; a crash at any point leaves the store as it was.
+        Saving content equal to the latest version of ``name`` writes nothing and returns that
+        version with ``reused=True``. A ``holdout`` dataset too small to show a 5-point gain at 80%
+        power (``whileai.measure.holdout_size``) carries a warning (seeds, "Train, holdout, eval");
+        an ``eval`` dataset also pins its tasks as eval set ``name``.
+
+        Args:
+            rows: Any rows ``table.frame`` accepts.
+            name: The dataset's name (letters, digits, ``.``, ``_``, ``-``).
+            purpose: ``train``, ``holdout`` or ``eval``.
+            parent: The dataset this one was made from (``name`` or ``name@version``). Default:
+                the previous version of ``name``, so iterations show as one family.
+            meta: Anything JSON-serialisable to keep with the record.
+
+        Returns:
+            The saved version's :class:`DatasetInfo` (``id`` is ``name@version``).
+
+        Raises:
+            ArgumentError: A bad name, purpose, parent or meta (checked before any row is read).
+            EmptyInputError: No rows.
+            StoreBusyError: Another process held the store past the timeout.
+        """
+        name = _check_name(name)
+        purpose = _check_purpose(purpose)  # type: ignore[assignment]
+        meta_dict = _check_meta(meta)
+        parent_ref = None if parent is None else _parse_ref(parent, "parent")
+        df = table.frame(rows)
+        return self._save_frame(df, name, purpose, parent_ref, meta_dict)
+
+    def _save_frame(self, df: pl.DataFrame, name: str, purpose: str, parent_ref: tuple[str, int | None] | None,
+                    meta: dict[str, Any]) -> DatasetInfo:
+        if parent_ref is not None and self.exists:
+            with self._connect() as con:  # fail on an unknown parent before writing anything
+                self._dataset_row(con, *parent_ref, what="parent")
+        elif parent_ref is not None:
+            self._raise_unknown("parent", parent_ref, [])
+        digest = content_hash(df)
+        stats = _table_stats(df)
+        relative = f"{self.data_dir.name}/{digest.split(':', 1)[1][:32]}.parquet"
+        target = self._file(relative)
+        if not target.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            table.write_parquet(df, target)  # atomic: temp file, then rename
+        warnings = self._holdout_warnings(df, stats) if purpose == "holdout" else []
+        columns = [c for c in df.columns if c != "task_key"]
+        with self._connect() as con, transaction(con):
+            latest = con.execute(
+                f"SELECT {_DATASET_COLS} FROM datasets WHERE name = ? ORDER BY version DESC LIMIT 1", [name]
+            ).fetchone()
+            if latest is not None and latest[4] == digest and latest[3] == purpose:
+                info = self._dataset_info(latest)
+                info.reused = True
+                info.warnings.extend(warnings)
+                return info
+            if parent_ref is not None:
+                parent_id = self._dataset_row(con, *parent_ref, what="parent")[0]
+            else:
+                parent_id = None if latest is None else latest[0]
+            version = 1 if latest is None else int(latest[2]) + 1
+            dataset_id = f"{name}@{version}"
+            now = utcnow()
+            con.execute(
+                f"INSERT INTO datasets ({_DATASET_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [dataset_id, name, version, purpose, digest, stats["n_rows"], stats["n_tasks"], stats["k"],
+                 stats["n_graded"], parent_id, now, relative, json.dumps(columns), json.dumps(meta)],
+            )
+            if purpose == "eval":
+                self._pin(con, name, df["task_key"].unique().sort().to_list(), dataset_id, now)
+            row = con.execute(f"SELECT {_DATASET_COLS} FROM datasets WHERE id = ?", [dataset_id]).fetchone()
+        info = self._dataset_info(row)
+        info.warnings.extend(warnings)
+        return info
+
+    def _holdout_warnings(self, df: pl.DataFrame, stats: Mapping[str, int]) -> list[str]:
+        """Say when a holdout is too small to prove a 5-point gain at 80% power (measure.holdout_size)."""
+        from whileai import measure
+
+        sizing = getattr(measure, "holdout_size", None)
+        if sizing is None:  # the measure step has not shipped holdout_size yet
+            return []
+        report = sizing(HOLDOUT_EFFECT, k=max(stats["k"], 1))
+        needed = report["n_tasks"]
+        if needed is None or stats["n_tasks"] >= needed:
+            return []
+        return [
+            f"holdout has {stats['n_tasks']:,} tasks; proving a {HOLDOUT_EFFECT * 100:g}-point gain at 80% power "
+            f"needs about {needed:,} at k={max(stats['k'], 1)} (holdout_size). Add tasks to the holdout, "
+            "or read a smaller set's verdicts as coarse."
+        ]
+
+    def save_split(
+        self,
+        rows: table.IntoRows,
+        /,
+        name: str,
+        *,
+        holdout: float = HOLDOUT_SHARE,
+        salt: str = "",
+        parent: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> SplitInfo:
+        """Split rows by a stable hash of each task and save both sides.
+
+        The train side is saved as ``name`` (purpose ``train``), the holdout side as
+        ``name-holdout`` (purpose ``holdout``); see :func:`whileai.store.split` for how tasks are
+        assigned (a task is wholly on one side, and on the same side every run).
+
+        Args:
+            rows: Any rows ``table.frame`` accepts.
+            name: The train dataset's name; the holdout is ``<name>-holdout``.
+            holdout: Share of tasks for the holdout (``HOLDOUT_SHARE``).
+            salt: Changes which tasks are drawn.
+            parent: The dataset both sides were made from (default: previous versions of each).
+            meta: Kept with both records.
+
+        Returns:
+            :class:`SplitInfo` with both datasets; the holdout-size warning, when it applies.
+        """
+        name = _check_name(name)
+        _check_name(f"{name}-holdout")
+        meta_dict = _check_meta(meta)
+        parent_ref = None if parent is None else _parse_ref(parent, "parent")
+        sides = split(rows, holdout=holdout, salt=salt)
+        if sides.train.height == 0 or sides.holdout.height == 0:
+            empty = "train" if sides.train.height == 0 else "holdout"
+            raise ArgumentError(
+                f"the {empty} side of the split holds no task ({sides.train.height + sides.holdout.height} rows, "
+                f"holdout={holdout!r}). Pass more tasks or another holdout share."
+            )
+        train = self._save_frame(sides.train, name, "train", parent_ref, meta_dict)
+        held = self._save_frame(sides.holdout, f"{name}-holdout", "holdout", parent_ref, meta_dict)
+        return SplitInfo(train=train, holdout=held, share=float(holdout), warnings=list(held.warnings))
+
+    def load_dataset(self, ref: str, /, *, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """A saved dataset's rows back as a rollout table (read lazily from its Parquet file).
+
+        Args:
+            ref: ``name`` (latest version) or ``name@version``.
+            columns: Read only these columns (plus what ``task_key`` needs).
+
+        Returns:
+            The rollout table, as ``table.frame`` gives it.
+        """
+        return table.frame(self._existing_file(self.dataset(ref)), columns=columns)
+
+    def scan_dataset(self, ref: str, /) -> pl.LazyFrame:
+        """A lazy scan of a saved dataset's Parquet file (no row is read until collected)."""
+        return pl.scan_parquet(self._existing_file(self.dataset(ref)))
+
+    def _existing_file(self, info: DatasetInfo) -> Path:
+        path = Path(info.path)
+        if not path.exists():
+            raise StoreError(
+                f"dataset {info.id}'s rows file {info.path!r} is missing. Restore the store folder, "
+                f"or save the dataset again.",
+                path=info.path,
+            )
+        return path
+
+    def dataset(self, ref: str, /) -> DatasetInfo:
+        """The record of one dataset version (``name`` for the latest, or ``name@version``)."""
+        name, version = _parse_ref(ref, "dataset")
+        if not self.exists:
+            self._raise_unknown("dataset", (name, version), [])
+        with self._connect() as con:
+            return self._dataset_info(self._dataset_row(con, name, version, what="dataset"))
+
+    def datasets(self, *, name: str | None = None, purpose: Purpose | None = None) -> Listing[DatasetInfo]:
+        """Every saved dataset version, newest first (optionally one name's family, or one purpose)."""
+        if purpose is not None:
+            _check_purpose(purpose)
+        where, params = [], []
+        if name is not None:
+            where.append("name = ?")
+            params.append(_check_name(name))
+        if purpose is not None:
+            where.append("purpose = ?")
+            params.append(purpose)
+        items: list[DatasetInfo] = []
+        if self.exists:
+            clause = f"WHERE {' AND '.join(where)}" if where else ""
+            with self._connect() as con:
+                rows = con.execute(f"SELECT {_DATASET_COLS} FROM datasets {clause} ORDER BY created_at DESC, "
+                                   "name, version DESC", params).fetchall()
+            items = [self._dataset_info(r) for r in rows]
+        return Listing(
+            items,
+            title=f"datasets in {self.path}",
+            columns=[("id", lambda d: d.id), ("purpose", lambda d: d.purpose), ("rows", lambda d: f"{d.n_rows:,}"),
+                     ("tasks", lambda d: f"{d.n_tasks:,}"), ("k", lambda d: d.k),
+                     ("graded", lambda d: _pct_text(d.n_graded, d.n_rows)), ("hash", lambda d: short(d.content_hash)),
+                     ("parent", lambda d: d.parent), ("saved", lambda d: d.created_at[:19])],
+            empty=f"no datasets in {self.path} yet. Save one with `wai datasets save FILE NAME` or store.save_dataset(rows, name).",
+        )
+
+    def diff_datasets(self, a: str, b: str, /) -> DatasetDiff:
+        """Compare two dataset versions: same content or not, rows, tasks on each side, columns, lineage."""
+        info_a, info_b = self.dataset(a), self.dataset(b)
+        keys_a = pl.scan_parquet(self._existing_file(info_a))
+        keys_b = pl.scan_parquet(self._existing_file(info_b))
+        ta = table.frame(keys_a, columns=["task_key"])["task_key"].unique()
+        tb = table.frame(keys_b, columns=["task_key"])["task_key"].unique()
+        shared = int(ta.is_in(tb.implode()).sum())
+        return DatasetDiff(
+            a=info_a.id, b=info_b.id, same_content=info_a.content_hash == info_b.content_hash,
+            n_rows=(info_a.n_rows, info_b.n_rows), n_tasks=(info_a.n_tasks, info_b.n_tasks), shared_tasks=shared,
+            only_a=ta.len() - shared, only_b=tb.len() - shared,
+            columns_added=[c for c in info_b.columns if c not in info_a.columns],
+            columns_removed=[c for c in info_a.columns if c not in info_b.columns],
+            related=self._relation(info_a.id, info_b.id),
+        )
+
+    def _relation(self, a: str, b: str) -> str | None:
+        with self._connect() as con:
+            parents = dict(con.execute("SELECT id, parent_id FROM datasets").fetchall())
+        for child, ancestor, word in ((b, a, "descends from"), (a, b, "descends from")):
+            node, hops = parents.get(child), 1
+            while node is not None and hops <= len(parents):
+                if node == ancestor:
+                    return f"{child} {word} {ancestor} ({hops} step{'s' if hops > 1 else ''})"
+                node, hops = parents.get(node), hops + 1
+        return None
+
+    def _dataset_row(self, con: Any, name: str, version: int | None, *, what: str) -> tuple[Any, ...]:
+        if version is None:
+            row = con.execute(f"SELECT {_DATASET_COLS} FROM datasets WHERE name = ? ORDER BY version DESC LIMIT 1",
+                              [name]).fetchone()
+        else:
+            row = con.execute(f"SELECT {_DATASET_COLS} FROM datasets WHERE name = ? AND version = ?",
+                              [name, version]).fetchone()
+        if row is None:
+            names = [r[0] for r in con.execute("SELECT DISTINCT name FROM datasets ORDER BY name").fetchall()]
+            self._raise_unknown(what, (name, version), names)
+        return row  # type: ignore[no-any-return]
+
+    def _raise_unknown(self, what: str, ref: tuple[str, int | None], names: list[str]) -> None:
+        label = ref[0] if ref[1] is None else f"{ref[0]}@{ref[1]}"
+        known = ", ".join(names[:10]) if names else "none yet"
+        raise ArgumentError(
+            f"{what} must name a dataset in the store, got {label!r} (datasets: {known}). "
+            "List them with `wai datasets list`.",
+        )
+
+    def _dataset_info(self, row: Sequence[Any]) -> DatasetInfo:
+        (id_, name, version, purpose, digest, n_rows, n_tasks, k, n_graded, parent_id, created_at, file, columns,
+         meta) = row
+        return DatasetInfo(
+            id=id_, name=name, version=int(version), purpose=purpose, content_hash=digest, n_rows=int(n_rows),
+            n_tasks=int(n_tasks), k=int(k), n_graded=int(n_graded), parent=parent_id, created_at=_iso(created_at),
+            path=str(self._file(file)), columns=json.loads(columns), meta=json.loads(meta),
+        )
+
+    # --- eval sets -----------------------------------------------------------------------------
+
+    def pin_eval_set(self, rows: table.IntoRows | Iterable[str], /, name: str, *, dataset: str | None = None) -> EvalSetInfo:
+        """Pin an eval set by task ids, so later runs can be checked against exactly these tasks.
+
+        Args:
+            rows: Rows (their ``task_key`` values are pinned) or an iterable of task ids.
+            name: The eval set's name; pinning a different task set under it adds a version.
+            dataset: The saved dataset the tasks came from, to keep with the record.
+
+        Returns:
+            The :class:`EvalSetInfo`, with ``task_keys``.
+        """
+        name = _check_name(name, "eval set name")
+        keys = _task_keys(rows)
+        if not keys:
+            raise ArgumentError("an eval set must pin at least one task, got none. Pass rows or task ids.")
+        with self._connect() as con, transaction(con):
+            dataset_id = None if dataset is None else self._dataset_row(con, *_parse_ref(dataset, "dataset"),
+                                                                        what="dataset")[0]
+            info = self._pin(con, name, keys, dataset_id, utcnow())
+        info.task_keys = keys
+        return info
+
+    def _pin(self, con: Any, name: str, keys: list[str], dataset_id: str | None, now: datetime) -> EvalSetInfo:
+        digest = tasks_hash(keys)
+        latest = con.execute("SELECT id, version, content_hash FROM eval_sets WHERE name = ? ORDER BY version DESC "
+                             "LIMIT 1", [name]).fetchone()
+        if latest is not None and latest[2] == digest:
+            info = self._eval_set_info(con.execute(f"SELECT {_EVAL_COLS} FROM eval_sets WHERE id = ?",
+                                                   [latest[0]]).fetchone())
+            info.reused = True
+            return info
+        version = 1 if latest is None else int(latest[1]) + 1
+        eval_id = f"{name}@{version}"
+        con.execute(f"INSERT INTO eval_sets ({_EVAL_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [eval_id, name, version, digest, len(keys), dataset_id, now])
+        con.execute("INSERT INTO eval_set_tasks SELECT ?, unnest(?::VARCHAR[])", [eval_id, keys])
+        return self._eval_set_info(con.execute(f"SELECT {_EVAL_COLS} FROM eval_sets WHERE id = ?", [eval_id]).fetchone())
+
+    def eval_set(self, ref: str, /) -> EvalSetInfo:
+        """One pinned eval set with its task ids (``name`` for the latest version, or ``name@version``)."""
+        name, version = _parse_ref(ref, "eval set")
+        if not self.exists:
+            raise ArgumentError(f"eval set must name a pinned eval set, got {ref!r} (none pinned yet). "
+                                "Pin one with store.pin_eval_set(rows, name).")
+        with self._connect() as con:
+            if version is None:
+                row = con.execute(f"SELECT {_EVAL_COLS} FROM eval_sets WHERE name = ? ORDER BY version DESC LIMIT 1",
+                                  [name]).fetchone()
+            else:
+                row = con.execute(f"SELECT {_EVAL_COLS} FROM eval_sets WHERE name = ? AND version = ?",
+                                  [name, version]).fetchone()
+            if row is None:
+                names = [r[0] for r in con.execute("SELECT DISTINCT name FROM eval_sets ORDER BY name").fetchall()]
+                raise ArgumentError(f"eval set must name a pinned eval set, got {ref!r} (eval sets: "
+                                    f"{', '.join(names) or 'none yet'}). Pin one with store.pin_eval_set(rows, name).")
+            info = self._eval_set_info(row)
+            info.task_keys = [r[0] for r in con.execute(
+                "SELECT task_key FROM eval_set_tasks WHERE eval_set_id = ? ORDER BY task_key", [info.id]).fetchall()]
+        return info
+
+    def eval_sets(self) -> Listing[EvalSetInfo]:
+        """Every pinned eval set version, newest first."""
+        items: list[EvalSetInfo] = []
+        if self.exists:
+            with self._connect() as con:
+                rows = con.execute(f"SELECT {_EVAL_COLS} FROM eval_sets ORDER BY created_at DESC, name").fetchall()
+            items = [self._eval_set_info(r) for r in rows]
+        return Listing(items, title=f"eval sets in {self.path}",
+                       columns=[("id", lambda e: e.id), ("tasks", lambda e: f"{e.n_tasks:,}"),
+                                ("hash", lambda e: short(e.content_hash)), ("dataset", lambda e: e.dataset),
+                                ("pinned", lambda e: e.created_at[:19])],
+                       empty=f"no eval sets in {self.path} yet.")
+
+    def _eval_set_info(self, row: Sequence[Any]) -> EvalSetInfo:
+        id_, name, version, digest, n_tasks, dataset_id, created_at = row
+        return EvalSetInfo(id=id_, name=name, version=int(version), content_hash=digest, n_tasks=int(n_tasks),
+                           dataset=dataset_id, created_at=_iso(created_at))
+
+    # --- runs --------------------------------------------------------------------------------
+
+    def run(self, ref: str, /) -> RunInfo:
+        """One recorded run, by id (a unique prefix is enough) or by name (the newest with it)."""
+        if not isinstance(ref, str) or not ref:
+            raise ArgumentError(f"run must be a run id or name, got {ref!r}. List them with `wai runs list`.")
+        if self.exists:
+            with self._connect() as con:
+                rows = con.execute(f"SELECT {_RUN_COLS} FROM runs WHERE id = ? OR starts_with(id, ?) OR name = ? "
+                                   "ORDER BY (id = ?) DESC, created_at DESC", [ref, ref, ref, ref]).fetchall()
+            if rows:
+                exact = [r for r in rows if r[0] == ref or r[1] == ref]
+                if len(exact) == 0 and len({r[0] for r in rows}) > 1:
+                    raise ArgumentError(f"run must name one run, got {ref!r}, which starts {len(rows)} run ids. "
+                                        "Give more of the id.")
+                return self._run_info((exact or rows)[0])
+        raise ArgumentError(f"run must name a recorded run, got {ref!r}. List them with `wai runs list`.")
+
+    def runs(self, *, limit: int | None = None) -> Listing[RunInfo]:
+        """Recorded runs, newest first."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ArgumentError(f"limit must be a positive int, got {limit!r}. Pass limit=20 for example.")
+        items: list[RunInfo] = []
+        if self.exists:
+            with self._connect() as con:
+                rows = con.execute(f"SELECT {_RUN_COLS} FROM runs ORDER BY created_at DESC, id"
+                                   + ("" if limit is None else f" LIMIT {int(limit)}")).fetchall()
+            items = [self._run_info(r) for r in rows]
+        return Listing(items, title=f"runs in {self.path}",
+                       columns=[("id", lambda r: r.id), ("name", lambda r: r.name),
+                                ("pass@1", lambda r: _pass_text(r)), ("tasks", lambda r: f"{r.n_tasks:,}"),
+                                ("k", lambda r: r.k), ("policy", lambda r: r.policy), ("judge", lambda r: r.judge),
+                                ("dataset", lambda r: r.dataset), ("verdict", lambda r: r.verdict),
+                                ("recorded", lambda r: r.created_at[:19])],
+                       empty=f"no runs in {self.path} yet. Record one with store.record_run(rows) or `wai quickstart`.")
+
+    def _run_info(self, row: Sequence[Any]) -> RunInfo:
+        (id_, name, created_at, policy, judge, harness, seed, dataset_id, eval_set_id, n_rows, n_tasks, k, n_graded,
+         p1, lo, hi, metrics, markers, baseline_id, verdict, delta, meta, warnings) = row
+        return RunInfo(
+            id=id_, name=name, created_at=_iso(created_at), policy=policy, judge=judge, harness=harness, seed=seed,
+            dataset=dataset_id, eval_set=eval_set_id, n_rows=int(n_rows), n_tasks=int(n_tasks), k=int(k),
+            n_graded=int(n_graded), pass_at_1=p1, ci95=None if lo is None and hi is None else (lo, hi),
+            metrics=json.loads(metrics), markers=json.loads(markers), baseline=baseline_id, verdict=verdict,
+            delta=None if delta is None else json.loads(delta), meta=json.loads(meta), warnings=json.loads(warnings),
+        )
+
+    # --- SQL ---------------------------------------------------------------------------------
+
+    def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
+        """Run SQL against the store and return a Polars DataFrame.
+
+        Tables: ``datasets``, ``runs``, ``eval_sets``, ``eval_set_tasks``. A dataset's rows are the
+        table macro ``dataset_rows('name')`` (or ``'name@version'``), which DuckDB reads straight
+        from the Parquet file, e.g.
+        ``SELECT task_key, avg(reward) FROM dataset_rows('train') GROUP BY 1`` (``task_key`` is not
+        stored; group by ``scenario_id``).
+
+        Raises:
+            StoreError: The query failed (DuckDB's message is quoted).
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ArgumentError(f"query must be SQL text, got {query!r}. Try 'SELECT * FROM datasets'.")
+        import duckdb
+
+        with self._connect() as con:
+            files = con.execute(
+                "SELECT id, name, version, file, max(version) OVER (PARTITION BY name) AS latest FROM datasets"
+            ).fetchall()
+            cases: list[str] = []
+            for id_, name, version, file, latest in files:
+                path = str(self._file(file)).replace("'", "''")
+                refs = [id_] + ([name, f"{name}@latest"] if version == latest else [])
+                cases.extend(f"WHEN '{r}' THEN '{path}'" for r in refs)
+            if cases:
+                con.execute("CREATE OR REPLACE TEMP MACRO dataset_rows(ref) AS TABLE "
+                            f"SELECT * FROM read_parquet(CASE ref {' '.join(cases)} END)")
+            try:
+                relation = con.sql(query, params=list(params) if params else None)
+                return pl.DataFrame() if relation is None else relation.pl()
+            except duckdb.Error as exc:
+                raise StoreError(
+                    f"the query failed: {exc}. Tables: datasets, runs, eval_sets, eval_set_tasks; "
+                    "a dataset's rows: dataset_rows('name').",
+                ) from exc
+
+
+_EVAL_COLS = "id, name, version, content_hash, n_tasks, dataset_id, created_at"
+
+
+def _pct_text(part: int, whole: int) -> str:
+    return "n/a" if whole == 0 else f"{100.0 * part / whole:.0f}%"
+
+
+def _pass_text(run: RunInfo) -> str:
+    from whileai.report import fmt_num
+    from whileai.store._reports import ci_text
+
+    return f"{fmt_num(run.pass_at_1)} {ci_text(run.ci95)}"
+
+
+def _task_keys(rows: Any) -> list[str]:
+    if isinstance(rows, (list, tuple, set, frozenset)) and rows and all(isinstance(r, str) for r in rows):
+        return sorted(set(rows))
+    if isinstance(rows, pl.Series):
+        return sorted(set(rows.drop_nulls().cast(pl.String).to_list()))
+    df = table.frame(rows, columns=["task_key"])
+    return df["task_key"].unique().sort().to_list()
+
+
+def _new_run_id() -> str:
+    return "r-" + uuid.uuid4().hex[:12]
