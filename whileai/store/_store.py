@@ -29,6 +29,7 @@ from whileai.store._reports import (
     DatasetInfo,
     EvalSetInfo,
     Listing,
+    RunDiff,
     RunInfo,
     SplitInfo,
 )
@@ -537,6 +538,45 @@ class Store:
                                 ("recorded", lambda r: r.created_at[:19])],
                        empty=f"no runs in {self.path} yet. Record one with store.record_run(rows) or `wai quickstart`.")
 
+    def diff_runs(self, a: str, b: str, /) -> RunDiff:
+        """Two recorded runs side by side: setup changes, and pass@1 and each marker, a to b.
+
+        The numbers are the recorded ones, each with its own interval; the difference of two
+        independent intervals is not a paired test. When both runs have their rows saved as
+        datasets, ``verdict`` and ``delta`` come from ``whileai.measure.delta_report`` over those
+        rows (paired by task), which is the comparison to act on.
+        """
+        run_a, run_b = self.run(a), self.run(b)
+        setup = {key: (getattr(run_a, key), getattr(run_b, key))
+                 for key in ("policy", "judge", "harness", "seed", "dataset", "eval_set")
+                 if getattr(run_a, key) != getattr(run_b, key)}
+        metrics: dict[str, dict[str, Any]] = {"pass_at_1": _metric_pair(run_a.pass_at_1, run_a.ci95,
+                                                                          run_b.pass_at_1, run_b.ci95)}
+        for name in sorted(set(run_a.markers) | set(run_b.markers)):
+            ma, mb = run_a.markers.get(name) or {}, run_b.markers.get(name) or {}
+            metrics[f"marker:{name}"] = _metric_pair(ma.get("mean"), ma.get("ci95"), mb.get("mean"), mb.get("ci95"))
+        warnings = []
+        if run_a.eval_set and run_b.eval_set and run_a.eval_set != run_b.eval_set:
+            warnings.append(f"the runs were scored on different eval sets ({run_a.eval_set}, {run_b.eval_set}); "
+                            "their numbers are not comparable task for task.")
+        verdict, delta = None, None
+        if run_a.dataset and run_b.dataset:
+            verdict, delta = self._paired_delta(run_a.dataset, run_b.dataset)
+        else:
+            warnings.append("no paired verdict: a run without saved rows (record_run(dataset=...)) can only be read "
+                            "side by side. Compare the row files with `wai compare BEFORE AFTER`.")
+        return RunDiff(a=run_a.id, b=run_b.id, setup=setup, metrics=metrics, verdict=verdict, delta=delta,
+                       warnings=warnings)
+
+    def _paired_delta(self, a: str, b: str) -> tuple[str | None, dict[str, Any] | None]:
+        from whileai import measure
+
+        delta_report = getattr(measure, "delta_report", None)
+        if delta_report is None:  # the measure step has not shipped delta_report yet
+            return None, None
+        report = delta_report(self.load_dataset(a), self.load_dataset(b))
+        return report["headline_verdict"], report.to_dict()
+
     def _run_info(self, row: Sequence[Any]) -> RunInfo:
         (id_, name, created_at, policy, judge, harness, seed, dataset_id, eval_set_id, n_rows, n_tasks, k, n_graded,
          p1, lo, hi, metrics, markers, baseline_id, verdict, delta, meta, warnings) = row
@@ -600,6 +640,11 @@ def _pass_text(run: RunInfo) -> str:
     from whileai.store._reports import ci_text
 
     return f"{fmt_num(run.pass_at_1)} {ci_text(run.ci95)}"
+
+
+def _metric_pair(a: float | None, a_ci: Any, b: float | None, b_ci: Any) -> dict[str, Any]:
+    delta = None if a is None or b is None else b - a
+    return {"a": a, "a_ci95": a_ci, "b": b, "b_ci95": b_ci, "delta": delta}
 
 
 def _task_keys(rows: Any) -> list[str]:

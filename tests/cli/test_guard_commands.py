@@ -1,0 +1,39 @@
+"""``wai hack-scan`` and ``wai decontaminate``: each prints what its library call returns."""
+
+from __future__ import annotations
+
+import json
+
+from whileai import table
+from whileai.guard import decontaminate, hack_scan
+from whileai.testing import rollout_table
+
+
+def test_hack_scan_matches_the_library(wai, tmp_path):
+    df = rollout_table(40, 8, seed=3, shortcut="certainly")
+    path = tmp_path / "rows.parquet"
+    table.write(df, path)
+    res = wai("hack-scan", path, "--seed", "1")
+    assert res.code == 0
+    assert res.out.strip() == str(hack_scan(table.frame(path), seed=1)).strip()
+    as_json = json.loads(wai("hack-scan", path, "--json", "--seed", "1").out)
+    assert as_json == json.loads(hack_scan(table.frame(path), seed=1).to_json())
+
+
+def test_decontaminate_writes_the_clean_rows(wai, tmp_path):
+    train = [{"task_id": f"t{i}", "prompt": f"Question number {i} about orders and refunds today please."}
+             for i in range(6)]
+    evals = [{"task_id": "e1", "prompt": train[0]["prompt"]}]
+    src, ev, out = tmp_path / "train.jsonl", tmp_path / "eval.jsonl", tmp_path / "clean.jsonl"
+    table.write(table.frame(train), src)
+    table.write(table.frame(evals), ev)
+    res = wai("decontaminate", src, "--eval", ev, "-o", out)
+    assert res.code == 0
+    clean, report = decontaminate(table.frame(src), eval=[str(ev)])
+    assert res.out.strip() == str(report).strip()
+    assert table.frame(out)["task_id"].to_list() == clean["task_id"].to_list() == [f"t{i}" for i in range(1, 6)]
+
+
+def test_decontaminate_needs_an_eval(wai, tmp_path):
+    res = wai("decontaminate", tmp_path / "x.jsonl", "-o", tmp_path / "y.jsonl")
+    assert res.code == 2 and "Missing option '--eval'" in res.err

@@ -1,0 +1,29 @@
+"""``wai decontaminate``: drop training rows that copy an eval set (whileai.guard.decontaminate)."""
+
+from __future__ import annotations
+
+import click
+
+from whileai.cli._common import ROWS_HELP, emit, json_option, read_rows, rows_argument
+
+
+@click.command()
+@rows_argument()
+@click.option("--eval", "evals", multiple=True, required=True, metavar="EVAL",
+              help="An eval file (JSONL or Parquet) to check against; repeatable.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the clean rows (.jsonl, .jsonl.gz or .parquet), atomically.")
+@click.option("--field", "fields", multiple=True, metavar="FIELD",
+              help="A row field checked against the eval texts (default: prompt); repeatable.")
+@json_option
+def decontaminate(file: str, evals: tuple[str, ...], output: str, fields: tuple[str, ...], as_json: bool) -> None:
+    """Drop rows sharing a task, an exact text or most of an 8-gram span with EVAL; write the rest."""
+    from whileai import table
+    from whileai.guard import decontaminate as clean_rows
+
+    clean, report = clean_rows(read_rows(file), eval=list(evals), fields=list(fields) or ("prompt",))
+    table.write(clean, output)
+    emit(report, as_json)
+
+
+decontaminate.help = f"{decontaminate.help}\n\n{ROWS_HELP}"

@@ -1,0 +1,24 @@
+"""``wai hack-scan``: what the reward tracks within ask (whileai.guard.hack_scan)."""
+
+from __future__ import annotations
+
+import click
+
+from whileai.cli._common import ROWS_HELP, emit, json_option, read_rows, rows_argument
+from whileai.defaults import DEFAULT_SEED
+
+
+@click.command("hack-scan")
+@rows_argument()
+@click.option("--endorsed", multiple=True, metavar="FEATURE",
+              help="A feature the reward should track (substring of a feature name); repeatable.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the shuffle floor.")
+@json_option
+def hack_scan(file: str, endorsed: tuple[str, ...], seed: int, as_json: bool) -> None:
+    """Rank what the reward tracks within ask against a shuffle floor."""
+    from whileai.guard import hack_scan as scan
+
+    emit(scan(read_rows(file), endorsed=list(endorsed) or None, seed=seed), as_json)
+
+
+hack_scan.help = f"{hack_scan.help}\n\n{ROWS_HELP}"

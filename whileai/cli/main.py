@@ -1,0 +1,124 @@
+"""The ``wai`` entry point: a lazily loaded click group and the one error handler."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from whileai import __version__
+
+__all__ = ["cli", "main"]
+
+#: command name -> "module:attribute"; a module is imported only when its command runs (or help
+#: lists it). A command is listed here once the library call it wraps exists.
+COMMANDS: dict[str, str] = {
+    "datasets": "whileai.cli.datasets:datasets",
+    "decontaminate": "whileai.cli.decontaminate:decontaminate",
+    "hack-scan": "whileai.cli.hack_scan:hack_scan",
+    "runs": "whileai.cli.runs:runs",
+}
+
+#: Exit status for bad input or a refused call (any WaiError), as argparse and click use for usage errors.
+EXIT_BAD_INPUT = 2
+#: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
+EXIT_INTERRUPTED = 130
+#: Exit status for an unexpected internal error.
+EXIT_INTERNAL = 1
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use (click docs, "Lazily Loading Subcommands")."""
+
+    def __init__(self, *args: Any, lazy_subcommands: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_subcommands = dict(lazy_subcommands or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy_subcommands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self.lazy_subcommands.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        import importlib
+
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+@click.group(cls=LazyGroup, lazy_subcommands=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="wai")
+@click.option("--debug", is_flag=True, help="Show the full traceback when a command fails.")
+def cli(debug: bool) -> None:
+    """Post-training checks on rollout files: measure, compare, select, guard, export, store.
+
+    Every command reads JSONL, JSONL.gz, Parquet (a file or a folder), inspect_ai logs, or - for
+    JSONL on stdin, prints the report a person reads, and with --json prints the report's JSON.
+    Bad input prints one line, error: ..., and exits 2.
+    """
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``wai``; return the exit status (0 ok, 1 a failed check, 2 bad input, 130 Ctrl-C).
+
+    The only place a :class:`~whileai.errors.WaiError` is caught: it prints ``error: <message>``
+    (the message says what to do) on stderr, with the traceback only under ``--debug``.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    args = [a for a in args if a != "--debug"]
+    from whileai.errors import WaiError
+
+    try:
+        result = cli.main(args=args, prog_name="wai", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except WaiError as exc:
+        _fail(exc, debug, " ".join(str(exc).split()))
+        return EXIT_BAD_INPUT
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except BrokenPipeError:  # `wai ... | head`
+        _silence_stdout()
+        return 0
+    except Exception as exc:  # a bug, not bad input: one line unless --debug
+        _fail(exc, debug, f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
+                          "(rerun with --debug for the traceback, and report it)")
+        return EXIT_INTERNAL
+
+
+def _fail(exc: BaseException, debug: bool, line: str) -> None:
+    if debug:
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    click.echo(f"error: {line}", err=True)
+
+
+def _silence_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
