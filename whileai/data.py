@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 import pyarrow as pa
@@ -106,7 +106,7 @@ class RolloutData:
 
         return run_judge(self, judge if judge is not None else grader, **options)
 
-    def select(self, *, mode: str = "rl", **options: Any) -> Selection:
+    def select(self, *, mode: Literal["rl", "sft"] = "rl", **options: Any) -> Selection:
         """Keep the rows that carry training signal (see ``whileai.select.optimize``)."""
         from whileai.select import optimize
 

@@ -138,8 +138,10 @@ def rollout_table(
 
 
 def _messages_column(df: pl.DataFrame) -> pl.Series:
-    """Build the conversation column with Arrow offsets (a user turn, an optional tool call and
-    its result, the final reply), vectorised: no per-row Python."""
+    """Build the conversation column with Arrow offsets, vectorised: no per-row Python.
+
+    Each row gets a user turn, an optional tool call with its result, and the final reply.
+    """
     import pyarrow as pa
 
     n = df.height

@@ -1,8 +1,25 @@
 """The rollout table: schema, readers, writers, task identity and derived columns."""
 
 from whileai.table._read import IntoRows, frame, read_jsonl_rows, scan
-from whileai.table._write import atomic_path, iter_rows, message_out, rows, to_arrow, write, write_jsonl, write_parquet
-from whileai.table.derive import markers_of, n_tool_calls, n_turns, reply_chars, task_key, task_key_expr, tools_used
+from whileai.table._write import (
+    atomic_path,
+    iter_rows,
+    message_out,
+    rows,
+    to_arrow,
+    write,
+    write_jsonl,
+    write_parquet,
+)
+from whileai.table.derive import (
+    markers_of,
+    n_tool_calls,
+    n_turns,
+    reply_chars,
+    task_key,
+    task_key_expr,
+    tools_used,
+)
 from whileai.table.schema import COLUMNS, MESSAGE, TOOL_CALL, Column
 
 __all__ = [

@@ -24,6 +24,7 @@ __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, str, os.PathLike, Sequence[Mapping[str, Any]], Any]
 
 _MESSAGES_DTYPE = pl.List(MESSAGE)
+_ARROW_MESSAGES = pl.Series("m", [], dtype=_MESSAGES_DTYPE).to_arrow().type
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 
 
@@ -59,13 +60,14 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
     """
     source = _describe(rows)
     df = _load(rows, columns)
+    derive = not columns or bool({"messages", "prompt", "final_text"} & set(columns))
     if df.height == 0:
         if allow_empty:
-            return _normalize_frame(df, source)
+            return _normalize_frame(df, source, derive=derive)
         raise EmptyInputError(
             f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
         )
-    return _normalize_frame(df, source)
+    return _normalize_frame(df, source, derive=derive)
 
 
 def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:
@@ -112,13 +114,20 @@ def _select(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.LazyFrame:
     if not columns:
         return lf
     have = lf.collect_schema().names()
-    wanted = _expand_columns(columns)
+    wanted = _expand_columns(columns, have)
     return lf.select([c for c in have if c in wanted])
 
 
-def _expand_columns(columns: Sequence[str]) -> set[str]:
-    wanted = set(columns) | {"scenario_id", "task_id", "prompt", "messages", "steps"}
-    for alias, canonical in alias_map().items():
+def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
+    """The requested columns plus what task_key needs (only as much identity as the source has)."""
+    aliases = alias_map()
+    present = {aliases.get(c, c) for c in have}
+    wanted = set(columns) | {"scenario_id", "task_id"}
+    if not {"scenario_id", "task_id"} & present:
+        wanted.add("prompt")
+        if "prompt" not in present:
+            wanted |= {"messages", "steps"}
+    for alias, canonical in aliases.items():
         if canonical in wanted:
             wanted.add(alias)
     return wanted
@@ -335,8 +344,10 @@ def _column(name: str, values: list[Any], source: str) -> pl.Series:
             values = [v if v is None or isinstance(v, str) else (nz.dumps(v) if isinstance(v, (dict, list)) else str(v))
                       for v in values]
         try:
+            if spec.kind == "messages":
+                return _arrow_series(name, values, _ARROW_MESSAGES)
             return pl.Series(name, values, dtype=dtype, strict=True)
-        except (TypeError, ValueError, pl.exceptions.PolarsError) as exc:
+        except (TypeError, ValueError, pl.exceptions.PolarsError, pa.ArrowException) as exc:
             bad = next((v for v in values if v is not None and not _fits(v, dtype)), None)
             raise SchemaError(
                 f"{source}: column {name!r} must hold {dtype} values, got {bad!r}. Fix that field or rename it.",
@@ -368,7 +379,20 @@ def _struct_column(name: str, values: list[Any], source: str) -> pl.Series:
     return series
 
 
+def _arrow_series(name: str, values: list[Any], arrow_type: pa.DataType | None = None) -> pl.Series:
+    """Build a (nested) column through Arrow: much faster than Polars' per-row construction."""
+    array = pa.array(values, type=arrow_type)
+    series = pl.from_arrow(array)
+    assert isinstance(series, pl.Series)
+    return series.alias(name)
+
+
 def _extra_column(name: str, values: list[Any]) -> pl.Series:
+    if any(isinstance(v, (dict, list)) for v in values[:1000]):
+        try:
+            return _arrow_series(name, values)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            pass
     try:
         return pl.Series(name, values, strict=False)
     except Exception:
@@ -381,7 +405,7 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 # ------------------------------------------------------------------------------------------
 
 
-def _normalize_frame(df: pl.DataFrame, source: str) -> pl.DataFrame:
+def _normalize_frame(df: pl.DataFrame, source: str, *, derive: bool = True) -> pl.DataFrame:
     df = _apply_aliases(df)
     fixes: list[pl.Series] = []
     for col in COLUMNS:
@@ -407,7 +431,8 @@ def _normalize_frame(df: pl.DataFrame, source: str) -> pl.DataFrame:
         df = df.with_columns(fixes)
     if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List):
         pass
-    df = _derive_content(df)
+    if derive:
+        df = _derive_content(df)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
             f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "

@@ -1,0 +1,48 @@
+"""The seeded table generator: same seed same table, and its truth is what it says."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from polars.testing import assert_frame_equal
+
+from whileai import table
+from whileai.testing import ScriptedPolicy, rollout_table, scripted_judge, true_pass_rates
+
+
+def test_same_seed_same_table():
+    assert_frame_equal(rollout_table(8, 4, seed=3), rollout_table(8, 4, seed=3))
+
+
+def test_pass_rates_track_truth():
+    df = rollout_table(400, 50, seed=1, messages=False)
+    observed = df.group_by("scenario_id", maintain_order=True).agg(reward=pl.col("reward").mean())["reward"].to_numpy()
+    truth = true_pass_rates(400, seed=1)
+    assert np.abs(observed - truth).mean() < 0.06
+
+
+def test_after_run_shares_tasks_and_moves():
+    before = rollout_table(200, 8, seed=2, messages=False)
+    after = rollout_table(200, 8, seed=2, shift=0.1, messages=False)
+    assert before["scenario_id"].to_list() == after["scenario_id"].to_list()
+    assert 0.04 < after["reward"].mean() - before["reward"].mean() < 0.16
+
+
+def test_shortcut_tracks_reward_within_task():
+    df = rollout_table(100, 8, seed=0, shortcut="zzq", messages=False)
+    has = df["final_text"].str.contains("zzq")
+    assert df.filter(has)["reward"].mean() > df.filter(~has)["reward"].mean() + 0.3
+
+
+def test_generated_table_is_canonical():
+    df = table.frame(rollout_table(4, 2, seed=0, eval_run=1))
+    assert df["messages"].list.len().min() >= 2
+    assert df["lineage"].struct.field("eval_run").to_list() == [1] * 8
+
+
+def test_scripted_policy_and_judge():
+    policy = ScriptedPolicy({"refund": "Refunded, resolved."})
+    reply = policy([{"role": "user", "content": "please refund"}])
+    assert reply["content"] == "Refunded, resolved."
+    assert scripted_judge({"final_text": reply["content"]})["reward"] == 1.0
+    assert policy([{"role": "user", "content": "x"}])["content"] == "Done."
