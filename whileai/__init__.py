@@ -54,7 +54,7 @@ def _register(module: str, names: tuple[str, ...]) -> None:
 
 # Step packages list their public names here as they land (kept in sync by tests/test_public_api.py).
 _register("whileai.measure", ())
-_register("whileai.simulate", ())
+_register("whileai.simulate", ("Endpoint", "SimulationReport", "Tool", "quickstart", "seeded_agent", "simulate", "tool"))
 _register("whileai.grade", ())
 _register("whileai.select", ())
 _register("whileai.export", ())

@@ -220,3 +220,60 @@ LEAK_MIN_CHARS = 12
 # examples=3, refusal_report examples=5).
 GUARD_EXAMPLES = 3
 REFUSAL_EXAMPLES = 5
+
+# --------------------------------------------------------------------------------------------
+# ---- simulate ----
+# --------------------------------------------------------------------------------------------
+
+# Rollouts per run when budget= is not given (whileai 0.131 simulate(budget=1000); convention, untested).
+SIM_BUDGET = 1000
+
+# Rollouts per task under mode="rl": a GRPO group (Shao et al. 2024, DeepSeekMath, arXiv:2402.03300,
+# sec. 4 samples a group per question; whileai 0.131 RL_ROLLOUTS_PER_PROMPT = 8; convention, untested).
+RL_REPEATS = 8
+
+# Completions per prompt under mode="sft": rejection sampling needs something to choose among
+# (seeds, "optimize(mode='sft') is rejection sampling": four completions per phrasing).
+SFT_COMPLETIONS_PER_PROMPT = 4
+
+# Rollouts per task under mode="eval": enough for pass^k at the smallest k worth reporting (MIN_K = 4;
+# tau-bench, Yao et al. 2024, arXiv:2406.12045, reports pass^k for k = 1..8).
+EVAL_REPEATS = 4
+
+# Share of tasks drawn from the hard tiers (ambiguous, boundary, adversarial) (whileai 0.131
+# simulate(hard_share=0.40); convention, untested).
+HARD_SHARE = 0.4
+
+# Share of tasks whose world schedules a tool fault (timeout, server error, rate limit, malformed
+# output, empty result, partial result) (convention, untested; whileai 0.131 used 0.5, 0.8 under rl,
+# of fault-tagged cells only).
+FAULT_RATE = 0.25
+
+# Agent turns (assistant messages) before a rollout is cut and marked truncated (whileai 0.131
+# avg_turns 12.0 for model agents; convention, untested).
+MAX_TURNS = 10
+
+# Rollouts in flight at once (seeds, HarnessSweep: "concurrency= caps parallel rollouts per variant
+# (the library default is 32)").
+SIM_CONCURRENCY = 32
+
+# Share of rollouts the seeded agent plants a misbehaviour on (whileai 0.131 seeded_agent(rate=0.35);
+# it puts the quickstart's pass@1 near two thirds).
+SEEDED_RATE = 0.35
+
+# Tasks each policy clause of the system prompt gets, as a share of the run's tasks (at least one;
+# clauses take at most half the run) (convention, untested).
+CLAUSE_TASK_SHARE = 0.1
+
+# Model endpoints: seconds per request, retries on 429/5xx/transport errors, and exponential
+# backoff base and cap (OpenAI API docs, "Rate limits": retry with exponential backoff; the values
+# are convention, untested). The key is read from ENDPOINT_KEY_ENV when api_key= is not given.
+ENDPOINT_TIMEOUT_S = 60.0
+ENDPOINT_MAX_RETRIES = 4
+ENDPOINT_BACKOFF_S = 0.5
+ENDPOINT_BACKOFF_CAP_S = 30.0
+ENDPOINT_KEY_ENV = "OPENAI_API_KEY"
+
+# Seconds between progress-line redraws on a terminal (whileai 0.131 printed every 10 rollouts or
+# 10 s; a redraw rate a person can read; convention).
+PROGRESS_INTERVAL_S = 0.25
