@@ -55,7 +55,7 @@ def _register(module: str, names: tuple[str, ...]) -> None:
 # Step packages list their public names here as they land (kept in sync by tests/test_public_api.py).
 _register("whileai.measure", ())
 _register("whileai.simulate", ("Endpoint", "SimulationReport", "Tool", "quickstart", "seeded_agent", "simulate", "tool"))
-_register("whileai.grade", ())
+_register("whileai.grade", ("Criterion", "Rubric", "attach_labels", "cheat_probes", "format_judge_trust", "judge_probes", "judge_trust", "rubric_judge", "run_judge"))
 _register("whileai.select", ())
 _register("whileai.export", ())
 _register("whileai.guard", ("decontaminate", "dedupe_groups", "format_hack_scan", "hack_scan", "length_report", "near_duplicate_prompts", "reward_correlations"))

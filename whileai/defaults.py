@@ -277,3 +277,67 @@ ENDPOINT_KEY_ENV = "OPENAI_API_KEY"
 # Seconds between progress-line redraws on a terminal (whileai 0.131 printed every 10 rollouts or
 # 10 s; a redraw rate a person can read; convention).
 PROGRESS_INTERVAL_S = 0.25
+
+# --------------------------------------------------------------------------------------------
+# ---- grade ----
+# --------------------------------------------------------------------------------------------
+
+# Judge calls in flight at once when a judge is async or slow (whileai 0.131 run_judge
+# concurrency=8; convention, untested). A fast sync judge runs inline: a thread hop per row would
+# cost more than the call.
+JUDGE_CONCURRENCY = 8
+
+# A sync judge whose calls average more than this many seconds is moved off the main thread onto
+# JUDGE_CONCURRENCY workers (5 ms: far above a Python rule's microseconds, far below a model
+# call's hundreds of milliseconds). Convention, untested.
+JUDGE_SLOW_S = 0.005
+
+# The judge passes when the lower bound of its agreement with people is at least 0.80 ... (seeds,
+# "Trust the numbers": "the lower bound of its agreement with the people is at least 0.80").
+JUDGE_AGREEMENT_FLOOR = 0.80
+
+# ... and Cohen's kappa at least 0.60 (seeds, same paragraph); 0.61 is where Landis and Koch
+# (1977, Biometrics 33:159) begin "substantial" agreement.
+JUDGE_KAPPA_FLOOR = 0.60
+
+# Partial-credit gold rows skipped from agreement: over this share the check is INCONCLUSIVE
+# (seeds, "Trust the numbers": max_skipped_share (0.10)).
+MAX_SKIPPED_SHARE = 0.10
+
+# A probe is flagged only with at least this many rows in its denominator; under it the probe
+# reads low power (seeds, "Trust the numbers": PROBE_MIN_N (20)).
+PROBE_MIN_N = 20
+
+# A probe is a hole at or over this exploit rate (seeds: "names the holes at or over 10%";
+# whileai 0.131 flip_flag=0.1). The consistency and filler flip rates use the same flag.
+PROBE_FLAG_RATE = 0.10
+
+# Rows re-judged for the consistency and filler checks, and rows each exploit probe tries
+# (whileai 0.131 judge_trust / judge_probes sample=40; convention, untested).
+TRUST_SAMPLE = 40
+
+# Judge pass rates on short and long replies within one gold label differing by this much flag
+# length bias (whileai 0.131 judge_trust length_gap_flag=0.15; convention, untested).
+LENGTH_GAP_FLAG = 0.15
+
+# Each side of a length comparison needs this many rows before a gap can be flagged (a 15-point
+# gap on fewer is one or two rows). Convention, untested.
+LENGTH_MIN_N = 10
+
+# Disagreements listed in the judge_trust review queue (the count is always complete).
+# Convention, untested.
+REVIEW_QUEUE_MAX = 200
+
+# Absolute and relative tolerance of verify.MathEqual (whileai 0.131 verify.Numeric tol=1e-6;
+# convention, untested).
+MATH_ABS_TOL = 1e-6
+MATH_REL_TOL = 1e-9
+
+# verify.CodeExec limits per run: wall clock seconds and address-space megabytes (whileai 0.131
+# CodeExec timeout=10.0, mem_mb=512; convention, untested).
+CODE_TIMEOUT_S = 10.0
+CODE_MEM_MB = 512
+
+# Characters of conversation a rubric judge sends its model (whileai 0.131 grade payload_chars=8000;
+# convention, untested). Longer transcripts keep the head and the tail.
+RUBRIC_TRANSCRIPT_CHARS = 8000

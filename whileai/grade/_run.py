@@ -1,0 +1,310 @@
+"""``run_judge``: a reward per rollout under one contract, written back as columns.
+
+The judge is user code, so it is called once per row with the row as a dict; everything around
+that call is columnar. Verdicts are collected into flat lists (reward, status, reason, markers,
+judge_meta) and land on the table in one ``with_columns``; no row dict is rebuilt. Every grade
+ends by checking the judge against the gold labels on the rows, when there are any.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, Literal
+
+import polars as pl
+from pydantic import Field
+
+from whileai import table
+from whileai.defaults import (
+    JUDGE_AGREEMENT_FLOOR,
+    JUDGE_CONCURRENCY,
+    JUDGE_KAPPA_FLOOR,
+    MAX_SKIPPED_SHARE,
+    PASS_THRESHOLD,
+)
+from whileai.errors import ArgumentError, JudgeError
+from whileai.grade._contract import STATUSES, check_judge, check_scale, judge_name_of
+from whileai.grade._execute import run_calls, to_verdict
+from whileai.grade._rows import iter_row_chunks
+from whileai.grade._trust import JudgeTrustReport, gold_words, measure_trust
+from whileai.report import Report
+from whileai.table import _normalize as nz
+
+__all__ = ["GradeReport", "run_judge"]
+
+_TRUST_MODES = ("warn", "require", "off")
+_SOURCES = ("grade", "eval")
+
+
+class GradeReport(Report):
+    """What a grade did: counts per judge_status, the run id, and the judge check."""
+
+    judge_name: str = ""
+    """The name the judge is recorded under (a lambda is ``lambda_judge``)."""
+    scoring_run_id: str = ""
+    """The id stamped on every row's ``lineage.scoring_run_id``."""
+    source: str = "grade"
+    """grade (training rewards) or eval (held-out scores)."""
+    n_rows: int = 0
+    """Rows given to the judge."""
+    n_graded: int = 0
+    """Rows with judge_status ok (a reward)."""
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Rows per judge_status: ok, missing_reward, invalid_result, error, timeout."""
+    reward_mean: float = float("nan")
+    """Mean reward over the graded rows."""
+    pass_share: float = float("nan")
+    """Share of graded rows with reward >= 0.5 (rows, not tasks; pass_at gives the task-level rate)."""
+    partial_share: float = float("nan")
+    """Share of graded rows with a reward strictly between 0 and 1."""
+    markers: list[str] = Field(default_factory=list)
+    """Marker names the judge returned."""
+    failures: list[dict[str, Any]] = Field(default_factory=list)
+    """The first failed rows: row index, status and reason."""
+    mode: str = "inline"
+    """How the judge ran: inline, threads or async."""
+    concurrency: int = JUDGE_CONCURRENCY
+    """Judge calls in flight when it ran on workers or a loop."""
+    seconds: float = 0.0
+    """Wall time of the grade."""
+    trust: dict[str, Any] | None = None
+    """The judge check against gold labels (agreement, agreement_low, kappa, n_gold, ok, status),
+    or None when there were no labels or trust='off'."""
+    trust_report: JudgeTrustReport | None = Field(default=None, exclude=True)
+    """The full judge_trust report behind ``trust``."""
+
+    def render(self) -> str:
+        """The grade summary a person reads."""
+        parts = [f"{name} {self.counts[name]}" for name in STATUSES if self.counts.get(name)]
+        lines = [f"graded {self.n_graded} of {self.n_rows} rows with {self.judge_name} "
+                 f"({self.scoring_run_id}): {', '.join(parts) or 'no rows'}"]
+        if self.n_graded:
+            lines.append(f"reward mean {self.reward_mean:.2f}, {self.pass_share:.0%} of graded rows pass"
+                         + (f", {self.partial_share:.0%} partial credit" if self.partial_share else ""))
+        tr = self.trust_report
+        if tr is not None and tr.n_gold:
+            word = {"ok": "OK", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}.get(tr.status, tr.status)
+            kappa = "n/a" if math.isnan(tr.kappa) else f"{tr.kappa:.2f}"
+            lines.append(f"judge check: {word} (agreement {tr.agreement:.0%} [{tr.agreement_ci95[0]:.0%}.."
+                         f"{tr.agreement_ci95[1]:.0%}], kappa {kappa}, n={tr.n_gold} {gold_words(tr.gold_kind or 'unknown')})")
+        lines.extend(f"! {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ArgumentError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}. "
+                            f"Pass {name}={choices[0]!r}.")
+    return str(value)
+
+
+def _check_timeout(timeout: Any) -> float | None:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or math.isinf(timeout):
+        raise ArgumentError(f"timeout must be a positive number of seconds or None, got {timeout!r}. Pass timeout=30.")
+    return float(timeout)
+
+
+def _check_concurrency(concurrency: Any) -> int:
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ArgumentError(f"concurrency must be an integer >= 1, got {concurrency!r}. Pass concurrency=8.")
+    return concurrency
+
+
+def run_judge(
+    rows: Any,
+    judge: Callable[[Any], Any],
+    /,
+    *,
+    judge_name: str | None = None,
+    source: Literal["grade", "eval"] = "grade",
+    concurrency: int = JUDGE_CONCURRENCY,
+    timeout: float | None = None,
+    scale: tuple[float, float] | None = None,
+    version: str | None = None,
+    run_id: str | None = None,
+    trust: Literal["warn", "require", "off"] = "warn",
+    allow_model_gold: bool = False,
+    max_skipped_share: float = MAX_SKIPPED_SHARE,
+) -> Any:
+    """Grade every row with ``judge`` and return the scored rows (seeds, The loop, Grade).
+
+    The judge takes one row dict and returns a number in [0, 1], a bool, or
+    ``{"reward": ..., "markers": {...}, "reason": ..., ...}``. Markers land in the ``markers``
+    struct (merged with markers already there); every other key goes to ``judge_meta``. A judge
+    that raises, times out or returns something unusable leaves ``reward`` null on that row,
+    never 0, with ``judge_status`` (ok, missing_reward, invalid_result, error, timeout) and the
+    reason, and grading goes on; the report counts each outcome. A fast sync judge runs inline;
+    a slow one (over ``JUDGE_SLOW_S`` a call) or an async one runs with at most ``concurrency``
+    calls in flight. Every row's lineage gets ``scoring_run_id``, ``source`` and ``judge``.
+
+    When rows carry gold labels (:func:`attach_labels`) the grade ends with the judge check
+    (:func:`judge_trust` without re-judging) and stamps its summary on every row as
+    ``judge_meta["trust"]`` (agreement, agreement_low, kappa, n_gold, ok); ``trust="require"``
+    raises when the judge is unmeasured or under a floor, ``"off"`` skips the check.
+
+    Args:
+        rows: The rollouts (any input ``table.frame`` accepts; a fluent object keeps its meta).
+        judge: The judge or verifier (sync or async callable).
+        judge_name: Name recorded in ``judge_name`` (default: the function's name, a lambda is
+            ``lambda_judge``, a verifier its class name).
+        source: ``grade`` for training rewards, ``eval`` for held-out scores (lineage.source).
+        concurrency: Calls in flight for slow or async judges (``JUDGE_CONCURRENCY``).
+        timeout: Seconds per call; a call past it is ``timeout`` (runs the judge on workers).
+        scale: ``(lo, hi)``: the judge returns ratings on this scale, mapped to [0, 1].
+        version: Stamped as ``lineage.judge_version``.
+        run_id: The scoring run id (default: ``score_`` plus 12 random hex).
+        trust: ``warn`` (default), ``require`` or ``off`` for the judge check.
+        allow_model_gold: Count model-written gold labels in the judge check.
+        max_skipped_share: Partial-credit share past which the judge check is INCONCLUSIVE.
+
+    Returns:
+        ``ScoredData`` with the rewards, its ``.report`` a :class:`GradeReport`.
+
+    Raises:
+        JudgeError: ``judge`` is not callable, or ``trust="require"`` and the check fails.
+        ArgumentError: An option out of range.
+
+    Examples:
+        >>> scored = run_judge([{"prompt": "2+2?", "final_text": "4"}], lambda row: row["final_text"] == "4")
+        >>> scored.df["reward"].to_list(), scored.df["judge_status"].to_list()
+        ([1.0], ['ok'])
+    """
+    check_judge(judge)
+    source = _check_choice(source, "source", _SOURCES)  # type: ignore[assignment]
+    trust = _check_choice(trust, "trust", _TRUST_MODES)  # type: ignore[assignment]
+    concurrency = _check_concurrency(concurrency)
+    timeout = _check_timeout(timeout)
+    scale_pair = check_scale(scale)
+    name = judge_name_of(judge, judge_name)
+    scoring_run_id = run_id if run_id is not None else f"score_{uuid.uuid4().hex[:12]}"
+    started = time.perf_counter()
+    df = table.frame(rows)
+    raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout)
+    verdicts = [to_verdict(raw, scale_pair, timeout) for raw in raws]
+    del raws
+    rewards, statuses, reasons, markers, metas, failure_classes = (
+        (list(col) for col in zip(*verdicts)) if verdicts else ([] for _ in range(6)))
+    del verdicts
+    report = GradeReport(judge_name=name, scoring_run_id=scoring_run_id, source=source, n_rows=df.height,
+                         mode=mode, concurrency=concurrency)
+    reward_s = pl.Series("reward", rewards, dtype=pl.Float64)
+    status_s = pl.Series("judge_status", statuses, dtype=pl.String)
+    cols: list[Any] = [
+        reward_s,
+        status_s,
+        pl.lit(name, pl.String).alias("judge_name"),
+        pl.Series("reason", reasons, dtype=pl.String),
+        _lineage(df, scoring_run_id=scoring_run_id, source=source, judge=name, version=version),
+    ]
+    marker_expr, marker_names = _markers(df, markers)
+    if marker_expr is not None:
+        cols.append(marker_expr)
+    report.markers = marker_names
+    if any(fc is not None for fc in failure_classes):
+        cols.append(pl.Series("failure_class", failure_classes, dtype=pl.String))
+    out = df.with_columns(cols)
+    _count(report, reward_s, status_s, reasons)
+    trust_stamp: Any = None
+    if trust != "off":
+        trust_report = measure_trust(out, floors={"min_agreement": JUDGE_AGREEMENT_FLOOR,
+                                                  "min_kappa": JUDGE_KAPPA_FLOOR,
+                                                  "max_skipped_share": max_skipped_share},
+                                     allow_model_gold=allow_model_gold)
+        trust_report.judge_name = name
+        report.trust_report = trust_report
+        if trust_report.n_labeled and trust_report.n_gold:
+            trust_stamp = trust_report.summary()
+            report.trust = trust_stamp
+        _trust_outcome(report, trust_report, trust)
+    out = out.with_columns(_judge_meta(metas, trust_stamp, include_trust=trust != "off"))
+    report.seconds = time.perf_counter() - started
+    from whileai.data import RolloutData, ScoredData
+
+    if isinstance(rows, RolloutData):
+        return ScoredData(out, meta=rows.meta, report=report, warnings=[*rows.warnings, *report.warnings])
+    return ScoredData(out, report=report, warnings=list(report.warnings))
+
+
+def _lineage(df: pl.DataFrame, *, scoring_run_id: str, source: str, judge: str, version: str | None) -> pl.Expr:
+    new = {"scoring_run_id": scoring_run_id, "source": source, "judge": judge}
+    if version is not None:
+        new["judge_version"] = str(version)
+    keep: list[pl.Expr] = []
+    dtype = df.schema.get("lineage")
+    if isinstance(dtype, pl.Struct):
+        keep = [pl.col("lineage").struct.field(f.name) for f in dtype.fields if f.name not in new]
+    return pl.struct([*keep, *(pl.lit(v, pl.String).alias(k) for k, v in new.items())]).alias("lineage")
+
+
+def _markers(df: pl.DataFrame, markers: list[Any]) -> tuple[pl.Expr | None, list[str]]:
+    names: dict[str, None] = {}
+    for m in markers:
+        if m:
+            for key in m:
+                names.setdefault(key, None)
+    if not names:
+        return None, []
+    fields = {k: pl.Series(k, [m.get(k) if m else None for m in markers], dtype=pl.Float64) for k in names}
+    dtype = df.schema.get("markers")
+    old = [f.name for f in dtype.fields] if isinstance(dtype, pl.Struct) else []
+    exprs: list[pl.Expr] = [pl.col("markers").struct.field(f) for f in old if f not in fields]
+    for key, series in fields.items():
+        lit = pl.lit(series)
+        if key in old:
+            exprs.append(pl.coalesce(lit, pl.col("markers").struct.field(key).cast(pl.Float64)).alias(key))
+        else:
+            exprs.append(lit.alias(key))
+    return pl.struct(exprs).alias("markers"), list(names)
+
+
+def _judge_meta(metas: list[Any], trust_stamp: Any, *, include_trust: bool) -> pl.Series:
+    dumps = nz.dumps
+    values: list[str | None]
+    if include_trust:
+        empty = dumps({"trust": trust_stamp})
+        values = [empty if not m else dumps({**m, "trust": trust_stamp}) for m in metas]
+    else:
+        values = [None if not m else dumps(m) for m in metas]
+    return pl.Series("judge_meta", values, dtype=pl.String)
+
+
+def _count(report: GradeReport, reward: pl.Series, status: pl.Series, reasons: list[Any]) -> None:
+    counts = dict(status.value_counts().iter_rows()) if status.len() else {}
+    report.counts = {name: int(counts.get(name, 0)) for name in STATUSES}
+    report.n_graded = report.counts["ok"]
+    graded = reward.drop_nulls()
+    if graded.len():
+        report.reward_mean = float(graded.mean())  # type: ignore[arg-type]
+        report.pass_share = float((graded >= PASS_THRESHOLD).mean())  # type: ignore[arg-type]
+        report.partial_share = float(((graded > 0) & (graded < 1)).mean())  # type: ignore[arg-type]
+    failed = report.n_rows - report.n_graded
+    if failed:
+        bad = status.ne("ok").arg_true().head(5).to_list()
+        report.failures = [{"row": int(i), "status": status[i], "reason": reasons[i]} for i in bad]
+        kinds = ", ".join(f"{name} {report.counts[name]}" for name in STATUSES[1:] if report.counts[name])
+        first = report.failures[0]["reason"] if report.failures else ""
+        scope = f"all {report.n_rows}" if failed == report.n_rows else f"{failed} of {report.n_rows}"
+        report.warnings.append(
+            f"the judge failed on {scope} rows ({kinds}; first: {first}). Their reward stays null, not 0, and "
+            "pass rates skip them; fix the judge and grade again.")
+
+
+def _trust_outcome(report: GradeReport, trust_report: JudgeTrustReport, mode: str) -> None:
+    if trust_report.ok:
+        return
+    if trust_report.n_labeled == 0:
+        line = ("judge not measured: no gold labels on these rows. Label about 50 rows with "
+                "attach_labels(rows, labels, kind='human') and grade again to measure it.")
+    else:
+        detail = next((w for w in trust_report.warnings if not w.startswith("the review queue")), "")
+        word = {"fail": "FAIL", "inconclusive": "INCONCLUSIVE", "not_measured": "NOT MEASURED"}.get(trust_report.status, "")
+        line = f"judge check {word}: {detail}".rstrip(": ")
+    if mode == "require":
+        raise JudgeError(f"the judge must pass its check against gold labels under trust='require', got: {line} "
+                         "Or pass trust='warn' to grade anyway.", trust=report.trust)
+    report.warnings.append(line)

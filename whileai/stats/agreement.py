@@ -1,0 +1,91 @@
+"""Agreement between two raters: confusion tables, raw agreement and Cohen's kappa.
+
+Cohen (1960, "A Coefficient of Agreement for Nominal Scales", Educational and Psychological
+Measurement 20:37): for a K x K table n_ab over N items, p_o = sum_a n_aa / N,
+p_e = sum_a (n_a. / N)(n_.a / N), kappa = (p_o - p_e) / (1 - p_e). The formulas are the ones in
+peers.md section 4.5. Pure numpy; undefined values are NaN, never a plausible number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["cohen_kappa", "confusion_2x2", "percent_agreement"]
+
+
+def confusion_2x2(rater: ArrayLike, gold: ArrayLike) -> np.ndarray:
+    """The 2 x 2 confusion table of two 0/1 raters: rows are ``rater`` (1, 0), columns ``gold`` (1, 0).
+
+    ``[[tp, fp], [fn, tn]]``: tp = both 1, fp = rater 1 and gold 0, fn = rater 0 and gold 1,
+    tn = both 0.
+
+    Args:
+        rater: 0/1 values (the judge).
+        gold: 0/1 values of the same length (the people).
+
+    Returns:
+        An int64 array of shape (2, 2).
+
+    Examples:
+        >>> confusion_2x2([1, 1, 0, 0], [1, 0, 1, 0]).tolist()
+        [[1, 1], [1, 1]]
+    """
+    a = np.asarray(rater, dtype=np.float64).ravel() >= 0.5
+    b = np.asarray(gold, dtype=np.float64).ravel() >= 0.5
+    if a.shape != b.shape:
+        raise ValueError(f"rater and gold must have the same length, got {a.size} and {b.size}.")
+    tp = int(np.count_nonzero(a & b))
+    fp = int(np.count_nonzero(a & ~b))
+    fn = int(np.count_nonzero(~a & b))
+    tn = int(a.size - tp - fp - fn)
+    return np.array([[tp, fp], [fn, tn]], dtype=np.int64)
+
+
+def _table(table: ArrayLike) -> np.ndarray:
+    t = np.asarray(table, dtype=np.float64)
+    if t.ndim != 2 or t.shape[0] != t.shape[1]:
+        raise ValueError(f"a confusion table must be square (K x K), got shape {t.shape}.")
+    if np.any(t < 0) or not np.all(np.isfinite(t)):
+        raise ValueError("a confusion table must hold finite non-negative counts.")
+    return t
+
+
+def percent_agreement(table: ArrayLike) -> float:
+    """Raw agreement p_o: the share of items on the table's diagonal; NaN for an empty table.
+
+    Examples:
+        >>> percent_agreement([[40, 5], [5, 50]])
+        0.9
+    """
+    t = _table(table)
+    n = t.sum()
+    return float(np.trace(t) / n) if n > 0 else float("nan")
+
+
+def cohen_kappa(table: ArrayLike) -> float:
+    """Cohen's kappa of a K x K confusion table (Cohen 1960).
+
+    kappa = (p_o - p_e) / (1 - p_e) with p_e from the two raters' marginals. Undefined, and so
+    NaN, when the table is empty or chance agreement is 1 (both raters used one and the same
+    class on every item, so there is nothing to beat).
+
+    Args:
+        table: Counts, rows one rater and columns the other, categories in the same order.
+
+    Returns:
+        kappa in [-1, 1], or NaN when undefined.
+
+    Examples:
+        >>> round(cohen_kappa([[20, 5], [10, 15]]), 4)
+        0.4
+    """
+    t = _table(table)
+    n = t.sum()
+    if n <= 0:
+        return float("nan")
+    p_o = np.trace(t) / n
+    p_e = float(np.dot(t.sum(axis=1), t.sum(axis=0))) / (n * n)
+    if 1.0 - p_e <= 1e-12:
+        return float("nan")
+    return float((p_o - p_e) / (1.0 - p_e))
