@@ -5,6 +5,12 @@ grounding, style and refusal markers, privileged-context leaks, and stage and sp
 """
 
 from whileai.guard._decontam import ContaminationReport, Decontaminated, decontaminate
+from whileai.guard._grounding import (
+    GroundingReport,
+    grounding_report,
+    mark_grounding,
+    ungrounded_arguments,
+)
 from whileai.guard._hack import HackScanReport, format_hack_scan, hack_scan
 from whileai.guard._hygiene import (
     CorrelationReport,
@@ -17,21 +23,79 @@ from whileai.guard._hygiene import (
     near_duplicate_prompts,
     reward_correlations,
 )
+from whileai.guard._leak import LeakReport, format_leak_report, leak_report
+from whileai.guard._lineage import (
+    STAGES,
+    Spec,
+    SpecError,
+    StageReport,
+    Trait,
+    format_stages,
+    load_spec,
+    spec_version,
+    stage_of,
+    stage_report,
+    stamp_spec,
+    stamp_stage,
+)
+from whileai.guard._style import (
+    RefusalReport,
+    StyleReport,
+    refusal_report,
+    style_markers,
+    style_report,
+)
+from whileai.guard._trace import (
+    FLAGS,
+    TRACE_MARKERS,
+    TraceFlagReport,
+    trace_flag_report,
+    trace_markers,
+)
 
 __all__ = [
+    "FLAGS",
+    "STAGES",
+    "TRACE_MARKERS",
     "ContaminationReport",
-    "Decontaminated",
-    "decontaminate",
     "CorrelationReport",
     "DedupeReport",
     "Deduped",
+    "Decontaminated",
+    "GroundingReport",
     "HackScanReport",
+    "LeakReport",
     "LengthReport",
     "NearDuplicateReport",
+    "RefusalReport",
+    "Spec",
+    "SpecError",
+    "StageReport",
+    "StyleReport",
+    "TraceFlagReport",
+    "Trait",
+    "decontaminate",
     "dedupe_groups",
     "format_hack_scan",
+    "format_leak_report",
+    "format_stages",
+    "grounding_report",
     "hack_scan",
+    "leak_report",
     "length_report",
+    "load_spec",
+    "mark_grounding",
     "near_duplicate_prompts",
+    "refusal_report",
     "reward_correlations",
+    "spec_version",
+    "stage_of",
+    "stage_report",
+    "stamp_spec",
+    "stamp_stage",
+    "style_markers",
+    "style_report",
+    "trace_flag_report",
+    "trace_markers",
+    "ungrounded_arguments",
 ]

@@ -272,3 +272,39 @@ def graded_mask(df: pl.DataFrame) -> np.ndarray:
         return np.zeros(df.height, dtype=bool)
     r = df["reward"].cast(pl.Float64).to_numpy()
     return np.isfinite(r)
+
+
+# ------------------------------------------------------------------------------------------
+# string leaves of canonical JSON text
+# ------------------------------------------------------------------------------------------
+
+_JSTR = r'"((?:[^"\\]|\\.)*)"'
+_KEY_STR = _JSTR + r"\s*:\s*" + _JSTR
+_KEY_LIST = _JSTR + r"\s*:\s*\[([^\[\]]*)\]"
+
+
+def json_strings(frame: pl.DataFrame, column: str, *, keep: Sequence[str] = ()) -> pl.DataFrame:
+    """Every keyed string value inside a JSON text column, long: ``keep`` columns, key, value.
+
+    Matches ``"key": "value"`` at any depth and the string items of ``"key": ["a", "b"]``,
+    unescaped; done with Polars regular expressions, no JSON parsing per row.
+    """
+    col = pl.col(column).fill_null("")
+    pairs = (
+        frame.select(*keep, col.str.extract_all(_KEY_STR).alias("_m"))
+        .explode("_m").drop_nulls("_m")
+        .select(*keep, pl.col("_m").str.extract(_KEY_STR, 1).alias("key"), pl.col("_m").str.extract(_KEY_STR, 2).alias("value"))
+    )
+    lists = (
+        frame.select(*keep, col.str.extract_all(_KEY_LIST).alias("_m"))
+        .explode("_m").drop_nulls("_m")
+        .select(*keep, pl.col("_m").str.extract(_KEY_LIST, 1).alias("key"),
+                pl.col("_m").str.extract(_KEY_LIST, 2).str.extract_all(_JSTR).alias("_items"))
+        .explode("_items").drop_nulls("_items")
+        .select(*keep, "key", pl.col("_items").str.extract(_JSTR, 1).alias("value"))
+    )
+    out = pl.concat([pairs, lists], how="vertical_relaxed")
+    return out.with_columns(
+        pl.col("value").str.replace_all(r'\\"', '"').str.replace_all(r"\\n", "\n").str.replace_all(r"\\/", "/")
+        .str.replace_all(r"\\\\", "\\")
+    )
