@@ -341,3 +341,27 @@ CODE_MEM_MB = 512
 # Characters of conversation a rubric judge sends its model (whileai 0.131 grade payload_chars=8000;
 # convention, untested). Longer transcripts keep the head and the tail.
 RUBRIC_TRANSCRIPT_CHARS = 8000
+
+# --------------------------------------------------------------------------------------------
+# ---- export ----
+# --------------------------------------------------------------------------------------------
+
+# The wire shape export_dataset writes when none is named: the OpenAI chat row (seeds, "Export
+# training rows": format="openai" (the default)).
+EXPORT_FORMAT = "openai"
+
+# Which agent turns carry loss: every assistant turn (seeds, "Export training rows": 1 on the
+# agent's turns, 0 on system, user and tool-output turns; whileai 0.131 mask_mode="assistant").
+EXPORT_MASK_MODE = "assistant"
+
+# The marker appended to a tool message cut by max_tool_output_chars; {n} is the characters cut
+# (seeds, "Export training rows": "[... N chars of tool output truncated]").
+TOOL_OUTPUT_TRUNCATION_MARKER = "[... {n} chars of tool output truncated]"
+
+# Hex characters of sha1(task_key) in an exported row's group_id (whileai 0.131 group_id is 12
+# hex; 48 bits, so a collision among a million tasks has probability about 2e-3; convention).
+EXPORT_GROUP_ID_HEX = 12
+
+# Invalid tool-call arguments and leaking rows listed by index on the export report; the counts
+# cover all of them (convention, untested).
+EXPORT_EXAMPLES = 20

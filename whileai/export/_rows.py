@@ -1,0 +1,493 @@
+"""Training samples from a rollout table, columnar: system turn, unroll, masks, cuts, JSON text.
+
+One chunk of rows goes through three frames:
+
+1. *samples*: one row per training sample (a conversation, or one unrolled prefix of it) with the
+   message list, the position of the last trained assistant turn and the carried columns;
+2. *flat*: one row per message (``explode``), where think blocks are stripped, tool output is
+   cut, the loss mask is set and each message is written as JSON text (or an Arrow struct);
+3. *joined back* per sample with ``group_by`` and written as one JSON line (or Parquet row).
+
+No Python runs per row; the only per-row Python in the export is the privileged-leak check, over
+the rows that carry privileged context.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from whileai.defaults import (
+    EXPORT_EXAMPLES,
+    EXPORT_GROUP_ID_HEX,
+    PASS_THRESHOLD,
+    SCHEMA_VERSION,
+    TOOL_OUTPUT_TRUNCATION_MARKER,
+)
+from whileai.export._encode import Encoding, enc, field_piece, message_json, valid_object
+from whileai.table.schema import COLUMN_BY_NAME
+
+__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "prepare_frame"]
+
+Format = Literal["openai", "trl"]
+MaskMode = Literal["assistant", "final"]
+
+#: Row keys carried onto a training row, in the order they are written (whileai 0.131 training
+#: row order; ``task_id`` and ``fault_kind`` are ours). Everything else stays behind: markers,
+#: gold labels, steps, calibration, rollout ids, and never a privileged field.
+CARRIED: tuple[str, ...] = (
+    "scenario_id", "task_id", "world_state", "faults", "fault_kind", "judge_status", "judge_name", "lineage",
+    "policy_version", "writer_model", "tier", "ask_family", "ask", "stance", "texture", "length",
+    "intent_known", "tool_known",
+)
+
+#: Keys never written, at any depth of a carried struct (the grader's context, not the policy's).
+FORBIDDEN_KEYS: frozenset[str] = frozenset({"privileged", "reference", "principle", "hidden_state", "rubric", "vector"})
+
+_GROUP_COLUMNS = ("group_id", "k", "n0", "n1", "reward_mean", "reward_std")
+_JSON_KINDS = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
+_THINK = r"(?s)<think>.*?</think>\s*"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The export options after validation."""
+
+    format: Format
+    mask_mode: MaskMode
+    unroll: bool
+    max_tool_output_chars: int | None
+    strip_think: bool
+    parquet: bool
+
+    @property
+    def encoding(self) -> Encoding:
+        """Tool-call arguments: a JSON string for OpenAI, an object for TRL."""
+        return "dict" if self.format == "trl" else "json_string"
+
+    @property
+    def prompt_completion(self) -> bool:
+        """TRL rows written as prompt/completion (one trained turn) rather than messages."""
+        return self.format == "trl" and (self.mask_mode == "final" or self.unroll)
+
+    @property
+    def last_only(self) -> bool:
+        """Loss on the last assistant turn only."""
+        return self.mask_mode == "final" or self.unroll
+
+
+@dataclass
+class Counts:
+    """Running totals across chunks, turned into the report at the end."""
+
+    n_written: int = 0
+    with_system: int = 0
+    with_tools: int = 0
+    trained: int = 0
+    masked: int = 0
+    truncated_messages: int = 0
+    truncated_rows: int = 0
+    chars_cut: int = 0
+    calls_checked: int = 0
+    calls_invalid: int = 0
+    invalid_rows: list[int] = field(default_factory=list)
+    no_assistant: int = 0
+
+
+# ------------------------------------------------------------------------------------------
+# whole-frame preparation
+# ------------------------------------------------------------------------------------------
+
+
+def group_stats(df: pl.DataFrame) -> pl.DataFrame:
+    """Per task: group_id, k (rows exported), n0/n1 (fail/pass, split at 0.5), reward_mean/std.
+
+    Uses ``whileai.select.group_stats`` when the Select step provides it, else the per-task pass
+    counts of ``whileai.measure.task_stats`` (the one place pass counts come from) plus the
+    population standard deviation of the graded rewards.
+    """
+    select_group_stats: Any
+    try:  # the Select step's group stats, when present (same definitions)
+        from whileai.select import group_stats as select_group_stats
+    except ImportError:
+        select_group_stats = None
+    if select_group_stats is not None:
+        stats = select_group_stats(df)
+        if {"task_key", "k", "n0", "n1", "reward_mean", "reward_std"} <= set(stats.columns):
+            return _with_group_id(stats.select("task_key", "k", "n0", "n1", "reward_mean", "reward_std"))
+    from whileai.measure import task_stats
+
+    base = task_stats(df.select("task_key", "reward"), threshold=PASS_THRESHOLD)
+    spread = df.lazy().group_by("task_key").agg(pl.col("reward").std(ddof=0).alias("reward_std")).collect()
+    stats = base.join(spread, on="task_key", how="left", maintain_order="left").select(
+        "task_key",
+        pl.col("n").alias("k"),
+        (pl.col("n_graded") - pl.col("c")).alias("n0"),
+        pl.col("c").alias("n1"),
+        pl.col("reward_mean"),
+        pl.col("reward_std"),
+    )
+    return _with_group_id(stats)
+
+
+def _with_group_id(stats: pl.DataFrame) -> pl.DataFrame:
+    keys = stats["task_key"].to_list()
+    ids = [hashlib.sha1(str(k).encode("utf-8")).hexdigest()[:EXPORT_GROUP_ID_HEX] for k in keys]
+    return stats.with_columns(pl.Series("group_id", ids, dtype=pl.String)).select(
+        "task_key", "group_id", "k", "n0", "n1", "reward_mean", "reward_std"
+    )
+
+
+def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: str | None,
+                  with_groups: bool) -> pl.DataFrame:
+    """The columns an export reads: messages, the system prompt and tools resolved, carried keys.
+
+    Adds ``_sys`` (the system prompt to put first when the conversation has none), ``_tools``
+    (tools as canonical JSON text), ``_row`` (the source row index) and the group stats.
+    """
+    cols = set(df.columns)
+    exprs: list[pl.Expr] = [pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"), pl.col("messages"), pl.col("task_key")]
+    if system_prompt is not None:
+        exprs.append(pl.lit(system_prompt, pl.String).alias("_sys"))
+    elif "system_prompt" in cols:
+        exprs.append(pl.col("system_prompt").cast(pl.String).alias("_sys"))
+    else:
+        exprs.append(pl.lit(None, pl.String).alias("_sys"))
+    if tools_json is not None:
+        exprs.append(pl.lit(tools_json, pl.String).alias("_tools"))
+    elif "tools" in cols:
+        exprs.append(pl.col("tools").cast(pl.String).alias("_tools"))
+    else:
+        exprs.append(pl.lit(None, pl.String).alias("_tools"))
+    exprs.append((pl.col("reward").cast(pl.Float64) if "reward" in cols else pl.lit(None, pl.Float64)).alias("reward"))
+    exprs.append((pl.col("prompt").cast(pl.String) if "prompt" in cols else pl.lit(None, pl.String)).alias("prompt"))
+    for name in CARRIED:
+        if name in cols and df.schema[name] != pl.Null:
+            exprs.append(_scrub(pl.col(name), df.schema[name]).alias(name))
+    out = df.select(exprs)
+    if with_groups:
+        out = out.join(group_stats(df), on="task_key", how="left", maintain_order="left")
+    return out
+
+
+def _scrub(expr: pl.Expr, dtype: Any) -> pl.Expr:
+    """Drop forbidden fields from a struct column (at any depth of nested structs)."""
+    if not isinstance(dtype, pl.Struct):
+        return expr
+    fields = [f for f in dtype.fields if f.name not in FORBIDDEN_KEYS]
+    if len(fields) == len(dtype.fields) and not any(isinstance(f.dtype, pl.Struct) for f in fields):
+        return expr
+    if not fields:
+        return pl.lit(None, pl.Struct({}))
+    return pl.struct([_scrub(expr.struct.field(f.name), f.dtype).alias(f.name) for f in fields])
+
+
+# ------------------------------------------------------------------------------------------
+# one chunk
+# ------------------------------------------------------------------------------------------
+
+
+def _samples(chunk: pl.DataFrame, opts: Options, counts: Counts) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The chunk's rows with at least one agent turn, and one row per training sample.
+
+    Returns ``(rows, samples)``: ``rows`` has ``_r`` (row in chunk), ``_need_sys`` and the
+    messages; ``samples`` has ``_s`` (sample), ``_r``, ``_last`` (position of the last trained
+    turn) and, with ``unroll``, ``_turn``/``_turns``.
+    """
+    msgs = pl.col("messages")
+    first_role = msgs.list.first().struct.field("role")
+    rows = chunk.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("_r"),
+        (pl.col("_sys").is_not_null() & (first_role.fill_null("") != "system")).alias("_need_sys"),
+        msgs.list.eval((pl.element().struct.field("role") == "assistant").arg_true()).alias("_apos"),
+    )
+    has_turn = pl.col("_apos").list.len().fill_null(0) > 0
+    counts.no_assistant += int(rows.height - rows.select(has_turn.sum()).item())
+    rows = rows.filter(has_turn)
+    if opts.unroll:
+        samples = (
+            rows.select(
+                "_r",
+                pl.col("_apos"),
+                pl.int_ranges(1, pl.col("_apos").list.len() + 1, dtype=pl.Int64).alias("_turn"),
+                pl.col("_apos").list.len().cast(pl.Int64).alias("_turns"),
+            )
+            .explode(["_apos", "_turn"])
+            .with_columns(pl.col("_apos").cast(pl.Int64).alias("_last"))
+            .drop("_apos")
+        )
+    else:
+        samples = rows.select("_r", pl.col("_apos").list.last().cast(pl.Int64).alias("_last"))
+    samples = samples.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_s"))
+    return rows.drop("_apos"), samples
+
+
+def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFrame:
+    """One row per message of each sample, in (sample, position) order, with its mask and cut.
+
+    The system prompt is not a row here: ``build_chunk`` slots it in front of each sample's
+    messages. Unrolled samples are the prefix of their row's messages up to the sample's turn,
+    taken with one numpy gather (no join, no sort).
+    """
+    flat = (
+        rows.select("_r", "messages", pl.int_ranges(0, pl.col("messages").list.len(), dtype=pl.Int64).alias("_pos"))
+        .explode(["messages", "_pos"])
+        .filter(pl.col("_pos").is_not_null())
+        .unnest("messages")
+    )
+    last = samples["_last"].to_numpy()
+    if opts.unroll:
+        lengths = rows["messages"].list.len().to_numpy().astype(np.int64)
+        row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        row_of_sample = np.searchsorted(rows["_r"].to_numpy(), samples["_r"].to_numpy())
+        sizes = last + 1
+        sample_ix = np.repeat(np.arange(len(last)), sizes)
+        within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        flat = flat[row_start[row_of_sample][sample_ix] + within]
+    else:  # one sample per row, in row order
+        lengths = rows["messages"].list.len().to_numpy().astype(np.int64)
+        sample_ix = np.repeat(np.arange(len(last)), lengths)
+    flat = flat.with_columns(pl.Series("_s", sample_ix, dtype=pl.Int64), pl.Series("_last", last[sample_ix], dtype=pl.Int64))
+    if opts.prompt_completion and not opts.unroll:
+        flat = flat.filter(pl.col("_pos") <= pl.col("_last"))
+    role, content = pl.col("role"), pl.col("content")
+    if opts.strip_think:
+        flat = flat.with_columns(
+            pl.when((role == "assistant") & content.str.contains("<think>", literal=True))
+            .then(content.str.replace_all(_THINK, ""))
+            .otherwise(content)
+            .alias("content")
+        )
+    cap = opts.max_tool_output_chars
+    if cap is not None:
+        before, _, after = TOOL_OUTPUT_TRUNCATION_MARKER.partition("{n}")
+        over = (pl.col("content").str.len_chars() - cap).clip(lower_bound=0)
+        flat = flat.with_columns(pl.when(role == "tool").then(over).otherwise(0).fill_null(0).cast(pl.Int64).alias("_cut"))
+        flat = flat.with_columns(
+            pl.when(pl.col("_cut") > 0)
+            .then(pl.concat_str([pl.col("content").str.slice(0, cap), pl.lit(before),
+                                 pl.col("_cut").cast(pl.String), pl.lit(after)]))
+            .otherwise(pl.col("content"))
+            .alias("content")
+        )
+    else:
+        flat = flat.with_columns(pl.lit(0, pl.Int64).alias("_cut"))
+    mask = (pl.col("_pos") == pl.col("_last")) if opts.last_only else (role == "assistant")
+    args = pl.element().struct.field("arguments").fill_null("{}")
+    n_calls = pl.col("tool_calls").list.len().fill_null(0).cast(pl.Int64)
+    flat = flat.with_columns(
+        mask.cast(pl.Int64).alias("_mask"),
+        n_calls.alias("_calls"),
+        pl.when(n_calls > 0)
+        .then(pl.col("tool_calls").list.eval((~valid_object(args)).cast(pl.Int64)).list.sum())
+        .otherwise(0).fill_null(0).cast(pl.Int64).alias("_bad"),
+    )
+    if opts.parquet:
+        return flat.with_columns(_message_struct(opts.encoding).alias("_m"))
+    return flat.with_columns(message_json(opts.encoding).alias("_m"))
+
+
+def _message_struct(encoding: Encoding) -> pl.Expr:
+    """A message as an Arrow-friendly struct in the OpenAI shape (Parquet output)."""
+    call = pl.element()
+    calls = pl.col("tool_calls").list.eval(
+        pl.struct(
+            call.struct.field("id").alias("id"),
+            pl.lit("function").alias("type"),
+            pl.struct(call.struct.field("name").alias("name"),
+                      call.struct.field("arguments").fill_null("{}").alias("arguments")).alias("function"),
+        )
+    )
+    return pl.struct(
+        pl.col("role"),
+        pl.col("content").fill_null(""),
+        pl.col("name"),
+        pl.col("tool_call_id"),
+        pl.when(pl.col("tool_calls").list.len().fill_null(0) > 0).then(calls).otherwise(None).alias("tool_calls"),
+    )
+
+
+def _lists(values: pl.Series, offsets: np.ndarray, name: str) -> pl.Series:
+    """Cut a flat column into one list per sample at ``offsets`` (zero-copy Arrow list)."""
+    arrow = values.to_arrow()
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    return pl.Series(name, pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), arrow))
+
+
+def _system_message(opts: Options) -> pl.Expr:
+    """The system message built from ``_sys``, as JSON text or as a struct (Parquet)."""
+    if opts.parquet:
+        return pl.struct(
+            pl.lit("system").alias("role"), pl.col("_sys").alias("content"), pl.lit(None, pl.String).alias("name"),
+            pl.lit(None, pl.String).alias("tool_call_id"),
+            pl.lit(None, pl.List(pl.Struct({"id": pl.String, "type": pl.String,
+                                            "function": pl.Struct({"name": pl.String, "arguments": pl.String})})))
+            .alias("tool_calls"),
+        )
+    return pl.concat_str([pl.lit('{"role":"system","content":'), enc(pl.col("_sys")), pl.lit("}")])
+
+
+def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offset: int) -> pl.DataFrame:
+    """Turn one chunk of prepared rows into written rows (updates ``counts``).
+
+    Returns a ``line`` column of JSON text, or the Parquet columns.
+    """
+    rows, samples = _samples(chunk, opts, counts)
+    if samples.height == 0:
+        return pl.DataFrame()
+    flat = _flat(rows, samples, opts)
+    n = samples.height
+    row_of_sample = np.searchsorted(rows["_r"].to_numpy(), samples["_r"].to_numpy()) if opts.unroll else np.arange(n)
+    carried = rows.drop("messages", "_r")
+    if opts.unroll:  # rows repeat once per turn
+        carried = carried[row_of_sample]
+    need_sys = carried["_need_sys"].to_numpy().astype(bool)
+    sizes = np.bincount(flat["_s"].to_numpy(), minlength=n).astype(np.int64)
+    flat_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=flat_offsets[1:])
+    starts = flat_offsets[:-1]
+
+    def total(values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values, starts) if len(values) else np.zeros(n, np.int64)
+
+    cut = flat["_cut"].to_numpy()
+    stats = {
+        "_trained": total(flat["_mask"].to_numpy()),
+        "_n_msgs": sizes + need_sys,
+        "_cut_n": total((cut > 0).astype(np.int64)),
+        "_cut_chars": total(cut),
+        "_n_calls": total(flat["_calls"].to_numpy()),
+        "_n_bad": total(flat["_bad"].to_numpy()),
+        "_has_system": need_sys | (flat["role"].to_numpy()[starts] == "system"),
+    }
+    out = pl.concat([samples, carried], how="horizontal").with_columns([pl.Series(k, v) for k, v in stats.items()])
+    # slot the system message in front of the samples that need one: one gather, no sort
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes + need_sys, out=offsets[1:])
+    slots = int(offsets[-1])
+    is_sys = np.zeros(slots, dtype=bool)
+    is_sys[offsets[:-1][need_sys]] = True
+    order = np.empty(slots, dtype=np.int64)
+    order[~is_sys] = np.arange(len(flat))
+    order[is_sys] = len(flat) + np.arange(int(need_sys.sum()))
+    system = out.filter(pl.Series(need_sys)).select(_system_message(opts).alias("_m"))["_m"]
+    message = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)]).gather(order)
+    if opts.prompt_completion:
+        # the completion is each sample's last message; the prompt is everything before it
+        last_ix = offsets[1:] - 1
+        keep = np.ones(slots, dtype=bool)
+        keep[last_ix] = False
+        prompt = _lists(message.filter(pl.Series(keep)), offsets - np.arange(n + 1), "_prompt_msgs")
+        completion = _lists(message.gather(last_ix), np.arange(n + 1, dtype=np.int64), "_completion_msgs")
+        out = out.with_columns(prompt, completion)
+    else:
+        out = out.with_columns(_lists(message, offsets, "_messages"))
+        if opts.format == "openai":
+            mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
+            out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
+    _count(out, opts, counts, row_offset)
+    return _assemble_parquet(out, opts) if opts.parquet else _assemble_json(out, opts)
+
+
+def _count(out: pl.DataFrame, opts: Options, counts: Counts, row_offset: int) -> None:
+    totals = out.select(
+        pl.len().alias("n"),
+        pl.col("_has_system").sum().alias("sys"),
+        pl.col("_tools").is_not_null().sum().alias("tools"),
+        pl.col("_trained").sum().alias("trained"),
+        (pl.col("_n_msgs") - pl.col("_trained")).sum().alias("masked"),
+        pl.col("_cut_n").sum().alias("cut_n"),
+        (pl.col("_cut_n") > 0).sum().alias("cut_rows"),
+        pl.col("_cut_chars").sum().alias("cut_chars"),
+        pl.col("_n_calls").sum().alias("calls"),
+        pl.col("_n_bad").sum().alias("bad"),
+    ).row(0, named=True)
+    counts.n_written += int(totals["n"])
+    counts.with_system += int(totals["sys"] or 0)
+    counts.with_tools += int(totals["tools"] or 0)
+    counts.trained += int(totals["trained"] or 0)
+    counts.masked += int(totals["masked"] or 0)
+    counts.truncated_messages += int(totals["cut_n"] or 0)
+    counts.truncated_rows += int(totals["cut_rows"] or 0)
+    counts.chars_cut += int(totals["cut_chars"] or 0)
+    counts.calls_checked += int(totals["calls"] or 0)
+    counts.calls_invalid += int(totals["bad"] or 0)
+    if totals["bad"] and len(counts.invalid_rows) < EXPORT_EXAMPLES:
+        bad = out.filter(pl.col("_n_bad") > 0)["_row"].unique(maintain_order=True).head(EXPORT_EXAMPLES)
+        counts.invalid_rows.extend(int(r) + row_offset for r in bad.to_list())
+        del counts.invalid_rows[EXPORT_EXAMPLES:]
+
+
+def _carried_names(out: pl.DataFrame) -> list[str]:
+    return [name for name in CARRIED if name in out.columns]
+
+
+_NULL_FIELD = r',"[^"\\]*":null'
+
+
+def _assemble_json(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
+    """One JSON line per sample.
+
+    The scalar and struct keys go through one ``json_encode`` of a struct, with null keys removed
+    afterwards (a ``,"`` never occurs inside a JSON string, so the pattern cannot touch text);
+    JSON columns (tools, faults) are spliced in raw.
+    """
+    pieces: list[pl.Expr] = [pl.lit("{")]
+    if opts.prompt_completion:
+        pieces += [pl.lit('"prompt":['), pl.col("_prompt_msgs").list.join(","), pl.lit('],"completion":['),
+                   pl.col("_completion_msgs").list.join(","), pl.lit("]")]
+    else:
+        pieces += [pl.lit('"messages":['), pl.col("_messages").list.join(","), pl.lit("]")]
+        if opts.format == "openai":
+            pieces += [pl.lit(',"loss_mask":['), pl.col("_loss_mask").cast(pl.List(pl.String)).list.join(","), pl.lit("]")]
+    if opts.format == "openai":
+        pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
+    else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
+        pieces.append(field_piece("tools", pl.col("_tools")))
+    for name in _carried_names(out):
+        if name in _JSON_KINDS:
+            pieces.append(field_piece(name, pl.col(name), raw=True))
+    fields: list[pl.Expr] = [
+        pl.lit(SCHEMA_VERSION).alias("schema_version"),
+        pl.col("reward").fill_nan(None),
+        pl.col("prompt").alias("prompt" if opts.format == "openai" else "prompt_text"),
+    ]
+    fields += [pl.col(name) for name in _carried_names(out) if name not in _JSON_KINDS]
+    if opts.unroll:
+        fields.append(pl.struct(pl.col("_turn").alias("turn"), pl.col("_turns").alias("turns")).alias("unroll"))
+    elif "group_id" in out.columns:
+        fields += [pl.col(c).fill_nan(None) if out.schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+    if opts.max_tool_output_chars is not None:
+        fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
+                   pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
+    tail = pl.struct(fields).struct.json_encode().str.replace_all(_NULL_FIELD, "").str.strip_prefix("{")
+    pieces += [pl.lit(","), tail]
+    return out.select(pl.concat_str(pieces).alias("line"))
+
+
+def _assemble_parquet(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
+    cols: list[pl.Expr | str] = []
+    if opts.prompt_completion:
+        cols += [pl.col("_prompt_msgs").alias("prompt"), pl.col("_completion_msgs").alias("completion")]
+    else:
+        cols.append(pl.col("_messages").alias("messages"))
+        if opts.format == "openai":
+            cols.append(pl.col("_loss_mask").alias("loss_mask"))
+    cols.append(pl.col("_tools").alias("tools"))
+    cols.append(pl.col("reward").fill_nan(None))
+    cols.append(pl.col("prompt").alias("prompt_text") if opts.format == "trl" else pl.col("prompt"))
+    cols += _carried_names(out)
+    cols.append(pl.lit(SCHEMA_VERSION).alias("schema_version"))
+    if opts.unroll:
+        cols.append(pl.struct(pl.col("_turn").alias("turn"), pl.col("_turns").alias("turns")).alias("unroll"))
+    elif "group_id" in out.columns:
+        cols += [pl.col(c).fill_nan(None) if out.schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+    if opts.max_tool_output_chars is not None:
+        cols += [pl.col("_cut_n").alias("tool_output_truncated"), pl.col("_cut_chars").alias("tool_output_chars_cut")]
+    return out.select(cols)
