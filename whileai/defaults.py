@@ -365,3 +365,37 @@ EXPORT_GROUP_ID_HEX = 12
 # Invalid tool-call arguments and leaking rows listed by index on the export report; the counts
 # cover all of them (convention, untested).
 EXPORT_EXAMPLES = 20
+
+# --------------------------------------------------------------------------------------------
+# ---- select ----
+# --------------------------------------------------------------------------------------------
+
+# Rows select(mode=...) keeps when no target is given; whole groups, never split
+# (whileai 0.131 select(target=1000); convention, untested).
+SELECT_TARGET = 1000
+
+# select_for_sft keeps completions at or above this reward: a full pass under a 0/1 grader;
+# lower it for a partial-credit grader (whileai 0.131 select_for_sft(min_reward=1.0); seeds,
+# "Prune before training").
+SFT_MIN_REWARD = 1.0
+
+# Rejection sampling wants 10 to 30 completions per prompt to choose among (Lambert 2025, RLHF
+# book, chapter Rejection Sampling: Llama 3 samples 10 to 30); below 10 the SFT report says so.
+REJECTION_SAMPLING_MIN_K = 10
+
+# A preference pair needs rewards at least this far apart: 1.0 pairs a pass with a fail under a
+# 0/1 grader; 0.5 admits partial credit (whileai 0.131 build_preference_pairs(min_margin=1.0)).
+PAIR_MIN_MARGIN = 1.0
+
+# Share of pairs whose chosen side is the longer reply above which the pairs report warns of a
+# length confound: DPO learns length faster than the behaviour (Lambert 2025, chapter Direct
+# Alignment; Park et al. 2024, arXiv:2403.19159). The threshold is convention, untested.
+PAIR_LENGTH_CONFOUND = 0.6
+
+# Difficulty tiers in a curriculum schedule (whileai 0.131 curriculum(tiers=3); convention,
+# untested).
+CURRICULUM_TIERS = 3
+
+# Graded rollouts a task needs before it has a difficulty: one rollout is a 0 or a 1, not a rate
+# (whileai 0.131 curriculum(min_rollouts=2)).
+MIN_GROUP_ROLLOUTS = 2

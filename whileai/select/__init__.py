@@ -1,0 +1,77 @@
+"""Select: keep the rows that carry training signal.
+
+RL selection (the difficulty band, unanimous and duplicate drops, round-robin groups), SFT
+rejection sampling, preference pairs, a curriculum, the publish gate and the calibration stamp.
+``wai.select(rows, mode=...)`` is :func:`optimize`; ``whileai.select`` the package is callable
+the same way, so the name works whichever of the two an import left behind.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from whileai.select._calibration import (
+    Calibration,
+    CalibrationReport,
+    PolicyRef,
+    calibrate,
+    calibration_of,
+)
+from whileai.select._curriculum import (
+    CurriculumReport,
+    curriculum,
+    format_curriculum,
+    retire_solved,
+)
+from whileai.select._gate import GateReport, publish_gate
+from whileai.select._groups import GroupSignal, group_signal, group_stats
+from whileai.select._optimize import MODES, optimize, select
+from whileai.select._pairs import PairsReport, PreferencePairs, build_preference_pairs
+from whileai.select._rl import RL_ORDERS, TRUNCATED_POLICIES, RLSelectionReport, select_for_rl
+from whileai.select._sft import SFT_SELECTIONS, SFTSelectionReport, select_for_sft
+
+__all__ = [
+    "MODES",
+    "RL_ORDERS",
+    "SFT_SELECTIONS",
+    "TRUNCATED_POLICIES",
+    "Calibration",
+    "CalibrationReport",
+    "CurriculumReport",
+    "GateReport",
+    "GroupSignal",
+    "PairsReport",
+    "PolicyRef",
+    "PreferencePairs",
+    "RLSelectionReport",
+    "SFTSelectionReport",
+    "build_preference_pairs",
+    "calibrate",
+    "calibration_of",
+    "curriculum",
+    "format_curriculum",
+    "group_signal",
+    "group_stats",
+    "optimize",
+    "publish_gate",
+    "retire_solved",
+    "select",
+    "select_for_rl",
+    "select_for_sft",
+]
+
+
+class _CallableModule(types.ModuleType):
+    """``whileai.select`` is both this package and ``wai.select``: calling it runs :func:`optimize`.
+
+    Importing ``whileai.select`` sets the package as the attribute ``select`` on ``whileai``, which
+    would otherwise shadow the function of the same name for ``wai.select(rows, mode=...)``.
+    """
+
+    def __call__(self, rows: Any, /, **options: Any) -> Any:
+        return optimize(rows, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule
