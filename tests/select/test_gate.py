@@ -1,0 +1,105 @@
+"""publish_gate: refusals for RL-shaped sets a grouped update cannot use, and the warnings."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.select._helpers import group, row
+from whileai.errors import ArgumentError, PublishGateError
+from whileai.select import publish_gate, select_for_rl
+
+
+def test_ungraded_rl_rows_are_refused():
+    rows = group("t", [None, None, None])
+    with pytest.raises(PublishGateError, match="ungraded_rl_rows: RL-shaped rows must be graded") as info:
+        publish_gate(rows)
+    assert info.value.refusal == "ungraded_rl_rows"
+    assert info.value.report.ok is False
+    report = publish_gate(rows, strict=False)
+    assert report.ok is False and report.refusal == "ungraded_rl_rows"
+
+
+def test_no_mixed_group_is_refused_and_names_the_counts():
+    rows = group("a", [1.0, 1.0]) + group("b", [0.0, 0.0]) + group("c", [1.0])
+    with pytest.raises(PublishGateError, match=r"no_mixed_groups: .*1 all pass, 1 all fail, 1 with one graded"):
+        publish_gate(rows)
+
+
+def test_single_rollout_sft_rows_are_not_rl_shaped():
+    rows = [row(f"t{i}", None) for i in range(4)]
+    report = publish_gate(rows)
+    assert report.ok and not report.rl_shaped
+    assert publish_gate(group("t", [1.0, 1.0]), mode="sft").ok
+    with pytest.raises(PublishGateError):
+        publish_gate([row("t", 1.0)], mode="rl")
+
+
+def test_warnings_for_unanimous_out_of_band_duplicates_and_eval_rewards():
+    mixed = group("m", [1.0, 0.0, 1.0, 0.0])
+    mixed.append(copy.deepcopy(mixed[0]))
+    rows = (mixed + group("easy", [1.0] * 9 + [0.0]) + group("all", [1.0, 1.0])
+            + group("ev", [1.0, 0.0], source="eval"))
+    report = publish_gate(rows)
+    assert report.ok and report.rl_shaped
+    text = " | ".join(report.warnings)
+    assert "1 mixed ask(s) fall outside the 20%..80% band" in text
+    assert "1 unanimous ask(s) still present (1 all pass, 0 all fail)" in text
+    assert "1 duplicate rollout(s) within 1 ask(s) present" in text
+    assert "evaluate()" in text
+    assert report.signal["n_mixed"] == 3 and report.signal["n_in_band"] == 2
+    assert report.duplicates["n_dropped"] == 1
+    assert str(report).startswith("publish gate: OK")
+
+
+def test_a_pruned_selection_passes_clean_and_keeps_its_carried_stamps():
+    rows = group("a", [0.0, 0.0, 1.0, 0.0, 1.0, 1.0]) + group("b", [0.0, 1.0, 0.0, 0.0])
+    rows[1]["final_text"] = rows[0]["final_text"]  # make a duplicate that the prune drops
+    rows[1]["messages"] = copy.deepcopy(rows[0]["messages"])
+    sel = select_for_rl(rows, target=None)
+    report = publish_gate(sel)
+    assert report.ok
+    assert report.calibration["n_carried"] == 5  # task a: stamped over 6 graded, 5 rows left
+    assert not any("unanimous" in w for w in report.warnings)
+    assert any("keep the calibration stamp measured before a prune" in w for w in report.warnings)
+
+
+def test_empty_input_and_bad_arguments():
+    report = publish_gate([])
+    assert report.ok and not report.rl_shaped
+    with pytest.raises(ArgumentError, match="mode must be one of 'rl', 'sft'"):
+        publish_gate(group("t", [1.0]), mode="dpo")
+    with pytest.raises(ArgumentError, match="band must satisfy"):
+        publish_gate(group("t", [1.0]), band=(1.0, 0.0))
+
+
+def test_strict_hacks_refuses_a_reward_hack_regime(monkeypatch):
+    import sys
+    import types
+
+    fake = types.ModuleType("whileai.guard")
+    fake.hack_scan = lambda rows, *, endorsed=(): {"regime": "reward_hack", "warnings": ["reward tracks 'sorry'"]}
+    fake.near_duplicate_prompts = lambda rows: {"n_pairs": 0, "warnings": []}
+    fake.length_report = lambda rows: {"n_groups_wide_spread": 0, "warnings": []}
+    monkeypatch.setitem(sys.modules, "whileai.guard", fake)
+    rows = group("a", [1.0, 0.0]) + group("b", [1.0, 0.0])
+    assert publish_gate(rows).ok  # no scan unless asked
+    with pytest.raises(PublishGateError, match="reward_hack: .*reward tracks 'sorry'"):
+        publish_gate(rows, endorsed=["tool:get_order"], strict_hacks=True)
+    report = publish_gate(rows, endorsed=[])
+    assert report.ok and report.hack_scan["regime"] == "reward_hack"
+
+
+def test_near_duplicate_and_length_checks_come_from_guard():
+    guard = pytest.importorskip("whileai.guard")
+    if not hasattr(guard, "near_duplicate_prompts"):
+        pytest.skip("guard has no near_duplicate_prompts yet")
+    rows = (group("a", [1.0, 0.0], prompt="please cancel order 12 for me right now")
+            + group("b", [1.0, 0.0], prompt="please cancel order 12 for me now")
+            + group("c", [1.0, 0.0], prompt="what is the refund policy for damaged items"))
+    rows[0]["final_text"] = "x" * 400
+    rows[0]["messages"][-1]["content"] = "x" * 400
+    report = publish_gate(rows)
+    assert report.near_duplicate_prompts["n_pairs"] == 1
+    assert report.length["n_groups_wide_spread"] >= 1
