@@ -12,6 +12,8 @@ duckdb, httpx and scipy load only when a call that needs them runs.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -57,7 +59,7 @@ _register("whileai.measure", ())
 _register("whileai.simulate", ("Endpoint", "SimulationReport", "Tool", "quickstart", "seeded_agent", "simulate", "tool"))
 _register("whileai.grade", ("Criterion", "Rubric", "attach_labels", "cheat_probes", "format_judge_trust", "judge_probes", "judge_trust", "rubric_judge", "run_judge"))
 _register("whileai.select", ("Calibration", "PreferencePairs", "build_preference_pairs", "calibrate", "calibration_of", "curriculum", "format_curriculum", "group_signal", "group_stats", "optimize", "publish_gate", "retire_solved", "select", "select_for_rl", "select_for_sft"))
-_register("whileai.export", ("export", "export_dataset", "export_preference", "export_training", "loss_mask", "preference_rows", "to_trl", "tool_call_roundtrip", "training_rows"))
+_register("whileai.export", ("export", "export_dataset", "export_environment", "export_preference", "export_training", "load_environment", "loss_mask", "preference_rows", "to_trl", "tool_call_roundtrip", "training_rows"))
 _register("whileai.guard", ("STAGES", "Spec", "Trait", "decontaminate", "dedupe_groups", "format_hack_scan", "format_leak_report", "format_stages", "grounding_report", "hack_scan", "leak_report", "length_report", "load_spec", "mark_grounding", "near_duplicate_prompts", "refusal_report", "reward_correlations", "spec_version", "stage_of", "stage_report", "stamp_spec", "stamp_stage", "style_markers", "style_report", "trace_flag_report", "trace_markers", "ungrounded_arguments"))
 
 __all__ = sorted([*_LAZY, "__version__"])
@@ -76,6 +78,22 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES))
+
+
+class _Package(types.ModuleType):
+    """The package module, keeping ``wai.export`` the function (one object with export_dataset).
+
+    Importing the ``whileai.export`` package makes the import system set the subpackage on its
+    parent; this keeps the package's ``export`` function there instead.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "export" and isinstance(value, types.ModuleType) and callable(getattr(value, "export", None)):
+            value = value.export
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -89,9 +89,8 @@ class _Run:
             )
         sys_prompt = system_prompt if system_prompt is not None else meta.get("system_prompt")
         tools_json = resolve_tools(tools if tools is not None else meta.get("tools"))
-        self.leaks = PrivilegedLeaks(checked=validate)
-        if validate:
-            self._check_leaks(df)
+        self.leaks = PrivilegedLeaks(checked=True)
+        self._check_leaks(df)
         self.n = df.height
         from whileai.measure import task_stats
 
@@ -111,7 +110,7 @@ class _Run:
         self.leaks.n_checked, self.leaks.n_leaked, self.leaks.leaked = n_checked, n_leaked, leaked
         self.leaks.summary = (f"{n_leaked} of {n_checked} rows with privileged context quote it in an assistant turn"
                               if n_checked else "no row carries privileged context")
-        if n_leaked:
+        if n_leaked and self.validate:
             shown = ", ".join(str(i) for i in leaked[:10])
             raise TrainingSelectionError(
                 f"privileged_leak: {n_leaked} of {df.height} rows quote their own privileged context (reference, "

@@ -266,7 +266,7 @@ def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFr
     cap = opts.max_tool_output_chars
     if cap is not None:
         before, _, after = TOOL_OUTPUT_TRUNCATION_MARKER.partition("{n}")
-        over = (pl.col("content").str.len_chars() - cap).clip(lower_bound=0)
+        over = (pl.col("content").str.len_chars().cast(pl.Int64) - cap).clip(lower_bound=0)
         flat = flat.with_columns(pl.when(role == "tool").then(over).otherwise(0).fill_null(0).cast(pl.Int64).alias("_cut"))
         flat = flat.with_columns(
             pl.when(pl.col("_cut") > 0)
