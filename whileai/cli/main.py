@@ -17,8 +17,12 @@ __all__ = ["cli", "main"]
 COMMANDS: dict[str, str] = {
     "datasets": "whileai.cli.datasets:datasets",
     "decontaminate": "whileai.cli.decontaminate:decontaminate",
+    "export": "whileai.cli.export:export",
+    "gate": "whileai.cli.gate:gate",
     "hack-scan": "whileai.cli.hack_scan:hack_scan",
+    "judge-trust": "whileai.cli.judge_trust:judge_trust",
     "runs": "whileai.cli.runs:runs",
+    "select": "whileai.cli.select:select",
 }
 
 #: Exit status for bad input or a refused call (any WaiError), as argparse and click use for usage errors.

@@ -1,0 +1,30 @@
+"""``wai gate``: the publish gate (whileai.select.publish_gate)."""
+
+from __future__ import annotations
+
+import click
+
+from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+
+
+@click.command()
+@rows_argument()
+@click.option("--mode", type=click.Choice(["rl", "sft"]), default=None,
+              help="What the set is for (default: rl when tasks repeat).")
+@click.option("--endorsed", multiple=True, metavar="FEATURE",
+              help="Run the hack scan with this endorsed feature; repeatable.")
+@click.option("--strict-hacks", is_flag=True, help="Refuse when the hack scan says reward_hack.")
+@json_option
+@click.pass_context
+def gate(ctx: click.Context, file: str, mode: str | None, endorsed: tuple[str, ...], strict_hacks: bool,
+         as_json: bool) -> None:
+    """Check a training set before it is published; exit 1 when the gate refuses it."""
+    from whileai.select import publish_gate
+
+    report = publish_gate(file, mode=mode, endorsed=list(endorsed) or None, strict_hacks=strict_hacks,  # type: ignore[arg-type]
+                          strict=False)
+    emit(report, as_json)
+    ctx.exit(0 if report.ok else 1)
+
+
+gate.help = f"{gate.help}\n\n{ROWS_HELP}"

@@ -1,0 +1,32 @@
+"""``wai select``: keep the rows that carry training signal (whileai.select.optimize)."""
+
+from __future__ import annotations
+
+import click
+
+from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.defaults import SELECT_TARGET
+
+
+@click.command()
+@rows_argument()
+@click.option("--mode", type=click.Choice(["rl", "sft"]), required=True,
+              help="rl: the difficulty band and whole groups; sft: rejection sampling.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Where to write the kept rows (.jsonl, .jsonl.gz or .parquet), atomically.")
+@click.option("--target", type=click.IntRange(min=0), default=SELECT_TARGET, show_default=True,
+              help="Most rows to keep; 0 keeps every eligible group (rl only).")
+@click.option("--endorsed", multiple=True, metavar="FEATURE",
+              help="rl only: run the hack scan with this endorsed feature; repeatable.")
+@json_option
+def select(file: str, mode: str, output: str, target: int, endorsed: tuple[str, ...], as_json: bool) -> None:
+    """Keep the rows that carry training signal and write them to OUTPUT; print what was dropped."""
+    from whileai.select import optimize
+
+    options = {"endorsed": list(endorsed)} if endorsed else {}
+    selection = optimize(file, mode=mode, target=target or None, **options)  # type: ignore[arg-type]
+    selection.write(output)
+    emit(selection.report, as_json)
+
+
+select.help = f"{select.help}\n\n{ROWS_HELP}"
