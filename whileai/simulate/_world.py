@@ -128,7 +128,7 @@ class World:
             return canonical({"status": "not_found", "error": f"no {s.noun} matches {s.entity!r}"})
         if s.world_state == "ambiguous":
             other = dict(record)
-            other["status"] = _STATUSES[(hint(s.scenario_id, "other") + 1) % len(_STATUSES)]
+            other["status"] = _STATUSES[(_STATUSES.index(record["status"]) + 1) % len(_STATUSES)]
             other["owner"] = "a different account"
             return canonical({"status": "ok", "matches": 2, "data": [record, other]})
         if s.world_state == "partial":

@@ -121,6 +121,9 @@ _NORMATIVE = re.compile(
 )
 
 
+_ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|No|approx)\.$", re.IGNORECASE)
+
+
 def split_clauses(system_prompt: str | None) -> list[str]:
     """The policy clauses of a system prompt: each sentence or bullet that states a rule.
 
@@ -138,7 +141,12 @@ def split_clauses(system_prompt: str | None) -> list[str]:
     for line in system_prompt.splitlines():
         line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line).strip()
         if line:
-            pieces.extend(p.strip() for p in re.split(r"(?<=[.!?;])\s+(?=[A-Z0-9\"'(])", line) if p.strip())
+            for part in re.split(r"(?<=[.!?;])\s+(?=\S)", line):
+                part = part.strip()
+                if pieces and _ABBREV.search(pieces[-1]) and part:
+                    pieces[-1] = f"{pieces[-1]} {part}"
+                elif part:
+                    pieces.append(part)
     out: list[str] = []
     seen: set[str] = set()
     for piece in pieces:
