@@ -1,0 +1,80 @@
+"""verify.CodeExec: a subprocess with a timeout, a memory limit and no network; says why it failed."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from whileai.errors import ArgumentError
+from whileai.grade import run_judge
+from whileai.verify import CodeExec, extract_code
+
+GOOD = "Here you go:\n```python\ndef add(a, b):\n    return a + b\n```"
+
+
+def test_pass_and_assertion_failure():
+    judge = CodeExec(tests="assert add(2, 3) == 5")
+    out = judge({"final_text": GOOD})
+    assert out["reward"] == 1.0 and out["reason"] == "all tests passed"
+    assert out["judge_meta"]["verifier"] == "CodeExec" and out["judge_meta"]["returncode"] == 0
+    out = judge({"final_text": "```python\ndef add(a, b):\n    return a - b\n```"})
+    assert out["reward"] == 0.0 and out["reason"] == "AssertionError at `assert add(2, 3) == 5`"
+    out = judge({"final_text": "```python\ndef add(a, b):\n    return a +\n```"})
+    assert out["reward"] == 0.0 and "SyntaxError" in out["reason"]
+
+
+def test_timeout_kills_the_program():
+    judge = CodeExec(tests="add(1, 2)", timeout=1)
+    t0 = time.monotonic()
+    out = judge({"final_text": "```python\ndef add(a, b):\n    while True:\n        pass\n```"})
+    assert time.monotonic() - t0 < 5
+    assert out["reward"] == 0.0 and out["reason"] == "timed out after 1 s"
+
+
+def test_memory_limit():
+    judge = CodeExec(tests="pass", mem_mb=256)
+    out = judge({"final_text": "```python\nblob = bytearray(1024 ** 3)\n```"})
+    assert out["reward"] == 0.0 and out["reason"] == "ran out of memory (limit 256 MB)"
+
+
+def test_no_network():
+    code = ("```python\nimport socket\nsocket.create_connection(('93.184.215.14', 80), timeout=2)\n```")
+    out = CodeExec(tests="pass")({"final_text": code})
+    assert out["reward"] == 0.0 and "network access is disabled" in out["reason"]
+    code = "```python\nimport socket\nsocket.getaddrinfo('example.com', 80)\n```"
+    assert "network access is disabled" in CodeExec(tests="pass")({"final_text": code})["reason"]
+    # local machinery that needs a socketpair (asyncio's event loop) still works
+    code = "```python\nimport asyncio\nasync def f():\n    return 1\nassert asyncio.run(f()) == 1\n```"
+    assert CodeExec(tests="pass")({"final_text": code})["reward"] == 1.0
+
+
+def test_child_gets_a_clean_environment(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")
+    monkeypatch.setenv("SECRET_API_KEY", "sk-123")
+    code = "```python\nimport os\nassert 'HTTPS_PROXY' not in os.environ and 'SECRET_API_KEY' not in os.environ\n```"
+    assert CodeExec(tests="pass")({"final_text": code})["reward"] == 1.0
+
+
+def test_tests_from_the_row_and_setup():
+    judge = CodeExec(setup="import math")
+    row = {"prompt": "area of a circle", "final_text": "```python\ndef area(r):\n    return math.pi * r * r\n```",
+           "tests": ["assert abs(area(1) - math.pi) < 1e-9", "assert area(0) == 0"]}
+    assert judge(row)["reward"] == 1.0
+    scored = run_judge([row, {"prompt": "add", "final_text": GOOD}], judge)
+    assert scored.df["judge_status"].to_list() == ["ok", "error"]
+    assert "needs tests" in scored.df["reason"][1]
+
+
+def test_no_code_and_extraction():
+    assert CodeExec(tests="pass")({"final_text": ""})["reason"] == "no code found in the reply"
+    text = "```js\nconsole.log(1)\n```\n```python\nx = 1\n```"
+    assert extract_code(text) == "x = 1\n"
+    assert extract_code("x = 2") == "x = 2"
+
+
+def test_bad_options():
+    with pytest.raises(ArgumentError, match="timeout must be a positive"):
+        CodeExec(timeout=0)
+    with pytest.raises(ArgumentError, match="mem_mb"):
+        CodeExec(mem_mb=-5)
