@@ -222,61 +222,62 @@ GUARD_EXAMPLES = 3
 REFUSAL_EXAMPLES = 5
 
 # --------------------------------------------------------------------------------------------
-# ---- simulate ----
+# ---- select ----
 # --------------------------------------------------------------------------------------------
 
-# Rollouts per run when budget= is not given (whileai 0.131 simulate(budget=1000); convention, untested).
-SIM_BUDGET = 1000
+# Rows select(mode=...) keeps when no target is given; whole groups, never split
+# (whileai 0.131 select(target=1000); convention, untested).
+SELECT_TARGET = 1000
 
-# Rollouts per task under mode="rl": a GRPO group (Shao et al. 2024, DeepSeekMath, arXiv:2402.03300,
-# sec. 4 samples a group per question; whileai 0.131 RL_ROLLOUTS_PER_PROMPT = 8; convention, untested).
-RL_REPEATS = 8
+# select_for_sft keeps completions at or above this reward: a full pass under a 0/1 grader;
+# lower it for a partial-credit grader (whileai 0.131 select_for_sft(min_reward=1.0); seeds,
+# "Prune before training").
+SFT_MIN_REWARD = 1.0
 
-# Completions per prompt under mode="sft": rejection sampling needs something to choose among
-# (seeds, "optimize(mode='sft') is rejection sampling": four completions per phrasing).
-SFT_COMPLETIONS_PER_PROMPT = 4
+# Rejection sampling wants 10 to 30 completions per prompt to choose among (Lambert 2025, RLHF
+# book, chapter Rejection Sampling: Llama 3 samples 10 to 30); below 10 the SFT report says so.
+REJECTION_SAMPLING_MIN_K = 10
 
-# Rollouts per task under mode="eval": enough for pass^k at the smallest k worth reporting (MIN_K = 4;
-# tau-bench, Yao et al. 2024, arXiv:2406.12045, reports pass^k for k = 1..8).
-EVAL_REPEATS = 4
+# A preference pair needs rewards at least this far apart: 1.0 pairs a pass with a fail under a
+# 0/1 grader; 0.5 admits partial credit (whileai 0.131 build_preference_pairs(min_margin=1.0)).
+PAIR_MIN_MARGIN = 1.0
 
-# Share of tasks drawn from the hard tiers (ambiguous, boundary, adversarial) (whileai 0.131
-# simulate(hard_share=0.40); convention, untested).
-HARD_SHARE = 0.4
+# Share of pairs whose chosen side is the longer reply above which the pairs report warns of a
+# length confound: DPO learns length faster than the behaviour (Lambert 2025, chapter Direct
+# Alignment; Park et al. 2024, arXiv:2403.19159). The threshold is convention, untested.
+PAIR_LENGTH_CONFOUND = 0.6
 
-# Share of tasks whose world schedules a tool fault (timeout, server error, rate limit, malformed
-# output, empty result, partial result) (convention, untested; whileai 0.131 used 0.5, 0.8 under rl,
-# of fault-tagged cells only).
-FAULT_RATE = 0.25
+# Difficulty tiers in a curriculum schedule (whileai 0.131 curriculum(tiers=3); convention,
+# untested).
+CURRICULUM_TIERS = 3
 
-# Agent turns (assistant messages) before a rollout is cut and marked truncated (whileai 0.131
-# avg_turns 12.0 for model agents; convention, untested).
-MAX_TURNS = 10
+# Graded rollouts a task needs before it has a difficulty: one rollout is a 0 or a 1, not a rate
+# (whileai 0.131 curriculum(min_rollouts=2)).
+MIN_GROUP_ROLLOUTS = 2
 
-# Rollouts in flight at once (seeds, HarnessSweep: "concurrency= caps parallel rollouts per variant
-# (the library default is 32)").
-SIM_CONCURRENCY = 32
+# --------------------------------------------------------------------------------------------
+# ---- export ----
+# --------------------------------------------------------------------------------------------
 
-# Share of rollouts the seeded agent plants a misbehaviour on (whileai 0.131 seeded_agent(rate=0.35);
-# it puts the quickstart's pass@1 near two thirds).
-SEEDED_RATE = 0.35
+# The wire shape export_dataset writes when none is named: the OpenAI chat row (seeds, "Export
+# training rows": format="openai" (the default)).
+EXPORT_FORMAT = "openai"
 
-# Tasks each policy clause of the system prompt gets, as a share of the run's tasks (at least one;
-# clauses take at most half the run) (convention, untested).
-CLAUSE_TASK_SHARE = 0.1
+# Which agent turns carry loss: every assistant turn (seeds, "Export training rows": 1 on the
+# agent's turns, 0 on system, user and tool-output turns; whileai 0.131 mask_mode="assistant").
+EXPORT_MASK_MODE = "assistant"
 
-# Model endpoints: seconds per request, retries on 429/5xx/transport errors, and exponential
-# backoff base and cap (OpenAI API docs, "Rate limits": retry with exponential backoff; the values
-# are convention, untested). The key is read from ENDPOINT_KEY_ENV when api_key= is not given.
-ENDPOINT_TIMEOUT_S = 60.0
-ENDPOINT_MAX_RETRIES = 4
-ENDPOINT_BACKOFF_S = 0.5
-ENDPOINT_BACKOFF_CAP_S = 30.0
-ENDPOINT_KEY_ENV = "OPENAI_API_KEY"
+# The marker appended to a tool message cut by max_tool_output_chars; {n} is the characters cut
+# (seeds, "Export training rows": "[... N chars of tool output truncated]").
+TOOL_OUTPUT_TRUNCATION_MARKER = "[... {n} chars of tool output truncated]"
 
-# Seconds between progress-line redraws on a terminal (whileai 0.131 printed every 10 rollouts or
-# 10 s; a redraw rate a person can read; convention).
-PROGRESS_INTERVAL_S = 0.25
+# Hex characters of sha1(task_key) in an exported row's group_id (whileai 0.131 group_id is 12
+# hex; 48 bits, so a collision among a million tasks has probability about 2e-3; convention).
+EXPORT_GROUP_ID_HEX = 12
+
+# Invalid tool-call arguments and leaking rows listed by index on the export report; the counts
+# cover all of them (convention, untested).
+EXPORT_EXAMPLES = 20
 
 # --------------------------------------------------------------------------------------------
 # ---- grade ----
@@ -343,59 +344,115 @@ CODE_MEM_MB = 512
 RUBRIC_TRANSCRIPT_CHARS = 8000
 
 # --------------------------------------------------------------------------------------------
-# ---- export ----
+# ---- simulate ----
 # --------------------------------------------------------------------------------------------
 
-# The wire shape export_dataset writes when none is named: the OpenAI chat row (seeds, "Export
-# training rows": format="openai" (the default)).
-EXPORT_FORMAT = "openai"
+# Rollouts per run when budget= is not given (whileai 0.131 simulate(budget=1000); convention, untested).
+SIM_BUDGET = 1000
 
-# Which agent turns carry loss: every assistant turn (seeds, "Export training rows": 1 on the
-# agent's turns, 0 on system, user and tool-output turns; whileai 0.131 mask_mode="assistant").
-EXPORT_MASK_MODE = "assistant"
+# Rollouts per task under mode="rl": a GRPO group (Shao et al. 2024, DeepSeekMath, arXiv:2402.03300,
+# sec. 4 samples a group per question; whileai 0.131 RL_ROLLOUTS_PER_PROMPT = 8; convention, untested).
+RL_REPEATS = 8
 
-# The marker appended to a tool message cut by max_tool_output_chars; {n} is the characters cut
-# (seeds, "Export training rows": "[... N chars of tool output truncated]").
-TOOL_OUTPUT_TRUNCATION_MARKER = "[... {n} chars of tool output truncated]"
+# Completions per prompt under mode="sft": rejection sampling needs something to choose among
+# (seeds, "optimize(mode='sft') is rejection sampling": four completions per phrasing).
+SFT_COMPLETIONS_PER_PROMPT = 4
 
-# Hex characters of sha1(task_key) in an exported row's group_id (whileai 0.131 group_id is 12
-# hex; 48 bits, so a collision among a million tasks has probability about 2e-3; convention).
-EXPORT_GROUP_ID_HEX = 12
+# Rollouts per task under mode="eval": enough for pass^k at the smallest k worth reporting (MIN_K = 4;
+# tau-bench, Yao et al. 2024, arXiv:2406.12045, reports pass^k for k = 1..8).
+EVAL_REPEATS = 4
 
-# Invalid tool-call arguments and leaking rows listed by index on the export report; the counts
-# cover all of them (convention, untested).
-EXPORT_EXAMPLES = 20
+# Share of tasks drawn from the hard tiers (ambiguous, boundary, adversarial) (whileai 0.131
+# simulate(hard_share=0.40); convention, untested).
+HARD_SHARE = 0.4
+
+# Share of tasks whose world schedules a tool fault (timeout, server error, rate limit, malformed
+# output, empty result, partial result) (convention, untested; whileai 0.131 used 0.5, 0.8 under rl,
+# of fault-tagged cells only).
+FAULT_RATE = 0.25
+
+# Agent turns (assistant messages) before a rollout is cut and marked truncated (whileai 0.131
+# avg_turns 12.0 for model agents; convention, untested).
+MAX_TURNS = 10
+
+# Rollouts in flight at once (seeds, HarnessSweep: "concurrency= caps parallel rollouts per variant
+# (the library default is 32)").
+SIM_CONCURRENCY = 32
+
+# Share of rollouts the seeded agent plants a misbehaviour on (whileai 0.131 seeded_agent(rate=0.35);
+# it puts the quickstart's pass@1 near two thirds).
+SEEDED_RATE = 0.35
+
+# Tasks each policy clause of the system prompt gets, as a share of the run's tasks (at least one;
+# clauses take at most half the run) (convention, untested).
+CLAUSE_TASK_SHARE = 0.1
+
+# Model endpoints: seconds per request, retries on 429/5xx/transport errors, and exponential
+# backoff base and cap (OpenAI API docs, "Rate limits": retry with exponential backoff; the values
+# are convention, untested). The key is read from ENDPOINT_KEY_ENV when api_key= is not given.
+ENDPOINT_TIMEOUT_S = 60.0
+ENDPOINT_MAX_RETRIES = 4
+ENDPOINT_BACKOFF_S = 0.5
+ENDPOINT_BACKOFF_CAP_S = 30.0
+ENDPOINT_KEY_ENV = "OPENAI_API_KEY"
+
+# Seconds between progress-line redraws on a terminal (whileai 0.131 printed every 10 rollouts or
+# 10 s; a redraw rate a person can read; convention).
+PROGRESS_INTERVAL_S = 0.25
 
 # --------------------------------------------------------------------------------------------
-# ---- select ----
+# ---- measure ----
 # --------------------------------------------------------------------------------------------
 
-# Rows select(mode=...) keeps when no target is given; whole groups, never split
-# (whileai 0.131 select(target=1000); convention, untested).
-SELECT_TARGET = 1000
+# The interval on pass^k and pass@k: a percentile bootstrap over the k-eligible tasks (seeds,
+# "Intervals and comparison"; Efron and Tibshirani 1993, ch. 13). Measured coverage in
+# docs/measure.md: it falls short of 95% below about 50 tasks, like every method tried (t, BCa,
+# Wilson), because per-task pass^k is near 0 or 1; the report says so.
+KWAY_CI_METHOD = "percentile"
 
-# select_for_sft keeps completions at or above this reward: a full pass under a 0/1 grader;
-# lower it for a partial-credit grader (whileai 0.131 select_for_sft(min_reward=1.0); seeds,
-# "Prune before training").
-SFT_MIN_REWARD = 1.0
+# Most cells (draws x tasks) a bootstrap or Monte Carlo chunk holds at once: 4 million float64 =
+# 32 MiB, so memory stays bounded at any table size (DESIGN.md, Numbers). Convention, untested.
+BOOTSTRAP_MAX_CELLS = 4_000_000
 
-# Rejection sampling wants 10 to 30 completions per prompt to choose among (Lambert 2025, RLHF
-# book, chapter Rejection Sampling: Llama 3 samples 10 to 30); below 10 the SFT report says so.
-REJECTION_SAMPLING_MIN_K = 10
+# Up to this many distinct per-task values the bootstrap draws a multinomial over the levels
+# instead of resampling task indices (exactly the same distribution; DESIGN.md, Numbers). A pass
+# rate over k rollouts has k + 1 levels. Convention: the multinomial costs O(levels) a draw.
+BOOTSTRAP_MAX_LEVELS = 64
 
-# A preference pair needs rewards at least this far apart: 1.0 pairs a pass with a fail under a
-# 0/1 grader; 0.5 admits partial credit (whileai 0.131 build_preference_pairs(min_margin=1.0)).
-PAIR_MIN_MARGIN = 1.0
+# The sign-flip test's null distribution is computed exactly (grouped by equal |difference|) while
+# it has at most this many points; above, Monte Carlo with PERMUTATION_DRAWS draws. 2^20 points
+# is about 16 MiB. Convention, untested.
+EXACT_SIGN_FLIP_SUPPORT = 1 << 20
 
-# Share of pairs whose chosen side is the longer reply above which the pairs report warns of a
-# length confound: DPO learns length faster than the behaviour (Lambert 2025, chapter Direct
-# Alignment; Park et al. 2024, arXiv:2403.19159). The threshold is convention, untested.
-PAIR_LENGTH_CONFOUND = 0.6
+# Fewest paired tasks a sizing answer may give: the binomial formula's floor (seeds, holdout
+# sizing: "the formula's floor of 2 tasks"; whileai 0.131 MIN_HOLDOUT_TASKS).
+MIN_HOLDOUT_TASKS = 2
 
-# Difficulty tiers in a curriculum schedule (whileai 0.131 curriculum(tiers=3); convention,
-# untested).
-CURRICULUM_TIERS = 3
+# eval_variance stability words by run_std in points: a held-constant eval moves 0.25 to 1.5
+# points between runs (Lambert 2025, RLHF book, chapter Evaluation), so under 0.25 is
+# very_stable, to 1.5 stable, to 3.0 noisy, above high_variance. The 3.0 edge is convention.
+STABILITY_POINTS = (0.25, 1.5, 3.0)
 
-# Graded rollouts a task needs before it has a difficulty: one rollout is a 0 or a 1, not a rate
-# (whileai 0.131 curriculum(min_rollouts=2)).
-MIN_GROUP_ROLLOUTS = 2
+# self_check: trials per check (quick) and under the CLI's --full (whileai 0.131 self_check
+# trials=40, --full 400; Monte Carlo error at 400 trials is about 1.1 points at 95%), its seed,
+# and the flag rule: more than three Monte Carlo errors on the bad side (the three-sigma rule;
+# convention, untested).
+SELF_CHECK_TRIALS = 40
+SELF_CHECK_FULL_TRIALS = 400
+SELF_CHECK_SEED = 0
+SELF_CHECK_FLAG_ERRORS = 3.0
+
+# self_check arms: tasks per arm in the false-alarm checks (the 0.131 case study's smaller eval,
+# 30), eval sizes for the coverage check (10 and 20 tasks: where percentile intervals fail,
+# Efron and Tibshirani 1993, ch. 13), eval sizes and planted gains for the power check (30 and 60
+# tasks; +10 and +16 points, the case study's gains), rollouts per task (the quickstart's 4),
+# task pass rates drawn uniform in (0.2, 0.7) (inside the difficulty band with room to gain;
+# convention), and the share of near-duplicate tasks in the last false-alarm check (0.5,
+# convention). All whileai 0.131 SELF_CHECK_* values.
+SELF_CHECK_CASES = 30
+SELF_CHECK_COVERAGE_CASES = (10, 20)
+SELF_CHECK_POWER_CASES = (30, 60)
+SELF_CHECK_EFFECTS = (0.1, 0.16)
+SELF_CHECK_K = 4
+SELF_CHECK_DIFFICULTY = (0.2, 0.7)
+SELF_CHECK_DUPLICATE_SHARE = 0.5

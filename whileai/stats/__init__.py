@@ -1,6 +1,53 @@
 """Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power."""
 
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.bootstrap import (
+    bootstrap_mean_ci,
+    bootstrap_means,
+    bootstrap_moments,
+    paired_bootstrap_ci,
+)
+from whileai.stats.intervals import mean_interval, t_interval, t_quantile
+from whileai.stats.passk import comb_ratio, pass_at_k, pass_pow_k
+from whileai.stats.permutation import SignFlip, sign_flip_pvalue, sign_flip_test
+from whileai.stats.power import (
+    binomial_paired_var,
+    concentrated_paired_var,
+    detectable_effect_binomial,
+    detectable_effect_sd,
+    noise_band_width,
+    paired_tasks_needed,
+    power_at,
+    z_sum,
+)
 from whileai.stats.rng import check_rng
+from whileai.stats.wilson import wilson
 
-__all__ = ["check_rng", "cohen_kappa", "confusion_2x2", "percent_agreement"]
+__all__ = [
+    "SignFlip",
+    "binomial_paired_var",
+    "bootstrap_mean_ci",
+    "bootstrap_means",
+    "bootstrap_moments",
+    "check_rng",
+    "cohen_kappa",
+    "comb_ratio",
+    "concentrated_paired_var",
+    "confusion_2x2",
+    "detectable_effect_binomial",
+    "detectable_effect_sd",
+    "mean_interval",
+    "noise_band_width",
+    "paired_bootstrap_ci",
+    "paired_tasks_needed",
+    "pass_at_k",
+    "pass_pow_k",
+    "percent_agreement",
+    "power_at",
+    "sign_flip_pvalue",
+    "sign_flip_test",
+    "t_interval",
+    "t_quantile",
+    "wilson",
+    "z_sum",
+]

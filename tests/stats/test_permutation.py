@@ -1,0 +1,67 @@
+"""The sign-flip p-value against exact enumeration of all 2^n sign patterns."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from whileai.stats.permutation import sign_flip_pvalue, sign_flip_test
+
+
+def _enumerate(d: np.ndarray) -> float:
+    d = d[d != 0]
+    observed = abs(d.sum())
+    hits = 0
+    for signs in itertools.product((1.0, -1.0), repeat=d.size):
+        hits += abs(np.dot(signs, d)) >= observed - 1e-9
+    return hits / 2 ** d.size
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 11, 14])
+def test_matches_exact_enumeration_on_grid_values(n):
+    rng = np.random.default_rng(n)
+    d = rng.choice(np.arange(-4, 5) / 4, size=n)  # paired differences of rates over 4 rollouts: ties
+    if not d.any():
+        d[0] = 0.25
+    assert sign_flip_pvalue(d) == pytest.approx(_enumerate(d), abs=1e-12)
+
+
+@pytest.mark.parametrize("n", [4, 9, 13])
+def test_matches_exact_enumeration_on_continuous_values(n):
+    d = np.random.default_rng(100 + n).normal(0.2, 1.0, n)
+    result = sign_flip_test(d)
+    assert result.method == "exact"
+    assert result.p_value == pytest.approx(_enumerate(d), abs=1e-12)
+
+
+def test_zeros_carry_no_sign():
+    d = np.array([0.5, 0.25, 0.0, 0.0, 0.5])
+    assert sign_flip_test(d).n_nonzero == 3
+    assert sign_flip_pvalue(d) == pytest.approx(_enumerate(d))
+    assert np.isnan(sign_flip_pvalue([0.0, 0.0]))
+
+
+def test_grouped_exact_path_beyond_enumeration_and_monte_carlo_agree():
+    rng = np.random.default_rng(7)
+    d = rng.choice(np.array([-0.5, -0.25, 0.0, 0.25, 0.5, 0.75]), size=60)
+    exact = sign_flip_test(d)
+    assert exact.method == "exact"  # 60 tasks but few levels: the grouped distribution is small
+    mc = sign_flip_test(d, exact_support=10, n_perm=40_000, seed=1)
+    assert mc.method == "monte_carlo" and mc.draws == 40_000
+    se = np.sqrt(exact.p_value * (1 - exact.p_value) / 40_000)
+    assert abs(mc.p_value - exact.p_value) < 4 * se + 1e-4
+
+
+def test_monte_carlo_p_is_never_zero_and_is_seeded():
+    d = np.full(200, 0.25) + np.random.default_rng(1).normal(0, 1e-3, 200)  # many distinct levels
+    a = sign_flip_test(d, exact_support=10, n_perm=2000, seed=3)
+    b = sign_flip_test(d, exact_support=10, n_perm=2000, seed=3)
+    assert a.p_value == b.p_value == pytest.approx(1 / 2001)
+
+
+def test_null_p_values_are_roughly_uniform():
+    rng = np.random.default_rng(5)
+    ps = np.array([sign_flip_pvalue(rng.choice([-0.25, 0.0, 0.25], 20)) for _ in range(400)])
+    assert 0.02 <= np.mean(ps <= 0.05) <= 0.08

@@ -1,0 +1,158 @@
+"""Power and sample size for a paired comparison over tasks, and the re-run noise band.
+
+Miller 2024 ("Adding Error Bars to Evals", arXiv:2411.00640, equation 9): to detect a mean paired
+difference delta with a two-sided test at level alpha and power 1 - beta,
+``n = (z_{1-alpha/2} + z_{1-beta})^2 * sd_d^2 / delta^2``, where sd_d is the standard deviation of
+the per-task paired difference; inverted, ``delta = (z_{1-alpha/2} + z_{1-beta}) * sd_d / sqrt(n)``.
+
+Two models for sd_d when none is measured, both with k rollouts a side and independent arms:
+
+* binomial: the gain is spread evenly, every task moves from p to q = p + delta, so
+  ``sd_d^2 = (p(1-p) + q(1-q)) / k``;
+* concentrated: the gain lands on the fewest tasks it can, a share f = delta / (1 - p) of tasks
+  going from p to 1 and the rest staying at p, so
+  ``sd_d^2 = (p(1-p) + (1-f) p(1-p)) / k + delta (1 - p - delta)`` (the second term is the spread
+  of the gain across tasks, which ties on most tasks make large).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from whileai.defaults import ALPHA, CI_LEVEL, MIN_HOLDOUT_TASKS, POWER
+
+__all__ = [
+    "binomial_paired_var",
+    "concentrated_paired_var",
+    "detectable_effect_binomial",
+    "detectable_effect_sd",
+    "noise_band_width",
+    "paired_tasks_needed",
+    "power_at",
+    "z_sum",
+]
+
+
+def z_sum(power: float = POWER, alpha: float = ALPHA) -> float:
+    """``z_{1-alpha/2} + z_{power}``, the multiplier of every sizing formula (2.80 at 0.8, 0.05).
+
+    Examples:
+        >>> round(z_sum(0.8, 0.05), 4)
+        2.8016
+    """
+    from scipy.stats import norm
+
+    return float(norm.ppf(1.0 - alpha / 2.0) + norm.ppf(power))
+
+
+def binomial_paired_var(base: float, effect: float, k: int) -> float:
+    """Variance of a task's paired difference when every task moves from ``base`` to ``base + effect``.
+
+    Examples:
+        >>> round(binomial_paired_var(0.6, 0.05, 4), 6)
+        0.116875
+    """
+    q = base + effect
+    return (base * (1.0 - base) + q * (1.0 - q)) / k
+
+
+def concentrated_paired_var(base: float, effect: float, k: int) -> float:
+    """Variance of a task's paired difference when the gain lands on the fewest tasks (they reach 1).
+
+    Examples:
+        >>> round(concentrated_paired_var(0.6, 0.05, 4), 6)
+        0.13
+    """
+    if base >= 1.0:
+        return float("nan")
+    share = min(1.0, effect / (1.0 - base))
+    within = (base * (1.0 - base) + (1.0 - share) * base * (1.0 - base)) / k
+    return within + effect * (1.0 - base - effect)
+
+
+def paired_tasks_needed(effect: float, sd: float, *, power: float = POWER, alpha: float = ALPHA) -> int:
+    """Paired tasks needed to detect ``effect`` when the per-task difference has sd ``sd``.
+
+    ``ceil((z_{1-alpha/2} + z_power)^2 sd^2 / effect^2)``, never below ``MIN_HOLDOUT_TASKS``.
+
+    Examples:
+        >>> paired_tasks_needed(0.05, binomial_paired_var(0.6, 0.05, 4) ** 0.5)
+        367
+    """
+    n = (z_sum(power, alpha) * sd / effect) ** 2
+    return max(MIN_HOLDOUT_TASKS, math.ceil(n - 1e-9))
+
+
+def detectable_effect_sd(n_tasks: int, sd: float, *, power: float = POWER, alpha: float = ALPHA) -> float:
+    """The smallest paired gain ``n_tasks`` tasks detect at ``power`` when the difference has sd ``sd``.
+
+    Examples:
+        >>> round(detectable_effect_sd(100, 0.3), 4)
+        0.084
+    """
+    if n_tasks < MIN_HOLDOUT_TASKS:
+        return float("nan")
+    return z_sum(power, alpha) * sd / math.sqrt(n_tasks)
+
+
+def detectable_effect_binomial(n_tasks: int, *, base: float, k: int, power: float = POWER,
+                               alpha: float = ALPHA) -> float:
+    """The smallest evenly spread gain ``n_tasks`` paired tasks detect under the binomial model.
+
+    Solves ``delta = z * sqrt(binomial_paired_var(base, delta, k) / n)`` for delta in (0, 1 - base];
+    NaN when even a gain to 1.0 is not detectable or ``n_tasks`` is under ``MIN_HOLDOUT_TASKS``.
+
+    Examples:
+        >>> round(detectable_effect_binomial(100, base=0.6, k=4), 4)
+        0.0942
+    """
+    from scipy.optimize import brentq
+
+    if n_tasks < MIN_HOLDOUT_TASKS or not 0.0 <= base < 1.0:
+        return float("nan")
+    z = z_sum(power, alpha)
+
+    def gap(effect: float) -> float:
+        return effect - z * math.sqrt(binomial_paired_var(base, effect, k) / n_tasks)
+
+    top = 1.0 - base
+    if gap(top) < 0:
+        return float("nan")
+    if gap(0.0) >= 0:
+        return 0.0
+    return float(brentq(gap, 0.0, top, xtol=1e-10))
+
+
+def power_at(effect: float, sd: float, n_tasks: int, *, alpha: float = ALPHA) -> float:
+    """Power of the two-sided paired test to detect ``effect`` with ``n_tasks`` tasks (normal approximation).
+
+    Examples:
+        >>> round(power_at(0.05, binomial_paired_var(0.6, 0.05, 4) ** 0.5, 367), 3)
+        0.8
+    """
+    from scipy.stats import norm
+
+    if sd <= 0 or n_tasks < 1:
+        return float("nan")
+    shift = effect * math.sqrt(n_tasks) / sd
+    z = norm.ppf(1.0 - alpha / 2.0)
+    return float(norm.cdf(shift - z) + norm.cdf(-shift - z))
+
+
+def noise_band_width(run_std: float, n_a: float = 1, n_b: float = 1, df: float | None = None, *,
+                     level: float = CI_LEVEL) -> float:
+    """How far two eval means move apart by re-running alone: ``q * run_std * sqrt(1/n_a + 1/n_b)``.
+
+    ``q`` is the two-sided normal quantile when ``df`` is None (run_std read as exact) or the
+    Student-t quantile at ``df`` degrees of freedom (run_std estimated from df + 1 re-runs).
+
+    Examples:
+        >>> round(noise_band_width(0.02), 5), round(noise_band_width(0.02, 3, 3, df=4), 5)
+        (0.05544, 0.04534)
+    """
+    from whileai.stats.intervals import t_quantile
+
+    q = float(t_quantile(level, np.inf if df is None else df))
+    return q * run_std * math.sqrt(1.0 / n_a + 1.0 / n_b)
