@@ -479,7 +479,7 @@ def _derive_content(df: pl.DataFrame) -> pl.DataFrame:
         if "final_text" in cols:
             parts.append(_message_expr("assistant", pl.col("final_text")))
         df = df.with_columns(
-            pl.concat_list(parts).list.drop_nulls().alias("messages")
+            pl.concat_list(parts).list.filter(pl.element().is_not_null()).alias("messages")
         ).with_columns(pl.col("messages").cast(_MESSAGES_DTYPE))
         cols.add("messages")
     if "messages" in cols:
