@@ -50,7 +50,7 @@ def test_every_drop_count_matches_the_hand_worked_truth():
     assert r.unanimous == {"all_pass": 1, "all_fail": 1, "single": 1}
     assert r.collapsed_groups_dropped == 1  # tG was mixed as graded
     assert r.band_dropped == {"too_easy": 1, "too_hard": 1} and r.band_groups_dropped == 2
-    assert r.dropped == {"junk": 3, "duplicate": 2, "truncated": 2, "unanimous": 9, "band": 20, "target": 0}
+    assert r.dropped == {"privileged_leak": 0, "junk": 3, "duplicate": 2, "truncated": 2, "unanimous": 9, "band": 20, "target": 0}
     assert r.groups_eligible == 4 and r.groups_selected == 4
     assert r.n_selected == 17 == r.n - sum(r.dropped.values())
     assert sel.df["task_key"].unique(maintain_order=True).to_list() == ["tA", "tB", "tI", "tH"]
@@ -286,3 +286,21 @@ def test_matches_whileai_0131_on_its_own_quickstart_rows():
     # whileai 0.131 printed: kept 11 of 32 rows; unanimous groups dropped: 3; duplicates dropped: 18; groups kept: 4
     assert (r.n_selected, r.n, r.unanimous_groups_dropped, r.duplicates["n_dropped"], r.groups_selected) == (11, 32, 3, 18, 4)
     assert r.band_groups_dropped == 0
+
+
+def test_replies_quoting_their_privileged_context_are_dropped_first(monkeypatch):
+    key = "already done: say so and do not repeat the action"
+    rows = group("t", [1.0, 0.0, 1.0, 0.0, 1.0], privileged={"reference": key})
+    rows[0]["final_text"] = rows[0]["messages"][-1]["content"] = f"Per the reference, {key}."
+    sel = select_for_rl(rows, target=None)
+    assert sel.report.privileged_leaks_dropped == 1
+    assert sel.report.privileged_leaks["n_checked"] == 5 and sel.report.dropped["privileged_leak"] == 1
+    assert sel.report.n_selected == 4 and "Per the reference" not in " ".join(sel.df["final_text"].to_list())
+    assert calibration_of(sel.rows()[0]).n == 5  # the stamp is over the rows as graded
+    assert "privileged leaks dropped: 1" in str(sel)
+    import sys
+
+    monkeypatch.setitem(sys.modules, "whileai.guard", None)
+    skipped = select_for_rl(rows, target=None)
+    assert skipped.report.privileged_leaks_dropped == 0
+    assert any("privileged-leak check skipped" in w for w in skipped.report.warnings)

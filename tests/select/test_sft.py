@@ -112,3 +112,12 @@ def test_report_prints_the_0131_first_line():
     sel = optimize(graded_table(partial=False), mode="sft")
     assert str(sel).startswith(f"sft selection: kept {sel.report.n_selected} of 60 rows")
     assert sel.meta["mode"] == "sft"
+
+
+def test_a_pass_that_recites_the_answer_key_is_not_a_demonstration():
+    key = "refund limit is one hundred dollars without a manager"
+    rows = [row("t", 1.0, reply=f"The {key}.", prompt="Q", privileged={"reference": key}),
+            row("t", 1.0, reply="I can refund up to the limit.", prompt="Q", index=1, privileged={"reference": key})]
+    sel = select_for_sft(rows)
+    assert sel.df["final_text"].to_list() == ["I can refund up to the limit."]
+    assert sel.report.privileged_leaks_dropped == 1 and sel.report.n_eligible == 1

@@ -28,6 +28,7 @@ __all__ = [
     "eval_sourced_warning",
     "has",
     "junk_flags",
+    "privileged_leaks",
     "require_graded",
     "take_rows",
     "trajectory_hash",
@@ -274,3 +275,36 @@ def take_rows(df: pl.DataFrame, positions: pl.Series) -> pl.DataFrame:
     """
     mask = pl.int_range(pl.len(), dtype=pl.Int64).is_in(positions.cast(pl.Int64).implode())
     return df.filter(mask)
+
+
+#: Columns holding teacher-only context a reply must not quote.
+_PRIVILEGED = ("privileged", "hidden_state", "principle", "rubric")
+
+
+def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series | None, dict[str, Any]]:
+    """Rows whose reply quotes their own privileged context (an answer key the judge also read).
+
+    A pass that recites the grader's reference is not a demonstration (seeds: "leaked answer keys
+    dropped"). The check is ``whileai.guard.leak_report`` (one implementation in the library);
+    it runs only when the table carries a privileged column, and is skipped with a warning when
+    guard cannot be imported.
+
+    Returns:
+        A boolean mask of the leaking rows (None when nothing was checked) and the 0.131-shaped
+        summary ``{checked, n_checked, n_dropped, leaked}``.
+    """
+    info: dict[str, Any] = {"checked": False, "n_checked": 0, "n_dropped": 0, "leaked": []}
+    if not any(has(df, c) for c in _PRIVILEGED):
+        return None, info
+    try:
+        from whileai.guard import leak_report  # type: ignore[attr-defined]
+    except ImportError:
+        warnings.append("privileged-leak check skipped: whileai.guard is not available in this build")
+        return None, info
+    report = leak_report(df)
+    leaked = list(getattr(report, "leaked", []) or [])
+    info = {"checked": bool(getattr(report, "checked", False)), "n_checked": int(getattr(report, "n_checked", 0)),
+            "n_dropped": len(leaked), "leaked": leaked[:20]}
+    mask = np.zeros(df.height, dtype=bool)
+    mask[[int(x["index"]) for x in leaked]] = True
+    return pl.Series("_leak", mask), info

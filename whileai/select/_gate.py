@@ -102,8 +102,10 @@ def publish_gate(
     both a pass and a fail: every group-relative advantage would be zero (seeds, "The publish
     gate"). With ``strict_hacks``, a ``hack_scan`` regime of ``reward_hack`` refuses too. The
     report warns (never drops) when unanimous asks or mixed asks outside ``band`` are still
-    present (``select(mode="rl")`` prunes them), and reports duplicate rollouts, near-duplicate
-    asks, reply-length spread and the pooled reward correlations (Gao et al. 2022). Calibration
+    present (``select(mode="rl")`` prunes them), and reports duplicate rollouts (counted as the
+    prune counts them), near-duplicate asks and reply-length spread (``whileai.guard``'s
+    ``near_duplicate_prompts`` and ``length_report``) and the pooled reward correlations
+    (Gao et al. 2022). Calibration
     stamps are counted as ``calibrate`` would write them; carried stamps are kept, not
     re-measured. Nothing is mutated: call ``calibrate(rows)`` for the stamped rows.
 

@@ -41,8 +41,9 @@ def optimize(
 ) -> Any:
     """Keep the rows that carry training signal: the RL difficulty band or SFT rejection sampling.
 
-    ``mode="rl"`` runs :func:`select_for_rl` (junk, duplicate, truncated, unanimous and
-    out-of-band drops, then whole groups round-robin; seeds, "Prune before training");
+    ``mode="rl"`` runs :func:`select_for_rl` (privileged-leak, junk, duplicate, truncated,
+    unanimous and out-of-band drops, then whole groups round-robin; seeds, "Prune before
+    training");
     ``mode="sft"`` runs :func:`select_for_sft` (rejection sampling, Lambert 2025, chapter
     Rejection Sampling). ``wai.select`` and ``scored.select(mode=...)`` are this function.
 

@@ -136,8 +136,8 @@ def build_preference_pairs(
 ) -> PreferencePairs:
     """Pair a higher- and a lower-reward rollout of the same ask for preference training (DPO).
 
-    Rollouts pair within one task and one phrasing of its ask (``task_key`` and the prompt,
-    compared case- and whitespace-insensitively), so both sides share their prompt. Each round
+    Rollouts pair within one task and one phrasing of its ask (``task_key`` and the exact prompt
+    text), so both sides share their prompt and a trainer can mask it. Each round
     takes the highest reward left in the ask as chosen and a rollout at least ``min_margin``
     lower as rejected; with ``length_match`` the pair is the (chosen, rejected) combination
     closest in reply length, because DPO exploits a length gap faster than it learns the
@@ -171,8 +171,7 @@ def build_preference_pairs(
     usable = pl.col("reward").is_not_null()
     if has(df, "judge_status"):
         usable = usable & (pl.col("judge_status").is_null() | (pl.col("judge_status") == "ok"))
-    prompt_key = (pl.coalesce(pl.col("prompt").str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars(),
-                              pl.lit("")) if has(df, "prompt") else pl.lit(""))
+    prompt_key = pl.col("prompt").fill_null("") if has(df, "prompt") else pl.lit("")
     work = df.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
         pl.struct(pl.col("task_key"), prompt_key.alias("p")).hash(29).alias("_g"),

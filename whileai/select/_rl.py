@@ -39,6 +39,7 @@ from whileai.select._common import (
     eval_sourced_warning,
     has,
     junk_flags,
+    privileged_leaks,
     require_graded,
     take_rows,
     trajectory_hash_expr,
@@ -73,6 +74,10 @@ class RLSelectionReport(Report):
     """Rows given."""
     n_tasks: int = 0
     """Tasks given (by ``task_key``)."""
+    privileged_leaks_dropped: int = 0
+    """Rows whose reply quotes their own privileged context (``whileai.guard.leak_report``)."""
+    privileged_leaks: dict[str, Any] = Field(default_factory=dict)
+    """``checked``, ``n_checked``, ``n_dropped`` and the first ``leaked`` rows."""
     gates: dict[str, int] = Field(default_factory=dict)
     """Junk rows dropped, per reason: ``no_output`` (no reply and no tool call), ``garbage`` (a
     reply with no letter or digit and no tool call), ``ungraded`` (no reward). Each row counts once."""
@@ -114,7 +119,7 @@ class RLSelectionReport(Report):
     band_rollouts: float = math.nan
     """Median graded rollouts per task the pass rates were measured from."""
     dropped: dict[str, int] = Field(default_factory=dict)
-    """Rows dropped per reason, in order: junk, duplicate, truncated, unanimous, band, target."""
+    """Rows dropped per reason, in order: privileged_leak, junk, duplicate, truncated, unanimous, band, target."""
     groups_eligible: int = 0
     """Asks that passed every filter."""
     n_selected: int = 0
@@ -155,6 +160,8 @@ class RLSelectionReport(Report):
         lines.append(f"  unanimous groups dropped: {self.unanimous_groups_dropped}; duplicates dropped: "
                      f"{self.duplicates.get('n_dropped', 0)}; truncated {self.truncated_policy}: "
                      f"{self._truncated_count()}")
+        if self.privileged_leaks.get("checked"):
+            lines.append(f"  privileged leaks dropped: {self.privileged_leaks_dropped}")
         if self.junk_dropped:
             parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in self.gates.items() if v)
             lines.append(f"  junk rows dropped: {self.junk_dropped} ({parts})")
@@ -190,7 +197,9 @@ def select_for_rl(
 ) -> Any:
     """Keep the groups of rollouts a grouped RL update (GRPO) learns from.
 
-    Drops, in this order and counted per reason (seeds, "Prune before training"): junk rows (no
+    Drops, in this order and counted per reason (seeds, "Prune before training"): replies that
+    quote their own privileged context (the answer key the judge read; ``whileai.guard.leak_report``,
+    only when the rows carry one); junk rows (no
     reply and no tool call, or a reply with no letter or digit, or no reward); duplicate
     rollouts within an ask (the same tool calls with the same arguments and the same final
     text: the same trajectory twice adds nothing to a group-relative advantage); truncated
@@ -259,6 +268,12 @@ def select_for_rl(
         trajectory_hash_expr(df).alias("_traj"),
         (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
     )
+    # 0. replies that quote their own privileged context (the answer key the judge read)
+    leak_mask, leak_info = privileged_leaks(df, warnings)
+    report["privileged_leaks"] = leak_info
+    report["privileged_leaks_dropped"] = leak_info["n_dropped"]
+    if leak_mask is not None and leak_info["n_dropped"]:
+        work = work.filter(~leak_mask)
     gates = work.select(
         pl.col("_no_output").sum().alias("no_output"),
         (~pl.col("_no_output") & pl.col("_garbage")).sum().alias("garbage"),
@@ -333,6 +348,7 @@ def select_for_rl(
     eligible = groups.filter(keep_group)
     report["groups_eligible"] = eligible.height
     dropped = {
+        "privileged_leak": report["privileged_leaks_dropped"],
         "junk": report["junk_dropped"],
         "duplicate": dup_stats["n_dropped"],
         "truncated": report["truncated_dropped"],

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 import polars as pl
+from pydantic import Field
 
 from whileai import table
 from whileai.defaults import DEFAULT_SEED, REJECTION_SAMPLING_MIN_K, SELECT_TARGET, SFT_MIN_REWARD
@@ -20,6 +21,7 @@ from whileai.select._common import (
     eval_sourced_warning,
     has,
     junk_flags,
+    privileged_leaks,
     require_graded,
     take_rows,
 )
@@ -48,8 +50,12 @@ class SFTSelectionReport(Report):
     """Graded rows below ``min_reward``."""
     n_junk: int = 0
     """Rows at or above ``min_reward`` with no reply and no tool call, or a reply with no letter or digit."""
+    privileged_leaks_dropped: int = 0
+    """Rows whose reply quotes their own privileged context (never eligible)."""
+    privileged_leaks: dict[str, Any] = Field(default_factory=dict)
+    """``checked``, ``n_checked``, ``n_dropped`` and the first ``leaked`` rows."""
     n_eligible: int = 0
-    """Rows that could be picked: graded, at or above ``min_reward``, not junk."""
+    """Rows that could be picked: graded, at or above ``min_reward``, not junk, not leaking."""
     n_selected: int = 0
     """Rows kept."""
     prompts: int = 0
@@ -96,6 +102,8 @@ class SFTSelectionReport(Report):
             f"{self.completions_per_prompt_median:g}, max {self.completions_per_prompt_max}; "
             f"{self.prompts_with_one_completion} of {self.prompts} prompts have one",
         ]
+        if self.privileged_leaks.get("checked"):
+            lines.append(f"  privileged leaks dropped: {self.privileged_leaks_dropped}")
         if self.note:
             lines.append(f"  note: {self.note}")
         lines.extend(f"  warning: {w}" for w in self.warnings)
@@ -122,8 +130,9 @@ def select_for_sft(
     """Rejection sampling: keep the best graded completion per prompt (or overall) for SFT.
 
     Lambert 2025, chapter Rejection Sampling: sample several completions per prompt, score them,
-    train on the best. Eligible rows are graded, at or above ``min_reward``, and not junk (no
-    reply and no tool call, or a reply with no letter or digit). ``select``:
+    train on the best. Eligible rows are graded, at or above ``min_reward``, not junk (no reply
+    and no tool call, or a reply with no letter or digit), and do not quote their own privileged
+    context (a pass that recites the answer key is not a demonstration). ``select``:
 
     - ``"top_per_prompt"``: each prompt's highest-reward eligible completion (ties broken by a
       seeded draw), then the best ``target`` prompts' picks;
@@ -131,7 +140,7 @@ def select_for_sft(
     - ``"random_per_prompt"`` / ``"random_k_overall"``: the same sizes drawn at random among the
       eligible rows (seeded): the chance controls that say whether the ranking mattered.
 
-    Prompts are compared case- and whitespace-insensitively. The report's
+    A prompt is its exact text (a row without one counts as its task). The report's
     ``completions_per_prompt_mean`` says how many completions there were to choose among (the
     recipes use 10 to 30) and ``selection_effective`` says ``pass_filter`` when the median prompt
     has one, since then no choice happened.
@@ -175,16 +184,20 @@ def select_for_sft(
         passing.alias("_pass"),
         (passing & (no_output | garbage)).alias("_junk"),
     )
+    warnings: list[str] = []
+    leak_mask, leak_info = privileged_leaks(df, warnings)
+    work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
     counts = work.select(
         pl.col("reward").is_null().sum().alias("ungraded"),
         (pl.col("reward").is_not_null() & ~pl.col("_pass")).sum().alias("not_pass"),
         pl.col("_junk").sum().alias("junk"),
     ).row(0, named=True)
     per_prompt = work.filter(pl.col("reward").is_not_null()).group_by("_prompt").len()["len"]
-    eligible = work.filter(pl.col("_pass") & ~pl.col("_junk"))
+    eligible = work.filter(pl.col("_pass") & ~pl.col("_junk") & ~pl.col("_leak"))
     report: dict[str, Any] = {
         "n": df.height, "n_ungraded": int(counts["ungraded"]), "n_not_pass": int(counts["not_pass"]),
-        "n_junk": int(counts["junk"]), "n_eligible": eligible.height, "target": target_n, "selection": select,
+        "n_junk": int(counts["junk"]), "n_eligible": eligible.height,
+        "privileged_leaks_dropped": leak_info["n_dropped"], "privileged_leaks": leak_info, "target": target_n, "selection": select,
         "k": k_n, "min_reward": float(min_reward), "prompts": per_prompt.len(),
         "prompts_eligible": eligible["_prompt"].n_unique() if eligible.height else 0,
         "completions_per_prompt_max": int(per_prompt.max()),  # type: ignore[arg-type]
@@ -235,7 +248,6 @@ def select_for_sft(
         )
     selected = take_rows(df, chosen["_pos"])
     report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
-    warnings = []
     if report["eval_sourced"]:
         warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
     return as_selection(rows, selected, SFTSelectionReport(**report, warnings=warnings), "sft")
