@@ -169,7 +169,6 @@ def _build(df: pl.DataFrame, fmt: str, *, drop_ties: bool, sys_prompt: str | Non
     info = info.filter(~identical)
     first_asst = c.filter(pl.col("role") == "assistant").group_by("_p").agg(pl.col("_i").min().alias("_fa"))
     info = info.join(first_asst, on="_p", how="left")
-    counts["first_turn_identical"] = int(info.select((pl.col("_fa") < pl.col("_d")).sum()).item())
     one_turn = fmt != "openai"
     if one_turn:
         contrast = (pl.col("_role_chosen") == "assistant") & (pl.col("_role_rejected") == "assistant")
@@ -178,6 +177,7 @@ def _build(df: pl.DataFrame, fmt: str, *, drop_ties: bool, sys_prompt: str | Non
         cut = (pl.col("_len_chosen") > pl.col("_d") + 1) | (pl.col("_len_rejected") > pl.col("_d") + 1)
         counts["turns_cut"] = int(info.select(cut.sum()).item())
         counts["chosen_longer"] = int(info.select((pl.col("_chars_chosen") > pl.col("_chars_rejected")).sum()).item())
+    counts["first_turn_identical"] = int(info.select((pl.col("_fa") < pl.col("_d")).sum()).item())
     df = df.join(info.select("_p", "_d"), on="_p", how="inner", maintain_order="left")
     counts["pairs"] = df.height
 
