@@ -9,7 +9,6 @@ import pytest
 
 from whileai.errors import ArgumentError, EmptyInputError, TrainingSelectionError
 from whileai.export import export_preference, preference_rows, to_trl
-from whileai.testing import rollout_table
 
 SYS = "Help."
 
@@ -128,8 +127,10 @@ def test_pairs_from_select_object():
     build = getattr(select, "build_preference_pairs", None)
     if build is None:
         pytest.skip("build_preference_pairs not available")
-    df = rollout_table(8, 4, seed=5)
-    pairs = build(df)
+    rows = [{"scenario_id": f"t{t}", "rollout_index": j, "prompt": f"refund {t}",
+             "messages": [user(f"refund {t}"), call({"id": t}), tool("ok"), say("Done." if j % 2 else "Cannot do that.")],
+             "reward": float(j % 2)} for t in range(6) for j in range(4)]
+    pairs = build(rows, length_match=False)
     if len(pairs) == 0:
         pytest.skip("no pairs drawn")
     rows = preference_rows(pairs, format="trl")
