@@ -1,0 +1,265 @@
+"""Shared pieces of the measure step: argument checks, reading rows, per-task metric values.
+
+Every per-task pass rate comes from :func:`whileai.measure.task_stats` (the one group-by);
+marker means per task come from one more group-by over the ``markers`` struct.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from whileai import table
+from whileai.defaults import MIN_CI_TASKS, SHORT_HASH_CHARS
+from whileai.errors import ArgumentError, SchemaError
+from whileai.measure._tasks import task_stats
+from whileai.stats.intervals import INTERVAL_METHODS, mean_interval
+from whileai.stats.wilson import wilson
+
+PASS_AT_1 = "pass_at_1"
+MARKER_PREFIX = "marker:"
+
+#: Columns (or lineage fields) read into ``config``: what the rows were produced with.
+CONFIG_KEYS: tuple[str, ...] = (
+    "temperature",
+    "max_tokens",
+    "policy_version",
+    "model_version",
+    "judge_name",
+    "judge_version",
+    "user_model",
+    "writer_model",
+)
+
+#: Columns a measure call reads; frame reads only these from Parquet.
+MEASURE_COLUMNS: tuple[str, ...] = (
+    "reward", "markers", "lineage", "judge_status", "truncated", "system_prompt", "rollout_index",
+    *CONFIG_KEYS,
+)
+
+
+# ------------------------------------------------------------------------------------------
+# argument checks (before touching data)
+# ------------------------------------------------------------------------------------------
+
+
+def check_level(level: Any) -> float:
+    """A confidence level strictly between 0 and 1."""
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
+        raise ArgumentError(f"level must be a number between 0 and 1, got {level!r}. Pass level=0.95 for a 95% interval.")
+    return float(level)
+
+
+def check_probability(name: str, value: Any, *, open_low: bool = True, open_high: bool = True) -> float:
+    """A number in (0, 1) (ends open or closed as asked)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
+    if ok:
+        v = float(value)
+        ok = (v > 0.0 if open_low else v >= 0.0) and (v < 1.0 if open_high else v <= 1.0)
+    if not ok:
+        low = "(0" if open_low else "[0"
+        high = "1)" if open_high else "1]"
+        raise ArgumentError(f"{name} must be a number in {low}, {high}, got {value!r}. Pass a share such as 0.05.")
+    return float(value)
+
+
+def check_int(name: str, value: Any, *, minimum: int = 1, allow_none: bool = False) -> int | None:
+    """A whole number at or above ``minimum`` (or None when allowed)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        raise ArgumentError(f"{name} must be a whole number >= {minimum}, got {value!r}. Pass for example {name}={max(minimum, 4)}.")
+    return int(value)
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """One of ``choices``."""
+    if value not in choices:
+        raise ArgumentError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}. Pick one of those.")
+    return str(value)
+
+
+def check_ci_method(value: Any, name: str = "ci_method") -> str:
+    """An interval method name."""
+    return check_choice(name, value, INTERVAL_METHODS)
+
+
+# ------------------------------------------------------------------------------------------
+# reading rows
+# ------------------------------------------------------------------------------------------
+
+
+def read_rows(rows: Any, *, extra: Sequence[str] = ()) -> pl.DataFrame:
+    """``table.frame`` with empty input allowed; a path reads only the columns measure needs."""
+    if isinstance(rows, (str, os.PathLike)):
+        return table.frame(rows, columns=[*MEASURE_COLUMNS, *extra], allow_empty=True)
+    return table.frame(rows, allow_empty=True)
+
+
+def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
+    """Check rewards: a Float64 ``reward`` column in [0, 1] or null.
+
+    A missing column reads as ungraded; NaN reads as ungraded with a warning; a value outside
+    [0, 1] raises :class:`SchemaError` (a 1-to-5 score read as a pass rate gives a plausible but
+    wrong number).
+    """
+    if "reward" not in df.columns:
+        return df.with_columns(pl.lit(None, pl.Float64).alias("reward"))
+    if df.schema["reward"] != pl.Float64:
+        try:
+            df = df.with_columns(pl.col("reward").cast(pl.Float64, strict=True))
+        except Exception as exc:  # polars raises several kinds here
+            raise SchemaError(
+                f"reward must hold numbers in [0, 1] or null, got dtype {df.schema['reward']}. "
+                "Have the judge return a number (1.0 pass, 0.0 fail).", column="reward",
+            ) from exc
+    reward = pl.col("reward")
+    outside = reward.is_not_nan() & ((reward < 0.0) | (reward > 1.0))  # polars orders NaN above every number
+    counts = df.select(
+        reward.is_nan().sum().alias("nan"),
+        outside.sum().alias("bad"),
+        reward.filter(outside).first().alias("example"),
+    ).row(0, named=True)
+    if counts["bad"]:
+        raise SchemaError(
+            f"reward must be in [0, 1], got {counts['example']!r} on {counts['bad']} row(s). "
+            "Rescale the judge's score to [0, 1] (a 1-to-5 score s becomes (s - 1) / 4).",
+            column="reward",
+        )
+    if counts["nan"]:
+        warnings.append(f"{counts['nan']} row(s) have reward NaN; they are read as ungraded. "
+                        "Return None from the judge for a row it could not grade.")
+        df = df.with_columns(pl.when(reward.is_nan()).then(None).otherwise(reward).alias("reward"))
+    return df
+
+
+def marker_names(df: pl.DataFrame) -> list[str]:
+    """Marker names the table carries."""
+    return table.markers_of(df)
+
+
+def metric_label(name: str) -> str:
+    """``marker:x`` and ``x`` name the same marker; pass_at_1 stays."""
+    return name[len(MARKER_PREFIX):] if name.startswith(MARKER_PREFIX) else name
+
+
+def task_values(df: pl.DataFrame, metrics: Sequence[str], *, keys: Sequence[str] = ("task_key",)) -> pl.DataFrame:
+    """Per-task (or per ``keys`` cell) mean of each metric: pass_at_1 and markers.
+
+    pass_at_1 is the task's mean reward over graded rollouts, from ``task_stats`` (cells of
+    several keys are grouped as one struct key, so the same group-by serves); a marker is the
+    mean of its non-null values. Columns: keys, ``n_graded`` (pass_at_1 rollouts), then one
+    Float64 column per metric (null where the cell has no value), named by :func:`metric_label`.
+    """
+    labels = [metric_label(m) for m in metrics]
+    markers = [m for m in labels if m != PASS_AT_1]
+    composite = list(keys) != ["task_key"]
+    base = df.with_columns(pl.struct(list(keys)).alias("task_key")) if composite else df
+    stats = task_stats(base).select("task_key", "n_graded", pl.col("reward_mean").alias(PASS_AT_1))
+    if markers:
+        marker = pl.col("markers")
+        extra = (base.lazy().group_by("task_key", maintain_order=True)
+                 .agg([marker.struct.field(m).cast(pl.Float64).mean().alias(m) for m in markers]).collect())
+        stats = stats.join(extra, on="task_key", how="left", maintain_order="left")
+    return stats.unnest("task_key") if composite else stats
+
+
+def interval_over_tasks(values: np.ndarray, *, method: str, level: float, n_boot: int, seed: Any,
+                        bounds: tuple[float, float] | None, what: str, notes: list[str]) -> tuple[float, float]:
+    """Interval on a mean over tasks, NaN (with a note) under ``MIN_CI_TASKS`` tasks."""
+    if values.size < MIN_CI_TASKS:
+        notes.append(f"no interval on {what}: {values.size} task(s), and an interval needs {MIN_CI_TASKS}")
+        return float("nan"), float("nan")
+    return mean_interval(values, method=method, level=level, n_boot=n_boot, seed=seed, bounds=bounds)  # type: ignore[arg-type]
+
+
+def rate_interval(values: np.ndarray, rollouts: float, sum_rewards: float, *, method: str, level: float,
+                  n_boot: int, seed: Any, what: str, notes: list[str]) -> tuple[float, float]:
+    """Interval on a mean pass rate over tasks, with a Wilson fallback when it has no width.
+
+    When every task has the same rate the t and bootstrap intervals have no width, so the Wilson
+    interval over the graded rollouts is given (the rollouts read as independent: the narrowest
+    honest interval) and a note says so.
+    """
+    lo, hi = interval_over_tasks(values, method=method, level=level, n_boot=n_boot, seed=seed,
+                                 bounds=(0.0, 1.0), what=what, notes=notes)
+    if values.size >= MIN_CI_TASKS and float(np.ptp(values)) == 0.0 and rollouts > 0:
+        wlo, whi = wilson(sum_rewards, rollouts, level=level)
+        notes.append(f"every task scored {values[0]:.2f} on {what}, so the interval over tasks has no width; "
+                     f"the interval is Wilson's over the {int(rollouts)} rollouts")
+        return float(wlo), float(whi)
+    return lo, hi
+
+
+def run_config(df: pl.DataFrame) -> dict[str, Any]:
+    """What the rows were produced with: one value per key, a list when mixed (named in ``mixed``)."""
+    out: dict[str, Any] = {}
+    exprs: dict[str, pl.Expr] = {}
+    lineage_fields = set()
+    if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct):
+        lineage_fields = {f.name for f in df.schema["lineage"].fields}  # type: ignore[union-attr]
+    for key in CONFIG_KEYS:
+        if key in df.columns:
+            expr = pl.col(key)
+        elif key in lineage_fields:
+            expr = pl.col("lineage").struct.field(key)
+        else:
+            continue
+        exprs[key] = expr.cast(pl.String).drop_nulls().unique().sort().head(6).implode().alias(key)
+    if "system_prompt" in df.columns:
+        exprs["system_prompt_hash"] = pl.col("system_prompt").drop_nulls().unique().sort().head(6).implode()
+    mixed: list[str] = []
+    if exprs and df.height:
+        values = df.select(list(exprs.values())).row(0, named=True)
+        for key in exprs:
+            vals = values[key] or []
+            if key == "system_prompt_hash":
+                vals = [hashlib.sha256(v.encode("utf-8")).hexdigest()[:SHORT_HASH_CHARS] for v in vals]
+            if not vals:
+                continue
+            if len(vals) == 1:
+                out[key] = vals[0]
+            else:
+                out[key] = vals
+                mixed.append(key)
+    out["mixed"] = mixed
+    out["n_rows"] = df.height
+    if df.height:
+        agg = [pl.col("reward").is_not_null().mean().alias("graded_share")] if "reward" in df.columns else []
+        if "truncated" in df.columns:
+            agg.append(pl.col("truncated").cast(pl.Float64).mean().alias("truncated_share"))
+        if agg:
+            out.update({k: (None if v is None else round(float(v), 4)) for k, v in df.select(agg).row(0, named=True).items()})
+    return out
+
+
+def rollouts_per_task(n_graded: np.ndarray) -> int:
+    """The k a table was run at: the most graded rollouts any task has (0 when none)."""
+    return int(n_graded.max()) if n_graded.size else 0
+
+
+def fmt_signed(value: float, digits: int = 3) -> str:
+    """``+0.123`` / ``-0.050`` / ``n/a``."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{value:+.{digits}f}"
+
+
+def fmt_interval(ci: tuple[float, float] | None, digits: int = 3, *, signed: bool = False) -> str:
+    """``[lo..hi]`` (signed when asked) or ``[n/a]``."""
+    if ci is None or any(v is None or not math.isfinite(v) for v in ci):
+        return "[n/a]"
+    if signed:
+        return f"[{ci[0]:+.{digits}f}..{ci[1]:+.{digits}f}]"
+    return f"[{ci[0]:.{digits}f}..{ci[1]:.{digits}f}]"
+
+
+def nan_to_none(ci: tuple[float, float]) -> tuple[float, float] | None:
+    """An interval with a NaN end becomes None (JSON-able, prints n/a)."""
+    return None if any(not math.isfinite(v) for v in ci) else (float(ci[0]), float(ci[1]))

@@ -1,0 +1,258 @@
+"""Paired comparison of two runs on the tasks they share (``compare_runs``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+
+from whileai.defaults import (
+    BOOTSTRAP_DRAWS,
+    CI_LEVEL,
+    CI_METHOD,
+    DEFAULT_SEED,
+    MIN_CI_TASKS,
+    MIN_PAIRED_TASKS,
+    PERMUTATION_DRAWS,
+)
+from whileai.errors import ArgumentError
+from whileai.measure._common import (
+    MARKER_PREFIX,
+    PASS_AT_1,
+    check_ci_method,
+    check_int,
+    check_level,
+    clean_rewards,
+    fmt_interval,
+    fmt_signed,
+    marker_names,
+    metric_label,
+    nan_to_none,
+    read_rows,
+    task_values,
+)
+from whileai.report import Report
+from whileai.stats.intervals import IntervalMethod, mean_interval, t_quantile
+from whileai.stats.permutation import sign_flip_test
+from whileai.stats.rng import check_rng
+
+__all__ = ["Comparison", "compare_runs"]
+
+Verdict = Literal["b_better", "a_better", "no_difference_detected", "insufficient_data"]
+
+
+class Comparison(Report):
+    """Two runs compared on one metric, paired by task (whileai 0.131 ``compare_runs`` keys)."""
+
+    metric: str = PASS_AT_1
+    """``pass_at_1`` or ``marker:<name>``."""
+    paired: bool = False
+    """True when the difference is over paired tasks; False for the unpaired fallback."""
+    n_paired: int = 0
+    """Tasks both runs share (by task_key) with a value on both sides."""
+    n_only_a: int = 0
+    """Tasks only the first run (before) has; dropped from a paired comparison."""
+    n_only_b: int = 0
+    """Tasks only the second run (after) has; dropped from a paired comparison."""
+    paired_share: float = math.nan
+    """Paired tasks over all tasks either run has: a verdict over a quarter of the eval reads as one."""
+    n_used: int = 0
+    """Tasks the difference is over (paired tasks, or every task in the unpaired fallback)."""
+    mean_a: float = math.nan
+    """Metric of the first run (before) over the tasks used."""
+    mean_b: float = math.nan
+    """Metric of the second run (after) over the tasks used."""
+    delta: float = math.nan
+    """mean_b - mean_a: the mean paired difference (after minus before)."""
+    ci95: tuple[float, float] | None = None
+    """Interval on delta at ``level``; None when undefined."""
+    level: float = CI_LEVEL
+    """Confidence level."""
+    ci_method: str = CI_METHOD
+    """Interval method (``t``: Student-t on paired differences, Miller 2024, section 4)."""
+    p_value: float = math.nan
+    """Two-sided sign-flip permutation p-value (paired) or Welch t-test p-value (unpaired)."""
+    p_method: str = "none"
+    """``exact`` or ``monte_carlo`` sign flip, ``welch`` for the unpaired fallback, ``none``."""
+    task_std: float = math.nan
+    """Standard deviation of the per-task paired difference (the sizing input; NaN unpaired)."""
+    verdict: Verdict = "insufficient_data"
+    """``b_better`` / ``a_better`` when the interval excludes zero; ``no_difference_detected`` when it
+    covers zero (not that the runs are equal); ``insufficient_data`` when it cannot be computed."""
+    direction: Literal["up", "down", "none"] = "none"
+    """Sign of a delta whose interval excludes zero."""
+    note: str = ""
+    """What qualifies the comparison (fallback, dropped tasks)."""
+
+    def render(self) -> str:
+        """One line: means, delta, interval, p-value, verdict, tasks."""
+        side = f"{self.n_paired} paired" if self.paired else f"{self.n_used} tasks, unpaired"
+        line = (f"{self.metric}: {_f(self.mean_a)} -> {_f(self.mean_b)}  {fmt_signed(self.delta)} "
+                f"{fmt_interval(self.ci95, signed=True)}  p={_p(self.p_value)}  {self.verdict} ({side})")
+        lines = [line] + ([f"  {self.note}"] if self.note else [])
+        return "\n".join(lines + [f"! {w}" for w in self.warnings])
+
+
+def _f(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.3f}"
+
+
+def _p(value: float) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def compare_runs(before: Any, after: Any, /, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
+                 ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+                 n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
+                 min_paired: int = MIN_PAIRED_TASKS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> Comparison:
+    """Compare two runs on the tasks they share: a paired interval and a sign-flip p-value.
+
+    Rows are grouped into tasks by ``task_key``; each task's value is its mean reward (pass@1) or
+    mean marker. Tasks both runs have are paired and the difference after - before is taken per
+    task (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640, section 4: paired
+    differences remove the between-task variance). The interval on the mean difference is a
+    Student-t interval on the paired differences (``CI_METHOD``; ``ci_method="percentile"`` or
+    ``"bca"`` bootstraps the paired tasks instead), and the p-value a two-sided sign-flip
+    permutation test, exact when it can be (Good 2005, ch. 3). With fewer than ``min_paired``
+    shared tasks the comparison falls back to unpaired task means (Welch's interval and t-test)
+    and the note says so. Tasks on one side only are dropped from the paired comparison and
+    counted (``n_only_a``, ``n_only_b``, ``paired_share``).
+
+    Args:
+        before: The first run's rows (``a``).
+        after: The second run's rows (``b``).
+        metric: ``"pass_at_1"`` or a marker, as ``"marker:<name>"`` or the bare name.
+        level: Confidence level (``CI_LEVEL``).
+        ci_method: ``"t"`` (default), ``"percentile"`` or ``"bca"``.
+        n_boot: Bootstrap draws for a bootstrap ``ci_method``.
+        n_perm: Monte Carlo sign flips when the exact test is too large (``PERMUTATION_DRAWS``).
+        min_paired: Fewest shared tasks for the paired path (``MIN_PAIRED_TASKS``).
+        seed: Seed or Generator.
+
+    Returns:
+        A :class:`Comparison`; ``verdict`` is ``b_better``, ``a_better``,
+        ``no_difference_detected`` (the interval covers zero, not that the runs are equal) or
+        ``insufficient_data``.
+
+    Raises:
+        ArgumentError: An option outside its allowed values, or a metric neither side measures.
+        SchemaError: A reward outside [0, 1] or not a number.
+
+    Examples:
+        >>> a = [{"task_id": t, "reward": r} for t in "abcdef" for r in (0, 1)]
+        >>> b = [{"task_id": t, "reward": 1} for t in "abcdef" for _ in (0, 1)]
+        >>> r = compare_runs(a, b)
+        >>> r.delta, r.verdict, r.p_value
+        (0.5, 'b_better', 0.03125)
+    """
+    if not isinstance(metric, str) or not metric:
+        raise ArgumentError(f"metric must be 'pass_at_1' or a marker name, got {metric!r}. Pass metric='pass_at_1'.")
+    level = check_level(level)
+    check_ci_method(ci_method)
+    check_int("n_boot", n_boot)
+    check_int("n_perm", n_perm)
+    check_int("min_paired", min_paired, minimum=2)
+    rng = check_rng(seed)
+    warnings: list[str] = []
+    a_df = clean_rewards(read_rows(before), warnings)
+    b_df = clean_rewards(read_rows(after), warnings)
+    label = metric_label(metric)
+    if label != PASS_AT_1:
+        have = set(marker_names(a_df)) & set(marker_names(b_df))
+        if label not in have:
+            measured = ", ".join([PASS_AT_1, *sorted(have)])
+            raise ArgumentError(f"metric must be measured on both runs, got {metric!r}. Measured on both: {measured}.")
+    a_vals = _values(a_df, label)
+    b_vals = _values(b_df, label)
+    out = compare_values(a_vals, b_vals, metric=label if label == PASS_AT_1 else MARKER_PREFIX + label,
+                         level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
+    out.warnings = warnings + out.warnings
+    return out
+
+
+def _values(df: pl.DataFrame, label: str) -> pl.DataFrame:
+    if df.height == 0:
+        return pl.DataFrame(schema={"task_key": pl.String, "value": pl.Float64})
+    vals = task_values(df, [label])
+    return vals.select("task_key", pl.col(label).alias("value")).filter(pl.col("value").is_not_null())
+
+
+def compare_values(a: pl.DataFrame, b: pl.DataFrame, *, metric: str, level: float, ci_method: str, n_boot: int,
+                   n_perm: int, min_paired: int, rng: np.random.Generator) -> Comparison:
+    """The comparison on per-task values (``task_key``, ``value``) of each side."""
+    out = Comparison(metric=metric, level=level, ci_method=ci_method)
+    joined = a.join(b, on="task_key", how="inner", suffix="_b")
+    n_paired = joined.height
+    out.n_paired = n_paired
+    out.n_only_a = a.height - n_paired
+    out.n_only_b = b.height - n_paired
+    union = a.height + b.height - n_paired
+    out.paired_share = n_paired / union if union else math.nan
+    notes: list[str] = []
+    if out.n_only_a or out.n_only_b:
+        notes.append(f"{out.n_only_a} task(s) only before and {out.n_only_b} only after were dropped from the pairing")
+    if n_paired >= min_paired:
+        va = joined["value"].to_numpy().astype(np.float64)
+        vb = joined["value_b"].to_numpy().astype(np.float64)
+        d = vb - va
+        out.paired = True
+        out.n_used = n_paired
+        out.mean_a, out.mean_b = float(va.mean()), float(vb.mean())
+        out.delta = float(d.mean())
+        out.task_std = float(d.std(ddof=1))
+        if n_paired >= MIN_CI_TASKS:
+            out.ci95 = nan_to_none(mean_interval(d, method=ci_method, level=level, n_boot=n_boot, seed=rng,  # type: ignore[arg-type]
+                                                 bounds=(-1.0, 1.0) if metric == PASS_AT_1 else None))
+        test = sign_flip_test(d, n_perm=n_perm, seed=rng)
+        out.p_value = 1.0 if test.method == "none" else test.p_value
+        out.p_method = "exact" if test.method == "none" else test.method
+    else:
+        va = a["value"].to_numpy().astype(np.float64)
+        vb = b["value"].to_numpy().astype(np.float64)
+        notes.insert(0, f"fewer than {min_paired} shared tasks ({n_paired}); unpaired task means, weaker test")
+        out.n_used = int(va.size + vb.size)
+        if va.size:
+            out.mean_a = float(va.mean())
+        if vb.size:
+            out.mean_b = float(vb.mean())
+        if va.size >= 2 and vb.size >= 2:
+            out.delta = out.mean_b - out.mean_a
+            ci, p = _welch(va, vb, level)
+            out.ci95, out.p_value, out.p_method = nan_to_none(ci), p, "welch"
+        elif va.size and vb.size:
+            out.delta = out.mean_b - out.mean_a
+            notes.append("an unpaired interval needs two tasks a side")
+    out.verdict, out.direction = _verdict(out.ci95)
+    if out.verdict == "insufficient_data" and not (a.height and b.height):
+        out.warnings.append("one side has no graded task for this metric: nothing to compare. Grade both runs.")
+    out.note = "; ".join(notes)
+    return out
+
+
+def _welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[tuple[float, float], float]:
+    """Welch's interval on mean(b) - mean(a) and its two-sided t-test p-value."""
+    from scipy.stats import t as t_dist
+
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    delta = float(b.mean() - a.mean())
+    if se == 0.0:
+        return (delta, delta), (1.0 if delta == 0.0 else 0.0)
+    df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    q = float(t_quantile(level, df))
+    p = float(2.0 * t_dist.sf(abs(delta) / se, df))
+    return (max(-1.0, delta - q * se), min(1.0, delta + q * se)), p
+
+
+def _verdict(ci: tuple[float, float] | None) -> tuple[Verdict, Literal["up", "down", "none"]]:
+    if ci is None:
+        return "insufficient_data", "none"
+    if ci[0] > 0.0:
+        return "b_better", "up"
+    if ci[1] < 0.0:
+        return "a_better", "down"
+    return "no_difference_detected", "none"

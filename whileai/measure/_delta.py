@@ -1,0 +1,644 @@
+"""Before and after: ``delta_report`` (also ``compare``) and ``format_delta_report``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from whileai import table
+from whileai.defaults import (
+    BOOTSTRAP_DRAWS,
+    CEILING_PASS_RATE,
+    CI_LEVEL,
+    CI_METHOD,
+    DEFAULT_SEED,
+    EVAL_RUNS,
+    MIN_PAIRED_SHARE,
+    MIN_PAIRED_TASKS,
+    PERMUTATION_DRAWS,
+    POWER,
+)
+from whileai.errors import ArgumentError
+from whileai.measure._common import (
+    MARKER_PREFIX,
+    PASS_AT_1,
+    check_ci_method,
+    check_int,
+    check_level,
+    check_probability,
+    clean_rewards,
+    fmt_interval,
+    fmt_signed,
+    marker_names,
+    metric_label,
+    read_rows,
+    run_config,
+    task_values,
+)
+from whileai.measure._compare import Comparison, compare_values
+from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
+from whileai.report import Report
+from whileai.stats.intervals import IntervalMethod, t_quantile
+from whileai.stats.power import detectable_effect_sd, noise_band_width, paired_tasks_needed
+from whileai.stats.rng import check_rng
+
+__all__ = ["DeltaReport", "compare", "delta_report", "format_delta_report"]
+
+GainVerdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "insufficient_data"]
+Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
+                   "not_comparable"]
+
+_CONFOUNDS = ("temperature", "max_tokens", "judge_name", "judge_version", "user_model", "writer_model")
+_MAX_GROUPS = 50
+
+
+class DeltaReport(Report):
+    """Before against after on pass@1 and every shared marker, with the verdict a person reads first."""
+
+    ok: bool = False
+    """False when the headline is FAIL or NOT COMPARABLE."""
+    headline: str = "NOT COMPARABLE"
+    """The printed first line: PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes)."""
+    headline_verdict: Headline = "not_comparable"
+    """The word behind the headline: moved / moved_unreplicated (PASS), no_change_detected /
+    within_eval_noise (NO DIFFERENCE), regressed (FAIL), not_comparable."""
+    not_comparable: list[str] = Field(default_factory=list)
+    """Why the arms cannot be compared: situations (under half the tasks pair), ungraded,
+    too_few_tasks."""
+    target: str = PASS_AT_1
+    """The metric the change was meant to move (the headline)."""
+    target_verdict: GainVerdict = "insufficient_data"
+    """The target's verdict word."""
+    target_direction: Literal["up", "down", "none"] = "none"
+    """Direction of a target change whose interval excludes zero."""
+    target_delta: float = math.nan
+    """The target's mean paired difference, after - before."""
+    target_ci95: tuple[float, float] | None = None
+    """Interval on target_delta."""
+    must_not_regress: list[str] = Field(default_factory=list)
+    """Guards: metrics whose significant drop fails the report."""
+    guards_failed: list[str] = Field(default_factory=list)
+    """Guards that dropped significantly."""
+    degenerate_guards: list[str] = Field(default_factory=list)
+    """Guards with the same value on every row of both arms: they cannot fail."""
+    n_metrics: int = 0
+    """Metrics compared (pass_at_1 and every marker both arms carry)."""
+    level: float = CI_LEVEL
+    """Confidence level of every interval."""
+    ci_method: str = CI_METHOD
+    """Interval method on paired differences."""
+    n_paired_tasks: int = 0
+    """Tasks both arms graded (pass_at_1)."""
+    n_unpaired_tasks: int = 0
+    """Tasks only one arm graded."""
+    paired_share: float = math.nan
+    """Paired tasks over every task either arm graded."""
+    improved: list[str] = Field(default_factory=list)
+    """Metrics that moved up (moved or moved_unreplicated)."""
+    regressions: list[str] = Field(default_factory=list)
+    """Metrics that moved down (moved or moved_unreplicated)."""
+    within_noise: list[str] = Field(default_factory=list)
+    """Metrics whose interval excludes zero but whose delta sits inside the re-run band."""
+    run_std: float | None = None
+    """The target's re-run standard deviation, given or derived from lineage.eval_run."""
+    run_std_by_metric: dict[str, float] = Field(default_factory=dict)
+    """run_std of each metric that has one."""
+    run_std_source: Literal["given", "rows"] | None = None
+    """Where run_std came from."""
+    run_std_runs: int | None = None
+    """Re-runs behind a given run_std (None: read as exact, 1.96)."""
+    run_std_df: int | None = None
+    """Degrees of freedom of the band's t quantile (None: normal quantile)."""
+    noise_band: float | None = None
+    """The target's re-run band: a delta inside it is the eval re-running."""
+    noise_rule: str = ""
+    """How the band was computed, in words."""
+    eval_runs: dict[str, int] = Field(default_factory=dict)
+    """Eval runs found on each side (lineage.eval_run), 1 when none."""
+    replicated: bool = False
+    """True when the band comes from re-runs in these rows (runs=3), so a move is replicated."""
+    ceiling: bool = False
+    """The before arm already passes most tasks (or too few paired tasks have room): little to show."""
+    detectable_effect: float | None = None
+    """The smallest target gain these paired tasks detect at ``power``."""
+    tasks_needed: int | None = None
+    """Paired tasks needed to detect the observed target delta at ``power``."""
+    tasks_needed_source: str | None = None
+    """Where the sizing sd came from (``rows``: the paired differences here)."""
+    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per metric: the compare_runs keys plus gain_verdict, run_std, noise_band, within_noise."""
+    config: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """What each arm's rows were produced with (``before``, ``after``)."""
+    repeats: dict[str, int] = Field(default_factory=dict)
+    """Rollouts per task on each side (the most graded rollouts any task has)."""
+    balanced: dict[str, int] | None = None
+    """Rows each side gave up under ``balance_rollouts=True``; None when off."""
+    by: str | None = None
+    """What ``by=`` grouped on."""
+    groups: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per group: the target compared within the group."""
+    groups_down: list[str] = Field(default_factory=list)
+    """Groups whose target dropped significantly."""
+
+    def render(self) -> str:
+        """The report as ``format_delta_report`` prints it."""
+        return format_delta_report(self)
+
+
+def format_delta_report(report: DeltaReport) -> str:
+    """The delta report as text: the headline first, then the reading, then one line per metric.
+
+    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (seeds,
+    "Run the eval three times").
+
+    Args:
+        report: A :class:`DeltaReport`.
+
+    Returns:
+        The printed report (``str(report)`` is the same text).
+    """
+    r = report
+    lines = [r.headline]
+    t = r.metrics.get(r.target)
+    if t is not None:
+        lines.append(f"{r.target}: {r.target_verdict} ({fmt_signed(r.target_delta)}, {r.level:.0%} "
+                     f"{_ci_words(r.target_ci95)}, {t.get('n_paired', 0)} paired tasks)")
+    if r.guards_failed:
+        lines.append("failed guards: " + ", ".join(r.guards_failed))
+    if r.noise_band is not None:
+        lines.append(f"eval noise: run_std {r.run_std:.3f}, a delta under {r.noise_band:.3f} is noise ({r.noise_rule})")
+    elif r.target_verdict == "moved_unreplicated":
+        lines.append(f"repeated: 1 run a side, noise unknown ({r.target} {fmt_signed(r.target_delta)}; "
+                     "simulate(tasks=..., runs=3) shows whether the verdict repeats)")
+    if r.detectable_effect is not None:
+        size = (f"sizing: {r.n_paired_tasks} paired tasks detect {fmt_signed(r.detectable_effect)} at {POWER:.0%} power")
+        if r.tasks_needed is not None:
+            size += f"; the observed {fmt_signed(r.target_delta)} needs {r.tasks_needed}"
+        if r.repeats and len(set(r.repeats.values())) > 1:
+            size += f" (k={r.repeats.get('before')} before, k={r.repeats.get('after')} after)"
+        lines.append(size)
+    for name, m in r.metrics.items():
+        noise = f"  noise<{m['noise_band']:.3f}" if m.get("noise_band") is not None else ""
+        word = {"up": "up", "down": "down"}.get(m.get("direction", "none"), "")
+        lines.append(f"  {name:<28} {_num(m.get('mean_a'))} -> {_num(m.get('mean_b'))}  {fmt_signed(m.get('delta', math.nan))} "
+                     f"{fmt_interval(_tuple(m.get('ci95')), signed=True)}  {word or m.get('gain_verdict', '')}  "
+                     f"({m.get('n_paired', 0)} paired){noise}")
+    if r.groups:
+        lines.append(f"by {r.by}:")
+        for g, m in r.groups.items():
+            flag = "  DOWN" if g in r.groups_down else ""
+            lines.append(f"  {g:<28} {_num(m.get('mean_a'))} -> {_num(m.get('mean_b'))}  {fmt_signed(m.get('delta', math.nan))} "
+                         f"{fmt_interval(_tuple(m.get('ci95')), signed=True)}  ({m.get('n_paired', 0)} paired){flag}")
+    lines.extend(f"! {w}" for w in r.warnings)
+    return "\n".join(lines)
+
+
+def _num(v: Any) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:.3f}"
+
+
+def _tuple(v: Any) -> tuple[float, float] | None:
+    return None if v is None else (float(v[0]), float(v[1]))
+
+
+def _ci_words(ci: tuple[float, float] | None) -> str:
+    return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
+
+
+def delta_report(before: Any, after: Any, /, *, target: str | None = None, must_not_regress: Sequence[str] = (),
+                 markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
+                 run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
+                 run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
+                 power: float = POWER, ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+                 n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
+                 ceiling_pass_rate: float = CEILING_PASS_RATE, min_paired: int = MIN_PAIRED_TASKS,
+                 seed: int | np.random.Generator | None = DEFAULT_SEED) -> DeltaReport:
+    """Before against after: pass@1 and every shared marker compared on paired tasks, with a verdict.
+
+    Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, a
+    Student-t interval on the paired differences, a sign-flip p-value; Miller 2024,
+    arXiv:2411.00640, section 4). Its verdict word reads the interval against the eval's own
+    re-run band (seeds, "Before and after" and "Run the eval three times"): ``moved`` (the
+    interval excludes zero and the delta clears the band), ``moved_unreplicated`` (excludes zero,
+    but one eval run a side and no run_std), ``within_eval_noise`` (excludes zero, inside the
+    band: equivalence, not a win), ``no_change_detected`` (the interval covers zero). The band is
+    q x run_std x sqrt(1/n_before + 1/n_after) with q the t quantile at the run_std's degrees of
+    freedom; rows carrying ``lineage.eval_run`` give run_std themselves (pooled over both sides,
+    df = runs - 2 in all); a bare ``run_std=`` keeps 1.96 and warns. The first printed line is
+    PASS (the target moved up), NO DIFFERENCE (an interval over zero, or inside the band), FAIL
+    (the target moved down, or a ``must_not_regress`` metric dropped significantly) or
+    NOT COMPARABLE (causes) when under half the tasks pair, a side is ungraded, or too few tasks.
+
+    Args:
+        before: The baseline rows.
+        after: The rows after the change, on the same tasks.
+        target: The metric the change was meant to move (default ``pass_at_1``).
+        must_not_regress: Metrics whose significant drop fails the report (markers: 1.0 is good).
+        markers: Compare only these markers (default every marker both sides carry).
+        by: A row key, a marker, or a callable on a row dict that groups rows; the target is
+            compared within each group and ``groups_down`` names groups that dropped.
+        run_std: The eval's re-run sd: a number (for the target), a dict per metric, or an
+            :class:`EvalVarianceReport`.
+        run_std_runs: The re-runs run_std came from; the band then uses t at runs - 1 df.
+        balance_rollouts: Trim every paired task to the rollouts both sides have (drawn by seed).
+        level: Confidence level (``CI_LEVEL``).
+        power: Power for the sizing line (``POWER``).
+        ci_method: ``"t"`` (default), ``"percentile"`` or ``"bca"``.
+        n_boot: Bootstrap draws for a bootstrap ``ci_method``.
+        n_perm: Monte Carlo sign flips when the exact test is too large.
+        ceiling_pass_rate: A before pass@1 at or above this sets ``ceiling`` (``CEILING_PASS_RATE``).
+        min_paired: Fewest shared tasks for a paired comparison (``MIN_PAIRED_TASKS``).
+        seed: Seed or Generator.
+
+    Returns:
+        A :class:`DeltaReport`; ``print`` gives :func:`format_delta_report`.
+
+    Raises:
+        ArgumentError: An option outside its allowed values, or a target / guard neither side measures.
+        SchemaError: A reward outside [0, 1] or not a number.
+
+    Examples:
+        >>> a = [{"task_id": f"t{i}", "reward": r} for i in range(8) for r in (0, 1, 0, 0)]
+        >>> b = [{"task_id": f"t{i}", "reward": r} for i in range(8) for r in (1, 1, 1, 0)]
+        >>> delta_report(a, b).headline
+        'PASS'
+    """
+    level = check_level(level)
+    power = check_probability("power", power)
+    check_ci_method(ci_method)
+    check_int("n_boot", n_boot)
+    check_int("n_perm", n_perm)
+    check_int("min_paired", min_paired, minimum=2)
+    ceiling_pass_rate = check_probability("ceiling_pass_rate", ceiling_pass_rate, open_high=False)
+    if not isinstance(balance_rollouts, bool):
+        raise ArgumentError(f"balance_rollouts must be True or False, got {balance_rollouts!r}. Pass balance_rollouts=True.")
+    guards = _names("must_not_regress", must_not_regress)
+    wanted_markers = None if markers is None else _names("markers", markers)
+    if target is not None and (not isinstance(target, str) or not target):
+        raise ArgumentError(f"target must be a metric name such as 'pass_at_1', got {target!r}. Pass target='pass_at_1'.")
+    if by is not None and not (isinstance(by, str) or callable(by)):
+        raise ArgumentError(f"by must be a row key, a marker name or a callable on a row, got {by!r}. Pass by='tier'.")
+    given_std, given_runs = _check_run_std(run_std, run_std_runs)
+    rng = check_rng(seed)
+
+    warnings: list[str] = []
+    a_df = clean_rewards(read_rows(before), warnings)
+    b_df = clean_rewards(read_rows(after), warnings)
+    shared_markers = sorted(set(marker_names(a_df)) & set(marker_names(b_df)))
+    if wanted_markers is not None:
+        missing = [m for m in wanted_markers if m not in shared_markers]
+        if missing:
+            raise ArgumentError(f"markers must be carried by both arms, got {missing!r}. "
+                                f"Both arms carry: {', '.join(shared_markers) or 'no markers'}.")
+        shared_markers = [m for m in shared_markers if m in wanted_markers]
+    metrics = [PASS_AT_1, *shared_markers]
+    target_name = metric_label(target) if target is not None else PASS_AT_1
+    for name, what in [(target_name, "target"), *((g, "must_not_regress") for g in guards)]:
+        if name not in metrics:
+            raise ArgumentError(f"{what} must name a metric both arms measure, got {name!r}. "
+                                f"Measured on both: {', '.join(metrics)}.")
+
+    report = DeltaReport(target=target_name, level=level, ci_method=ci_method, must_not_regress=guards,
+                         n_metrics=len(metrics))
+    report.config = {"before": run_config(a_df) if a_df.height else {}, "after": run_config(b_df) if b_df.height else {}}
+    if balance_rollouts and a_df.height and b_df.height:
+        a_df, b_df, report.balanced = _balance(a_df, b_df, rng)
+
+    a_vals = task_values(a_df, metrics) if a_df.height else _empty_values(metrics)
+    b_vals = task_values(b_df, metrics) if b_df.height else _empty_values(metrics)
+    report.repeats = {"before": _k(a_vals), "after": _k(b_vals)}
+
+    # the re-run band
+    runs_a, runs_b, derived, derived_df = _derived_run_std(a_df, b_df, metrics)
+    report.eval_runs = {"before": runs_a, "after": runs_b}
+    std_by_metric: dict[str, float] = {}
+    band_df: int | None = None
+    if given_std is not None:
+        std_by_metric = {(target_name if k is None else metric_label(k)): v for k, v in given_std.items()}
+        report.run_std_source = "given"
+        report.run_std_runs = given_runs
+        band_df = None if given_runs is None else given_runs - 1
+        if given_runs is None:
+            warnings.append("run_std was given without run_std_runs, so the band reads it as exact and uses "
+                            f"{float(t_quantile(level, np.inf)):.2f}; a floor from three re-runs is an estimate and that band "
+                            "lets about one pure-noise delta in five through. Pass run_std_runs= (the re-runs it came from).")
+        if derived:
+            warnings.append("run_std was given and the rows also carry eval runs; the given run_std is used.")
+    elif derived:
+        std_by_metric = derived
+        report.run_std_source = "rows"
+        band_df = derived_df
+        report.replicated = True
+    unknown = [m for m in std_by_metric if m not in metrics]
+    if unknown:
+        raise ArgumentError(f"run_std must be keyed by metrics both arms measure, got {unknown!r}. "
+                            f"Measured on both: {', '.join(metrics)}.")
+    report.run_std_by_metric = {m: float(v) for m, v in std_by_metric.items()}
+    report.run_std_df = band_df
+
+    # every metric
+    for name in metrics:
+        comp = compare_values(_side(a_vals, name), _side(b_vals, name),
+                              metric=name if name == PASS_AT_1 else MARKER_PREFIX + name, level=level,
+                              ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
+        std = std_by_metric.get(name)
+        band = None if std is None else noise_band_width(std, runs_a, runs_b, band_df, level=level)
+        verdict = _gain_verdict(comp, band)
+        entry = comp.to_dict()
+        entry.pop("warnings", None)
+        entry.update(gain_verdict=verdict, run_std=std, noise_band=band, within_noise=verdict == "within_eval_noise")
+        report.metrics[name] = entry
+        if verdict in ("moved", "moved_unreplicated"):
+            (report.improved if comp.direction == "up" else report.regressions).append(name)
+        elif verdict == "within_eval_noise":
+            report.within_noise.append(name)
+
+    t = report.metrics[target_name]
+    p1 = report.metrics[PASS_AT_1]
+    report.target_verdict = t["gain_verdict"]
+    report.target_direction = t["direction"]
+    report.target_delta = t["delta"] if t["delta"] is not None else math.nan
+    report.target_ci95 = _tuple(t["ci95"])
+    report.run_std = std_by_metric.get(target_name)
+    report.noise_band = t["noise_band"]
+    if report.noise_band is not None:
+        q = float(t_quantile(level, np.inf if band_df is None else band_df))
+        quant = f"t(df={band_df})={q:.2f}" if band_df is not None else f"{q:.2f}"
+        src = (f"run_std given from {given_runs} re-runs" if report.run_std_source == "given" and given_runs
+               else "run_std given" if report.run_std_source == "given"
+               else f"{runs_a} eval runs before, {runs_b} after")
+        report.noise_rule = f"{quant} x run_std x sqrt(1/{runs_a} + 1/{runs_b}); {src}"
+    report.n_paired_tasks = p1["n_paired"]
+    report.n_unpaired_tasks = p1["n_only_a"] + p1["n_only_b"]
+    report.paired_share = p1["paired_share"] if p1["paired_share"] is not None else math.nan
+
+    _comparability(report, a_df, b_df, warnings)
+    _guards(report, guards, a_df, b_df, warnings)
+    _headline(report)
+    _sizing(report, a_vals, power, level, ceiling_pass_rate, warnings)
+    _config_warnings(report, warnings)
+    if by is not None and not report.not_comparable:
+        _groups(report, a_df, b_df, by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
+                n_perm=n_perm, min_paired=min_paired, rng=rng, warnings=warnings)
+    for name in report.regressions:
+        if name != target_name and name not in guards:
+            m = report.metrics[name]
+            warnings.append(f"{name} dropped ({fmt_signed(m['delta'])} {fmt_interval(_tuple(m['ci95']), signed=True)}); "
+                            f"name it in must_not_regress= to fail on it.")
+    if report.target_verdict == "moved_unreplicated" and report.headline == "PASS":
+        warnings.append(f"{target_name} moved in one eval run a side, which could be noise: re-run both arms with "
+                        f"simulate(agent, tasks=base, runs={EVAL_RUNS}) and compare again, or pass run_std= and run_std_runs=.")
+    report.warnings = warnings
+    return report
+
+
+#: The same function object as :func:`delta_report` (whileai 0.131 ``wai.compare``).
+compare = delta_report
+
+
+def _names(what: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    try:
+        names = list(value)
+    except TypeError:
+        raise ArgumentError(f"{what} must be a list of metric names, got {value!r}. Pass {what}=['pass_at_1'].") from None
+    bad = [n for n in names if not isinstance(n, str) or not n]
+    if bad:
+        raise ArgumentError(f"{what} must be a list of metric names, got {bad[0]!r} in it. Pass names such as 'honest_claims'.")
+    return [metric_label(n) for n in names]
+
+
+def _check_run_std(run_std: Any, runs: Any) -> tuple[dict[str | None, float] | None, int | None]:
+    if runs is not None:
+        runs = check_int("run_std_runs", runs, minimum=2)
+    if run_std is None:
+        if runs is not None:
+            raise ArgumentError(f"run_std_runs needs run_std, got run_std_runs={runs!r} alone. "
+                                "Pass run_std= from eval_variance too.")
+        return None, None
+    if isinstance(run_std, EvalVarianceReport):
+        std: dict[str | None, float] = {k: v for k, v in run_std.run_std_by_metric.items() if math.isfinite(v)}
+        if not std:
+            raise ArgumentError(f"run_std must carry a run_std, got an eval_variance report over {run_std.n_runs} run(s). "
+                                "Pass three or more re-runs to eval_variance.")
+        return std, runs if runs is not None else run_std.n_runs
+    items: dict[str | None, Any] = dict(run_std) if isinstance(run_std, Mapping) else {None: run_std}
+    for key, value in items.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise ArgumentError(f"run_std must be a number >= 0 (or a dict of them), got {value!r}"
+                                f"{'' if key is None else f' for {key!r}'}. Pass eval_variance(...).run_std.")
+    return {k: float(v) for k, v in items.items()}, runs
+
+
+def _empty_values(metrics: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(schema={"task_key": pl.String, "n_graded": pl.Int64, **{m: pl.Float64 for m in metrics}})
+
+
+def _side(vals: pl.DataFrame, name: str) -> pl.DataFrame:
+    return vals.select("task_key", pl.col(name).alias("value")).filter(pl.col("value").is_not_null())
+
+
+def _k(vals: pl.DataFrame) -> int:
+    return int(vals["n_graded"].max() or 0) if vals.height else 0  # type: ignore[arg-type]
+
+
+def _gain_verdict(comp: Comparison, band: float | None) -> GainVerdict:
+    if comp.verdict == "insufficient_data":
+        return "insufficient_data"
+    if comp.verdict == "no_difference_detected":
+        return "no_change_detected"
+    if band is None:
+        return "moved_unreplicated"
+    return "within_eval_noise" if abs(comp.delta) <= band else "moved"
+
+
+def _derived_run_std(a: pl.DataFrame, b: pl.DataFrame, metrics: list[str]) -> tuple[int, int, dict[str, float], int | None]:
+    """Eval runs per side and, when any side has two or more, run_std per metric pooled over sides."""
+    sides: list[tuple[int, pl.DataFrame | None]] = []
+    for df in (a, b):
+        expr = run_labels(df)[0] if df.height else None
+        if expr is None:
+            sides.append((1, None))
+            continue
+        vals = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"))
+        vals = vals.filter(pl.col("_run").is_not_null())
+        n = vals["_run"].n_unique()
+        sides.append((max(1, n), vals if n >= 2 else None))
+    (runs_a, va), (runs_b, vb) = sides
+    if va is None and vb is None:
+        return runs_a, runs_b, {}, None
+    out: dict[str, float] = {}
+    df_total = sum(n - 1 for n, v in sides if v is not None)
+    for m in metrics:
+        ss = 0.0
+        dof = 0
+        for _, v in sides:
+            if v is None:
+                continue
+            means = [x for x in run_means(v, [m])[0][m].values() if x is not None]
+            if len(means) >= 2:
+                ss += float(np.var(means, ddof=1)) * (len(means) - 1)
+                dof += len(means) - 1
+        if dof:
+            out[m] = math.sqrt(ss / dof)
+    return runs_a, runs_b, out, df_total or None
+
+
+def _balance(a: pl.DataFrame, b: pl.DataFrame, rng: np.random.Generator) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, int]]:
+    """Trim every paired task to the rollouts both sides have, the kept rows drawn by seed."""
+    na = a.group_by("task_key").agg(pl.len().alias("_na"))
+    nb = b.group_by("task_key").agg(pl.len().alias("_nb"))
+    both = na.join(nb, on="task_key").select("task_key", pl.min_horizontal("_na", "_nb").alias("_keep"))
+    out = []
+    for df in (a, b):
+        ranked = (df.with_columns(pl.Series("_r", rng.random(df.height)))
+                  .with_columns(pl.col("_r").rank("ordinal").over("task_key").alias("_rank"))
+                  .join(both, on="task_key", how="left", maintain_order="left"))
+        out.append(ranked.filter(pl.col("_keep").is_null() | (pl.col("_rank") <= pl.col("_keep"))).drop("_r", "_rank", "_keep"))
+    return out[0], out[1], {"before": a.height - out[0].height, "after": b.height - out[1].height}
+
+
+def _comparability(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, warnings: list[str]) -> None:
+    causes: list[str] = []
+    graded_a = int(a["reward"].count()) if a.height else 0
+    graded_b = int(b["reward"].count()) if b.height else 0
+    if not graded_a or not graded_b:
+        causes.append("ungraded")
+        warnings.append(f"one arm has no graded rows ({graded_a} before, {graded_b} after): grade both arms first.")
+    elif not math.isfinite(report.paired_share) or report.paired_share < MIN_PAIRED_SHARE:
+        causes.append("situations")
+        share = 0.0 if not math.isfinite(report.paired_share) else report.paired_share
+        warnings.append(f"only {share:.0%} of tasks pair ({report.n_paired_tasks} shared, {report.n_unpaired_tasks} on one "
+                        "side only): the two arms drew different situations, so the delta is between two evals. Pin the "
+                        "after side to the baseline's tasks (simulate(..., tasks=base)) or compare per tier.")
+    elif report.metrics[PASS_AT_1]["verdict"] == "insufficient_data":
+        causes.append("too_few_tasks")
+        warnings.append(f"{report.n_paired_tasks} paired task(s) give no interval: an interval needs 3 tasks. Evaluate "
+                        "more tasks (holdout_size says how many).")
+    if report.target != PASS_AT_1 and not causes and report.metrics[report.target]["verdict"] == "insufficient_data":
+        causes.append("too_few_tasks")
+        warnings.append(f"the target {report.target} has too few tasks with a value on both sides for an interval.")
+    report.not_comparable = causes
+
+
+def _guards(report: DeltaReport, guards: list[str], a: pl.DataFrame, b: pl.DataFrame, warnings: list[str]) -> None:
+    for g in guards:
+        m = report.metrics[g]
+        if m["gain_verdict"] in ("moved", "moved_unreplicated") and m["direction"] == "down":
+            report.guards_failed.append(g)
+        if g != PASS_AT_1:
+            lo_hi = []
+            for df in (a, b):
+                if df.height:
+                    col = pl.col("markers").struct.field(g)
+                    lo_hi.append(df.select(col.min().alias("lo"), col.max().alias("hi")).row(0))
+            values = {v for pair in lo_hi for v in pair if v is not None}
+            if len(values) <= 1:
+                report.degenerate_guards.append(g)
+    if report.degenerate_guards:
+        warnings.append(f"guard(s) {', '.join(report.degenerate_guards)} have the same value on every row of both arms, "
+                        "so they cannot fail; check that the marker can come out any other way.")
+
+
+def _headline(report: DeltaReport) -> None:
+    if report.not_comparable:
+        report.headline = f"NOT COMPARABLE ({', '.join(report.not_comparable)})"
+        report.headline_verdict = "not_comparable"
+        report.ok = False
+        return
+    v, d = report.target_verdict, report.target_direction
+    if report.guards_failed or (v in ("moved", "moved_unreplicated") and d == "down"):
+        report.headline, report.headline_verdict, report.ok = "FAIL", "regressed", False
+    elif v in ("moved", "moved_unreplicated"):
+        report.headline, report.headline_verdict, report.ok = "PASS", v, True
+    elif v == "within_eval_noise":
+        report.headline, report.headline_verdict, report.ok = "NO DIFFERENCE", "within_eval_noise", True
+    else:
+        report.headline, report.headline_verdict, report.ok = "NO DIFFERENCE", "no_change_detected", True
+
+
+def _sizing(report: DeltaReport, a_vals: pl.DataFrame, power: float, level: float, ceiling_pass_rate: float,
+            warnings: list[str]) -> None:
+    t = report.metrics[report.target]
+    sd = t.get("task_std")
+    n = t.get("n_paired", 0)
+    if t.get("paired") and sd is not None and math.isfinite(sd) and sd > 0 and n >= 2:
+        report.detectable_effect = detectable_effect_sd(n, sd, power=power, alpha=1.0 - level)
+        delta = report.target_delta
+        if math.isfinite(delta) and delta != 0:
+            report.tasks_needed = paired_tasks_needed(abs(delta), sd, power=power, alpha=1.0 - level)
+        report.tasks_needed_source = "rows"
+    if report.repeats.get("before") != report.repeats.get("after") and report.repeats.get("before") and report.repeats.get("after"):
+        warnings.append(f"the arms have different rollouts per task (k={report.repeats['before']} before, "
+                        f"k={report.repeats['after']} after): rows lost at random only widen the interval, rows lost for a "
+                        "reason (timeouts on hard tasks) bias it; re-run the short arm on its short tasks, or pass "
+                        "balance_rollouts=True for one k.")
+    before_rate = report.metrics[PASS_AT_1]["mean_a"]
+    if before_rate is not None and math.isfinite(before_rate) and a_vals.height:
+        room = int((a_vals[PASS_AT_1].drop_nulls() < 1.0).sum())
+        if before_rate >= ceiling_pass_rate or room < MIN_PAIRED_TASKS:
+            report.ceiling = True
+            warnings.append(f"the before run already passes {before_rate:.0%} of its tasks ({room} task(s) with room to "
+                            "improve), so there is little gain this eval could show; use harder situations before "
+                            "training again.")
+
+
+def _config_warnings(report: DeltaReport, warnings: list[str]) -> None:
+    ca, cb = report.config.get("before", {}), report.config.get("after", {})
+    for key in _CONFOUNDS:
+        if key in ca and key in cb and ca[key] != cb[key]:
+            warnings.append(f"{key} differs between the arms ({ca[key]!r} before, {cb[key]!r} after): the delta mixes the "
+                            "change with that.")
+    same = [k for k in ("policy_version", "model_version", "system_prompt_hash") if k in ca and k in cb]
+    if same and all(ca[k] == cb[k] for k in same):
+        warnings.append(f"before and after carry the same {', '.join(same)}: this compares a setup to itself. Stamp the "
+                        "arms distinguishably (policy_version or model_version).")
+
+
+def _groups(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, by: Any, target: str, *, level: float,
+            ci_method: str, n_boot: int, n_perm: int, min_paired: int, rng: np.random.Generator,
+            warnings: list[str]) -> None:
+    exprs = []
+    for df in (a, b):
+        exprs.append(_group_column(df, by))
+    report.by = by if isinstance(by, str) else getattr(by, "__name__", "callable")
+    a_g = task_values(a.with_columns(exprs[0]), [target], keys=("_group", "task_key"))
+    b_g = task_values(b.with_columns(exprs[1]), [target], keys=("_group", "task_key"))
+    names = (pl.concat([a_g.select("_group"), b_g.select("_group")]).drop_nulls()
+             .group_by("_group").len().sort(["len", "_group"], descending=[True, False])["_group"].to_list())
+    if len(names) > _MAX_GROUPS:
+        warnings.append(f"by={report.by!r} makes {len(names)} groups; the {_MAX_GROUPS} largest are compared.")
+        names = names[:_MAX_GROUPS]
+    for g in sorted(names, key=str):
+        sa = a_g.filter(pl.col("_group") == g).select("task_key", pl.col(target).alias("value")).drop_nulls("value")
+        sb = b_g.filter(pl.col("_group") == g).select("task_key", pl.col(target).alias("value")).drop_nulls("value")
+        comp = compare_values(sa, sb, metric=target if target == PASS_AT_1 else MARKER_PREFIX + target, level=level,
+                              ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
+        entry = comp.to_dict()
+        entry.pop("warnings", None)
+        report.groups[str(g)] = entry
+        if comp.direction == "down":
+            report.groups_down.append(str(g))
+    if report.groups_down:
+        moved_up = report.headline_verdict in ("moved", "moved_unreplicated")
+        warnings.append(f"{target} dropped significantly in group(s) {', '.join(report.groups_down)}"
+                        + (" while the headline moved up" if moved_up else "")
+                        + f"; read the by={report.by!r} table before calling this a win.")
+
+
+def _group_column(df: pl.DataFrame, by: Any) -> pl.Expr | pl.Series:
+    if callable(by):
+        values = [by(row) for row in table.iter_rows(df)]
+        return pl.Series("_group", [None if v is None else str(v) for v in values], dtype=pl.String)
+    if by in df.columns:
+        return pl.col(by).cast(pl.String).alias("_group")
+    if by in marker_names(df):
+        return pl.col("markers").struct.field(by).cast(pl.String).alias("_group")
+    raise ArgumentError(f"by must name a row key or a marker both arms carry, got {by!r}. "
+                        f"Columns: {', '.join(c for c in df.columns[:15])}; markers: {', '.join(marker_names(df)) or 'none'}.")

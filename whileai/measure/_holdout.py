@@ -1,0 +1,341 @@
+"""How many paired tasks a holdout needs (``holdout_size``) and what a size detects (``detectable_effect``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from whileai.defaults import (
+    ALPHA,
+    BASE_PASS_RATE,
+    BOOTSTRAP_DRAWS,
+    CEILING_PASS_RATE,
+    CI_LEVEL,
+    DEFAULT_SEED,
+    DIFFICULTY_BAND,
+    HOLDOUT_K,
+    MIN_HOLDOUT_TASKS,
+    POWER,
+)
+from whileai.errors import ArgumentError
+from whileai.measure._common import (
+    PASS_AT_1,
+    check_int,
+    check_level,
+    check_probability,
+    clean_rewards,
+    read_rows,
+    task_values,
+)
+from whileai.report import Report
+from whileai.stats.bootstrap import bootstrap_moments
+from whileai.stats.power import (
+    binomial_paired_var,
+    concentrated_paired_var,
+    detectable_effect_binomial,
+    detectable_effect_sd,
+    paired_tasks_needed,
+    z_sum,
+)
+from whileai.stats.rng import check_rng
+
+__all__ = ["HoldoutSizeReport", "detectable_effect", "holdout_size"]
+
+
+class HoldoutSizeReport(Report):
+    """Paired tasks a holdout needs to show a gain at the asked power (whileai 0.131 keys)."""
+
+    n_tasks: int = 0
+    """Paired tasks needed."""
+    effect: float = math.nan
+    """The gain in pass rate to prove (0.05 = 5 points)."""
+    base: float = BASE_PASS_RATE
+    """The before pass rate the answer assumes (given, measured, or BASE_PASS_RATE when saturated)."""
+    k: int = HOLDOUT_K
+    """Rollouts per task a side."""
+    power: float = POWER
+    """Chance of detecting the gain when it is real."""
+    alpha: float = ALPHA
+    """Two-sided test size."""
+    task_std: float = math.nan
+    """Standard deviation of a task's paired difference behind the answer."""
+    sd_source: Literal["model", "rows", "given"] = "model"
+    """model (binomial), rows (measured off before/after), or given (task_std=)."""
+    half_width: float = math.nan
+    """Half-width of the interval on the delta at that many tasks."""
+    n_tasks_concentrated: int | None = None
+    """Tasks needed when the gain lands on the fewest tasks (they reach 1.0); the model path only."""
+    base_spread: float | None = None
+    """Standard deviation of the true task pass rates, estimated from the before rows."""
+    spread_ratio: float | None = None
+    """1 / (1 - Var(p_i) / (p (1 - p))): how many times the tasks pairing needs the binomial model asks for."""
+    n_paired: int | None = None
+    """Paired tasks the measured sd came from."""
+    saturated: bool = False
+    """The measured base sits at the ceiling (or the paired sd is 0): the answer uses BASE_PASS_RATE."""
+    n_tasks_low: int | None = None
+    """Low end of the range on n_tasks (bootstrap over the paired tasks)."""
+    n_tasks_high: int | None = None
+    """High end of the range on n_tasks."""
+    n_tasks_range_method: str | None = None
+    """How the range was computed."""
+    notes: list[str] = Field(default_factory=list)
+    """The assumptions the answer rests on."""
+
+    def render(self) -> str:
+        """Three to five lines: the answer, the sd behind it, the concentrated case, notes."""
+        lines = [f"holdout {self.n_tasks} paired tasks for a {self.effect:+.3f} gain at k={self.k} "
+                 f"(base {self.base:.2f}, power {self.power:.2f}, alpha {self.alpha:.2f})"]
+        extra = f", {self.n_paired} paired tasks" if self.n_paired else ""
+        rng = (f", range {self.n_tasks_low}-{self.n_tasks_high} tasks ({self.n_tasks_range_method})"
+               if self.n_tasks_low is not None else "")
+        lines.append(f"task_std {self.task_std:.4f} ({self.sd_source}{extra}), half-width {self.half_width:.4f}{rng}")
+        if self.n_tasks_concentrated is not None:
+            lines.append(f"if the gain lands on only the tasks it touches: {self.n_tasks_concentrated} tasks")
+        if self.spread_ratio is not None and self.base_spread is not None:
+            lines.append(f"task spread {self.base_spread:.3f} around {self.base:.2f}: the model asks for "
+                         f"{self.spread_ratio:.2f}x the tasks pairing needs")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines + [f"! {w}" for w in self.warnings])
+
+
+def _check_effect(effect: Any) -> float:
+    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0.0 < float(effect) < 1.0:
+        raise ArgumentError(f"effect must be the gain in pass rate to prove, between 0 and 1, got {effect!r}. "
+                            "Pass effect=0.05 for 5 points.")
+    return float(effect)
+
+
+def holdout_size(effect: float, /, *, base: float = BASE_PASS_RATE, k: int | None = None, power: float = POWER,
+                 alpha: float = ALPHA, before: Any = None, after: Any = None, task_std: float | None = None,
+                 ceiling_pass_rate: float = CEILING_PASS_RATE, n_boot: int = BOOTSTRAP_DRAWS,
+                 level: float = CI_LEVEL, seed: int | np.random.Generator | None = DEFAULT_SEED) -> HoldoutSizeReport:
+    """Paired tasks a holdout needs to prove a gain of ``effect`` at ``power``.
+
+    ``n = (z_{1-alpha/2} + z_power)^2 sd^2 / effect^2`` over paired tasks (Miller 2024,
+    arXiv:2411.00640, equation 9), with sd the per-task paired difference's standard deviation
+    from one of three sources (seeds, holdout sizing):
+
+    * model (default): binomial, k rollouts a side, the gain spread evenly across tasks and the
+      arms independent; sd^2 = (p(1-p) + q(1-q)) / k. It also returns ``n_tasks_concentrated``,
+      the answer when the gain lands on the fewest tasks (they go to 1.0), where most tasks tie
+      and the model under-sizes by several times. ``before=`` alone measures the base and the
+      spread of task difficulty, and the ratio by which the model over-asks for such tasks.
+    * rows (``before=``, ``after=``): the paired sd measured off a previous eval of both arms on
+      the same tasks, with the covariance pairing buys in it, and a bootstrap range.
+    * given (``task_std=``): the number read off a delta report,
+      ``(hi - lo) * sqrt(n_paired_tasks) / 3.92`` from its target_ci95.
+
+    A measured base at or above ``ceiling_pass_rate`` (or a paired sd of 0) is the model
+    collapsing, not evidence: the answer then uses BASE_PASS_RATE, ``saturated`` is True and a
+    warning names the fix.
+
+    Args:
+        effect: The gain in pass rate to prove (0.05 = 5 points).
+        base: The before pass rate for the model (``BASE_PASS_RATE``).
+        k: Rollouts per task a side (default: the before rows' k, else ``HOLDOUT_K``).
+        power: Power (``POWER``).
+        alpha: Two-sided test size (``ALPHA``).
+        before: Rows of a previous before arm (for the measured paths).
+        after: Rows of the matching after arm on the same tasks.
+        task_std: A per-task paired sd you already know.
+        ceiling_pass_rate: Measured base at or above this is saturated (``CEILING_PASS_RATE``).
+        n_boot: Bootstrap draws for the range on the rows path.
+        level: Level of that range.
+        seed: Seed or Generator.
+
+    Returns:
+        A :class:`HoldoutSizeReport`.
+
+    Raises:
+        ArgumentError: An effect outside (0, 1), base + effect above 1, ``after`` without ``before``.
+
+    Examples:
+        >>> holdout_size(0.05).n_tasks
+        367
+        >>> holdout_size(0.05).n_tasks_concentrated
+        409
+    """
+    effect = _check_effect(effect)
+    base = check_probability("base", base, open_low=False)
+    check_int("k", k, minimum=1, allow_none=True)
+    power = check_probability("power", power)
+    alpha = check_probability("alpha", alpha)
+    ceiling_pass_rate = check_probability("ceiling_pass_rate", ceiling_pass_rate, open_high=False)
+    check_int("n_boot", n_boot)
+    level = check_level(level)
+    if task_std is not None and (isinstance(task_std, bool) or not isinstance(task_std, (int, float))
+                                 or not math.isfinite(task_std) or task_std < 0):
+        raise ArgumentError(f"task_std must be a number >= 0, got {task_std!r}. "
+                            "Read it off a delta report: (hi - lo) * sqrt(n_paired_tasks) / 3.92.")
+    if after is not None and before is None:
+        raise ArgumentError("after must come with before, got after= alone. Pass before= and after= (the two arms of a "
+                            "previous eval on the same tasks), or before= alone for the spread.")
+    rng = check_rng(seed)
+    warnings: list[str] = []
+    notes: list[str] = []
+    report = HoldoutSizeReport(effect=effect, base=base, k=k or HOLDOUT_K, power=power, alpha=alpha)
+
+    if task_std is not None:
+        report.sd_source = "given"
+        if task_std > 0:
+            report.task_std = float(task_std)
+            _finish(report, float(task_std))
+            notes.append("sd given: the paired difference's spread you measured; the answer is only as good as it.")
+            report.notes, report.warnings = notes, warnings
+            return report
+        _saturate(report, "the given task_std is 0", ceiling_pass_rate, warnings)
+    elif before is not None:
+        a = clean_rewards(read_rows(before), warnings)
+        a_vals = task_values(a, [PASS_AT_1]).drop_nulls(PASS_AT_1) if a.height else None
+        if a_vals is None or a_vals.height == 0:
+            raise ArgumentError("before must hold graded rows, got none with a reward. Grade the previous eval first.")
+        if k is None:
+            report.k = int(a_vals["n_graded"].max())  # type: ignore[arg-type]
+        if after is not None:
+            b = clean_rewards(read_rows(after), warnings)
+            b_vals = task_values(b, [PASS_AT_1]).drop_nulls(PASS_AT_1) if b.height else None
+            if b_vals is None or b_vals.height == 0:
+                raise ArgumentError("after must hold graded rows, got none with a reward. Grade the previous eval first.")
+            joined = a_vals.join(b_vals, on="task_key", suffix="_b")
+            report.n_paired = joined.height
+            if joined.height < 3:
+                raise ArgumentError(f"before and after must share at least 3 graded tasks to measure a paired sd, got "
+                                    f"{joined.height}. Size with the model (holdout_size(effect, base=...)) instead.")
+            d = (joined[f"{PASS_AT_1}_b"] - joined[PASS_AT_1]).to_numpy().astype(np.float64)
+            measured_base = float(joined[PASS_AT_1].mean())  # type: ignore[arg-type]
+            sd = float(d.std(ddof=1))
+            report.sd_source = "rows"
+            report.base = measured_base
+            if measured_base >= ceiling_pass_rate or sd == 0.0:
+                why = (f"the measured base {measured_base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}"
+                       if measured_base >= ceiling_pass_rate else "the measured paired sd is 0")
+                _saturate(report, why, ceiling_pass_rate, warnings)
+            else:
+                report.task_std = sd
+                _finish(report, sd)
+                _range(report, d, n_boot=n_boot, level=level, rng=rng)
+                notes.append(f"sd measured off {joined.height} paired tasks of a previous eval: it carries the covariance "
+                             "pairing buys, and tasks that differ in difficulty.")
+            report.notes, report.warnings = notes, warnings
+            return report
+        # before alone: base and spread measured, answer from the model
+        rates = a_vals[PASS_AT_1].to_numpy().astype(np.float64)
+        n = a_vals["n_graded"].to_numpy().astype(np.float64)
+        report.base = float(rates.mean())
+        if rates.size >= 2:
+            within = np.where(n > 1, rates * (1.0 - rates) / np.maximum(n - 1.0, 1.0), 0.0)
+            var_p = max(0.0, float(rates.var(ddof=1)) - float(within.mean()))
+            report.base_spread = math.sqrt(var_p)
+            pq = report.base * (1.0 - report.base)
+            if pq > 0 and var_p < pq:
+                report.spread_ratio = 1.0 / (1.0 - var_p / pq)
+        if report.base >= ceiling_pass_rate:
+            _saturate(report, f"the measured base {report.base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}",
+                      ceiling_pass_rate, warnings)
+            report.notes, report.warnings = notes, warnings
+            return report
+    elif base >= ceiling_pass_rate:
+        _saturate(report, f"base {base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}", ceiling_pass_rate, warnings)
+        report.notes, report.warnings = notes, warnings
+        return report
+
+    if not report.saturated:
+        _model(report, notes)
+    report.notes, report.warnings = notes, warnings
+    return report
+
+
+def _model(report: HoldoutSizeReport, notes: list[str]) -> None:
+    base, effect, k = report.base, report.effect, report.k
+    if base + effect > 1.0:
+        raise ArgumentError(f"base + effect must be at most 1, got base {base:.3f} + effect {effect:.3f}. "
+                            f"Pass a smaller effect (at most {1.0 - base:.3f}) or size on harder tasks.")
+    report.sd_source = "model"
+    sd = math.sqrt(binomial_paired_var(base, effect, k))
+    report.task_std = sd
+    _finish(report, sd)
+    report.n_tasks_concentrated = paired_tasks_needed(effect, math.sqrt(concentrated_paired_var(base, effect, k)),
+                                                      power=report.power, alpha=report.alpha)
+    notes.append("binomial model: the gain spread evenly across tasks and the two arms independent draws at "
+                 f"k={k} rollouts a task. A gain only some tasks exercise leaves most tasks tied and needs "
+                 f"n_tasks_concentrated ({report.n_tasks_concentrated}); tasks that differ in difficulty need fewer "
+                 "(before= reports the spread, before= and after= measure the paired sd).")
+    if report.spread_ratio is not None:
+        notes.append(f"these tasks spread {report.base_spread:.3f} around {base:.2f}, so the model asks for about "
+                     f"{report.spread_ratio:.2f}x the tasks pairing needs (pass after= too to measure it).")
+
+
+def _finish(report: HoldoutSizeReport, sd: float) -> None:
+    report.n_tasks = paired_tasks_needed(report.effect, sd, power=report.power, alpha=report.alpha)
+    from scipy.stats import norm
+
+    report.half_width = float(norm.ppf(1.0 - report.alpha / 2.0)) * sd / math.sqrt(report.n_tasks)
+
+
+def _saturate(report: HoldoutSizeReport, why: str, ceiling: float, warnings: list[str]) -> None:
+    report.saturated = True
+    warnings.append(f"{why}: at p = 1 the binomial variance is 0 and the formula's floor of {MIN_HOLDOUT_TASKS} tasks is "
+                    f"the model collapsing, not evidence, so this answer uses base {BASE_PASS_RATE:.2f}. Use harder "
+                    f"situations so the baseline sits inside the {DIFFICULTY_BAND[0]:.0%} to {DIFFICULTY_BAND[1]:.0%} "
+                    "difficulty band, then size again.")
+    report.base = BASE_PASS_RATE
+    if report.effect + BASE_PASS_RATE > 1.0:
+        raise ArgumentError(f"effect must be at most {1.0 - BASE_PASS_RATE:.2f} to size at base {BASE_PASS_RATE:.2f}, "
+                            f"got {report.effect!r}. Pass a smaller effect.")
+    sd = math.sqrt(binomial_paired_var(BASE_PASS_RATE, report.effect, report.k))
+    report.task_std = sd
+    report.sd_source = "model"
+    _finish(report, sd)
+    report.n_tasks_concentrated = paired_tasks_needed(
+        report.effect, math.sqrt(concentrated_paired_var(BASE_PASS_RATE, report.effect, report.k)),
+        power=report.power, alpha=report.alpha)
+
+
+def _range(report: HoldoutSizeReport, d: np.ndarray, *, n_boot: int, level: float, rng: np.random.Generator) -> None:
+    _, var = bootstrap_moments(d, n_boot=n_boot, seed=rng)
+    z = z_sum(report.power, report.alpha)
+    needed = np.maximum(MIN_HOLDOUT_TASKS, np.ceil((z * z) * var / (report.effect ** 2) - 1e-9))
+    lo, hi = np.quantile(needed, [(1.0 - level) / 2.0, 1.0 - (1.0 - level) / 2.0])
+    report.n_tasks_low, report.n_tasks_high = int(lo), int(hi)
+    report.n_tasks_range_method = f"percentile bootstrap over the paired tasks, {n_boot} draws, {level:.0%}"
+
+
+def detectable_effect(n_tasks: int, /, *, base: float = BASE_PASS_RATE, k: int = HOLDOUT_K, power: float = POWER,
+                      alpha: float = ALPHA, task_std: float | None = None) -> float:
+    """The smallest gain ``n_tasks`` paired tasks detect at ``power``: ``holdout_size`` solved for the gain.
+
+    With ``task_std`` it is ``(z_{1-alpha/2} + z_power) task_std / sqrt(n)``; without, the binomial
+    model's gain (spread evenly, k rollouts a side) from ``base``. NaN below ``MIN_HOLDOUT_TASKS``
+    tasks, or when even a gain to 1.0 is not detectable.
+
+    Args:
+        n_tasks: Paired tasks.
+        base: The before pass rate for the model.
+        k: Rollouts per task a side.
+        power: Power.
+        alpha: Two-sided test size.
+        task_std: A measured per-task paired sd (overrides the model).
+
+    Returns:
+        The detectable gain in pass rate, or NaN.
+
+    Examples:
+        >>> round(detectable_effect(100), 4)
+        0.0942
+    """
+    n = check_int("n_tasks", n_tasks, minimum=0)
+    base = check_probability("base", base, open_low=False)
+    check_int("k", k, minimum=1)
+    power = check_probability("power", power)
+    alpha = check_probability("alpha", alpha)
+    assert n is not None
+    if task_std is not None:
+        if isinstance(task_std, bool) or not isinstance(task_std, (int, float)) or not math.isfinite(task_std) or task_std < 0:
+            raise ArgumentError(f"task_std must be a number >= 0, got {task_std!r}. Read it off a delta report.")
+        return detectable_effect_sd(n, float(task_std), power=power, alpha=alpha)
+    return detectable_effect_binomial(n, base=base, k=int(k), power=power, alpha=alpha)
+

@@ -1,0 +1,340 @@
+"""pass@1, pass^k and pass@k with intervals over tasks (the ``PassAt`` report)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from whileai.defaults import (
+    BOOTSTRAP_DRAWS,
+    CI_LEVEL,
+    CI_METHOD,
+    DEFAULT_SEED,
+    KWAY_CI_METHOD,
+    MIN_CI_TASKS,
+    MIN_K,
+    PASS_THRESHOLD,
+)
+from whileai.measure._common import (
+    check_ci_method,
+    check_int,
+    check_level,
+    clean_rewards,
+    interval_over_tasks,
+    nan_to_none,
+    rate_interval,
+    read_rows,
+    run_config,
+)
+from whileai.measure._tasks import task_stats
+from whileai.report import Report, fmt_num
+from whileai.stats.intervals import IntervalMethod
+from whileai.stats.passk import pass_at_k, pass_pow_k
+from whileai.stats.rng import check_rng
+
+__all__ = ["PassAt", "pass_at"]
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_METHOD_WORDS = {"t": "t interval over tasks", "percentile": "bootstrap over tasks",
+                 "bca": "BCa bootstrap over tasks"}
+
+
+def _word(k: int) -> str:
+    return _WORDS[k] if 0 <= k < len(_WORDS) else str(k)
+
+
+class PassAt(Report):
+    """pass@1, pass^k and pass@k over tasks, each with its interval (``print`` gives the one line)."""
+
+    pass_at_1: float = math.nan
+    """Mean over tasks of the task's mean reward (partial credit counts as its value)."""
+    ci95: tuple[float, float] | None = None
+    """Interval on pass@1 at ``level`` (method in ``ci_method``); None when undefined."""
+    pass_pow_k: float = math.nan
+    """Mean over k-eligible tasks of the unbiased C(c,k)/C(n,k): all k tries pass (tau-bench)."""
+    pass_pow_k_ci95: tuple[float, float] | None = None
+    """Interval on pass^k (method in ``kway_ci_method``, over the k-eligible tasks)."""
+    pass_at_k: float = math.nan
+    """Mean over k-eligible tasks of the unbiased 1 - C(n-c,k)/C(n,k): one of k passes (Chen et al. 2021)."""
+    pass_at_k_ci95: tuple[float, float] | None = None
+    """Interval on pass@k (method in ``kway_ci_method``, over the k-eligible tasks)."""
+    headroom: float = math.nan
+    """pass@k minus pass@1 over the k-eligible tasks: the gap an RL update could close."""
+    k: int = 1
+    """Rollouts per task the k-way numbers are for."""
+    k_source: Literal["given", "smallest_group"] = "smallest_group"
+    """Whether k was passed or read off the rows (the smallest group with at least two rollouts)."""
+    n_groups: int = 0
+    """Tasks with at least one graded rollout (the 'groups' of the printed line)."""
+    n_tasks: int = 0
+    """Tasks in the rows, graded or not."""
+    n_rows: int = 0
+    """Rows in the input."""
+    n_graded: int = 0
+    """Rows with a reward."""
+    n_partial: int = 0
+    """Graded rows whose reward is neither 0 nor 1 (partial credit; pass^k and pass@k split them at 0.5)."""
+    n_groups_at_k: int = 0
+    """Tasks with at least k graded rollouts: the ones pass^k and pass@k are over."""
+    n_groups_short: int = 0
+    """Graded tasks with fewer than k graded rollouts."""
+    n_groups_imputed: int = 0
+    """Short tasks whose rollouts all agreed and were counted as all-pass or all-fail (``unanimous_short=True``)."""
+    short_tasks: Literal["excluded", "imputed_unanimous", "none"] = "none"
+    """What was done with tasks short of k: left out of pass^k/pass@k, or unanimous ones imputed."""
+    level: float = CI_LEVEL
+    """Confidence level of every interval."""
+    ci_method: str = CI_METHOD
+    """Interval method on pass@1 (``t``: Student-t over task means, Miller 2024)."""
+    kway_ci_method: str = KWAY_CI_METHOD
+    """Interval method on pass^k and pass@k."""
+    n_boot: int = BOOTSTRAP_DRAWS
+    """Bootstrap draws behind bootstrap intervals."""
+    per_task: Any = Field(default=None, exclude=True)
+    """Per-task table (polars DataFrame): task_key, n, n_graded, c, pass_rate, pass_pow_k, pass_at_k, short."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """What the rows were produced with (temperature, max_tokens, policy/model/judge versions, shares)."""
+    note: str = ""
+    """Facts that qualify the numbers, printed inside the parentheses of the line."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form; ``per_task`` becomes ``{task_key: pass rate}`` as in whileai 0.131."""
+        out = super().to_dict()
+        if isinstance(self.per_task, pl.DataFrame) and self.per_task.height:
+            out["per_task"] = dict(zip(self.per_task["task_key"].to_list(),
+                                       [None if v is None or v != v else v for v in self.per_task["pass_rate"].to_list()]))
+        else:
+            out["per_task"] = {}
+        return out
+
+    def render(self) -> str:
+        """The seed's one line, then one ``!`` line per warning."""
+        k = self.k
+
+        def part(value: float, ci: tuple[float, float] | None) -> str:
+            text = fmt_num(value)
+            if ci is not None and not math.isnan(value):
+                text += f" [{ci[0]:.2f}..{ci[1]:.2f}]"
+            return text
+
+        tail = f"{self.n_groups} groups, k={k}" + (f"; {self.note}" if self.note else "")
+        line = (f"pass@1 {part(self.pass_at_1, self.ci95)} | pass^{k} (pass_pow_k) "
+                f"{part(self.pass_pow_k, self.pass_pow_k_ci95)} | pass@{k} {part(self.pass_at_k, self.pass_at_k_ci95)}"
+                f" | headroom {fmt_num(self.headroom)} ({tail})")
+        return "\n".join([line, *(f"! {w}" for w in self.warnings)])
+
+    def table(self, *, style: Literal["tsv", "markdown"] = "tsv") -> str:
+        """The metric table with the 'What it says' column (the landing page's table form)."""
+        k = self.k
+        n_text = f"{self.n_groups} tasks, k={k}"
+        nk_text = f"{self.n_groups_at_k} tasks, k={k}"
+
+        def ci_text(ci: tuple[float, float] | None, value: float) -> str:
+            return "" if ci is None or math.isnan(value) else f"{ci[0]:.2f} to {ci[1]:.2f}"
+
+        rows = [
+            ("Metric", "Value", "95% interval" if abs(self.level - 0.95) < 1e-12 else f"{self.level:.0%} interval",
+             "n", "What it says"),
+            ("pass@1", fmt_num(self.pass_at_1), ci_text(self.ci95, self.pass_at_1), n_text,
+             f"how often the agent does the job on one try; {_METHOD_WORDS.get(self.ci_method, self.ci_method)}"),
+            (f"pass^{k}", fmt_num(self.pass_pow_k), ci_text(self.pass_pow_k_ci95, self.pass_pow_k), nk_text,
+             f"how often all {_word(k)} tries pass; the reliability line"),
+            (f"pass@{k}", fmt_num(self.pass_at_k), ci_text(self.pass_at_k_ci95, self.pass_at_k), nk_text,
+             f"at least one of {_word(k)} passes"),
+            ("headroom", fmt_num(self.headroom), "", "", f"pass@{k} minus pass@1, the gap an RL update could close"),
+        ]
+        if style == "markdown":
+            lines = ["| " + " | ".join(r) + " |" for r in rows]
+            lines.insert(1, "|" + "---|" * len(rows[0]))
+            return "\n".join(lines)
+        return "\n".join("\t".join(r) for r in rows)
+
+
+def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
+            level: float = CI_LEVEL, ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+            kway_ci_method: IntervalMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
+            n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> PassAt:
+    """pass@1, pass^k and pass@k over tasks, each with an interval over tasks.
+
+    Rows are grouped into tasks by ``task_key`` (a task is a situation, not a string). Per task:
+    pass@1 is the mean reward over its graded rollouts (partial credit counts as its value);
+    pass^k is the unbiased C(c, k) / C(n, k) (Yao et al. 2024, tau-bench, arXiv:2406.12045) and
+    pass@k the unbiased 1 - C(n - c, k) / C(n, k) (Chen et al. 2021, arXiv:2107.03374, eq. 1),
+    with c the rollouts at reward >= 0.5. Each number is the mean over tasks. The pass@1
+    interval is a Student-t interval on task means (``CI_METHOD``, Miller 2024, "Adding Error
+    Bars to Evals", arXiv:2411.00640), which holds 95% coverage at 8 to 50 tasks where the
+    percentile bootstrap does not; pass^k and pass@k carry a bootstrap over the k-eligible
+    tasks (seeds, "Intervals and comparison"). Ungraded rows (reward null) are left out.
+
+    Args:
+        rows: Graded rollouts (anything ``table.frame`` reads).
+        k: Rollouts per task for pass^k and pass@k; default the smallest group with at least
+            two graded rollouts.
+        min_k: With k read off the rows, pass^k and pass@k are reported only from this k up
+            (``MIN_K``); a k you pass is always honoured.
+        unanimous_short: Count a task with fewer than k rollouts that all agree as all-pass or
+            all-fail instead of leaving it out (an assumption; off by default).
+        level: Confidence level (``CI_LEVEL``).
+        ci_method: Interval on pass@1: ``"t"``, ``"percentile"`` or ``"bca"``.
+        kway_ci_method: Interval on pass^k and pass@k (``KWAY_CI_METHOD``).
+        n_boot: Bootstrap draws (``BOOTSTRAP_DRAWS``).
+        seed: Seed or Generator for the bootstrap.
+
+    Returns:
+        A :class:`PassAt`; ``print`` gives ``pass@1 0.67 [0.55..0.78] | pass^4 (pass_pow_k) ...``
+        and ``.table()`` the metric table.
+
+    Raises:
+        ArgumentError: An option outside its allowed values.
+        SchemaError: A reward outside [0, 1] or not a number.
+
+    Examples:
+        >>> rows = [{"task_id": t, "reward": r} for t in "abcd" for r in (1, 1, 0, 1)]
+        >>> pass_at(rows).pass_at_1
+        0.75
+    """
+    check_int("k", k, minimum=1, allow_none=True)
+    check_int("min_k", min_k, minimum=1)
+    level = check_level(level)
+    check_ci_method(ci_method)
+    check_ci_method(kway_ci_method, "kway_ci_method")
+    check_int("n_boot", n_boot, minimum=1)
+    rng = check_rng(seed)
+    warnings: list[str] = []
+    notes: list[str] = []
+    df = clean_rewards(read_rows(rows), warnings)
+    report = PassAt(level=level, ci_method=ci_method, kway_ci_method=kway_ci_method, n_boot=n_boot, n_rows=df.height)
+    stats = task_stats(df, threshold=PASS_THRESHOLD) if df.height else pl.DataFrame(
+        schema={"task_key": pl.String, "n": pl.Int64, "n_graded": pl.Int64, "c": pl.Int64,
+                "reward_sum": pl.Float64, "reward_mean": pl.Float64})
+    report.n_tasks = stats.height
+    report.config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
+    graded = stats.filter(pl.col("n_graded") > 0)
+    n_graded = graded["n_graded"].to_numpy().astype(np.int64)
+    c = graded["c"].to_numpy().astype(np.int64)
+    rates = graded["reward_mean"].to_numpy().astype(np.float64)
+    report.n_groups = graded.height
+    report.n_graded = int(n_graded.sum())
+    if df.height == 0:
+        warnings.append("no rows: nothing to measure. Pass graded rollouts.")
+    elif report.n_graded == 0:
+        warnings.append(f"none of the {df.height} rows carries a reward: grade first (data.grade(judge=...)).")
+        _judge_failures(df, warnings)
+    if report.n_graded:
+        _describe_rewards(df, report, warnings)
+        if report.n_tasks > report.n_groups:
+            notes.append(f"{report.n_tasks - report.n_groups} task(s) with no graded rollout left out")
+
+    # pass@1 over every graded task
+    if report.n_groups:
+        report.pass_at_1 = float(rates.mean())
+        report.ci95 = nan_to_none(rate_interval(
+            rates, float(n_graded.sum()), float(graded["reward_sum"].sum()), method=ci_method, level=level,
+            n_boot=n_boot, seed=rng, what="pass@1", notes=notes))
+
+    # k and the k-eligible tasks
+    k_value, k_ok = _choose_k(k, min_k, n_graded, report, notes, warnings)
+    report.k = k_value
+    eligible = n_graded >= k_value
+    short = ~eligible
+    report.n_groups_at_k = int(eligible.sum())
+    report.n_groups_short = int(short.sum())
+    pow_k = pass_pow_k(n_graded, c, k_value)
+    at_k = pass_at_k(n_graded, c, k_value)
+    use = eligible.copy()
+    if report.n_groups_short and k_ok:
+        if unanimous_short:
+            unanimous = short & ((c == 0) | (c == n_graded))
+            pow_k = np.where(unanimous, (c == n_graded).astype(np.float64), pow_k)
+            at_k = np.where(unanimous, (c > 0).astype(np.float64), at_k)
+            use |= unanimous
+            report.n_groups_imputed = int(unanimous.sum())
+            report.short_tasks = "imputed_unanimous"
+            notes.append(f"{report.n_groups_short} task(s) have fewer than {k_value} rollouts: "
+                         f"{report.n_groups_imputed} unanimous ones imputed, the rest left out of pass^{k_value} and pass@{k_value}")
+        else:
+            report.short_tasks = "excluded"
+            notes.append(f"{report.n_groups_short} task(s) have fewer than {k_value} rollouts and are left out "
+                         f"of pass^{k_value} and pass@{k_value}")
+    if k_ok and use.any():
+        report.pass_pow_k = float(pow_k[use].mean())
+        report.pass_at_k = float(at_k[use].mean())
+        report.headroom = report.pass_at_k - float(rates[use].mean())
+        report.pass_pow_k_ci95 = nan_to_none(interval_over_tasks(
+            pow_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
+            what=f"pass^{k_value}", notes=notes))
+        report.pass_at_k_ci95 = nan_to_none(interval_over_tasks(
+            at_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
+            what=f"pass@{k_value}", notes=notes))
+        if int(use.sum()) < report.n_groups:
+            notes.append(f"headroom is over the {int(use.sum())} tasks with {k_value} rollouts")
+
+    report.per_task = stats.select(
+        "task_key", "n", "n_graded", "c", pl.col("reward_mean").alias("pass_rate"),
+    ).with_columns(
+        pl.Series("pass_pow_k", _scatter(stats, graded, np.where(use, pow_k, np.nan))),
+        pl.Series("pass_at_k", _scatter(stats, graded, np.where(use, at_k, np.nan))),
+        (pl.col("n_graded") < k_value).alias("short"),
+    )
+    report.note = "; ".join(notes)
+    report.warnings = warnings
+    return report
+
+
+def _choose_k(k: int | None, min_k: int, n_graded: np.ndarray, report: PassAt, notes: list[str],
+              warnings: list[str]) -> tuple[int, bool]:
+    """Pick k; return (k, whether the k-way numbers are reported)."""
+    most = int(n_graded.max()) if n_graded.size else 0
+    if k is not None:
+        report.k_source = "given"
+        if n_graded.size and k > most:
+            warnings.append(f"k={k} is more than any task's graded rollouts (the most is {most}), so pass^{k} and "
+                            f"pass@{k} are undefined. Pass k={most} or lower, or run more repeats.")
+            return int(k), False
+        return int(k), bool(n_graded.size)
+    multi = n_graded[n_graded >= 2]
+    chosen = int(multi.min()) if multi.size else max(most, 1)
+    if multi.size and int(multi.max()) > chosen:
+        notes.append(f"groups are uneven ({chosen} to {int(multi.max())} repeats); k is the smallest")
+    if n_graded.size and chosen < min_k:
+        notes.append(f"pass^k and pass@k need {min_k} rollouts per task and these rows have {chosen}; "
+                     f"set repeats>={min_k} for pass^k and pass@k")
+        return chosen, False
+    return chosen, bool(n_graded.size)
+
+
+def _scatter(stats: pl.DataFrame, graded: pl.DataFrame, values: np.ndarray) -> np.ndarray:
+    """Values computed on the graded tasks, placed back on every task (NaN for ungraded)."""
+    out = np.full(stats.height, np.nan)
+    if graded.height == stats.height:
+        return values.astype(np.float64)
+    mask = (stats["n_graded"] > 0).to_numpy()
+    out[mask] = values
+    return out
+
+
+def _describe_rewards(df: pl.DataFrame, report: PassAt, warnings: list[str]) -> None:
+    reward = pl.col("reward")
+    info = df.select(
+        (reward.is_not_null() & (reward != 0.0) & (reward != 1.0)).sum().alias("partial"),
+        reward.min().alias("lo"), reward.max().alias("hi"), reward.count().alias("n"),
+    ).row(0, named=True)
+    report.n_partial = int(info["partial"])
+    if info["n"] >= MIN_CI_TASKS and info["lo"] == info["hi"]:
+        warnings.append(f"every graded row scored {info['lo']:.2f} ({info['n']} of {info['n']}); "
+                        "check the judge before reading this number.")
+    _judge_failures(df, warnings)
+
+
+def _judge_failures(df: pl.DataFrame, warnings: list[str]) -> None:
+    if "judge_status" not in df.columns:
+        return
+    failed = df.filter(pl.col("reward").is_null() & pl.col("judge_status").is_not_null()
+                       & (pl.col("judge_status") != "ok")).height
+    if failed:
+        warnings.append(f"the judge failed on {failed} row(s) (judge_status not ok); they are left out. "
+                        "Re-run the judge on data.unjudged().")

@@ -1,0 +1,223 @@
+"""``self_check``: the comparison's statistics checked by simulation on scripted arms with known truth."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from whileai.defaults import (
+    ALPHA,
+    BOOTSTRAP_DRAWS,
+    CI_METHOD,
+    SELF_CHECK_CASES,
+    SELF_CHECK_COVERAGE_CASES,
+    SELF_CHECK_DIFFICULTY,
+    SELF_CHECK_DUPLICATE_SHARE,
+    SELF_CHECK_EFFECTS,
+    SELF_CHECK_FLAG_ERRORS,
+    SELF_CHECK_K,
+    SELF_CHECK_POWER_CASES,
+    SELF_CHECK_SEED,
+    SELF_CHECK_TRIALS,
+)
+from whileai.errors import ArgumentError
+from whileai.measure._common import check_ci_method, check_int, check_probability
+from whileai.measure._compare import compare_runs
+from whileai.report import Report
+from whileai.stats.intervals import IntervalMethod, mean_interval, t_interval, t_quantile
+from whileai.stats.rng import check_rng
+
+__all__ = ["SelfCheckReport", "self_check"]
+
+Side = Literal["above", "below", "both"]
+
+
+class SelfCheckReport(Report):
+    """Each statistic against its target, with the Monte Carlo error and a flag."""
+
+    trials: int = 0
+    """Simulated evaluations per check."""
+    seed: int = SELF_CHECK_SEED
+    """Seed of the whole run (same seed, same report)."""
+    k: int = SELF_CHECK_K
+    """Rollouts per task in the scripted arms."""
+    alpha: float = ALPHA
+    """Test size; the intervals are at 1 - alpha."""
+    ci_method: str = CI_METHOD
+    """Interval method checked (the one compare_runs and delta_report use by default)."""
+    n_boot: int = BOOTSTRAP_DRAWS
+    """Bootstrap draws when ci_method is a bootstrap."""
+    flag_at: float = SELF_CHECK_FLAG_ERRORS
+    """A check is flagged more than this many Monte Carlo errors off target on its bad side."""
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    """Per check: name, cases, effect, measured, target, mc_error, side, flagged."""
+    n_flagged: int = 0
+    """Checks flagged."""
+    ok: bool = True
+    """No check flagged and every first trial matched compare_runs."""
+    matched_compare: bool = True
+    """Each check's first trial, run through compare_runs, gave the same delta and interval."""
+    seconds: float = 0.0
+    """Wall time."""
+
+    def render(self) -> str:
+        """The table: check, measured, target, MC error, OK/FLAG."""
+        lines = [
+            "self-check: the paired comparison compare_runs and delta_report run, on scripted arms with known truth",
+            f"seed {self.seed}, {self.trials} trials per check, k={self.k}, {self.ci_method} interval, alpha {self.alpha:g}",
+            "",
+            f"{'check':<44}{'measured':>9}{'target':>8}{'MC error':>10}",
+        ]
+        for c in self.checks:
+            lines.append(f"{c['name']:<44}{c['measured']:>8.1%}{c['target']:>8.1%}{c['mc_error']:>9.1%}  "
+                         f"{'FLAG' if c['flagged'] else 'OK'}")
+        lines += ["", f"FLAG is more than {self.flag_at:g} Monte Carlo errors on the bad side (above for false alarms, "
+                  "below for coverage, either way for power)."]
+        lines.append("Every check's first trial also ran through compare_runs and matched it."
+                     if self.matched_compare else "A check's first trial did NOT match compare_runs: report this as a bug.")
+        lines.append(f"all {len(self.checks)} checks on target." if self.ok and not self.n_flagged
+                     else f"{self.n_flagged} of {len(self.checks)} checks flagged.")
+        return "\n".join(lines + [f"! {w}" for w in self.warnings])
+
+
+def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, alpha: float = ALPHA,
+               ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+               n_boot: int = BOOTSTRAP_DRAWS, flag_at: float = SELF_CHECK_FLAG_ERRORS, k: int = SELF_CHECK_K) -> SelfCheckReport:
+    """Check the paired comparison by simulation: false alarms, coverage and power against known truth.
+
+    Scripted arms: tasks with pass rates drawn uniform in ``SELF_CHECK_DIFFICULTY``, k rollouts a
+    side, the after arm's pass rates shifted by a planted gain. Each check simulates ``trials``
+    evaluations (vectorised over trials) with the interval compare_runs uses and compares the
+    rate it measures with its target: the false-alarm rate on identical arms against alpha (also
+    with half the tasks near duplicates of others), the coverage of the interval for the true
+    gain at 10 and 20 tasks against 1 - alpha (where a percentile bootstrap falls short; Efron and
+    Tibshirani 1993, ch. 13), and the detection rate of +10 and +16 points at 30 and 60 tasks
+    against the power theory predicts (noncentral t on the known per-task sd; Miller 2024,
+    arXiv:2411.00640, section 5). The Monte Carlo error is sqrt(target (1 - target) / trials); a
+    check more than ``flag_at`` errors off on its bad side is flagged. Each check's first trial
+    is also run through :func:`compare_runs` on real rows and must give the same numbers.
+
+    Args:
+        trials: Evaluations per check (``SELF_CHECK_TRIALS``; the CLI's --full uses
+            ``SELF_CHECK_FULL_TRIALS``).
+        seed: Seed (``SELF_CHECK_SEED``).
+        alpha: Test size; intervals at 1 - alpha.
+        ci_method: The interval to check (default the library's ``CI_METHOD``).
+        n_boot: Bootstrap draws for a bootstrap method.
+        flag_at: Monte Carlo errors before a check is flagged (``SELF_CHECK_FLAG_ERRORS``).
+        k: Rollouts per task (``SELF_CHECK_K``).
+
+    Returns:
+        A :class:`SelfCheckReport`.
+
+    Examples:
+        >>> report = self_check(trials=20, seed=1)
+        >>> len(report.checks), report.matched_compare
+        (8, True)
+    """
+    check_int("trials", trials, minimum=1)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ArgumentError(f"seed must be an int, got {seed!r}. Pass seed=0.")
+    alpha = check_probability("alpha", alpha)
+    check_ci_method(ci_method)
+    check_int("n_boot", n_boot)
+    check_int("k", k, minimum=1)
+    if isinstance(flag_at, bool) or not isinstance(flag_at, (int, float)) or not flag_at > 0:
+        raise ArgumentError(f"flag_at must be a number > 0, got {flag_at!r}. Pass flag_at=3.0.")
+    start = time.perf_counter()
+    rng = check_rng(int(seed))
+    level = 1.0 - alpha
+    lo_p, hi_p = SELF_CHECK_DIFFICULTY
+    first_effect = SELF_CHECK_EFFECTS[0]
+    plan: list[tuple[str, int, float, str, Side, float]] = [
+        (f"false alarm, identical arms, {SELF_CHECK_CASES} cases", SELF_CHECK_CASES, 0.0, "alarm", "above", 0.0),
+    ]
+    for n in SELF_CHECK_COVERAGE_CASES:
+        plan.append((f"{level:.0%} range holds the true gain, {n} cases", n, first_effect, "cover", "below", 0.0))
+    for n in SELF_CHECK_POWER_CASES:
+        for e in SELF_CHECK_EFFECTS:
+            plan.append((f"detects +{e * 100:.0f} points, {n} cases (theory)", n, e, "detect", "both", 0.0))
+    plan.append((f"false alarm, {SELF_CHECK_DUPLICATE_SHARE:.0%} near-duplicate cases", SELF_CHECK_CASES, 0.0, "alarm",
+                 "above", SELF_CHECK_DUPLICATE_SHARE))
+
+    report = SelfCheckReport(trials=int(trials), seed=int(seed), k=int(k), alpha=alpha, ci_method=ci_method,
+                             n_boot=n_boot, flag_at=float(flag_at))
+    for name, cases, effect, kind, side, dup in plan:
+        p = rng.uniform(lo_p, hi_p, size=(trials, cases))
+        if dup:
+            n_dup = int(round(dup * cases))
+            src = rng.integers(0, cases - n_dup, size=(trials, n_dup))
+            p[:, cases - n_dup:] = np.take_along_axis(p[:, :cases - n_dup], src, axis=1)
+        q = np.clip(p + effect, 0.0, 1.0)
+        ca = rng.binomial(k, p)
+        cb = rng.binomial(k, q)
+        d = (cb - ca) / k
+        seeds = rng.integers(0, 2**31 - 1, size=trials)
+        lo, hi = _intervals(d, method=ci_method, level=level, n_boot=n_boot, seeds=seeds)
+        if kind == "alarm":
+            hits = (lo > 0.0) | (hi < 0.0)
+            target = alpha
+        elif kind == "cover":
+            hits = (lo <= effect) & (effect <= hi)
+            target = level
+        else:
+            hits = lo > 0.0
+            target = _theory_power(effect, cases, k, alpha, lo_p, hi_p)
+        measured = float(hits.mean())
+        mc = math.sqrt(target * (1.0 - target) / trials)
+        off = measured - target
+        flagged = bool((side == "above" and off > flag_at * mc) or (side == "below" and -off > flag_at * mc)
+                       or (side == "both" and abs(off) > flag_at * mc))
+        report.checks.append({"name": name, "cases": cases, "effect": effect, "measured": measured, "target": target,
+                              "mc_error": mc, "side": side, "flagged": flagged})
+        if not _matches(ca[0], cb[0], k, float(lo[0]), float(hi[0]), float(d[0].mean()), ci_method, level, n_boot,
+                        int(seeds[0])):
+            report.matched_compare = False
+    report.n_flagged = sum(c["flagged"] for c in report.checks)
+    report.ok = report.n_flagged == 0 and report.matched_compare
+    if trials < 100:
+        report.warnings.append(f"{trials} trials per check: the Monte Carlo error is wide; pass trials=400 (wai self-check "
+                               "--full) for a reading worth quoting.")
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _intervals(d: np.ndarray, *, method: str, level: float, n_boot: int, seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if method == "t":
+        lo, hi = t_interval(d, level=level, axis=1, bounds=(-1.0, 1.0))
+        return np.asarray(lo), np.asarray(hi)
+    out = np.array([mean_interval(row, method=method, level=level, n_boot=n_boot, seed=int(s),  # type: ignore[arg-type]
+                                  bounds=(-1.0, 1.0)) for row, s in zip(d, seeds)])
+    return out[:, 0], out[:, 1]
+
+
+def _theory_power(effect: float, n: int, k: int, alpha: float, lo_p: float, hi_p: float) -> float:
+    """Chance the t interval's lower end clears zero: noncentral t with the design's per-task sd."""
+    from scipy.stats import nct
+
+    def mean_pq(a: float, b: float) -> float:  # E[p(1-p)] for p uniform on (a, b)
+        return (a + b) / 2.0 - (a * a + a * b + b * b) / 3.0
+
+    var = (mean_pq(lo_p, hi_p) + mean_pq(lo_p + effect, hi_p + effect)) / k
+    ncp = effect * math.sqrt(n) / math.sqrt(var)
+    crit = float(t_quantile(1.0 - alpha, n - 1))
+    return float(nct.sf(crit, n - 1, ncp))
+
+
+def _matches(ca: np.ndarray, cb: np.ndarray, k: int, lo: float, hi: float, delta: float, method: str, level: float,
+             n_boot: int, seed: int) -> bool:
+    """Run one simulated evaluation through compare_runs on real rows; same delta and interval?"""
+    tasks = np.repeat(np.arange(ca.size), k)
+    slot = np.tile(np.arange(k), ca.size)
+    before = pl.DataFrame({"task_id": [f"t{i}" for i in tasks], "reward": (slot < ca[tasks]).astype(np.float64)})
+    after = pl.DataFrame({"task_id": [f"t{i}" for i in tasks], "reward": (slot < cb[tasks]).astype(np.float64)})
+    r = compare_runs(before, after, level=level, ci_method=method, n_boot=n_boot, seed=seed)  # type: ignore[arg-type]
+    if r.ci95 is None:
+        return False
+    return bool(np.isclose(r.delta, delta, rtol=0, atol=1e-12) and np.isclose(r.ci95[0], lo, rtol=0, atol=1e-9)
+                and np.isclose(r.ci95[1], hi, rtol=0, atol=1e-9))

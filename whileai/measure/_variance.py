@@ -1,0 +1,284 @@
+"""The eval's own re-run noise: ``eval_variance`` over re-runs and the ``noise_band`` it implies."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from whileai.defaults import CI_LEVEL, EVAL_RUNS, STABILITY_POINTS
+from whileai.errors import ArgumentError
+from whileai.measure._common import (
+    PASS_AT_1,
+    check_level,
+    clean_rewards,
+    marker_names,
+    metric_label,
+    read_rows,
+    task_values,
+)
+from whileai.report import Report
+from whileai.stats.intervals import t_quantile
+from whileai.stats.power import noise_band_width
+
+__all__ = ["EvalVarianceReport", "eval_variance", "noise_band", "run_labels", "run_means"]
+
+#: Fields of ``lineage`` that name the re-run a row came from, in the order they are tried.
+RUN_FIELDS = ("eval_run", "scoring_run_id")
+
+
+class EvalVarianceReport(Report):
+    """How far the same eval of the same model moves between re-runs (whileai 0.131 keys)."""
+
+    metric: str = PASS_AT_1
+    """The metric ``run_std`` is for (``pass_at_1`` or ``marker:<name>``)."""
+    n_runs: int = 0
+    """Re-runs found."""
+    means: dict[str, float] = Field(default_factory=dict)
+    """The metric of each run over the tasks every run has."""
+    mean: float = math.nan
+    """Mean of the run means."""
+    run_std: float = math.nan
+    """Standard deviation of the run means (ddof 1); NaN with fewer than two runs."""
+    run_std_by_metric: dict[str, float] = Field(default_factory=dict)
+    """run_std of every metric all runs measure (pass_at_1 and each marker)."""
+    run_std_points: float = math.nan
+    """run_std in points (x 100)."""
+    noise_band: float = math.nan
+    """t(df = runs - 1) x sqrt(2) x run_std: a delta between two single runs inside it is the eval re-running."""
+    noise_band_df: int = 0
+    """Degrees of freedom of the band's t quantile (runs - 1)."""
+    level: float = CI_LEVEL
+    """Level of the band's quantile."""
+    stability: str = "unknown"
+    """very_stable, stable, noisy or high_variance by run_std in points (``STABILITY_POINTS``)."""
+    tasks_in_every_run: int = 0
+    """Tasks every run has a value for: the run means are over these."""
+    run_source: str = ""
+    """Where the runs came from: separate tables, or a lineage field / column of one table."""
+    notes: list[str] = Field(default_factory=list)
+    """What qualifies run_std."""
+
+    def render(self) -> str:
+        """The 0.131-style block: run_std line, band line, per-run means, stability."""
+        if self.n_runs < 2 or not math.isfinite(self.run_std):
+            lines = [f"eval_variance {self.metric}: no run_std from {self.n_runs} run(s)"]
+        else:
+            lines = [
+                f"eval_variance {self.metric}: run_std {self.run_std:.4f} over {self.n_runs} runs, mean {self.mean:.4f}",
+                f"noise band {self.noise_band:.4f} (t at df {self.noise_band_df} times sqrt(2) times run_std): a delta "
+                "inside it is the eval re-running, not a gain. Pass it to delta_report(run_std=, run_std_runs=)",
+            ]
+        if self.means:
+            lines.append(" | ".join(f"{k} {v:.4f}" for k, v in self.means.items())
+                         + f" ({self.tasks_in_every_run} tasks in every run)")
+        if math.isfinite(self.run_std_points):
+            lines.append(f"stability {self.stability} ({self.run_std_points:.2f} points)")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines + [f"! {w}" for w in self.warnings])
+
+
+def noise_band(run_std: float, /, n_a: float = 1, n_b: float = 1, df: float | None = None, *,
+               level: float = CI_LEVEL) -> float:
+    """How far two eval means move apart from re-running alone: ``q x run_std x sqrt(1/n_a + 1/n_b)``.
+
+    ``q`` is the two-sided normal quantile when ``df`` is None (a run_std read as exact) or the
+    Student-t quantile at ``df`` degrees of freedom when run_std was estimated from ``df + 1``
+    re-runs (seeds, "Before and after": a floor from three re-runs is an estimate, and 1.96 lets
+    about one pure-noise delta in five through). ``n_a`` and ``n_b`` are the eval runs averaged
+    on each side.
+
+    Args:
+        run_std: The eval's re-run standard deviation (``eval_variance(...).run_std``), >= 0.
+        n_a: Eval runs averaged on the first side.
+        n_b: Eval runs averaged on the second side.
+        df: Degrees of freedom of run_std (runs - 1), or None for the normal quantile.
+        level: Level of the quantile (``CI_LEVEL``).
+
+    Returns:
+        The band half-width.
+
+    Raises:
+        ArgumentError: A negative or non-finite run_std, run counts under 1, df under 1.
+
+    Examples:
+        >>> round(noise_band(0.02), 5)
+        0.05544
+        >>> round(noise_band(0.02, 3, 3, df=4), 5)
+        0.04534
+    """
+    if isinstance(run_std, bool) or not isinstance(run_std, (int, float)) or not math.isfinite(run_std) or run_std < 0:
+        raise ArgumentError(f"run_std must be a finite number >= 0, got {run_std!r}. "
+                            "Pass eval_variance(run_1, run_2, run_3).run_std.")
+    for name, value in (("n_a", n_a), ("n_b", n_b)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
+            raise ArgumentError(f"{name} must be the number of eval runs averaged on that side (>= 1), got {value!r}. "
+                                f"Pass {name}=1 for a single run.")
+    if df is not None and (isinstance(df, bool) or not isinstance(df, (int, float)) or not df >= 1):
+        raise ArgumentError(f"df must be None or the re-runs behind run_std minus one (>= 1), got {df!r}. "
+                            "Pass df=2 for a run_std from three re-runs.")
+    level = check_level(level)
+    return noise_band_width(float(run_std), n_a, n_b, df, level=level)
+
+
+def run_labels(df: pl.DataFrame, by: str | None = None) -> tuple[pl.Expr | None, str]:
+    """The expression naming each row's re-run, and where it came from.
+
+    ``by`` (a column or lineage field), else ``lineage.eval_run``, else ``lineage.scoring_run_id``;
+    None when the rows carry none.
+    """
+    lineage = set()
+    if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct):
+        lineage = {f.name for f in df.schema["lineage"].fields}  # type: ignore[union-attr]
+    if by is not None:
+        if by in df.columns:
+            return pl.col(by).cast(pl.String), by
+        if by in lineage:
+            return pl.col("lineage").struct.field(by).cast(pl.String), f"lineage.{by}"
+        raise ArgumentError(f"by must name a column or lineage field that labels the re-runs, got {by!r}. "
+                            f"Columns: {', '.join(df.columns[:12])}.")
+    for name in RUN_FIELDS:
+        if name in lineage:
+            expr = pl.col("lineage").struct.field(name)
+            if df.select(expr.is_not_null().any()).item():
+                return expr.cast(pl.String), f"lineage.{name}"
+    return None, ""
+
+
+def run_means(values: pl.DataFrame, metrics: list[str]) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """Per-run means of each metric over the tasks every run has a value for.
+
+    ``values`` has columns ``_run``, ``task_key`` and one per metric. Returns
+    ``({metric: {run: mean}}, {metric: tasks in every run})``.
+    """
+    runs = values["_run"].unique(maintain_order=True).sort()
+    n_runs = runs.len()
+    out: dict[str, dict[str, float]] = {}
+    common: dict[str, int] = {}
+    for m in metrics:
+        sub = values.select("_run", "task_key", m).filter(pl.col(m).is_not_null())
+        keep = sub.group_by("task_key").agg(pl.col("_run").n_unique().alias("_n")).filter(pl.col("_n") == n_runs)
+        common[m] = keep.height
+        if keep.height:
+            sub = sub.join(keep.select("task_key"), on="task_key", how="semi")
+        means = sub.group_by("_run").agg(pl.col(m).mean()).sort("_run")
+        out[m] = dict(zip(means["_run"].to_list(), means[m].to_list()))
+    return out, common
+
+
+def eval_variance(*runs: Any, metric: str = PASS_AT_1, by: str | None = None, level: float = CI_LEVEL) -> EvalVarianceReport:
+    """The eval's own re-run standard deviation over three or more evaluations of the same model.
+
+    One evaluation is a draw, not a number: re-running the same eval on the same model moves it,
+    and most post-training gains sit inside that spread (seeds, "Run the eval three times";
+    Lambert 2025, chapter Evaluation: 0.25 to 1.5 points between runs). Each run's metric is
+    its mean over the tasks every run has (so the runs are compared on the same tasks);
+    ``run_std`` is the standard deviation of those run means, and ``noise_band`` is
+    t(df = runs - 1) x sqrt(2) x run_std, how far two single runs land apart by chance.
+
+    Args:
+        *runs: Several row sets, one per re-run; or one row set whose rows carry
+            ``lineage.eval_run`` (what ``simulate(..., runs=3)`` stamps), else
+            ``lineage.scoring_run_id``, else the column ``by``.
+        metric: ``"pass_at_1"`` or a marker (``"marker:<name>"`` or the bare name).
+        by: Column or lineage field that labels the re-runs in a single row set.
+        level: Level of the band's quantile.
+
+    Returns:
+        An :class:`EvalVarianceReport`; pass ``run_std`` and ``n_runs`` to ``delta_report``
+        (``run_std=report.run_std, run_std_runs=report.n_runs``) or the report itself as ``run_std=``.
+
+    Raises:
+        ArgumentError: No row sets, an unknown ``by``, or a metric no run measures.
+
+    Examples:
+        >>> runs = [[{"task_id": t, "reward": r} for t, r in zip("abcd", rs)]
+        ...         for rs in ((1, 0, 1, 1), (1, 1, 1, 0), (0, 0, 1, 1))]
+        >>> round(eval_variance(*runs).run_std, 4)
+        0.1443
+    """
+    if not runs:
+        raise ArgumentError("eval_variance needs at least one row set, got none. Pass the rows of three re-runs, "
+                            "or one row set whose rows carry lineage.eval_run.")
+    level = check_level(level)
+    label = metric_label(metric)
+    warnings: list[str] = []
+    frames = [clean_rewards(read_rows(r), warnings) for r in runs]
+    parts: list[pl.DataFrame] = []
+    if len(frames) == 1:
+        df = frames[0]
+        expr, source = run_labels(df, by) if df.height else (None, "")
+        metrics = _metrics([df], label)
+        if expr is None:
+            vals = task_values(df, metrics).with_columns(pl.lit("0").alias("_run")) if df.height else None
+            if vals is not None:
+                parts.append(vals)
+            source = source or "one row set with no re-run label"
+        else:
+            parts.append(task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key")))
+    else:
+        metrics = _metrics(frames, label)
+        source = "separate row sets"
+        for i, df in enumerate(frames, start=1):
+            if df.height:
+                parts.append(task_values(df, metrics).with_columns(pl.lit(f"run_{i}").alias("_run")))
+    report = EvalVarianceReport(metric=label if label == PASS_AT_1 else f"marker:{label}", level=level, run_source=source)
+    if not parts:
+        report.warnings = warnings + ["no rows: nothing to measure. Pass the rows of three re-runs."]
+        return report
+    values = pl.concat([p.select("_run", "task_key", *metrics) for p in parts], how="vertical_relaxed")
+    values = values.filter(pl.col("_run").is_not_null())
+    by_metric, common = run_means(values, metrics)
+    means = by_metric[label]
+    report.n_runs = len(means)
+    report.means = {str(k): float(v) for k, v in means.items() if v is not None}
+    report.tasks_in_every_run = common[label]
+    if report.means:
+        report.mean = float(np.mean(list(report.means.values())))
+    notes: list[str] = []
+    if report.n_runs >= 2 and common[label] == 0:
+        warnings.append("no task has a value in every run, so the runs measure different tasks; re-run the same task "
+                        "set (simulate(tasks=base, runs=3)).")
+    for m, mm in by_metric.items():
+        run_vals = [v for v in mm.values() if v is not None]
+        report.run_std_by_metric[m] = float(np.std(run_vals, ddof=1)) if len(run_vals) >= 2 else math.nan
+    report.run_std = report.run_std_by_metric.get(label, math.nan)
+    if report.n_runs < 2:
+        warnings.append(f"{report.n_runs} run found, so there is no run_std. Run the eval {EVAL_RUNS} times "
+                        "(simulate(tasks=base, runs=3)) and pass every run.")
+    else:
+        report.noise_band_df = report.n_runs - 1
+        report.noise_band = float(t_quantile(level, report.noise_band_df)) * math.sqrt(2.0) * report.run_std
+        report.run_std_points = 100.0 * report.run_std
+        report.stability = _stability(report.run_std_points)
+        if report.n_runs == 2:
+            notes.append("2 runs: two is a difference, not a distribution; 3 or more re-runs give a standard "
+                         "deviation worth reading (the band's t at df 1 is 12.7)")
+    report.notes = notes
+    report.warnings = warnings
+    return report
+
+
+def _metrics(frames: list[pl.DataFrame], label: str) -> list[str]:
+    shared = set(marker_names(frames[0])) if frames else set()
+    for df in frames[1:]:
+        shared &= set(marker_names(df))
+    if label != PASS_AT_1 and label not in shared:
+        raise ArgumentError(f"metric must be measured in every run, got {label!r}. "
+                            f"Measured in every run: {', '.join([PASS_AT_1, *sorted(shared)])}.")
+    return [PASS_AT_1, *sorted(shared)]
+
+
+def _stability(points: float) -> str:
+    very, stable, noisy = STABILITY_POINTS
+    if points < very:
+        return "very_stable"
+    if points <= stable:
+        return "stable"
+    if points <= noisy:
+        return "noisy"
+    return "high_variance"
+
