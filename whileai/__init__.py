@@ -59,7 +59,7 @@ _register("whileai.measure", ("Comparison", "DeltaReport", "EvalVarianceReport",
 _register("whileai.simulate", ("Endpoint", "SimulationReport", "Tool", "quickstart", "seeded_agent", "simulate", "tool"))
 _register("whileai.grade", ("Criterion", "Rubric", "attach_labels", "cheat_probes", "format_judge_trust", "judge_probes", "judge_trust", "rubric_judge", "run_judge"))
 _register("whileai.select", ("Calibration", "PreferencePairs", "build_preference_pairs", "calibrate", "calibration_of", "curriculum", "format_curriculum", "group_signal", "group_stats", "optimize", "publish_gate", "retire_solved", "select", "select_for_rl", "select_for_sft"))
-_register("whileai.export", ("export", "export_dataset", "export_environment", "export_preference", "export_training", "load_environment", "loss_mask", "preference_rows", "to_trl", "tool_call_roundtrip", "training_rows"))
+_register("whileai.export", ("export", "export_dataset", "export_environment", "export_preference", "export_training", "load_environment", "loss_mask", "preference_rows", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"))
 _register("whileai.guard", ("STAGES", "Spec", "Trait", "decontaminate", "dedupe_groups", "format_hack_scan", "format_leak_report", "format_stages", "grounding_report", "hack_scan", "leak_report", "length_report", "load_spec", "mark_grounding", "near_duplicate_prompts", "refusal_report", "reward_correlations", "spec_version", "stage_of", "stage_report", "stamp_spec", "stamp_stage", "style_markers", "style_report", "trace_flag_report", "trace_markers", "ungrounded_arguments"))
 
 __all__ = sorted([*_LAZY, "__version__"])

@@ -12,6 +12,7 @@ from whileai.export._export import (
     to_trl,
     tool_call_roundtrip,
     training_rows,
+    trl_dataset,
 )
 from whileai.export._preference import export_preference, preference_rows
 from whileai.export._report import (
@@ -40,4 +41,5 @@ __all__ = [
     "to_trl",
     "tool_call_roundtrip",
     "training_rows",
+    "trl_dataset",
 ]

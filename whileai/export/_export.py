@@ -10,6 +10,7 @@ import gzip
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +27,7 @@ from whileai.defaults import (
     EXPORT_MASK_MODE,
     PASS_THRESHOLD,
 )
-from whileai.errors import ArgumentError, TrainingSelectionError
+from whileai.errors import ArgumentError, TrainingSelectionError, missing_extra
 from whileai.export._common import (
     check_choice,
     is_parquet,
@@ -40,7 +41,7 @@ from whileai.export._privileged import find_leaks
 from whileai.export._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.export._rows import Counts, Options, build_chunk, prepare_frame
 
-__all__ = ["export_dataset", "export_training", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows"]
+__all__ = ["export_dataset", "export_training", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
 FORMATS: tuple[str, ...] = ("openai", "trl")
 MASK_MODES: tuple[str, ...] = ("assistant", "final")
@@ -396,6 +397,41 @@ def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"
     if kind == "completion":
         options.setdefault("mask_mode", "final")
     return training_rows(rows, format="trl", **options)
+
+
+def trl_dataset(source: Any, /, *, kind: Literal["training", "completion", "preference"] = "training",
+                **options: Any) -> Any:
+    """TRL rows as a ``datasets.Dataset`` that keeps every message exactly as written.
+
+    ``datasets.Dataset.from_list`` unifies the dicts of a column into one struct type, so the
+    arguments of two different tools gain each other's keys as nulls (``{"order_id": "A-0",
+    "amount": null}``), which a chat template renders and the student learns. This builds the
+    Dataset with ``on_mixed_types="use_json"`` (messages kept as JSON values), the same thing
+    ``datasets.load_dataset("json", ...)`` does with a file ``export_dataset`` wrote.
+
+    Args:
+        source: Rollouts (for ``kind="preference"``, pairs).
+        kind: ``"training"``, ``"completion"`` or ``"preference"`` (see :func:`to_trl`).
+        **options: Passed to :func:`to_trl` (system_prompt, tools, unroll...).
+
+    Returns:
+        A ``datasets.Dataset`` ready for ``SFTTrainer`` / ``DPOTrainer``.
+
+    Raises:
+        MissingExtraError: ``datasets`` is not installed (``pip install 'whileai[trl]'``).
+    """
+    try:
+        import datasets
+    except ImportError as exc:
+        raise missing_extra("datasets", "trl", "trl_dataset") from exc
+    rows = to_trl(source, kind=kind, **options)
+    try:
+        return datasets.Dataset.from_list(rows, on_mixed_types="use_json")
+    except TypeError:  # an older datasets without JSON values: say what it will do
+        warnings.warn("this datasets version cannot keep mixed message dicts as JSON; tool-call arguments of "
+                      "different tools may gain each other's keys as nulls. Upgrade datasets, or load the JSONL "
+                      "file export_dataset writes.", stacklevel=2)
+        return datasets.Dataset.from_list(rows)
 
 
 def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
