@@ -10,7 +10,7 @@ import pytest
 
 from whileai.errors import ArgumentError, ContaminationError
 from whileai.guard import decontaminate
-from whileai.guard._decontam import _eval_grams, _near, _normalise
+from whileai.guard._decontam import _eval_side, _text_rules
 
 
 def _coverage_reference(row: str, ev: str, n: int = 8) -> float:
@@ -35,7 +35,9 @@ def test_near_coverage_matches_plain_reference():
         piece = src[a:a + int(rng.integers(8, 25))]
         noise = list(rng.choice(vocab, int(rng.integers(0, 8))))
         rows.append(" ".join(noise[: len(noise) // 2] + piece + noise[len(noise) // 2:]))
-    cov, best = _near(_normalise(pl.Series(rows)), _eval_grams(_normalise(pl.Series(evals)), 8), n=8, overlap=0.8)
+    grams, exact_set = _eval_side(pl.Series(evals), 8)
+    exact, cov, best = _text_rules(pl.Series(rows), grams, exact_set, n=8)
+    assert exact.tolist() == [r.split() in [e.split() for e in evals] for r in rows]
     ref = np.array([max(_coverage_reference(r, e) for e in evals) for r in rows])
     np.testing.assert_allclose(cov, ref, atol=1e-12)
     hit = cov > 0

@@ -4,8 +4,8 @@ Seeds, "Decontamination". In priority order, each row counted once:
 
 1. ``same_task``: the row shares a scenario_id or task_id with an eval row (a task is a
    situation, not a string, so a rephrasing of an eval situation is the eval situation);
-2. ``exact``: the row's text is an eval text verbatim (after lower-casing and collapsing
-   whitespace);
+2. ``exact``: the row's text is an eval text verbatim: the same sequence of words, lower-cased,
+   spacing and punctuation ignored;
 3. ``near``: ONE eval text covers at least ``overlap`` of the row's words with word n-grams
    (n = 8) it shares with the row. The 8-gram token-coverage rule is Llama 3's (Dubey et al.
    2024, section 5.1.4, after Singh et al. 2024); the 80% cut is the "dirty" threshold of the
@@ -46,7 +46,7 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
 from whileai.guard._common import as_input_kind, check_fraction, check_positive_int, check_strings
-from whileai.guard._tokens import ngram_hashes, tokenize
+from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
 
@@ -59,7 +59,7 @@ _SIM_BLOCK = 512  # row vectors compared with every eval vector at once
 
 RULE_SOURCES = {
     "same_task": "seeds, Decontamination: a task is a situation, not a string",
-    "exact": "verbatim copy after lower-casing and collapsing whitespace",
+    "exact": "the same word sequence as an eval text (lower-cased; spacing and punctuation ignored)",
     "near": ("one eval text covers >= overlap of the row's words in shared word 8-grams: the 8-gram coverage rule of "
              "Llama 3 (Dubey et al. 2024, section 5.1.4, after Singh et al. 2024) with the 80% 'dirty' cut of the "
              "Llama 2 contamination analysis (Touvron et al. 2023, appendix A.6)"),
@@ -243,9 +243,7 @@ def decontaminate(
     # ---- text rules, per field -------------------------------------------------------------------
     eval_texts = _eval_texts(ev)
     report.n_eval_texts = len(eval_texts)
-    ev_norm = _normalise(eval_texts["text"])
-    ev_exact = ev_norm.hash().unique()
-    ev_grams = _eval_grams(ev_norm, n)
+    ev_grams, ev_exact = _eval_side(eval_texts["text"], n)
     for fi, field in enumerate(fields_t):
         if field not in df.columns:
             report.rules_skipped[f"{field}"] = f"the training rows have no {field!r} field"
@@ -253,9 +251,7 @@ def decontaminate(
         counts = {"exact": 0, "near": 0, "semantic": 0}
         texts = df[field].cast(pl.String)
         uniq = texts.drop_nulls().unique(maintain_order=True)
-        u_norm = _normalise(uniq)
-        is_exact_u = u_norm.hash().is_in(ev_exact.implode()).to_numpy()
-        cov_u, best_u = _near(u_norm, ev_grams, n=n, overlap=overlap)
+        is_exact_u, cov_u, best_u = _text_rules(uniq, ev_grams, ev_exact, n=n)
         idx_u = pl.DataFrame({"t": uniq, "u": np.arange(len(uniq), dtype=np.int64)})
         u_rows = pl.DataFrame({"t": texts}).join(idx_u, on="t", how="left", maintain_order="left")["u"].fill_null(-1).to_numpy()
         has = u_rows >= 0
@@ -401,10 +397,6 @@ def _eval_texts(ev: pl.DataFrame) -> pl.DataFrame:
         "text", keep="first", maintain_order=True)
 
 
-def _normalise(texts: pl.Series) -> pl.Series:
-    return texts.str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
-
-
 def _clip(text: Any, limit: int = 200) -> Any:
     return text if not isinstance(text, str) or len(text) <= limit else text[: limit - 3] + "..."
 
@@ -414,43 +406,52 @@ def _clip(text: Any, limit: int = 200) -> Any:
 # ------------------------------------------------------------------------------------------
 
 
-def _eval_grams(texts: pl.Series, n: int) -> pl.DataFrame:
+def _eval_side(texts: pl.Series, n: int) -> tuple[pl.DataFrame, pl.Series]:
+    """The eval texts' distinct (n-gram hash, eval text) pairs and their whole-text hashes."""
     toks = tokenize(texts)
     start, h = ngram_hashes(toks, n)
-    return pl.DataFrame({"h": h, "e": toks.row[start].astype(np.int64)}).unique()
+    grams = pl.DataFrame({"h": h, "e": toks.row[start].astype(np.int64)}).unique()
+    return grams, pl.Series("x", text_hashes(toks)).unique()
 
 
-def _near(texts: pl.Series, ev: pl.DataFrame, *, n: int, overlap: float) -> tuple[np.ndarray, np.ndarray]:
-    """Best single-eval-text coverage per text (0 when under n words) and that eval text's index."""
+def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per text: exact copy, best single-eval-text coverage, and that eval text.
+
+    Exact is the same word sequence as an eval text; coverage is 0 under n words. Each text is
+    tokenised once, in chunks.
+    """
     m = len(texts)
+    exact = np.zeros(m, dtype=bool)
     cov = np.zeros(m)
     best = np.full(m, -1, dtype=np.int64)
-    if m == 0 or ev.height == 0:
-        return cov, best
+    if m == 0:
+        return exact, cov, best
     fan = ev.group_by("h").len("fan")
+    exact_set = ev_exact.implode()
     step = max(1, min(m, 200_000))
-    for lo in range(0, m, step):  # bounded memory: row texts in chunks
-        chunk = texts.slice(lo, step)
-        toks = tokenize(chunk)
+    for lo in range(0, m, step):  # bounded memory: texts in chunks
+        toks = tokenize(texts.slice(lo, step))
+        exact[lo:lo + step] = pl.Series(text_hashes(toks)).is_in(exact_set).to_numpy()
         start, h = ngram_hashes(toks, n)
-        if h.size == 0:
+        if h.size == 0 or ev.height == 0:
             continue
         rowi = toks.row[start]
         lens = np.diff(toks.offsets)
-        g = pl.DataFrame({"u": rowi, "pos": start - toks.offsets[rowi], "h": h})
-        g = g.join(fan, on="h", how="inner")
+        g = pl.DataFrame({"u": rowi, "pos": start - toks.offsets[rowi], "h": h}).join(fan, on="h", how="inner")
         if g.height == 0:
             continue
-        # sub-chunks of row texts whose matched (position, eval text) pairs fit the budget
-        per_u = g.group_by("u").agg(pl.col("fan").sum()).sort("u")
-        cum = np.cumsum(per_u["fan"].to_numpy())
-        us = per_u["u"].to_numpy()
-        cuts = np.searchsorted(cum, np.arange(DECONTAM_PAIR_BUDGET, cum[-1] + DECONTAM_PAIR_BUDGET, DECONTAM_PAIR_BUDGET))
-        bounds = np.unique(np.r_[0, np.minimum(cuts + 1, us.size), us.size])
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            sel = us[a:b]
-            sub = g.filter(pl.col("u").is_in(pl.Series(sel).implode())).select("u", "pos", "h")
-            pairs = sub.join(ev, on="h", how="inner").select("u", "e", "pos").sort(["u", "e", "pos"])
+        # sub-chunks of texts whose matched (position, eval text) pairs fit the budget
+        total = int(g["fan"].sum())
+        if total <= DECONTAM_PAIR_BUDGET:
+            groups = [g]
+        else:
+            per_u = g.group_by("u").agg(pl.col("fan").sum()).sort("u")
+            part = (per_u["fan"].cum_sum() // DECONTAM_PAIR_BUDGET).alias("part")
+            g = g.join(per_u.select("u", part), on="u")
+            groups = g.partition_by("part", include_key=False)
+        for sub in groups:
+            pairs = sub.select("u", "pos", "h").join(ev, on="h", how="inner").select("u", "e", "pos").sort(["u", "e", "pos"])
             u = pairs["u"].to_numpy()
             e = pairs["e"].to_numpy()
             p = pairs["pos"].to_numpy()
@@ -463,13 +464,12 @@ def _near(texts: pl.Series, ev: pl.DataFrame, *, n: int, overlap: float) -> tupl
             covered = np.add.reduceat(contrib, starts)
             uu, ee = u[starts], e[starts]
             frac = covered / lens[uu]
-            # best eval text per row text
-            order = np.lexsort((-frac, uu))
+            order = np.lexsort((-frac, uu))  # best eval text per row text
             first = np.flatnonzero(np.r_[True, uu[order][1:] != uu[order][:-1]])
             pick = order[first]
             cov[lo + uu[pick]] = frac[pick]
             best[lo + uu[pick]] = ee[pick]
-    return cov, best
+    return exact, cov, best
 
 
 # ------------------------------------------------------------------------------------------

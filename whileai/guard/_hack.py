@@ -29,6 +29,7 @@ from pydantic import Field
 
 from whileai import table
 from whileai.defaults import (
+    CHUNK_ROWS,
     DEFAULT_SEED,
     HACK_ALPHA,
     HACK_AND_SEEDS,
@@ -308,10 +309,10 @@ def hack_scan(
         return report
 
     # ---- features on every graded row ----------------------------------------------------------
-    dense_names, dense_cols, dense_kind = _hand_features(g_df, user_features)
+    texts = agent_text_of(g_df)
+    dense_names, dense_cols, dense_kind = _hand_features(g_df, texts, user_features)
     auto_mat: Any = None
     auto_names: list[str] = []
-    texts = agent_text_of(g_df)
     if auto and top_k > 0:
         auto_mat, auto_names = _auto_tier(texts, top_k=top_k, min_obs=min_obs, rng=rng)
 
@@ -332,7 +333,8 @@ def hack_scan(
     col_mean = np.nanmean(np.where(np.isfinite(D), D, np.nan), axis=0) if D.shape[1] else np.zeros(0)
     D = np.where(np.isnan(D), np.nan_to_num(col_mean)[None, :], D)
     n_obs_dense = _n_obs_dense(dense_cols, dense_kind)
-    rho_d, sxx_d = kernel.rho_dense(D[eff_idx]) if D.shape[1] else (np.zeros(0), np.zeros(0))
+    D_eff = D[eff_idx]
+    rho_d, sxx_d = kernel.rho_dense(D_eff) if D.shape[1] else (np.zeros(0), np.zeros(0))
     pooled_d = _pooled_dense(D, y)
 
     if auto_mat is not None and auto_mat.shape[1]:
@@ -368,17 +370,18 @@ def hack_scan(
     bin_cols.sort(key=lambda t: -t[2])
     bin_cols = bin_cols[:seeds]
     and_names: list[str] = []
-    P = np.zeros((n_gr, 0))
+    P = np.zeros((n_gr, 0), dtype=bool)
     rho_p = sxx_p = pooled_p = np.zeros(0)
     keep_p = np.zeros(0, bool)
     parent_best = np.zeros(0)
     if len(bin_cols) >= 2:
         ia, ib = np.triu_indices(len(bin_cols), k=1)
         Bm = np.column_stack([c for _, c, _ in bin_cols])
-        P = (Bm[:, ia] & Bm[:, ib]).astype(np.float64)
+        P = Bm[:, ia] & Bm[:, ib]  # bool; cast to float a row chunk at a time
         and_names = [f"{bin_cols[a][0]} & {bin_cols[b][0]}" for a, b in zip(ia, ib)]
         parent_best = np.maximum(np.array([bin_cols[a][2] for a in ia]), np.array([bin_cols[b][2] for b in ib]))
         rho_p, sxx_p = kernel.rho_dense(P[eff_idx])
+        del Bm
         n_obs_p = P.sum(axis=0).astype(np.int64)
         keep_p = (n_obs_p >= min_obs) & (n_gr - n_obs_p >= min_obs)
         pooled_p = _pooled_dense(P, y)
@@ -386,11 +389,11 @@ def hack_scan(
         n_obs_p = np.zeros(0, np.int64)
 
     # ---- the shuffle floor over every scanned feature ------------------------------------------
-    Dk = np.column_stack([D[eff_idx][:, keep_d], P[eff_idx][:, keep_p]]) if (keep_d.any() or keep_p.any()) else None
-    sxx_k = np.concatenate([sxx_d[keep_d], sxx_p[keep_p]]) if Dk is not None else np.zeros(0)
+    P_eff = P[eff_idx]
+    blocks = [(D_eff, keep_d, sxx_d), (P_eff, keep_p, sxx_p)]
     Ak = A_eff[:, np.flatnonzero(keep_a)] if A_eff is not None and keep_a.any() else None
     sxx_ak = sxx_a[keep_a] if Ak is not None else np.zeros(0)
-    maxes = kernel.shuffle_max(Dk, sxx_k, Ak, sxx_ak, n_perm=n_perm, rng=rng)
+    maxes = kernel.shuffle_max(blocks, Ak, sxx_ak, n_perm=n_perm, rng=rng)
     tau = float(np.quantile(maxes, 1.0 - alpha)) if maxes.size else float("nan")
     report.tau = tau
 
@@ -400,9 +403,9 @@ def hack_scan(
     # centred within ask, once divided by their within-ask norm and given a canonical sign.
     R = np.random.default_rng(20250101).standard_normal((eff_idx.size, 2))
     R -= np.column_stack([np.bincount(gid, weights=R[:, c]) / ng_e for c in range(2)])[gid]
-    key_d = _keys(D[eff_idx].T @ R, sxx_d) if D.shape[1] else []
+    key_d = _keys(_t_dot(D_eff, R), sxx_d) if D.shape[1] else []
     key_a = _keys(np.asarray(A_eff.T @ R), sxx_a) if A_eff is not None else []
-    key_p = _keys(P[eff_idx].T @ R, sxx_p) if P.shape[1] else []
+    key_p = _keys(_t_dot(P_eff, R), sxx_p) if P.shape[1] else []
     cand: list[dict[str, Any]] = []
     for j in np.flatnonzero(keep_d).tolist():
         cand.append({"name": dense_names[j], "rho": rho_d[j], "pooled": pooled_d[j], "n_obs": int(n_obs_dense[j]),
@@ -553,7 +556,7 @@ def _check_features(features: Any) -> dict[str, Callable[[dict[str, Any]], Any]]
     return dict(features)
 
 
-def _hand_features(df: pl.DataFrame, user: Mapping[str, Callable[[dict[str, Any]], Any]]
+def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callable[[dict[str, Any]], Any]]
                    ) -> tuple[list[str], list[np.ndarray], list[str]]:
     names: list[str] = []
     cols: list[np.ndarray] = []
@@ -575,12 +578,11 @@ def _hand_features(df: pl.DataFrame, user: Mapping[str, Callable[[dict[str, Any]
     base = df.select(exprs) if exprs else pl.DataFrame()
     for name in base.columns:
         add(name, base[name].to_numpy(), "binary" if name == "truncated" else "count")
-    text = agent_text_of(df)
     surf = pl.DataFrame({"t": text}).select(
         pl.col("t").str.count_matches(r"[\p{L}\p{N}']+").alias("n:words"),
-        pl.col("t").str.count_matches(r"[\p{P}]").alias("n:punct"),
-        pl.col("t").str.count_matches(r"\p{N}").alias("n:digits"),
-        (pl.col("t").str.count_matches(r"\p{Lu}") / pl.col("t").str.count_matches(r"\p{L}")).fill_nan(None).alias("frac:upper"),
+        pl.col("t").str.count_matches(r"\p{P}").alias("n:punct"),
+        pl.col("t").str.count_matches(r"[0-9]").alias("n:digits"),
+        (pl.col("t").str.count_matches(r"\p{Lu}") / pl.col("t").str.len_chars()).fill_nan(None).alias("frac:upper"),
     )
     for name in surf.columns:
         add(name, surf[name].cast(pl.Float64).to_numpy(), "measure" if name == "frac:upper" else "count")
@@ -654,85 +656,99 @@ def _n_obs_dense(cols: list[np.ndarray], kinds: list[str]) -> np.ndarray:
 
 
 def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Generator) -> tuple[Any, list[str]]:
-    """Indicators of the ``top_k`` most common words and word pairs (by rows containing them)."""
+    """Indicators of the ``top_k`` most common words and word pairs (by rows containing them).
+
+    Rows are tokenised in chunks of CHUNK_ROWS. Up to HACK_VOCAB_SAMPLE_ROWS rows, each row is
+    tokenised once: the distinct (row, token) pairs of every chunk are kept (the sparse
+    document-term matrix before the top-k cut) and counted. Above it, the vocabulary is ranked on
+    a seeded sample of that many rows, then every row is tokenised once against it.
+    """
     import scipy.sparse as sp
 
     n = len(texts)
     sample = n > HACK_VOCAB_SAMPLE_ROWS
     voc_rows = np.sort(rng.choice(n, HACK_VOCAB_SAMPLE_ROWS, replace=False)) if sample else None
     voc_texts = texts.gather(voc_rows) if voc_rows is not None else texts
-    toks = tokenize(voc_texts)
-    rows_v, ids_v, names_of = _unigram_bigram(toks)
-    if ids_v.size == 0:
-        return None, []
-    pairs = pl.DataFrame({"r": rows_v, "h": ids_v}).unique()
-    df_counts = pairs.group_by("h").len()
     n_voc = len(voc_texts)
-    scale = n / n_voc
-    lo = min_obs / scale
-    hi = n_voc - lo
-    chosen = (
-        df_counts.filter((pl.col("len") >= lo) & (pl.col("len") <= hi))
-        .sort(["len", "h"], descending=[True, False])
-        .head(top_k)
-    )
-    vocab = np.sort(chosen["h"].to_numpy().astype(np.uint64))
-    if vocab.size == 0:
+    counts: list[pl.DataFrame] = []
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    for start in range(0, n_voc, CHUNK_ROWS):  # phase 1: document frequencies, chunk by chunk
+        r, h = _doc_pairs(voc_texts.slice(start, CHUNK_ROWS))
+        r += start
+        counts.append(pl.DataFrame({"h": h, "r": r}).group_by("h").agg(pl.len().alias("df"), pl.col("r").min()))
+        if not sample:
+            kept.append((r, h))
+    if not counts or sum(c.height for c in counts) == 0:
         return None, []
-    names = names_of(vocab)
+    total = pl.concat(counts).group_by("h").agg(pl.col("df").sum(), pl.col("r").min())
+    lo = min_obs * n_voc / n
+    chosen = (
+        total.filter((pl.col("df") >= lo) & (pl.col("df") <= n_voc - lo))
+        .sort(["df", "h"], descending=[True, False])
+        .head(top_k)
+        .sort("h")
+    )
+    if chosen.height == 0:
+        return None, []
+    vocab = chosen["h"].to_numpy().astype(np.uint64)
+    names = _names(voc_texts, vocab, chosen["r"].to_numpy())
+    parts = []
     if not sample:
-        pos = np.searchsorted(vocab, ids_v)
-        pos = np.minimum(pos, vocab.size - 1)
-        hit = vocab[pos] == ids_v
-        mat = sp.csr_matrix((np.ones(int(hit.sum())), (rows_v[hit], pos[hit])), shape=(n, vocab.size))
+        for r, h in kept:
+            pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
+            hit = vocab[pos] == h
+            parts.append((r[hit], pos[hit]))
     else:
-        parts = []
-        chunk = HACK_VOCAB_SAMPLE_ROWS
-        for start in range(0, n, chunk):
-            t = tokenize(texts.slice(start, chunk))
-            r, ids, _ = _unigram_bigram(t)
-            pos = np.minimum(np.searchsorted(vocab, ids), vocab.size - 1)
-            hit = vocab[pos] == ids
-            parts.append(sp.csr_matrix((np.ones(int(hit.sum())), (r[hit], pos[hit])),
-                                       shape=(min(chunk, n - start), vocab.size)))
+        for start in range(0, n, CHUNK_ROWS):  # phase 2: every row once, against the vocabulary
+            r, h = _doc_pairs(texts.slice(start, CHUNK_ROWS), unique=False)
+            pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
+            hit = vocab[pos] == h
+            parts.append((r[hit] + start, pos[hit]))
             if sys.stderr.isatty():
-                print(f"\rhack_scan: tokenised {min(start + chunk, n):,} of {n:,} rows", end="", file=sys.stderr)
+                print(f"\rhack_scan: tokenised {min(start + CHUNK_ROWS, n):,} of {n:,} rows", end="", file=sys.stderr)
         if sys.stderr.isatty():
             print(file=sys.stderr)
-        mat = sp.vstack(parts, format="csr")
+    rows_m = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    cols_m = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    mat = sp.csr_matrix((np.ones(rows_m.size, dtype=np.float32), (rows_m, cols_m)), shape=(n, vocab.size))
     mat.sum_duplicates()
     mat.data[:] = 1.0
     return mat, [f"contains:{w}" for w in names]
 
 
-def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, Callable[[np.ndarray], list[str]]]:
-    """Rows and hashes of every word and adjacent word pair, and a namer for chosen hashes."""
+def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows and hashes of every word and adjacent word pair, and where each pair starts."""
     h, row = toks.hash, toks.row
     m = h.size
-    same = np.zeros(max(m - 1, 0), dtype=bool)
-    if m > 1:
-        same = row[:-1] == row[1:]
+    same = row[:-1] == row[1:] if m > 1 else np.zeros(0, dtype=bool)
     bstart = np.flatnonzero(same)
     bh = combine(h[bstart], h[bstart + 1]) if bstart.size else np.zeros(0, np.uint64)
-    ids = np.concatenate([h, bh])
-    rows = np.concatenate([row, row[bstart]])
-    words = toks.words
+    return np.concatenate([row, row[bstart]]), np.concatenate([h, bh]), bstart
 
-    def names_of(chosen: np.ndarray) -> list[str]:
-        first = pl.DataFrame({"h": ids, "i": np.arange(ids.size, dtype=np.int64)}).filter(
-            pl.col("h").is_in(pl.Series(chosen).implode())).group_by("h").agg(pl.col("i").min())
-        where = dict(zip(first["h"].to_list(), first["i"].to_list()))
-        out = []
-        for c in chosen.tolist():
-            i = where[c]
-            if i < m:
-                out.append(str(words[i]))
-            else:
-                s = int(bstart[i - m])
-                out.append(f"{words[s]} {words[s + 1]}")
-        return out
 
-    return rows, ids, names_of
+def _doc_pairs(texts: pl.Series, *, unique: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """(row, token hash) for every word and word pair of a chunk; distinct per row when ``unique``."""
+    toks = tokenize(texts)
+    rows, ids, _ = _unigram_bigram(toks)
+    if unique and ids.size:
+        first = pl.Series(combine(ids, rows.astype(np.uint64))).is_first_distinct().to_numpy()
+        rows, ids = rows[first], ids[first]
+    return rows.astype(np.int64), ids
+
+
+def _names(texts: pl.Series, vocab: np.ndarray, first_rows: np.ndarray) -> list[str]:
+    """The words behind the chosen hashes, read back from one row that holds each."""
+    rows = np.unique(first_rows)
+    toks = tokenize(texts.gather(rows))
+    _, ids, bstart = _unigram_bigram(toks)
+    m = toks.hash.size
+    where: dict[int, str] = {}
+    want = set(vocab.tolist())
+    for i in np.flatnonzero(np.isin(ids, vocab)).tolist():  # at most a few hundred hits in a few hundred rows
+        key = int(ids[i])
+        if key in want and key not in where:
+            where[key] = str(toks.words[i]) if i < m else f"{toks.words[int(bstart[i - m])]} {toks.words[int(bstart[i - m]) + 1]}"
+    return [where.get(int(v), f"#{int(v):x}") for v in vocab.tolist()]
 
 
 def _pooled_sparse(A: Any, y: np.ndarray) -> np.ndarray:
@@ -765,13 +781,34 @@ def _pooled_dense(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Plain Pearson correlation of every column of X with y (NaN for a constant column)."""
     if X.shape[1] == 0:
         return np.zeros(0)
-    Xc = X - X.mean(axis=0)
-    yc = y - y.mean()
-    vx = (Xc * Xc).sum(axis=0)
-    vy = float(yc @ yc)
+    n = y.size
+    sx = np.zeros(X.shape[1])
+    sxx = np.zeros(X.shape[1])
+    sxy = np.zeros(X.shape[1])
+    for sl in _row_chunks(n):
+        Xc = X[sl].astype(np.float64)
+        sx += Xc.sum(axis=0)
+        sxx += (Xc * Xc).sum(axis=0)
+        sxy += Xc.T @ y[sl]
+    my = y.mean()
+    vy = float(((y - my) ** 2).sum())
+    vx = sxx - sx * sx / n
+    cov = sxy - sx * my
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = (Xc.T @ yc) / np.sqrt(vx * vy)
-    return np.where((vx > 1e-12) & (vy > 1e-12), np.clip(r, -1.0, 1.0), np.nan)
+        r = cov / np.sqrt(vx * vy)
+    return np.where((vx > 1e-12 * np.maximum(1.0, sxx)) & (vy > 1e-12), np.clip(r, -1.0, 1.0), np.nan)
+
+
+def _row_chunks(n: int, size: int = CHUNK_ROWS) -> list[slice]:
+    return [slice(i, min(i + size, n)) for i in range(0, n, size)] or [slice(0, 0)]
+
+
+def _t_dot(X: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """X.T @ M a row chunk at a time (X may be bool)."""
+    out = np.zeros((X.shape[1], M.shape[1]))
+    for sl in _row_chunks(X.shape[0]):
+        out += X[sl].astype(np.float64).T @ M[sl]
+    return out
 
 
 def _distinct_per_ask(df: pl.DataFrame, texts: pl.Series, eff_idx: np.ndarray, gid: np.ndarray) -> float:
@@ -813,10 +850,17 @@ class _Kernel:
         return np.where(sxx > 1e-9 * np.maximum(1.0, np.abs(sxx).max(initial=0.0)), np.clip(r, -1.0, 1.0), np.nan)
 
     def rho_dense(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        S = np.asarray(self.G.T @ X)
-        sxx = (X * X).sum(axis=0) - (S * S / self.n_g[:, None]).sum(axis=0)
-        sxx = np.maximum(sxx, 0.0)
-        return self._rho(X.T @ self.yc, sxx), sxx
+        p = X.shape[1]
+        S = np.zeros((self.n_g.size, p))
+        sq = np.zeros(p)
+        sxy = np.zeros(p)
+        for sl in _row_chunks(X.shape[0]):  # bounded memory: a row chunk at a time, cast to float there
+            Xc = X[sl].astype(np.float64)
+            S += np.asarray(self.G[sl].T @ Xc)
+            sq += (Xc * Xc).sum(axis=0)
+            sxy += Xc.T @ self.yc[sl]
+        sxx = np.maximum(sq - (S * S / self.n_g[:, None]).sum(axis=0), 0.0)
+        return self._rho(sxy, sxx), sxx
 
     def rho_sparse(self, A: Any) -> tuple[np.ndarray, np.ndarray]:
         S = (self.G.T @ A).tocsr()
@@ -825,25 +869,44 @@ class _Kernel:
         sxx = np.maximum(sq - between, 0.0)
         return self._rho(np.asarray(A.T @ self.yc).ravel(), sxx), sxx
 
-    def shuffle_max(self, D: np.ndarray | None, sxx_d: np.ndarray, A: Any, sxx_a: np.ndarray, *,
+    def shuffle_max(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], A: Any, sxx_a: np.ndarray, *,
                     n_perm: int, rng: np.random.Generator) -> np.ndarray:
-        """Largest |rho| over all features for each of ``n_perm`` within-ask shuffles of reward."""
+        """Largest |rho| over all features for each of ``n_perm`` within-ask shuffles of reward.
+
+        ``blocks`` are dense feature matrices (float or bool) with the mask of scanned columns and
+        their within-ask sums of squares; ``A`` is the sparse auto tier.
+        """
         n = self.gid.size
-        if (D is None or D.shape[1] == 0) and (A is None or A.shape[1] == 0):
+        dense = [(X, np.flatnonzero(m), sxx[m]) for X, m, sxx in blocks if X.shape[1] and m.any()]
+        if not dense and (A is None or A.shape[1] == 0):
             return np.zeros(0)
         block = max(1, min(n_perm, _PERM_CELLS // max(n, 1)))
         out = np.empty(n_perm)
         gidf = self.gid.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            inv_d = np.where(sxx_d > 1e-12, 1.0 / np.sqrt(sxx_d * self.syy), 0.0) if D is not None else None
+            invs = [np.where(sxx > 1e-12, 1.0 / np.sqrt(sxx * self.syy), 0.0) for _, _, sxx in dense]
             inv_a = np.where(sxx_a > 1e-12, 1.0 / np.sqrt(sxx_a * self.syy), 0.0) if A is not None else None
+        sizes = self.n_g.astype(np.int64)
+        equal = bool(sizes.size and np.all(sizes == sizes[0]))
+        chunks = _row_chunks(n)
         for start in range(0, n_perm, block):  # blocks of shuffles, each a matrix product
             b = min(block, n_perm - start)
-            keys = gidf[:, None] + rng.random((n, b))
-            Yp = self.yc[np.argsort(keys, axis=0)]
+            # float32 for the shuffled products: the floor needs |rho| to about 1e-6, not 1e-15
+            if equal:  # rows are sorted by ask: sort k random keys inside each ask, for b shuffles at once
+                k = int(sizes[0])
+                order = np.argsort(rng.random((b, sizes.size, k)), axis=2)
+                Yp = np.take_along_axis(np.broadcast_to(self.yc.reshape(-1, k).astype(np.float32), (b, sizes.size, k)),
+                                        order, axis=2)
+                Yp = np.ascontiguousarray(Yp.reshape(b, n).T)
+            else:
+                keys = gidf[:, None] + rng.random((n, b))
+                Yp = self.yc.astype(np.float32)[np.argsort(keys, axis=0)]
             best = np.zeros(b)
-            if D is not None and D.shape[1] and inv_d is not None:
-                best = np.maximum(best, np.abs((D.T @ Yp) * inv_d[:, None]).max(axis=0))
+            for (X, cols, _), inv in zip(dense, invs):
+                acc = np.zeros((cols.size, b))
+                for sl in chunks:
+                    acc += X[sl][:, cols].astype(np.float32).T @ Yp[sl]
+                best = np.maximum(best, np.abs(acc * inv[:, None]).max(axis=0))
             if A is not None and A.shape[1] and inv_a is not None:
                 best = np.maximum(best, np.abs(np.asarray(A.T @ Yp) * inv_a[:, None]).max(axis=0))
             out[start:start + b] = best

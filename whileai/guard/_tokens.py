@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-__all__ = ["Tokens", "WORD_PATTERN", "combine", "ngram_hashes", "tokenize"]
+__all__ = ["Tokens", "WORD_PATTERN", "combine", "ngram_hashes", "text_hashes", "tokenize"]
 
 #: What counts as a word: runs of letters, digits and apostrophes, after lower-casing.
 WORD_PATTERN = r"[\p{L}\p{N}']+"
@@ -58,11 +58,23 @@ def combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
+def _mix(x: np.ndarray) -> np.ndarray:
+    """Final avalanche of a uint64 array (splitmix64 finaliser), wrapping arithmetic."""
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint64(30))
+        x = x * _K2
+        x ^= x >> np.uint64(27)
+        x *= _K3
+        x ^= x >> np.uint64(31)
+    return x
+
+
 def ngram_hashes(tokens: Tokens, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Hashes of every word n-gram that fits inside its row.
 
-    Returns ``(start, hash)``: the flat index of each n-gram's first word and its hash. The
-    n-gram starting at flat index i is valid when i + n - 1 lies in the same row.
+    A polynomial over the n word hashes (wrapping uint64), then one avalanche. Returns
+    ``(start, hash)``: the flat index of each n-gram's first word and its hash. The n-gram
+    starting at flat index i is valid when i + n - 1 lies in the same row.
     """
     m = tokens.hash.size
     if m < n:
@@ -70,7 +82,28 @@ def ngram_hashes(tokens: Tokens, n: int) -> tuple[np.ndarray, np.ndarray]:
     k = m - n + 1
     start = np.arange(k, dtype=np.int64)
     valid = tokens.row[:k] == tokens.row[n - 1:]
-    h = tokens.hash[:k].copy()
-    for j in range(1, n):  # n is small (2 or 8): a loop over offsets, not over rows
-        h = combine(h, tokens.hash[j:j + k])
-    return start[valid], h[valid]
+    with np.errstate(over="ignore"):
+        h = tokens.hash[:k].copy()
+        for j in range(1, n):  # n is small (2 or 8): a loop over offsets, not over rows
+            h *= _K1
+            h += tokens.hash[j:j + k]
+    return start[valid], _mix(h[valid])
+
+
+def text_hashes(tokens: Tokens) -> np.ndarray:
+    """One hash per row over its whole word sequence (equal word sequences, equal hashes)."""
+    n_rows = tokens.offsets.size - 1
+    out = np.zeros(n_rows, dtype=np.uint64)
+    if tokens.hash.size:
+        pos = np.arange(tokens.hash.size, dtype=np.int64) - tokens.offsets[tokens.row]
+        powers = np.ones(int(pos.max()) + 1, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for i in range(1, powers.size):  # powers of the multiplier, once per position
+                powers[i] = powers[i - 1] * _K1
+            terms = tokens.hash * powers[pos]
+        lens = np.diff(tokens.offsets)
+        has = lens > 0
+        out[has] = np.add.reduceat(terms, tokens.offsets[:-1][has])
+    lens = np.diff(tokens.offsets).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return _mix(out + lens * _K3)

@@ -1,0 +1,166 @@
+"""Guard benchmarks: hack_scan (auto tier) and decontaminate at growing sizes.
+
+Each measurement runs in a fresh child process, so ``peak_mib`` is the child's peak resident
+memory above what it held once the input was built (input generation is not timed).
+``python benchmarks/bench_guard.py [sizes...]`` prints the rows; ``run(sizes)`` returns them.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+REF_PYTHON = "/opt/wai131/bin/python"  # whileai 0.131, for the reference column
+REF_ROWS = 10_000  # 0.131 is measured at this size only (it takes seconds there already)
+EVAL_PROMPTS = 50_000
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _current_rss_mib() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def hack_input(n: int, seed: int = 0) -> pl.DataFrame:
+    """Graded rollouts, 8 per ask, with a planted shortcut word; the outcome phrase the judge
+    reads is replaced by a neutral one so the shortcut is the thing to find."""
+    from whileai.testing import rollout_table
+
+    df = rollout_table(max(1, n // 8), 8, seed=seed, shortcut="zzq")
+    pattern = r"resolved it\.|could not finish\."
+    return df.with_columns(
+        pl.col("final_text").str.replace_all(pattern, "replied."),
+        pl.col("messages").list.eval(pl.element().struct.with_fields(
+            pl.field("content").str.replace_all(pattern, "replied."))),
+    )
+
+
+def decontam_input(n: int, n_eval: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """n training prompts (all distinct: the worst case) and n_eval eval prompts; 1% of the
+    training rows copy an eval prompt verbatim and 1% extend one by two words (near copies)."""
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(20_000)])
+
+    def prompts(m: int) -> pl.Series:
+        lens = rng.integers(12, 40, m)
+        idx = rng.integers(0, vocab.size, int(lens.sum()))
+        rows = np.repeat(np.arange(m), lens)
+        return (pl.DataFrame({"r": rows, "w": vocab[idx]}).group_by("r", maintain_order=True)
+                .agg(pl.col("w").str.join(" "))["w"])
+
+    ev = prompts(n_eval)
+    tr = prompts(n)
+    k = max(1, n // 100)
+    src = rng.integers(0, n_eval, 2 * k)
+    exact = ev.gather(src[:k])
+    near = ev.gather(src[k:]) + " extra words"
+    tr = pl.concat([exact, near, tr.slice(2 * k)])
+    train = pl.DataFrame({"task_id": [f"t{i}" for i in range(n)], "prompt": tr})
+    evals = pl.DataFrame({"task_id": [f"e{i}" for i in range(n_eval)], "prompt": ev})
+    return train, evals
+
+
+def _child(call: str, n: int, q: Any) -> None:
+    if call == "hack_scan":
+        from whileai.guard import hack_scan
+
+        df = hack_input(n)
+        base = _current_rss_mib()
+        t = time.perf_counter()
+        r = hack_scan(df)
+        dt = time.perf_counter() - t
+        note = f"top {r.top_feature}, regime {r.regime}, {r.n_features} features, tau {r.tau:.3f}"
+    else:
+        from whileai.guard import decontaminate
+
+        train, ev = decontam_input(n, min(EVAL_PROMPTS, max(250, n // 20)))
+        base = _current_rss_mib()
+        t = time.perf_counter()
+        _, rep = decontaminate(train, eval=ev)
+        dt = time.perf_counter() - t
+        note = (f"{ev.height} eval prompts; exact {rep.n_exact}, near {rep.n_near}, same task {rep.n_same_task}")
+    q.put({"seconds": dt, "peak_mib": max(0.0, _rss_mib() - base), "note": note})
+
+
+def _measure(call: str, n: int) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child, args=(call, n, q))
+    p.start()
+    out = q.get()
+    p.join()
+    return out
+
+
+def _reference(call: str) -> float | None:
+    """whileai 0.131 on REF_ROWS rows (decontaminate: against 250 eval prompts), in its own venv."""
+    if not os.path.exists(REF_PYTHON):
+        return None
+    from whileai import table
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if call == "hack_scan":
+            rows = table.rows(table.frame(hack_input(REF_ROWS)))
+            ev_rows: list[dict[str, Any]] = []
+        else:
+            train, ev = decontam_input(REF_ROWS, 250)
+            rows, ev_rows = train.to_dicts(), ev.to_dicts()
+        path = os.path.join(tmp, "rows.jsonl")
+        evp = os.path.join(tmp, "eval.json")
+        with open(path, "w") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
+        with open(evp, "w") as fh:
+            json.dump(ev_rows, fh)
+        code = (
+            "import json,sys,time\nimport whileai as wai\n"
+            "rows=[json.loads(l) for l in open(sys.argv[1])]\nev=json.load(open(sys.argv[2]))\n"
+            "t=time.perf_counter()\n"
+            + ("wai.hack_scan(rows)\n" if call == "hack_scan" else "wai.decontaminate(rows, [ev])\n")
+            + "print(time.perf_counter()-t)\n"
+        )
+        try:
+            res = subprocess.run([REF_PYTHON, "-c", code, path, evp], capture_output=True, text=True, timeout=600)
+            return float(res.stdout.strip().splitlines()[-1])
+        except Exception:
+            return None
+
+
+def run(sizes: list[int]) -> list[dict[str, Any]]:
+    """Time hack_scan and decontaminate at each size; whileai 0.131 at 10k rows as the reference."""
+    out: list[dict[str, Any]] = []
+    for call in ("hack_scan", "decontaminate"):
+        ref_s = _reference(call) if any(n <= REF_ROWS for n in sizes) else None
+        for n in sizes:
+            m = _measure(call, n)
+            at_ref = n == REF_ROWS and ref_s is not None
+            out.append({
+                "call": call,
+                "rows": n,
+                "seconds": round(m["seconds"], 3),
+                "peak_mib": round(m["peak_mib"], 1),
+                "reference": ("whileai 0.131" + (" (250 eval prompts)" if call == "decontaminate" else "")) if at_ref else None,
+                "reference_seconds": round(ref_s, 3) if at_ref and ref_s is not None else None,
+                "note": m["note"],
+            })
+            if sys.stderr.isatty():
+                print(f"{call} {n:,}: {m['seconds']:.2f} s", file=sys.stderr)
+    return out
+
+
+if __name__ == "__main__":
+    sizes = [int(a) for a in sys.argv[1:]] or [10_000, 100_000, 1_000_000]
+    for row in run(sizes):
+        print(json.dumps(row))
