@@ -20,7 +20,7 @@ import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from whileai.errors import ArgumentError
 from whileai.simulate._tools import ToolSpec
@@ -33,10 +33,10 @@ _SYNC_METHODS = ("chat", "respond", "act", "step", "run")
 _ASYNC_METHODS = ("achat", "arespond", "aact", "astep", "arun")
 _BOOKKEEPING = ("seeded", "finish_reason", "usage")
 _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "name", "tool_call_id"})
+_FAST_REPLY = frozenset({"role", "content", "tool_calls", "seeded"})
 
 
-@dataclass(frozen=True)
-class RolloutContext:
+class RolloutContext(NamedTuple):
     """The rollout being run, for agents that want to read it (the seeded agent does).
 
     Attributes:
@@ -156,6 +156,17 @@ def normalize_reply(reply: Any, turn: int) -> tuple[dict[str, Any], dict[str, An
     """
     if isinstance(reply, str):
         return {"role": "assistant", "content": reply}, {}
+    if type(reply) is dict and reply.get("role", "assistant") == "assistant" and _FAST_REPLY.issuperset(reply):
+        content = reply.get("content")
+        calls = reply.get("tool_calls")
+        if (content is None or type(content) is str) and ("content" in reply or calls):
+            fast: dict[str, Any] = {"role": "assistant", "content": content}
+            if calls:
+                if type(calls) is not list:
+                    raise InvalidReply(f"agent returned tool_calls of type {type(calls).__name__}; it must be a list")
+                fast["tool_calls"] = [_tool_call(c, turn, j) for j, c in enumerate(calls)]
+            seeded = reply.get("seeded")
+            return fast, ({"seeded": seeded} if seeded is not None else {})
     if reply is not None and not isinstance(reply, Mapping) and callable(getattr(reply, "model_dump", None)):
         reply = reply.model_dump(exclude_none=True)
     if not isinstance(reply, Mapping):
@@ -198,6 +209,13 @@ def normalize_reply(reply: Any, turn: int) -> tuple[dict[str, Any], dict[str, An
 
 
 def _tool_call(call: Any, turn: int, index: int) -> dict[str, Any]:
+    if type(call) is dict:
+        fn = call.get("function")
+        if type(fn) is dict:
+            name, arguments, call_id = fn.get("name"), fn.get("arguments"), call.get("id")
+            if type(name) is str and name and type(arguments) is str and call_id:
+                return {"id": str(call_id), "type": "function",
+                        "function": {"name": name, "arguments": _arguments_text(arguments)}}
     if not isinstance(call, Mapping):
         if callable(getattr(call, "model_dump", None)):
             call = call.model_dump(exclude_none=True)

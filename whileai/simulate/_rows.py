@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 import polars as pl
@@ -51,136 +52,72 @@ class Outcome:
 
 
 class RowBuffer:
-    """Collects rollouts column by column and hands back Polars frames in batches."""
+    """Collects landed rollouts and turns each batch into a Polars frame, column by column."""
 
     def __init__(self) -> None:
         self._frames: list[pl.DataFrame] = []
-        self._reset()
-
-    def _reset(self) -> None:
-        self.scenario_id: list[str] = []
-        self.rollout_index: list[int] = []
-        self.rollout_id: list[str] = []
-        self.prompt: list[str] = []
-        self.final_text: list[str | None] = []
-        self.dims: list[str] = []
-        self.world_state: list[str | None] = []
-        self.stance: list[str | None] = []
-        self.ask_family: list[str | None] = []
-        self.tier: list[str | None] = []
-        self.fault_kind: list[str | None] = []
-        self.faults: list[str] = []
-        self.seeded: list[bool] = []
-        self.seeded_kinds: list[list[str]] = []
-        self.truncated: list[bool] = []
-        self.finish_reason: list[str] = []
-        self.privileged: list[str] = []
-        self.eval_run: list[int | None] = []
-        self.usage: list[dict[str, float] | None] = []
-        # messages, flattened
-        self.msg_offsets: list[int] = [0]
-        self.role: list[str] = []
-        self.content: list[str | None] = []
-        self.name: list[str | None] = []
-        self.tool_call_id: list[str | None] = []
-        self.extra: list[str | None] = []
-        self.call_offsets: list[int] = [0]
-        self.call_id: list[str | None] = []
-        self.call_name: list[str | None] = []
-        self.call_args: list[str] = []
+        self._items: list[tuple[Situation, int, int | None, str, Outcome]] = []
 
     def __len__(self) -> int:
-        return len(self.scenario_id)
+        return len(self._items)
 
     def add(self, task: Situation, rollout_index: int, eval_run: int | None, rollout_id: str, out: Outcome) -> None:
         """Append one landed rollout."""
-        self.scenario_id.append(task.scenario_id)
-        self.rollout_index.append(rollout_index)
-        self.rollout_id.append(rollout_id)
-        self.prompt.append(task.prompt)
-        self.final_text.append(out.final_text)
-        self.dims.append(task.dimensions_json)
-        self.world_state.append(task.world_state)
-        self.stance.append(task.stance)
-        self.ask_family.append(task.ask_family)
-        self.tier.append(task.tier)
-        self.fault_kind.append(out.faults[0]["kind"] if out.faults else None)
-        self.faults.append(canonical(out.faults) if out.faults else "[]")
-        self.seeded.append(bool(out.seeded_kinds))
-        self.seeded_kinds.append(out.seeded_kinds)
-        self.truncated.append(out.truncated)
-        self.finish_reason.append(out.finish_reason)
-        self.privileged.append(task.privileged_json)
-        self.eval_run.append(eval_run)
-        self.usage.append(out.usage)
-        role, content, name, tcid, extra = self.role, self.content, self.name, self.tool_call_id, self.extra
-        call_offsets, call_id, call_name, call_args = self.call_offsets, self.call_id, self.call_name, self.call_args
-        for message in out.messages:
-            c = message.get("content")
-            if (c is None or isinstance(c, str)) and _FAST_KEYS.issuperset(message):
-                role.append(message.get("role") or "user")
-                content.append(c)
-                name.append(message.get("name"))
-                tcid.append(message.get("tool_call_id"))
-                extra.append(None)
-                for call in message.get("tool_calls") or ():
-                    fn = call["function"]
-                    call_id.append(call.get("id"))
-                    call_name.append(fn["name"])
-                    call_args.append(fn["arguments"])
-            else:
-                m = normalize_message(message)
-                role.append(m["role"])
-                content.append(m["content"])
-                name.append(m["name"])
-                tcid.append(m["tool_call_id"])
-                extra.append(m["extra"])
-                for call in m["tool_calls"]:
-                    call_id.append(call["id"])
-                    call_name.append(call["name"])
-                    call_args.append(call["arguments"])
-            call_offsets.append(len(call_id))
-        self.msg_offsets.append(len(role))
+        self._items.append((task, rollout_index, eval_run, rollout_id, out))
 
     def flush(self) -> None:
         """Turn the collected rollouts into one Arrow-backed frame and start a new batch."""
-        if not self.scenario_id:
+        items = self._items
+        if not items:
             return
-        calls = pa.StructArray.from_arrays(
-            [_s(self.call_id), _s(self.call_name), _s(self.call_args)], names=["id", "name", "arguments"],
+        self._items = []
+        tasks = [i[0] for i in items]
+        outs = [i[4] for i in items]
+        msgs = [m if _simple(m) else _canonical_message(m) for o in outs for m in o.messages]
+        msg_offsets = [0, *accumulate(len(o.messages) for o in outs)]
+        per_msg_calls = [m.get("tool_calls") or () for m in msgs]
+        calls = [c for cs in per_msg_calls for c in cs]
+        call_offsets = [0, *accumulate(len(cs) for cs in per_msg_calls)]
+        fns = [c["function"] for c in calls]
+        call_struct = pa.StructArray.from_arrays(
+            [_s([c.get("id") for c in calls]), _s([f["name"] for f in fns]), _s([f["arguments"] for f in fns])],
+            names=["id", "name", "arguments"],
         )
-        call_lists = pa.ListArray.from_arrays(_offsets(self.call_offsets), calls)
         messages = pa.StructArray.from_arrays(
-            [_s(self.role), _s(self.content), _s(self.name), _s(self.tool_call_id), call_lists, _s(self.extra)],
+            [_s([m.get("role") or "user" for m in msgs]), _s([m.get("content") for m in msgs]),
+             _s([m.get("name") for m in msgs]), _s([m.get("tool_call_id") for m in msgs]),
+             pa.ListArray.from_arrays(_offsets(call_offsets), call_struct), _s([m.get("_extra") for m in msgs])],
             names=["role", "content", "name", "tool_call_id", "tool_calls", "extra"],
         )
-        conversation = pa.ListArray.from_arrays(_offsets(self.msg_offsets), messages)
+        conversation = pa.ListArray.from_arrays(_offsets(msg_offsets), messages)
+        kinds = [o.seeded_kinds for o in outs]
+        kind_offsets = [0, *accumulate(len(k) for k in kinds)]
+        seeded_kinds = pa.ListArray.from_arrays(_offsets(kind_offsets), _s([k for ks in kinds for k in ks]))
         columns: dict[str, Any] = {
-            "scenario_id": pl.Series(self.scenario_id, dtype=pl.String),
-            "rollout_index": pl.Series(self.rollout_index, dtype=pl.Int64),
-            "rollout_id": pl.Series(self.rollout_id, dtype=pl.String),
-            "prompt": pl.Series(self.prompt, dtype=pl.String),
+            "scenario_id": pl.Series([t.scenario_id for t in tasks], dtype=pl.String),
+            "rollout_index": pl.Series([i[1] for i in items], dtype=pl.Int64),
+            "rollout_id": pl.Series([i[3] for i in items], dtype=pl.String),
+            "prompt": pl.Series([t.prompt for t in tasks], dtype=pl.String),
             "messages": pl.Series("messages", conversation).cast(pl.List(MESSAGE)),
-            "final_text": pl.Series(self.final_text, dtype=pl.String),
-            "scenario_dimensions": pl.Series(self.dims, dtype=pl.String),
-            "world_state": pl.Series(self.world_state, dtype=pl.String),
-            "stance": pl.Series(self.stance, dtype=pl.String),
-            "ask_family": pl.Series(self.ask_family, dtype=pl.String),
-            "tier": pl.Series(self.tier, dtype=pl.String),
-            "fault_kind": pl.Series(self.fault_kind, dtype=pl.String),
-            "faults": pl.Series(self.faults, dtype=pl.String),
-            "seeded": pl.Series(self.seeded, dtype=pl.Boolean),
-            "seeded_kinds": pl.Series(self.seeded_kinds, dtype=pl.List(pl.String)),
-            "truncated": pl.Series(self.truncated, dtype=pl.Boolean),
-            "finish_reason": pl.Series(self.finish_reason, dtype=pl.String),
-            "privileged": pl.Series(self.privileged, dtype=pl.String),
-            "_eval_run": pl.Series(self.eval_run, dtype=pl.Int64),
+            "final_text": pl.Series([o.final_text for o in outs], dtype=pl.String),
+            "scenario_dimensions": pl.Series([t.dimensions_json for t in tasks], dtype=pl.String),
+            "world_state": pl.Series([t.world_state for t in tasks], dtype=pl.String),
+            "stance": pl.Series([t.stance for t in tasks], dtype=pl.String),
+            "ask_family": pl.Series([t.ask_family for t in tasks], dtype=pl.String),
+            "tier": pl.Series([t.tier for t in tasks], dtype=pl.String),
+            "fault_kind": pl.Series([o.faults[0]["kind"] if o.faults else None for o in outs], dtype=pl.String),
+            "faults": pl.Series([canonical(o.faults) if o.faults else "[]" for o in outs], dtype=pl.String),
+            "seeded": pl.Series([bool(k) for k in kinds], dtype=pl.Boolean),
+            "seeded_kinds": pl.Series("seeded_kinds", seeded_kinds).cast(pl.List(pl.String)),
+            "truncated": pl.Series([o.truncated for o in outs], dtype=pl.Boolean),
+            "finish_reason": pl.Series([o.finish_reason for o in outs], dtype=pl.String),
+            "privileged": pl.Series([t.privileged_json for t in tasks], dtype=pl.String),
+            "_eval_run": pl.Series([i[2] for i in items], dtype=pl.Int64),
         }
-        if any(u is not None for u in self.usage):
-            columns["usage"] = pl.Series([_usage(u) for u in self.usage],
+        if any(o.usage is not None for o in outs):
+            columns["usage"] = pl.Series([_usage(o.usage) for o in outs],
                                          dtype=pl.Struct({"prompt_tokens": pl.Int64, "completion_tokens": pl.Int64}))
         self._frames.append(pl.DataFrame(columns))
-        self._reset()
 
     def frame(self) -> pl.DataFrame | None:
         """Every batch so far, concatenated (None when nothing landed)."""
@@ -188,6 +125,22 @@ class RowBuffer:
         if not self._frames:
             return None
         return pl.concat(self._frames, how="diagonal_relaxed") if len(self._frames) > 1 else self._frames[0]
+
+
+def _simple(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return (content is None or isinstance(content, str)) and _FAST_KEYS.issuperset(message)
+
+
+def _canonical_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A message with extra keys or multi-part content, in the fast shape plus ``_extra``."""
+    m = normalize_message(message)
+    return {
+        "role": m["role"], "content": m["content"], "name": m["name"], "tool_call_id": m["tool_call_id"],
+        "tool_calls": [{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                       for c in m["tool_calls"]],
+        "_extra": m["extra"],
+    }
 
 
 def _usage(usage: Mapping[str, Any] | None) -> dict[str, int | None] | None:

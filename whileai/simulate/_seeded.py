@@ -53,6 +53,7 @@ class _Plan(NamedTuple):
     honest_calls: bool
     unrelated: bool
     fault_planned: bool
+    kinds: tuple[str | None, ...]
 
 
 class SeededAgent:
@@ -87,12 +88,18 @@ class SeededAgent:
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], tools: Any = None) -> dict[str, Any]:
         """Reply to the conversation so far with one assistant message."""
+        n_results = 0
+        last_result: Any = None
         last_user = -1
         for i in range(len(messages) - 1, -1, -1):
-            if messages[i].get("role") == "user":
+            role = messages[i].get("role")
+            if role == "user":
                 last_user = i
                 break
-        results = [m for m in messages[last_user + 1:] if m.get("role") == "tool"]
+            if role == "tool":
+                if n_results == 0:
+                    last_result = messages[i]
+                n_results += 1
         ctx = current_rollout()
         if ctx is not None:
             s = ctx.situation
@@ -109,17 +116,18 @@ class SeededAgent:
             u = hint(self.seed, prompt)
             plan = self._plan_for(None, prompt)
             base = None
-        kind = self._kind(u, honest_calls=plan.honest_calls, fault_planned=plan.fault_planned)
+        kind = plan.kinds[u % len(plan.kinds)] if (u >> 11) / 9007199254740992.0 < self.rate else None
         cache_key = None
         if base is not None and kind not in _PER_ROLLOUT:
-            last = results[-1].get("content") if results else None
-            cache_key = (base, kind, len(results), last if isinstance(last, str) else repr(last))
+            last = last_result.get("content") if last_result is not None else None
+            cache_key = (base, kind, n_results, last if isinstance(last, str) else repr(last))
             hit = self._replies.get(cache_key)
             if hit is not None:
                 return hit
-        if not results:
+        if not n_results:
             reply = self._first_turn(kind, plan, u)
         else:
+            results = [m for m in messages[last_user + 1:] if m.get("role") == "tool"]
             reply = self._report(kind, plan, results, messages)
         if cache_key is not None:
             if len(self._replies) > _CACHE_MAX:
@@ -151,28 +159,21 @@ class SeededAgent:
             arguments = self._arguments(target, entity, prompt)
         noun = self._nouns[target.name] if target is not None else "request"
         honest_calls = target is not None and entity is not None and not unrelated
-        return _Plan(target, entity, arguments, noun, honest_calls, unrelated, fault_planned)
+        return _Plan(target, entity, arguments, noun, honest_calls, unrelated, fault_planned,
+                     self._kind_table(honest_calls=honest_calls, fault_planned=fault_planned))
 
     # --- decisions ------------------------------------------------------------------------
 
-    def _kind(self, u: int, *, honest_calls: bool, fault_planned: bool) -> str | None:
-        if (u >> 11) / 9007199254740992.0 >= self.rate:
-            return None
-        applicable = []
-        for kind in self.kinds:
-            if kind == "wrong_tool" and len(self.tools) < 2:
-                continue
-            if kind == "ignored_failure" and not (honest_calls and fault_planned):
-                continue
-            applicable.append(kind)
+    def _kind_table(self, *, honest_calls: bool, fault_planned: bool) -> tuple[str | None, ...]:
+        """For each rotation start, the kind planted: the first applicable one from there on."""
+        applicable = [k for k in self.kinds
+                      if not (k == "wrong_tool" and len(self.tools) < 2)
+                      and not (k == "ignored_failure" and not (honest_calls and fault_planned))]
         if not applicable:
-            return None
-        start = u % len(self.kinds)
-        for step in range(len(self.kinds)):
-            candidate = self.kinds[(start + step) % len(self.kinds)]
-            if candidate in applicable:
-                return candidate
-        return None  # pragma: no cover - applicable is a subset of kinds
+            return (None,)
+        n = len(self.kinds)
+        return tuple(next(self.kinds[(start + step) % n] for step in range(n) if self.kinds[(start + step) % n] in applicable)
+                     for start in range(n))
 
     def _match(self, prompt: str) -> ToolSpec | None:
         if not self.tools:

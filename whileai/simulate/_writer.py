@@ -14,8 +14,11 @@ wording) is a hash of its cell, never a draw from a shared stream.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import struct
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +27,7 @@ import numpy as np
 
 from whileai.simulate._covering import covered_pairs, order_block
 from whileai.simulate._tools import ToolSpec
-from whileai.simulate._util import canonical, h01, hint, hkey
+from whileai.simulate._util import canonical, h01, hkey
 
 __all__ = [
     "ASK_FAMILIES",
@@ -226,9 +229,28 @@ _REASONS = ("it arrived damaged", "it never arrived", "I was charged twice", "it
 _STREETS = ("Harbour Lane", "Maple Street", "Station Road", "Elm Avenue", "Canal Street")
 
 
-def _string_value(param: str, key: str) -> str:
+class _Draws:
+    """Eight stable 64-bit words from one hash of a cell key: every choice a task makes reads one.
+
+    Word 0: fault or not; 1: fault kind and persistence; 2: entity; 3-6: wording (opener, ask,
+    trivia or clause line, closer); 7: argument values (mixed with each parameter's name).
+    """
+
+    __slots__ = ("words",)
+
+    def __init__(self, key: str) -> None:
+        digest = hashlib.blake2b(key.encode("utf-8"), digest_size=64).digest()
+        self.words = struct.unpack(">8Q", digest)
+
+    def unit(self, i: int) -> float:
+        return (self.words[i] >> 11) / 9007199254740992.0
+
+    def mixed(self, i: int, salt: str) -> int:
+        return (((self.words[i] ^ zlib.crc32(salt.encode("utf-8"))) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) >> 11
+
+
+def _string_value(param: str, n: int) -> str:
     name = param.lower()
-    n = hint(key, param)
     if "email" in name:
         return f"{_NAMES[n % len(_NAMES)].split()[0].lower()}{n % 900 + 100}@example.com"
     if "city" in name or "location" in name or "destination" in name:
@@ -246,15 +268,15 @@ def _string_value(param: str, key: str) -> str:
     return f"{' '.join(_words(param)) or 'value'} {n % 9000 + 1000}"
 
 
-def _entity(noun: str, param: str | None, key: str) -> str:
+def _entity(noun: str, param: str | None, draws: _Draws) -> str:
     if param is not None and not _ID_PARAM.search(param):
-        return _string_value(param, key)
+        return _string_value(param, draws.words[2])
     letters = re.sub(r"[^a-z]", "", noun.split()[-1] if noun.split() else "rec") or "rec"
     prefix = (letters[:3] if len(letters) >= 3 else (letters + "rec")[:3]).upper()
-    return f"{prefix}-{hint(key, 'entity') % 9000 + 1000}"
+    return f"{prefix}-{draws.words[2] % 9000 + 1000}"
 
 
-def _arguments(tool: ToolSpec | None, id_param: str | None, entity: str | None, key: str) -> dict[str, Any]:
+def _arguments(tool: ToolSpec | None, id_param: str | None, entity: str | None, draws: _Draws) -> dict[str, Any]:
     """Values for every required parameter, the ones the user states in the prompt."""
     if tool is None:
         return {}
@@ -264,7 +286,7 @@ def _arguments(tool: ToolSpec | None, id_param: str | None, entity: str | None, 
         schema = props.get(name, {})
         if not isinstance(schema, dict):
             schema = {}
-        n = hint(key, "arg", name)
+        n = draws.mixed(7, name)
         kind = schema.get("type")
         kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
         if name == id_param and entity is not None:
@@ -281,7 +303,7 @@ def _arguments(tool: ToolSpec | None, id_param: str | None, entity: str | None, 
         elif kind in ("array", "object"):
             continue
         else:
-            out[name] = _string_value(name, key)
+            out[name] = _string_value(name, n)
     return out
 
 
@@ -336,14 +358,8 @@ _CLAUSE_LINES = {
 }
 
 
-def _pick(options: Sequence[str], key: str, slot: str) -> str:
-    return options[hint(key, slot) % len(options)]
-
-
-def _tidy(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"\s+([.,?!;:])", r"\1", text)
-    return text
+def _pick(options: Sequence[str], draws: _Draws, slot: int) -> str:
+    return options[draws.words[slot] % len(options)]
 
 
 def _arg_sentence(name: str, value: Any) -> str:
@@ -352,7 +368,7 @@ def _arg_sentence(name: str, value: Any) -> str:
 
 
 def render(tool: ToolSpec | None, *, stance: str, family: str, clause: str | None, entity: str | None,
-           id_param: str | None, arguments: dict[str, Any], key: str,
+           id_param: str | None, arguments: dict[str, Any], draws: _Draws,
            info: tuple[str, str, str | None] | None = None) -> str:
     """The opening user message for a cell (deterministic in ``key``)."""
     intent, noun = (info[0], info[1]) if info is not None else tool_phrase(tool)
@@ -362,13 +378,13 @@ def render(tool: ToolSpec | None, *, stance: str, family: str, clause: str | Non
         ident = f" {entity}" if id_param is None or _ID_PARAM.search(id_param) else f" for {entity}"
     the_noun = f"my {noun}" if tool is not None else "my account"
     fields = {"intent": intent, "the_noun": the_noun, "The_noun": the_noun[:1].upper() + the_noun[1:], "ident": ident}
-    ask = _pick(_ASKS[family], key, "ask").format(**fields)
+    ask = _pick(_ASKS[family], draws, 4).format(**fields)
     extra = []
     if with_ident:
         extra = [_arg_sentence(name, value) for name, value in arguments.items() if name != id_param]
-    parts = [_pick(_OPENERS[stance], key, "open")]
+    parts = [_pick(_OPENERS[stance], draws, 3)]
     if stance == "off_topic":
-        parts.append(_pick(_TRIVIA, key, "trivia"))
+        parts.append(_pick(_TRIVIA, draws, 5))
         if family == "compound" or clause is not None:
             parts.append("Also, " + ask[:1].lower() + ask[1:])
             parts.extend(extra)
@@ -378,9 +394,9 @@ def render(tool: ToolSpec | None, *, stance: str, family: str, clause: str | Non
     if clause is not None:
         clause_text = clause.rstrip()
         clause_lc = clause_text[:1].lower() + clause_text[1:].rstrip(".!;: ")
-        parts.append(_pick(_CLAUSE_LINES[stance], key, "clause").format(clause=clause_text, clause_lc=clause_lc))
-    parts.append(_pick(_CLOSERS[stance], key, "close"))
-    return _tidy(" ".join(parts))
+        parts.append(_pick(_CLAUSE_LINES[stance], draws, 5).format(clause=clause_text, clause_lc=clause_lc))
+    parts.append(_pick(_CLOSERS[stance], draws, 6))
+    return " ".join(" ".join(parts).split())
 
 
 def reference(tool: ToolSpec | None, *, world_state: str, stance: str, family: str, fault: str | None,
@@ -430,11 +446,11 @@ def tier_of(stance: str, world_state: str, clause: str | None) -> str:
     return "ordinary"
 
 
-def _fault(cell_key: str, fault_rate: float) -> tuple[str | None, str]:
-    if fault_rate <= 0.0 or h01("fault", cell_key) >= fault_rate:
+def _fault(draws: _Draws, fault_rate: float) -> tuple[str | None, str]:
+    if fault_rate <= 0.0 or draws.unit(0) >= fault_rate:
         return None, "none"
-    kind = FAULT_KINDS[hint("fault-kind", cell_key) % len(FAULT_KINDS)]
-    if kind in TRANSIENT_FAULTS and h01("fault-persist", cell_key) < 0.5:
+    kind = FAULT_KINDS[draws.words[1] % len(FAULT_KINDS)]
+    if kind in TRANSIENT_FAULTS and (draws.words[1] >> 32) & 1:
         return kind, "first"
     return kind, "all"
 
@@ -451,13 +467,14 @@ def make_situation(tool: ToolSpec | None, *, world_state: str, stance: str, fami
     tool_name = tool.name if tool is not None else NO_TOOL
     block = "main" if clause is None else "clause"
     cell_key = "|".join([block, clause_key(clause) if clause else "", tool_name, world_state, stance, family, f"r{replica}"])
-    fault, fault_calls = _fault(cell_key, fault_rate)
+    draws = _Draws(cell_key)
+    fault, fault_calls = _fault(draws, fault_rate)
     _, noun, id_param = info if info is not None else _tool_info(tool)
-    entity = _entity(noun, id_param, cell_key) if tool is not None else None
-    arguments = _arguments(tool, id_param, entity, cell_key)
+    entity = _entity(noun, id_param, draws) if tool is not None else None
+    arguments = _arguments(tool, id_param, entity, draws)
     scenario_id = "sc-" + hkey("scenario", cell_key, fault or "-", fault_calls)
     prompt = render(tool, stance=stance, family=family, clause=clause, entity=entity, id_param=id_param,
-                    arguments=arguments, key=cell_key, info=info)
+                    arguments=arguments, draws=draws, info=info)
     ref = reference(tool, world_state=world_state, stance=stance, family=family, fault=fault,
                     fault_calls=fault_calls, entity=entity, clause=clause, noun=noun)
     return _finish(Situation(
