@@ -282,3 +282,14 @@ def test_big_table_keeps_row_order_and_types():
     assert scored.df.height == df.height
     assert scored.df["reward"].to_list() == [1.0 if i == 0 else 0.0 for i in df["rollout_index"].to_list()]
     assert scored.df.schema["reward"] == pl.Float64
+
+
+def test_bad_labels_do_not_void_the_grade():
+    rows = [{"prompt": "a", "gold_reward": 0.5}, {"prompt": "b", "gold_reward": 1.0}]
+    scored = run_judge(rows, lambda row: 1)
+    assert scored.df["reward"].to_list() == [1.0, 1.0]
+    assert any("judge check skipped: gold_reward must be 0 or 1, got 0.5" in w for w in scored.report.warnings)
+    calls = []
+    with pytest.raises(JudgeError, match="gold_reward must be 0 or 1"):
+        run_judge(rows, lambda row: calls.append(1) or 1, trust="require")
+    assert calls == []  # require checks the labels before calling the judge

@@ -30,6 +30,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from whileai.errors import ArgumentError, JudgeError
 
 __all__ = [
@@ -136,7 +138,7 @@ def _reward(value: Any, scale: tuple[float, float] | None) -> tuple[float | None
         x = 1.0 if value else 0.0
     elif kind is int or kind is float:
         x = float(value)
-    elif type(value).__name__ == "bool_":  # numpy bool
+    elif isinstance(value, np.bool_):
         x = 1.0 if bool(value) else 0.0
     elif not isinstance(value, (str, bytes)) and _is_real_number(value):
         try:
@@ -214,7 +216,7 @@ def normalize_judge_result(raw: Any, *, scale: tuple[float, float] | None = None
         return Verdict(reward, "ok", None, None, why, None)
     if isinstance(raw, Mapping):
         return _from_mapping(raw, scale)
-    if not isinstance(raw, (str, bytes)) and (_is_real_number(raw) or kind.__name__ == "bool_"):
+    if not isinstance(raw, (str, bytes)) and (_is_real_number(raw) or isinstance(raw, np.bool_)):
         reward, why = _reward(raw, scale)
         if reward is None:
             return Verdict(None, "invalid_result", _invalid_reason(raw, why, scale), None, why, None)

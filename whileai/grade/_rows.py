@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import operator
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -114,7 +115,8 @@ def _struct(series: pl.Series) -> list[Any]:
     names = fields.columns
     columns = [_column(fields[name]) for name in names]
     nulls = series.is_null().to_list()
-    return [None if null else {k: v for k, v in zip(names, vals) if v is not None}
+    return [None if null else dict(zip(names, vals)) if None not in vals else
+            {k: v for k, v in zip(names, vals) if v is not None}
             for null, vals in zip(nulls, zip(*columns))]
 
 
@@ -323,23 +325,72 @@ class LazyRow(dict):  # type: ignore[type-arg]
 _HEAVY = frozenset({"messages"} | _JSON)
 
 
+def _null_codes(df: pl.DataFrame, names: list[str]) -> list[int] | None:
+    """Per row, a bit mask of which of ``names`` are null (None when there are too many columns)."""
+    nullable = [(i, n) for i, n in enumerate(names) if df[n].null_count()]
+    if not nullable:
+        return [0] * df.height
+    if len(names) > 62:
+        return None
+    expr = pl.sum_horizontal([pl.col(n).is_null().cast(pl.Int64) * (1 << i) for i, n in nullable])
+    return df.select(expr.alias("_code")).to_series().to_list()
+
+
+def _picker(positions: list[int]) -> Any:
+    if len(positions) > 1:
+        return operator.itemgetter(*positions)
+    if positions:
+        only = positions[0]
+        return lambda values: (values[only],)
+    return lambda values: ()
+
+
 def lazy_rows(df: pl.DataFrame) -> list[dict[str, Any]]:
-    """Row dicts for user code: light columns filled now, the conversation and JSON on demand."""
+    """Row dicts for user code: light columns filled now, the conversation and JSON on demand.
+
+    Rows are grouped by which light columns are null, so each row is one ``dict(zip(...))`` over
+    the keys its pattern keeps (the wire shape drops None values) without a per-value test.
+    """
     names = [c for c in df.columns if c not in DERIVED_COLUMNS]
     heavy = [c for c in names if c in _HEAVY]
-    if not heavy:
-        return row_dicts(df)
     light = [c for c in names if c not in _HEAVY]
-    chunk = _Chunk(df, heavy)
-    new = LazyRow
+    codes = _null_codes(df, light) if light else [0] * df.height
+    if not heavy and codes is None:
+        return row_dicts(df)
+    chunk = _Chunk(df, heavy) if heavy else None
+    new = LazyRow if heavy else dict
     with _no_gc():
         columns = [_column(df[name]) for name in light]
+        rows_iter = zip(*columns) if columns else iter([()] * df.height)
         out: list[dict[str, Any]] = []
         append = out.append
-        for i, vals in enumerate(zip(*columns)) if columns else enumerate([()] * df.height):
-            row = new(zip(light, vals)) if None not in vals else new(
-                (k, v) for k, v in zip(light, vals) if v is not None)
-            row._pending = (chunk, i)  # type: ignore[assignment]
+        if codes is None:
+            for i, vals in enumerate(rows_iter):
+                row = new((k, v) for k, v in zip(light, vals) if v is not None)
+                if chunk is not None:
+                    row._pending = (chunk, i)  # type: ignore[union-attr]
+                append(row)
+            return out
+        patterns: dict[int, tuple[tuple[str, ...], Any]] = {}
+        for code in set(codes):
+            keep = [i for i in range(len(light)) if not (code >> i) & 1]
+            patterns[code] = (tuple(light[i] for i in keep), _picker(keep))
+        full = tuple(light)
+        if chunk is None:
+            for code, vals in zip(codes, rows_iter):
+                if code:
+                    keys, pick = patterns[code]
+                    append(dict(zip(keys, pick(vals))))
+                else:
+                    append(dict(zip(full, vals)))
+            return out
+        for i, (code, vals) in enumerate(zip(codes, rows_iter)):
+            if code:
+                keys, pick = patterns[code]
+                row = new(zip(keys, pick(vals)))
+            else:
+                row = new(zip(full, vals))
+            row._pending = (chunk, i)  # type: ignore[union-attr]
             append(row)
     return out
 

@@ -26,10 +26,10 @@ from whileai.defaults import (
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError, JudgeError
-from whileai.grade._contract import STATUSES, check_judge, check_scale, judge_name_of
+from whileai.grade._contract import STATUSES, Verdict, check_judge, check_scale, judge_name_of
 from whileai.grade._execute import run_calls, to_verdict
 from whileai.grade._rows import iter_row_chunks
-from whileai.grade._trust import JudgeTrustReport, gold_words, measure_trust
+from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
 from whileai.report import Report
 from whileai.table import _normalize as nz
 
@@ -184,12 +184,11 @@ def run_judge(
     scoring_run_id = run_id if run_id is not None else f"score_{uuid.uuid4().hex[:12]}"
     started = time.perf_counter()
     df = table.frame(rows)
+    if trust == "require":
+        check_gold(df)  # bad labels fail before a single judge call, not after all of them
     raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout)
-    verdicts = [to_verdict(raw, scale_pair, timeout) for raw in raws]
+    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair, timeout)
     del raws
-    rewards, statuses, reasons, markers, metas, failure_classes = (
-        (list(col) for col in zip(*verdicts)) if verdicts else ([] for _ in range(6)))
-    del verdicts
     report = GradeReport(judge_name=name, scoring_run_id=scoring_run_id, source=source, n_rows=df.height,
                          mode=mode, concurrency=concurrency)
     reward_s = pl.Series("reward", rewards, dtype=pl.Float64)
@@ -211,16 +210,22 @@ def run_judge(
     _count(report, reward_s, status_s, reasons)
     trust_stamp: Any = None
     if trust != "off":
-        trust_report = measure_trust(out, floors={"min_agreement": JUDGE_AGREEMENT_FLOOR,
-                                                  "min_kappa": JUDGE_KAPPA_FLOOR,
-                                                  "max_skipped_share": max_skipped_share},
-                                     allow_model_gold=allow_model_gold)
+        try:
+            trust_report = measure_trust(out, floors={"min_agreement": JUDGE_AGREEMENT_FLOOR,
+                                                      "min_kappa": JUDGE_KAPPA_FLOOR,
+                                                      "max_skipped_share": max_skipped_share},
+                                         allow_model_gold=allow_model_gold)
+        except JudgeError as exc:  # unusable labels: the grade stands, the check says why it did not run
+            trust_report = JudgeTrustReport(n_rows=out.height, warnings=[f"judge check skipped: {exc}"])
+            skipped = True
+        else:
+            skipped = False
         trust_report.judge_name = name
         report.trust_report = trust_report
         if trust_report.n_labeled and trust_report.n_gold:
             trust_stamp = trust_report.summary()
             report.trust = trust_stamp
-        _trust_outcome(report, trust_report, trust)
+        _trust_outcome(report, trust_report, trust, skipped=skipped)
     out = out.with_columns(_judge_meta(metas, trust_stamp, include_trust=trust != "off"))
     report.seconds = time.perf_counter() - started
     from whileai.data import RolloutData, ScoredData
@@ -228,6 +233,43 @@ def run_judge(
     if isinstance(rows, RolloutData):
         return ScoredData(out, meta=rows.meta, report=report, warnings=[*rows.warnings, *report.warnings])
     return ScoredData(out, report=report, warnings=list(report.warnings))
+
+
+def _collect(raws: list[Any], scale: tuple[float, float] | None,
+             timeout: float | None) -> tuple[list[Any], list[str], list[Any], list[Any], list[Any], list[Any]]:
+    """Verdict columns from the judge's raw returns; a plain number or ``{"reward": x}`` takes a fast path."""
+    n = len(raws)
+    rewards: list[Any] = []
+    append = rewards.append
+    slow: list[tuple[int, Verdict]] = []
+    for i, raw in enumerate(raws):
+        kind = type(raw)
+        if scale is None:
+            if kind is dict:
+                if len(raw) == 1:
+                    value = raw.get("reward")
+                    vkind = type(value)
+                    if (vkind is float or vkind is int or vkind is bool) and 0 <= value <= 1:
+                        append(float(value))
+                        continue
+            elif (kind is float or kind is int or kind is bool) and 0 <= raw <= 1:
+                append(float(raw))
+                continue
+        verdict = to_verdict(raw, scale, timeout)
+        append(verdict.reward)
+        slow.append((i, verdict))
+    statuses = ["ok"] * n
+    reasons: list[Any] = [None] * n
+    markers: list[Any] = [None] * n
+    metas: list[Any] = [None] * n
+    failure_classes: list[Any] = [None] * n
+    for i, v in slow:
+        statuses[i] = v.status
+        reasons[i] = v.reason
+        markers[i] = v.markers
+        metas[i] = v.meta
+        failure_classes[i] = v.failure_class
+    return rewards, statuses, reasons, markers, metas, failure_classes
 
 
 def _lineage(df: pl.DataFrame, *, scoring_run_id: str, source: str, judge: str, version: str | None) -> pl.Expr:
@@ -294,10 +336,12 @@ def _count(report: GradeReport, reward: pl.Series, status: pl.Series, reasons: l
             "pass rates skip them; fix the judge and grade again.")
 
 
-def _trust_outcome(report: GradeReport, trust_report: JudgeTrustReport, mode: str) -> None:
+def _trust_outcome(report: GradeReport, trust_report: JudgeTrustReport, mode: str, *, skipped: bool = False) -> None:
     if trust_report.ok:
         return
-    if trust_report.n_labeled == 0:
+    if skipped:
+        line = trust_report.warnings[0]
+    elif trust_report.n_labeled == 0:
         line = ("judge not measured: no gold labels on these rows. Label about 50 rows with "
                 "attach_labels(rows, labels, kind='human') and grade again to measure it.")
     else:

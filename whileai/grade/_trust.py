@@ -218,8 +218,10 @@ def format_judge_trust(report: JudgeTrustReport) -> str:
     return report.render()
 
 
+# "messages" is listed so a table that has it keeps it, rather than having it rebuilt from
+# prompt and final_text by frame().
 _COLUMNS = ("reward", "gold_reward", "gold_kind", "final_text", "rollout_id", "scenario_id", "rollout_index",
-            "prompt", "reason")
+            "prompt", "reason", "messages")
 
 
 def judge_trust(
@@ -320,6 +322,31 @@ def _normalized_kind() -> pl.Expr:
         pl.lit("program")).otherwise(kind)
 
 
+def check_gold(df: pl.DataFrame) -> None:
+    """Raise :class:`JudgeError` when gold labels on the table are not 0/1 or name an unknown kind."""
+    if "gold_reward" not in df.columns or df["gold_reward"].null_count() == df.height:
+        return
+    gold = df.filter(pl.col("gold_reward").is_not_null())
+    bad = gold.filter(~pl.col("gold_reward").cast(pl.Float64).is_in([0.0, 1.0]))
+    if bad.height:
+        value = bad["gold_reward"][0]
+        raise JudgeError(
+            f"gold_reward must be 0 or 1, got {value!r} on {bad.height} labeled row(s) "
+            f"(first: {_row_key(bad.row(0, named=True))!r}). A gold label is a pass or a fail; "
+            "round partial credit to 0/1 or drop those labels before attaching them.",
+            value=value,
+        )
+    if "gold_kind" in df.columns:
+        kinds = gold.select(_normalized_kind().alias("_kind"))["_kind"].unique().to_list()
+        unknown = sorted(k for k in kinds if k not in ("human", "program", "model", "unknown"))
+        if unknown:
+            raise JudgeError(
+                f"gold_kind must be one of human, program ('verifier' reads the same) or model, got {unknown[0]!r}. "
+                "Re-attach the labels with attach_labels(rows, labels, kind='human').",
+                value=unknown[0],
+            )
+
+
 def measure_trust(
     df: pl.DataFrame,
     *,
@@ -342,23 +369,9 @@ def measure_trust(
         kind_expr.alias("_kind"), reward.cast(pl.Float64).alias("_r"), pl.col("gold_reward").cast(pl.Float64).alias("_g"),
     )
     report.n_labeled = gold.height
-    bad = gold.filter(~pl.col("_g").is_in([0.0, 1.0]))
-    if bad.height:
-        raise JudgeError(
-            f"gold_reward must be 0 or 1, got {bad['_g'][0]!r} on {bad.height} labeled row(s) "
-            f"(first: {_row_key(bad.row(0, named=True))!r}). A gold label is a pass or a fail; "
-            "round partial credit to 0/1 or drop those labels before attaching them.",
-            value=bad["_g"][0],
-        )
+    check_gold(df)
     kinds = dict(gold.group_by("_kind").len().sort("_kind").iter_rows())
     report.gold_kinds = {str(k): int(v) for k, v in kinds.items()}
-    unknown_kinds = sorted(k for k in kinds if k not in ("human", "program", "model", "unknown"))
-    if unknown_kinds:
-        raise JudgeError(
-            f"gold_kind must be one of human, program ('verifier' reads the same) or model, got {unknown_kinds[0]!r}. "
-            "Re-attach the labels with attach_labels(rows, labels, kind='human').",
-            value=unknown_kinds[0],
-        )
     n_model = int(kinds.get("model", 0))
     if n_model and not allow_model_gold:
         gold = gold.filter(pl.col("_kind") != "model")
