@@ -456,3 +456,9 @@ SELF_CHECK_EFFECTS = (0.1, 0.16)
 SELF_CHECK_K = 4
 SELF_CHECK_DIFFICULTY = (0.2, 0.7)
 SELF_CHECK_DUPLICATE_SHARE = 0.5
+
+# ---- export (2) ----
+# Chunks of CHUNK_ROWS an export builds at once in threads while the previous one is written:
+# Polars releases the GIL, so two builders keep both cores of a small machine busy; memory stays
+# at (workers + 1) chunks (convention, measured in benchmarks/bench_export.py).
+EXPORT_WORKERS = 2

@@ -11,7 +11,9 @@ import json
 import os
 import sys
 import warnings
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +27,7 @@ from whileai.defaults import (
     EXPORT_EXAMPLES,
     EXPORT_FORMAT,
     EXPORT_MASK_MODE,
+    EXPORT_WORKERS,
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError, TrainingSelectionError, missing_extra
@@ -121,19 +124,40 @@ class _Run:
                 reason="privileged_leak", rows=leaked, n_leaked=n_leaked,
             )
 
+    def _build(self, start: int) -> tuple[pl.DataFrame, Counts]:
+        counts = Counts()
+        return build_chunk(self.frame.slice(start, CHUNK_ROWS), self.opts, counts, row_offset=0), counts
+
     def chunks(self) -> Iterator[pl.DataFrame]:
-        """Written rows, chunk by chunk (bounded memory), with a progress line on a TTY."""
+        """Written rows, chunk by chunk, in order, with a progress line on a TTY.
+
+        Chunks are built ``EXPORT_WORKERS`` at a time in threads (Polars releases the GIL), with at
+        most one more waiting, while the caller writes the previous one: memory stays at a few
+        chunks whatever the table's size.
+        """
         total = self.frame.height
         show = sys.stderr.isatty() and total > 4 * CHUNK_ROWS
-        for start in range(0, total, CHUNK_ROWS):
-            chunk = self.frame.slice(start, CHUNK_ROWS)
-            out = build_chunk(chunk, self.opts, self.counts, row_offset=0)
-            if show:
-                print(f"\rexport: {min(start + CHUNK_ROWS, total):,}/{total:,} rows", end="", file=sys.stderr, flush=True)
-            if out.height:
-                yield out
+        starts = list(range(0, total, CHUNK_ROWS))
+        workers = max(1, min(EXPORT_WORKERS, len(starts)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            pending: deque[Future[tuple[pl.DataFrame, Counts]]] = deque()
+            for i, start in enumerate(starts):
+                pending.append(pool.submit(self._build, start))
+                if len(pending) > workers:
+                    yield from self._take(pending.popleft())
+                if show:
+                    print(f"\rexport: {min((i + 1) * CHUNK_ROWS, total):,}/{total:,} rows", end="", file=sys.stderr,
+                          flush=True)
+            while pending:
+                yield from self._take(pending.popleft())
         if show:
             print(file=sys.stderr)
+
+    def _take(self, future: Future[tuple[pl.DataFrame, Counts]]) -> Iterator[pl.DataFrame]:
+        out, counts = future.result()
+        self.counts.merge(counts)
+        if out.height:
+            yield out
 
     def finish(self, path: Path | None) -> ExportReport:
         """Raise on a failed round trip (before the file lands) or build the report."""

@@ -98,6 +98,14 @@ class Counts:
     invalid_rows: list[int] = field(default_factory=list)
     no_assistant: int = 0
 
+    def merge(self, other: Counts) -> None:
+        """Add another chunk's counts (in chunk order, so the listed rows stay in order)."""
+        for name in ("n_written", "with_system", "with_tools", "trained", "masked", "truncated_messages",
+                     "truncated_rows", "chars_cut", "calls_checked", "calls_invalid", "no_assistant"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.invalid_rows.extend(other.invalid_rows)
+        del self.invalid_rows[EXPORT_EXAMPLES:]
+
 
 # ------------------------------------------------------------------------------------------
 # whole-frame preparation
