@@ -15,6 +15,7 @@ wording) is a hash of its cell, never a draw from a shared stream.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import struct
@@ -27,7 +28,7 @@ import numpy as np
 
 from whileai.simulate._covering import covered_pairs, order_block
 from whileai.simulate._tools import ToolSpec
-from whileai.simulate._util import canonical, h01, hkey
+from whileai.simulate._util import h01, hkey
 
 __all__ = [
     "ASK_FAMILIES",
@@ -54,7 +55,7 @@ TRANSIENT_FAULTS = frozenset({"timeout", "server_error", "rate_limit"})
 NO_TOOL = "none"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Situation:
     """One task: a grid cell rendered as an opening message, plus the world it runs against."""
 
@@ -80,23 +81,29 @@ class Situation:
 
     @property
     def dimensions(self) -> dict[str, Any]:
-        """The covering-array cell and the world it fixes (what ``scenario_dimensions`` holds)."""
+        """The covering-array cell and the world it fixes (what ``scenario_dimensions`` holds).
+
+        Keys are in sorted order, so encoding needs no sort (the JSON is canonical as built).
+        """
         return {
-            "block": self.block, "tool": self.tool, "world_state": self.world_state, "stance": self.stance,
-            "ask_family": self.ask_family, "tier": self.tier, "clause": self.clause, "replica": self.replica,
-            "fault": self.fault, "fault_calls": self.fault_calls, "entity": self.entity, "id_param": self.id_param,
-            "noun": self.noun, "arguments": self.arguments,
+            "arguments": dict(sorted(self.arguments.items())), "ask_family": self.ask_family, "block": self.block,
+            "clause": self.clause, "entity": self.entity, "fault": self.fault, "fault_calls": self.fault_calls,
+            "id_param": self.id_param, "noun": self.noun, "replica": self.replica, "stance": self.stance,
+            "tier": self.tier, "tool": self.tool, "world_state": self.world_state,
         }
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode  # dicts built sorted
 
 
 def _finish(s: Situation) -> Situation:
     """Fill the cached JSON forms (computed once per task, not once per rollout)."""
-    object.__setattr__(s, "dimensions_json", canonical(s.dimensions))
-    object.__setattr__(s, "privileged_json", canonical({
+    s.dimensions_json = _ENCODE(s.dimensions)
+    s.privileged_json = _ENCODE({
+        "hidden_state": {"entity": s.entity, "fault": s.fault, "fault_calls": s.fault_calls,
+                         "world_state": s.world_state},
         "reference": s.reference,
-        "hidden_state": {"world_state": s.world_state, "fault": s.fault, "fault_calls": s.fault_calls,
-                         "entity": s.entity},
-    }))
+    })
     return s
 
 
