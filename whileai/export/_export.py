@@ -316,7 +316,7 @@ def _write_jsonl(run: _Run, tmp: Path, *, compress: bool) -> None:
     handle: Any = gzip.open(tmp, "wb", compresslevel=6) if compress else open(tmp, "wb")  # noqa: SIM115
     with handle:
         for out in run.chunks():
-            out.write_csv(handle, include_header=False, quote_style="never")
+            out.write_csv(handle, include_header=False, quote_style="never", line_terminator="")
 
 
 def _write_parquet(run: _Run, tmp: Path) -> None:
@@ -395,7 +395,8 @@ def training_rows(
     out: list[dict[str, Any]] = []
     loads = json.loads
     for chunk in run.chunks():
-        out.extend(loads(line) for line in chunk["line"].to_list())
+        text = chunk["piece"].str.join("").item()
+        out.extend(loads(line) for line in text.splitlines())
     run.finish(None)
     return out
 

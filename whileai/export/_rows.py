@@ -385,7 +385,14 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
     order[~is_sys] = np.arange(len(flat))
     order[is_sys] = len(flat) + np.arange(int(need_sys.sum()))
     system = out.filter(pl.Series(need_sys)).select(_system_message(opts).alias("_m"))["_m"]
-    message = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)]).gather(order)
+    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)])
+    if opts.format == "openai" and not opts.prompt_completion:
+        mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
+        out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
+    _count(out, opts, counts, row_offset)
+    if not opts.parquet:
+        return _stream_json(out, opts, pool, order, offsets)
+    message = pool.gather(order)
     if opts.prompt_completion:
         # the completion is each sample's last message; the prompt is everything before it
         last_ix = offsets[1:] - 1
@@ -396,11 +403,51 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
         out = out.with_columns(prompt, completion)
     else:
         out = out.with_columns(_lists(message, offsets, "_messages"))
-        if opts.format == "openai":
-            mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
-            out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
-    _count(out, opts, counts, row_offset)
-    return _assemble_parquet(out, opts) if opts.parquet else _assemble_json(out, opts)
+    return _assemble_parquet(out, opts)
+
+
+def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.ndarray,
+                 offsets: np.ndarray) -> pl.DataFrame:
+    """The chunk's JSON lines as a sequence of pieces written back to back (column ``piece``).
+
+    Each sample is ``head, m0, ",", m1, ..., tail`` (for prompt/completion rows ``head, prompt
+    messages with commas, mid, last message, tail``), where the message pieces are the JSON
+    texts already built per message and the tail holds every other key and the newline. One
+    gather puts the pieces in order, so no message text is copied into a per-row list or line.
+    """
+    n = out.height
+    tails = _tail_json(out, opts)
+    if opts.prompt_completion:
+        head, mid = '{"prompt":[', '],"completion":['
+    else:
+        head, mid = '{"messages":[', ""
+    n_msgs = offsets[1:] - offsets[:-1]
+    base_tail = len(pool)
+    comma, head_ix, mid_ix = base_tail + n, base_tail + n + 1, base_tail + n + 2
+    pieces = pl.concat([pool, tails, pl.Series([",", head, mid], dtype=pool.dtype)])
+    sample_of_slot = np.repeat(np.arange(n), n_msgs)
+    j = np.arange(int(offsets[-1])) - offsets[:-1][sample_of_slot]
+    if opts.prompt_completion:
+        p = n_msgs - 1  # prompt messages; the last message is the completion
+        length = np.maximum(2 * p - 1, 0) + 4
+    else:
+        p = n_msgs
+        length = 2 * n_msgs + 1
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(length[:-1], out=starts[1:])
+    seq = np.empty(int(length.sum()), dtype=np.int64)
+    seq[starts] = head_ix
+    seq[starts + length - 1] = base_tail + np.arange(n)
+    in_prompt = j < p[sample_of_slot]
+    pos = starts[sample_of_slot] + 1 + 2 * j
+    seq[pos[in_prompt]] = order[in_prompt]
+    has_comma = in_prompt & (j < p[sample_of_slot] - 1)
+    seq[pos[has_comma] + 1] = comma
+    if opts.prompt_completion:
+        mid_pos = starts + 1 + np.maximum(2 * p - 1, 0)
+        seq[mid_pos] = mid_ix
+        seq[mid_pos + 1] = order[offsets[1:] - 1]
+    return pl.DataFrame({"piece": pieces.gather(seq)})
 
 
 def _count(out: pl.DataFrame, opts: Options, counts: Counts, row_offset: int) -> None:
@@ -439,21 +486,16 @@ def _carried_names(out: pl.DataFrame) -> list[str]:
 _NULL_FIELD = r',"[^"\\]*":null'
 
 
-def _assemble_json(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
-    """One JSON line per sample.
+def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
+    """Everything after a sample's messages: ``],"loss_mask":[...],"tools":...,...}`` and a newline.
 
     The scalar and struct keys go through one ``json_encode`` of a struct, with null keys removed
     afterwards (a ``,"`` never occurs inside a JSON string, so the pattern cannot touch text);
     JSON columns (tools, faults) are spliced in raw.
     """
-    pieces: list[pl.Expr] = [pl.lit("{")]
-    if opts.prompt_completion:
-        pieces += [pl.lit('"prompt":['), pl.col("_prompt_msgs").list.join(","), pl.lit('],"completion":['),
-                   pl.col("_completion_msgs").list.join(","), pl.lit("]")]
-    else:
-        pieces += [pl.lit('"messages":['), pl.col("_messages").list.join(","), pl.lit("]")]
-        if opts.format == "openai":
-            pieces += [pl.lit(',"loss_mask":['), pl.col("_loss_mask").cast(pl.List(pl.String)).list.join(","), pl.lit("]")]
+    pieces: list[pl.Expr] = [pl.lit("]")]
+    if opts.format == "openai" and not opts.prompt_completion:
+        pieces += [pl.lit(',"loss_mask":['), pl.col("_loss_mask").cast(pl.List(pl.String)).list.join(","), pl.lit("]")]
     if opts.format == "openai":
         pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
     else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
@@ -475,8 +517,8 @@ def _assemble_json(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
         fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
                    pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
     tail = pl.struct(fields).struct.json_encode().str.replace_all(_NULL_FIELD, "").str.strip_prefix("{")
-    pieces += [pl.lit(","), tail]
-    return out.select(pl.concat_str(pieces).alias("line"))
+    pieces += [pl.lit(","), tail, pl.lit("\n")]
+    return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
 
 
 def _assemble_parquet(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
