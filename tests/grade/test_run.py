@@ -293,3 +293,14 @@ def test_bad_labels_do_not_void_the_grade():
     with pytest.raises(JudgeError, match="gold_reward must be 0 or 1"):
         run_judge(rows, lambda row: calls.append(1) or 1, trust="require")
     assert calls == []  # require checks the labels before calling the judge
+
+
+def test_judge_can_be_named():
+    from whileai.grade import judge_probes, judge_trust
+
+    rows = [{"prompt": "a", "final_text": "x", "gold_reward": 1.0, "gold_kind": "human"}]
+    assert run_judge(rows, judge=lambda row: 1).df["reward"][0] == 1.0
+    scored = run_judge(rows, lambda row: 1)
+    assert judge_trust(scored, judge=lambda row: 1).judge_name == "lambda_judge"
+    assert judge_probes(scored, judge=lambda row: 1, probes=["refusal"]).n == 1
+    assert attach_labels(rows, labels={"a": 1}).report.matched == 1

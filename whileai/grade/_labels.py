@@ -140,8 +140,8 @@ def _read_labels(labels: Any) -> list[dict[str, Any]]:
 
 def attach_labels(
     rows: Any,
-    labels: Any,
     /,
+    labels: Any,
     *,
     kind: Literal["human", "program", "verifier", "model"] = "human",
 ) -> Labeled:

@@ -204,8 +204,8 @@ def _passes(verdicts: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 def judge_probes(
     rows: Any,
-    judge: Callable[[Any], Any],
     /,
+    judge: Callable[[Any], Any],
     *,
     rubric: Any = None,
     probes: Literal["all"] | Sequence[str] = "all",

@@ -351,8 +351,8 @@ class RubricJudge:
 
 def rubric_judge(
     rubric: Rubric | Sequence[Criterion | str],
-    endpoint: Any,
     /,
+    endpoint: Any,
     *,
     name: str | None = None,
     tools: Sequence[Any] | None = None,

@@ -117,8 +117,8 @@ def _check_concurrency(concurrency: Any) -> int:
 
 def run_judge(
     rows: Any,
-    judge: Callable[[Any], Any],
     /,
+    judge: Callable[[Any], Any],
     *,
     judge_name: str | None = None,
     source: Literal["grade", "eval"] = "grade",

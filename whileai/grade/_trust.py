@@ -226,8 +226,8 @@ _COLUMNS = ("reward", "gold_reward", "gold_kind", "final_text", "rollout_id", "s
 
 def judge_trust(
     rows: Any,
-    judge: Callable[[Any], Any] | None = None,
     /,
+    judge: Callable[[Any], Any] | None = None,
     *,
     rubric: Any = None,
     probes: Literal["all"] | Sequence[str] | None = None,
