@@ -90,7 +90,7 @@ class Endpoint:
     Examples:
         >>> ep = Endpoint("my-model", base_url="http://127.0.0.1:8000/v1", api_key="sk-secret")
         >>> ep
-        Endpoint(model='my-model', base_url='http://127.0.0.1:8000/v1', key=api_key=)
+        Endpoint(model='my-model', base_url='http://127.0.0.1:8000/v1', key=given)
         >>> "sk-secret" in repr(vars(ep))
         False
     """
@@ -136,7 +136,7 @@ class Endpoint:
     # --- what people see --------------------------------------------------------------------
 
     def __repr__(self) -> str:
-        key = {"none": "none", "api_key=": "api_key="}.get(self.key_source, f"${self.key_source}")
+        key = {"none": "none", "api_key=": "given"}.get(self.key_source, f"${self.key_source}")
         return f"Endpoint(model={self.model!r}, base_url={self.base_url!r}, key={key})"
 
     __str__ = __repr__
