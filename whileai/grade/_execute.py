@@ -157,14 +157,27 @@ def _inline_loop(judge: Callable[[Any], Any], chunks: Iterable[list[Any]], total
                 remaining = enumerate(_rows(_chain([chunk[start:]], chunk_iter)), start=len(out))
                 done = out + [None] * (total - len(out))
                 return _run_threads(judge, remaining, done, concurrency, None, progress), "threads"
+        first = len(out)
         for row in chunk[start:] if start else chunk:
             try:
                 append(judge(row))
             except Exception as exc:
                 append(Raised(exc))
+        _compact(out, first)
         gc.collect(1)
         progress.update(len(out))
     return out, "inline"
+
+
+def _compact(out: list[Any], first: int) -> None:
+    """Replace each ``{"reward": x}`` from ``first`` on by ``x`` (the same verdict, a tenth the memory)."""
+    for i in range(first, len(out)):
+        raw = out[i]
+        if type(raw) is dict and len(raw) == 1:
+            value = raw.get("reward")
+            kind = type(value)
+            if (kind is float or kind is int or kind is bool) and 0 <= value <= 1:
+                out[i] = float(value)
 
 
 def _chain(first: list[list[Any]], rest: Iterator[list[Any]]) -> Iterator[list[Any]]:
