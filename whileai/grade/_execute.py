@@ -174,7 +174,7 @@ def _compact(out: list[Any], first: int) -> None:
     for i in range(first, len(out)):
         raw = out[i]
         if type(raw) is dict and len(raw) == 1:
-            value = raw.get("reward")
+            value: Any = raw.get("reward")
             kind = type(value)
             if (kind is float or kind is int or kind is bool) and 0 <= value <= 1:
                 out[i] = float(value)
