@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 
 from tests.select._helpers import group, row
@@ -80,8 +81,6 @@ def test_strict_hacks_refuses_a_reward_hack_regime(monkeypatch):
 
     fake = types.ModuleType("whileai.guard")
     fake.hack_scan = lambda rows, *, endorsed=(): {"regime": "reward_hack", "warnings": ["reward tracks 'sorry'"]}
-    fake.near_duplicate_prompts = lambda rows: {"n_pairs": 0, "warnings": []}
-    fake.length_report = lambda rows: {"n_groups_wide_spread": 0, "warnings": []}
     monkeypatch.setitem(sys.modules, "whileai.guard", fake)
     rows = group("a", [1.0, 0.0]) + group("b", [1.0, 0.0])
     assert publish_gate(rows).ok  # no scan unless asked
@@ -91,15 +90,51 @@ def test_strict_hacks_refuses_a_reward_hack_regime(monkeypatch):
     assert report.ok and report.hack_scan["regime"] == "reward_hack"
 
 
-def test_near_duplicate_and_length_checks_come_from_guard():
-    guard = pytest.importorskip("whileai.guard")
-    if not hasattr(guard, "near_duplicate_prompts"):
-        pytest.skip("guard has no near_duplicate_prompts yet")
+def test_near_duplicate_asks_and_length_spread_are_reported():
     rows = (group("a", [1.0, 0.0], prompt="please cancel order 12 for me right now")
             + group("b", [1.0, 0.0], prompt="please cancel order 12 for me now")
-            + group("c", [1.0, 0.0], prompt="what is the refund policy for damaged items"))
-    rows[0]["final_text"] = "x" * 400
-    rows[0]["messages"][-1]["content"] = "x" * 400
+            + group("c", [1.0, 0.0], prompt="what is the refund policy for damaged items")
+            + group("d", [1.0, 0.0, 1.0]))
+    rows[-1]["final_text"] = rows[-1]["messages"][-1]["content"] = "x" * 400
     report = publish_gate(rows)
-    assert report.near_duplicate_prompts["n_pairs"] == 1
-    assert report.length["n_groups_wide_spread"] >= 1
+    near = report.near_duplicate_prompts
+    assert (near["n_pairs"], near["n_prompts_involved"], near["n_prompts"]) == (1, 2, 4)
+    assert near["examples"][0]["jaccard"] == pytest.approx(7 / 8, abs=1e-4)
+    assert {near["examples"][0]["task_a"], near["examples"][0]["task_b"]} == {"a", "b"}
+    assert report.length["n_groups_wide_spread"] == 1
+    text = " | ".join(report.warnings)
+    assert "2 ask(s) of different tasks are near duplicates" in text
+    assert "1 ask(s) have a reply more than 4x the ask's median length" in text
+
+
+def test_near_duplicate_asks_find_what_brute_force_finds():
+    rng = np.random.default_rng(9)
+    vocab = [f"w{i}" for i in range(60)]
+    base = [list(rng.choice(vocab, 10, replace=False)) for _ in range(40)]
+    prompts = []
+    for words in base:  # each base ask, and a near copy with one word swapped for about half of them
+        prompts.append(" ".join(words))
+        if rng.random() < 0.5:
+            copy_ = list(words)
+            copy_[0] = "zz" + str(len(prompts))
+            prompts.append(" ".join(copy_))
+    rows = [row(f"t{i}", 1.0, prompt=p) for i, p in enumerate(prompts)]
+    from whileai import table
+    from whileai.select._hygiene import near_duplicate_asks
+
+    got = near_duplicate_asks(table.frame(rows), threshold=0.8)
+    sets = [set(p.split()) for p in prompts]
+    truth = {(i, j) for i in range(len(sets)) for j in range(i + 1, len(sets))
+             if len(sets[i] & sets[j]) / len(sets[i] | sets[j]) >= 0.8}
+    involved = {i for pair in truth for i in pair}
+    assert got["n_prompts_involved"] == len(involved) and got["n_pairs"] == len(truth)
+
+
+def test_near_duplicate_asks_stay_linear_on_template_asks():
+    from whileai import table
+    from whileai.select._hygiene import near_duplicate_asks
+
+    rows = [row(f"t{i}", 1.0, prompt=f"please look into the order status for this customer today {i}") for i in range(3000)]
+    got = near_duplicate_asks(table.frame(rows))
+    assert got["n_prompts"] == 3000 and got["n_prompts_involved"] == 3000
+    assert got["n_pairs"] < 3000 * 16  # a star per bucket, not all 4.5 million pairs

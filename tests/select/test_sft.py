@@ -58,10 +58,10 @@ def test_uniform_tie_break_in_top_per_prompt():
     # four passing completions of one prompt: each seed's pick is a seeded draw, near-uniform over seeds
     rows = [row("t", 1.0, reply=f"r{j}", index=j, prompt="Q?") for j in range(4)]
     counts = defaultdict(int)
-    for s in range(400):
+    for s in range(200):
         counts[select_for_sft(rows, seed=s).df["final_text"][0]] += 1
     assert set(counts) == {"r0", "r1", "r2", "r3"}
-    assert all(60 <= c <= 140 for c in counts.values())  # 100 expected each; 4 sd is about 35
+    assert all(25 <= c <= 75 for c in counts.values())  # 50 expected each; 4 sd is about 24
 
 
 def test_completions_per_prompt_and_selection_effective():

@@ -15,7 +15,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai.defaults import DIFFICULTY_BAND, HACK_THRESHOLD
+from whileai.defaults import DIFFICULTY_BAND, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
 from whileai.errors import PublishGateError
 from whileai.report import Report
 from whileai.select._calibration import calibrate
@@ -29,7 +29,7 @@ from whileai.select._common import (
     has,
 )
 from whileai.select._groups import group_signal
-from whileai.select._hygiene import duplicate_report
+from whileai.select._hygiene import duplicate_report, length_report, near_duplicate_asks
 from whileai.table import IntoRows
 
 __all__ = ["GateReport", "publish_gate"]
@@ -103,9 +103,9 @@ def publish_gate(
     gate"). With ``strict_hacks``, a ``hack_scan`` regime of ``reward_hack`` refuses too. The
     report warns (never drops) when unanimous asks or mixed asks outside ``band`` are still
     present (``select(mode="rl")`` prunes them), and reports duplicate rollouts (counted as the
-    prune counts them), near-duplicate asks and reply-length spread (``whileai.guard``'s
-    ``near_duplicate_prompts`` and ``length_report``) and the pooled reward correlations
-    (Gao et al. 2022). Calibration
+    prune counts them), near-duplicate asks across tasks (word-set Jaccard >= NEAR_DUP_JACCARD),
+    reply-length spread (a reply over LENGTH_MAX_SPREAD times its ask's median) and the pooled
+    reward correlations (Gao et al. 2022). Calibration
     stamps are counted as ``calibrate`` would write them; carried stamps are kept, not
     re-measured. Nothing is mutated: call ``calibrate(rows)`` for the stamped rows.
 
@@ -182,7 +182,15 @@ def publish_gate(
     if duplicates["n_dropped"]:
         warnings.append(f"{duplicates['n_dropped']} duplicate rollout(s) within {duplicates['groups_affected']} ask(s) "
                         'present; select(mode="rl") drops them')
-    near, lengths = _guard_hygiene(df, warnings)
+    near = near_duplicate_asks(df, threshold=NEAR_DUP_JACCARD)
+    if near["n_pairs"]:
+        warnings.append(f"{near['n_prompts_involved']} ask(s) of different tasks are near duplicates (word Jaccard >= "
+                        f"{NEAR_DUP_JACCARD:g}, {near['n_pairs']} pair(s) found): one situation counted as several "
+                        "tasks in every report. Give them one scenario_id, or drop the copies before splitting")
+    lengths = length_report(df, max_spread=LENGTH_MAX_SPREAD)
+    if lengths["n_groups_wide_spread"]:
+        warnings.append(f"{lengths['n_groups_wide_spread']} ask(s) have a reply more than {LENGTH_MAX_SPREAD:g}x the "
+                        "ask's median length; check hack_scan for reply_length before training")
     corr = correlations(df, threshold=HACK_THRESHOLD)
     warnings.extend(correlation_warnings(corr))
     n_eval = int(df.select(eval_sourced(df).sum()).item())
@@ -210,25 +218,6 @@ def publish_gate(
     if refusal is not None and strict:
         raise PublishGateError(f"{refusal[0]}: {refusal[1]}", refusal=refusal[0], report=report)
     return report
-
-
-def _guard_hygiene(df: pl.DataFrame, warnings: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Near-duplicate asks and reply-length spread, from ``whileai.guard``.
-
-    One implementation of each in the library; their warnings join the gate's. Skipped with a
-    warning when guard cannot be imported.
-    """
-    try:
-        from whileai.guard import length_report, near_duplicate_prompts  # type: ignore[attr-defined]
-    except ImportError:
-        warnings.append("near-duplicate and length checks skipped: whileai.guard is not available in this build")
-        return {}, {}
-    out = []
-    for check in (near_duplicate_prompts, length_report):
-        result = check(df)
-        warnings.extend(str(w) for w in (getattr(result, "warnings", None) or []))
-        out.append(result.to_dict() if hasattr(result, "to_dict") else dict(result))
-    return out[0], out[1]
 
 
 def _regime(scan: Any) -> Any:
