@@ -490,3 +490,32 @@ def test_wai131_rows_export_like_the_published_package(tmp_path):
         assert match[0]["loss_mask"] == pub["loss_mask"]
         assert [m["role"] for m in match[0]["messages"]] == [m["role"] for m in pub["messages"]]
     assert all("privileged" not in row for row in ours)
+
+
+def test_tools_as_functions_become_schemas():
+    def get_order(order_id: str) -> dict:
+        """Look up an order.
+
+        Args:
+            order_id: The order id.
+        """
+        return {}
+
+    got = training_rows(rows_fixture(n_tasks=1, k=1), tools=[get_order])[0]["tools"]
+    assert got[0]["function"]["name"] == "get_order"
+    assert got[0]["function"]["parameters"]["required"] == ["order_id"]
+    bare = training_rows(rows_fixture(n_tasks=1, k=1), tools=[{"name": "f", "parameters": {"type": "object"}}])[0]
+    assert bare["tools"] == [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    with pytest.raises(ArgumentError, match="tools must be"):
+        training_rows(rows_fixture(n_tasks=1, k=1), tools="not json")
+
+
+def test_trl_dataset_without_datasets_names_the_extra(monkeypatch):
+    import sys
+
+    from whileai.errors import MissingExtraError
+    from whileai.export import trl_dataset
+
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'whileai\[trl\]'"):
+        trl_dataset(rows_fixture())

@@ -59,13 +59,13 @@ def _callable_schema(fn: Callable[..., Any]) -> dict[str, Any] | None:
         value = value() if callable(value) else value
         if isinstance(value, Mapping):
             return dict(value)
-    try:  # the Simulate step's schema builder, when present
-        from whileai.simulate import tool_schema  # type: ignore[attr-defined]
+    try:  # a plain function: the Simulate step's @wai.tool builds its schema
+        from whileai.simulate import tool as make_tool
     except ImportError:
         return None
     try:
-        schema = tool_schema(fn)
-    except WaiError:
+        schema = make_tool(fn).schema
+    except (WaiError, TypeError, ValueError):
         return None
     return dict(schema) if isinstance(schema, Mapping) else None
 
