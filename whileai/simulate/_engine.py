@@ -105,7 +105,6 @@ Item = tuple[Situation, int, "int | None", int]  # task, rollout index, eval run
 
 def simulate(
     agent: Any,
-    /,
     *,
     tools: Sequence[Any] | None = None,
     system_prompt: str | None = None,

@@ -73,7 +73,8 @@ class RowBuffer:
         self._items = []
         tasks = [i[0] for i in items]
         outs = [i[4] for i in items]
-        msgs = [m if _simple(m) else _canonical_message(m) for o in outs for m in o.messages]
+        msgs = [m if m.get("role") != "assistant" or _simple(m) else _canonical_message(m)
+                for o in outs for m in o.messages]
         msg_offsets = [0, *accumulate(len(o.messages) for o in outs)]
         per_msg_calls = [m.get("tool_calls") or () for m in msgs]
         calls = [c for cs in per_msg_calls for c in cs]

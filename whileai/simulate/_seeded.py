@@ -54,6 +54,7 @@ class _Plan(NamedTuple):
     unrelated: bool
     fault_planned: bool
     kinds: tuple[str | None, ...]
+    memo: dict[str, Any]
 
 
 class SeededAgent:
@@ -160,7 +161,7 @@ class SeededAgent:
         noun = self._nouns[target.name] if target is not None else "request"
         honest_calls = target is not None and entity is not None and not unrelated
         return _Plan(target, entity, arguments, noun, honest_calls, unrelated, fault_planned,
-                     self._kind_table(honest_calls=honest_calls, fault_planned=fault_planned))
+                     self._kind_table(honest_calls=honest_calls, fault_planned=fault_planned), {})
 
     # --- decisions ------------------------------------------------------------------------
 
@@ -232,7 +233,10 @@ class SeededAgent:
             what = " ".join(_words(param)) if param else f"{noun} details"
             return _say(f"Happy to help. Which {noun} do you mean? Please send me the {what} so I can look it up.")
         assert target is not None
-        return _call(target.name, arguments, None)
+        honest = plan.memo.get("call")
+        if honest is None:
+            honest = plan.memo["call"] = _call(target.name, arguments, None)
+        return honest
 
     # --- later turns: read the result and report ------------------------------------------
 
@@ -359,7 +363,7 @@ def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
     return value
 
 
-def seeded_agent(tools: Iterable[Any], /, *, rate: float = SEEDED_RATE, seed: int = DEFAULT_SEED,
+def seeded_agent(tools: Iterable[Any], *, rate: float = SEEDED_RATE, seed: int = DEFAULT_SEED,
                  kinds: Iterable[str] | None = None) -> SeededAgent:
     """A stand-in agent that misbehaves on a labeled share of rollouts (seeds, "The loop").
 
