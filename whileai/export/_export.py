@@ -411,8 +411,9 @@ def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"
 
     Examples:
         >>> rows = [{"scenario_id": "t1", "prompt": "hi", "final_text": "hello"}]
-        >>> sorted(to_trl(rows, kind="completion")[0])[:3]
-        ['completion', 'prompt', 'prompt_text']
+        >>> row = to_trl(rows, kind="completion")[0]
+        >>> row["prompt"], row["completion"], row["prompt_text"]
+        ([{'role': 'user', 'content': 'hi'}], [{'role': 'assistant', 'content': 'hello'}], 'hi')
     """
     check_choice("kind", kind, ("training", "completion", "preference"))
     if kind == "preference":
@@ -488,8 +489,8 @@ def tool_call_roundtrip(rows: Any, /, *, format: Literal["openai", "trl"] = EXPO
     checked, so invalid: 0 says what it actually vouches for").
 
     Examples:
-        >>> row = {"prompt": "x", "messages": [{"role": "assistant", "tool_calls": [
-        ...     {"function": {"name": "f", "arguments": "{bad"}}}]}]}
+        >>> call = {"function": {"name": "f", "arguments": "{bad"}}
+        >>> row = {"prompt": "x", "messages": [{"role": "assistant", "tool_calls": [call]}]}
         >>> r = tool_call_roundtrip([row])
         >>> (r.checked, r.invalid, r.rows, r.encoding)
         (1, 1, [0], 'json_string')
