@@ -44,6 +44,12 @@ def test_split_clauses_keeps_rules_not_role_statements():
     bullets = "Rules:\n- Do not share internal notes.\n- You must verify identity.\n1) Only refund once."
     assert split_clauses(bullets) == ["Do not share internal notes.", "You must verify identity.", "Only refund once."]
     assert split_clauses("Never lie. never   LIE.") == ["Never lie."]
+    assert split_clauses("You are a support agent for ACME, founded over 20 years ago. Refunds over $100 need a "
+                         "manager. Verify identity first. Be polite.") == [
+        "Refunds over $100 need a manager.", "Verify identity first.", "Be polite."]
+    assert split_clauses("You are a bot that must never swear.") == ["You are a bot that must never swear."]
+    assert split_clauses("Rules:\n- No refunds after 30 days.\n- Answer in English, e.g. like this.") == [
+        "No refunds after 30 days.", "Answer in English, e.g. like this."]
     assert split_clauses(None) == [] and split_clauses("") == []
 
 

@@ -124,11 +124,22 @@ class Plan:
 # ------------------------------------------------------------------------------------------
 
 _NORMATIVE = re.compile(
-    r"\b(never|always|must|only|do not|don't|dont|should|shall|unless|without|require[sd]?|forbidden|"
-    r"not allowed|may not|cannot|can't|refuse|at most|at least|no more than|prohibited|avoid|before|"
-    r"confirm|verify|escalate)\b",
+    r"\b(never|always|must|mustn't|only|do not|don't|dont|does not|doesn't|should|shouldn't|shall|unless|without|"
+    r"require[sd]?|requires|need|needs|forbidden|not allowed|allowed|permitted|may|cannot|can't|refuse|at most|"
+    r"at least|no more than|more than|less than|up to|over|under|limit|maximum|minimum|prohibited|avoid|before|"
+    r"after|first|confirm|verify|escalate|ensure|make sure)\b|^no\b",
     re.IGNORECASE,
 )
+_STRONG = re.compile(r"\b(never|always|must|only|do not|don't|cannot|can't|may not|not allowed|forbidden|prohibited)\b",
+                     re.IGNORECASE)
+_IDENTITY = re.compile(r"^(you are|you're|i am|i'm|your name is|this is|we are)\b", re.IGNORECASE)
+# An imperative that starts with one of these verbs states a rule ("Be polite.", "Answer in English."); a task
+# description ("Help customers with orders.") does not.
+_RULE_VERBS = frozenset({
+    "be", "ask", "answer", "reply", "respond", "keep", "use", "check", "include", "mention", "cite", "apologize",
+    "apologise", "offer", "report", "tell", "explain", "state", "say", "decline", "protect", "stay", "stick", "follow",
+    "log", "record", "route", "transfer", "hand", "address", "speak", "write", "format", "greet", "sign",
+})
 
 
 _ABBREV = re.compile(r"\b(e\.g|i\.e|etc|vs|Mr|Mrs|Ms|Dr|No|approx)\.$", re.IGNORECASE)
@@ -138,8 +149,9 @@ def split_clauses(system_prompt: str | None) -> list[str]:
     """The policy clauses of a system prompt: each sentence or bullet that states a rule.
 
     A sentence is a clause when it carries a normative word (never, always, must, only, do not,
-    unless, without, at most...); a role statement such as "Help customers with orders." is not.
-    Duplicates (after whitespace and case folding) count once.
+    unless, without, need, at most...) or is an imperative that states a rule ("Be polite.",
+    "Answer in English."); a task description such as "Help customers with orders." or a heading
+    ("Rules:") is not. Duplicates (after whitespace and case folding) count once.
 
     Examples:
         >>> split_clauses("Help customers with orders. Never refund more than $100 without a manager.")
@@ -161,7 +173,12 @@ def split_clauses(system_prompt: str | None) -> list[str]:
     seen: set[str] = set()
     for piece in pieces:
         key = clause_key(piece)
-        if _NORMATIVE.search(piece) and key not in seen:
+        first = piece.split(maxsplit=1)[0].lower().strip(",:;") if piece.split() else ""
+        if piece.endswith(":") or key in seen:
+            continue
+        if _IDENTITY.match(piece) and not _STRONG.search(piece):
+            continue
+        if _NORMATIVE.search(piece) or first in _RULE_VERBS:
             seen.add(key)
             out.append(piece)
     return out
