@@ -15,14 +15,20 @@ __all__ = ["cli", "main"]
 #: command name -> "module:attribute"; a module is imported only when its command runs (or help
 #: lists it). A command is listed here once the library call it wraps exists.
 COMMANDS: dict[str, str] = {
+    "compare": "whileai.cli.compare:compare",
     "datasets": "whileai.cli.datasets:datasets",
     "decontaminate": "whileai.cli.decontaminate:decontaminate",
     "export": "whileai.cli.export:export",
     "gate": "whileai.cli.gate:gate",
     "hack-scan": "whileai.cli.hack_scan:hack_scan",
+    "holdout-size": "whileai.cli.holdout_size:holdout_size",
+    "inspect": "whileai.cli.inspect:inspect",
     "judge-trust": "whileai.cli.judge_trust:judge_trust",
+    "pass-at": "whileai.cli.pass_at:pass_at",
+    "quickstart": "whileai.cli.quickstart:quickstart",
     "runs": "whileai.cli.runs:runs",
     "select": "whileai.cli.select:select",
+    "self-check": "whileai.cli.self_check:self_check",
 }
 
 #: Exit status for bad input or a refused call (any WaiError), as argparse and click use for usage errors.

@@ -9,6 +9,7 @@ only when a store call runs, never by ``import whileai``.
     >>> store.save_dataset("train.jsonl", "refunds")   # doctest: +SKIP
 """
 
+from whileai.store._describe import RolloutSummary, describe
 from whileai.store._hash import content_hash, tasks_hash
 from whileai.store._reports import (
     DatasetDiff,
@@ -20,7 +21,7 @@ from whileai.store._reports import (
     SplitInfo,
 )
 from whileai.store._split import Split, split
-from whileai.store._store import Purpose, Store, open
+from whileai.store._store import Purpose, Store, harness_fingerprint, open
 
 __all__ = [
     "DatasetDiff",
@@ -28,12 +29,15 @@ __all__ = [
     "EvalSetInfo",
     "Listing",
     "Purpose",
+    "RolloutSummary",
     "RunDiff",
     "RunInfo",
     "Split",
     "SplitInfo",
     "Store",
     "content_hash",
+    "describe",
+    "harness_fingerprint",
     "open",
     "split",
     "tasks_hash",

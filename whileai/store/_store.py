@@ -7,7 +7,9 @@ content addressed), read back lazily with Polars or directly from SQL with DuckD
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import re
 import uuid
@@ -35,7 +37,7 @@ from whileai.store._reports import (
 )
 from whileai.store._split import split
 
-__all__ = ["Purpose", "Store", "open"]
+__all__ = ["Purpose", "Store", "harness_fingerprint", "open"]
 
 Purpose = Literal["train", "holdout", "eval"]
 _PURPOSES: tuple[str, ...] = get_args(Purpose)
@@ -504,6 +506,123 @@ class Store:
 
     # --- runs --------------------------------------------------------------------------------
 
+    def record_run(
+        self,
+        rows: table.IntoRows | None = None,
+        /,
+        *,
+        name: str | None = None,
+        dataset: str | None = None,
+        report: Any = None,
+        save_as: str | None = None,
+        policy: str | None = None,
+        judge: str | None = None,
+        harness: str | None = None,
+        seed: int | None = None,
+        eval_set: str | None = None,
+        baseline: str | None = None,
+        delta: Any = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> RunInfo:
+        """Record an evaluated run: what produced it, pass rates with intervals, markers, verdict.
+
+        The numbers come from :func:`whileai.measure.pass_at` (pass@1 with its interval over
+        tasks, pass^k, pass@k, headroom) and, per marker, ``whileai.measure.marker_summary`` where
+        it exists (else the marker's mean, with no interval). Setup fields not given are read off
+        the rows: ``policy`` (the most common ``policy_version``, else ``model_version``),
+        ``judge`` (the most common ``judge_name``) and ``harness``, the fingerprint of the
+        instructions, tools and model the rows ran under (seeds: "its fingerprint is its version").
+
+        Args:
+            rows: The run's graded rows; or None with ``dataset=`` or ``report=``.
+            name: A label to find the run by.
+            dataset: A saved dataset holding the run's rows (``name`` or ``name@version``).
+            report: A ``pass_at`` report of a run whose rows are not at hand: its numbers are
+                recorded as they are (no markers, no harness fingerprint unless given).
+            save_as: Save ``rows`` as a dataset of this name (purpose ``eval``) and link it, so
+                ``diff_runs`` can pair this run with another by task.
+            policy: The policy version (default: read off the rows).
+            judge: The judge (default: read off the rows).
+            harness: The harness fingerprint (default: computed from the rows).
+            seed: The seed the run was drawn with.
+            eval_set: A pinned eval set the run was scored on; a warning names tasks it missed.
+            baseline: A recorded run to compare against: with both runs' rows saved,
+                ``whileai.measure.delta_report(baseline, this)`` gives ``verdict`` and ``delta``.
+            delta: A delta report you already computed (its ``headline_verdict`` is kept).
+            meta: Anything JSON-serialisable to keep with the record.
+
+        Returns:
+            The recorded :class:`RunInfo`.
+        """
+        from whileai.measure import pass_at
+
+        if name is not None:
+            _check_name(name, "run name")
+        if save_as is not None:
+            _check_name(save_as)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ArgumentError(f"seed must be an int or None, got {seed!r}. Pass the seed the run was drawn with.")
+        meta_dict = _check_meta(meta)
+        given = [n for n, v in (("rows", rows), ("dataset=", dataset), ("report=", report)) if v is not None]
+        if len(given) != 1:
+            raise ArgumentError(f"record_run needs exactly one of rows, dataset= or report=, got "
+                                f"{' and '.join(given) or 'none'}. Pass the run's rows, a saved dataset, or its pass_at report.")
+        if save_as is not None and rows is None:
+            raise ArgumentError("save_as= saves the rows given to record_run, and none were given. "
+                                "Pass the rows, or drop save_as=.")
+        if report is not None and not all(hasattr(report, a) for a in ("pass_at_1", "ci95", "n_rows", "to_dict")):
+            raise ArgumentError(f"report must be a pass_at report, got {type(report).__name__}. "
+                                "Pass whileai.measure.pass_at(rows).")
+        base = None if baseline is None else self.run(baseline)
+        pinned = None if eval_set is None else self.eval_set(eval_set)
+        dataset_id: str | None = None
+        df: pl.DataFrame | None = None
+        if dataset is not None:
+            info = self.dataset(dataset)
+            df = self.load_dataset(info.id)
+            dataset_id = info.id
+        elif rows is not None:
+            df = table.frame(rows)
+            dataset_id = self._save_frame(df, save_as, "eval", None, {}).id if save_as is not None else None
+        if df is not None:
+            report = pass_at(df, seed=0 if seed is None else seed)
+        metrics = {k: v for k, v in report.to_dict().items() if k not in ("per_task", "warnings")}
+        warnings = list(report.warnings)
+        if pinned is not None and df is not None:
+            warnings.extend(_coverage_warnings(df, pinned))
+        verdict, delta_dict, baseline_id = None, None, None
+        if delta is not None:
+            verdict, delta_dict = delta["headline_verdict"], delta.to_dict() if hasattr(delta, "to_dict") else dict(delta)
+            baseline_id = None if base is None else base.id
+        elif base is not None:
+            baseline_id = base.id
+            if base.dataset and dataset_id:
+                verdict, delta_dict = self._paired_delta(base.dataset, dataset_id)
+            else:
+                warnings.append(f"no verdict against {base.id}: both runs need saved rows (dataset= or save_as=).")
+        if df is not None:
+            stats = _table_stats(df)
+            policy = policy or _most_common(df, "policy_version", "model_version")
+            judge = judge or _most_common(df, "judge_name")
+            harness = harness or harness_fingerprint(df)
+        else:
+            stats = {"n_rows": int(report.n_rows), "n_tasks": int(getattr(report, "n_tasks", 0) or 0),
+                     "k": int(getattr(report, "k", 0) or 0), "n_graded": int(getattr(report, "n_graded", 0) or 0)}
+        now = utcnow()
+        run_id = _new_run_id()
+        values = [
+            run_id, name, now, policy, judge, harness, seed, dataset_id,
+            None if pinned is None else pinned.id, stats["n_rows"], stats["n_tasks"], stats["k"], stats["n_graded"],
+            _num(report.pass_at_1), *(_num(v) for v in (report.ci95 or (None, None))), json.dumps(metrics),
+            json.dumps({} if df is None else _marker_summaries(df, seed)), baseline_id, verdict,
+            None if delta_dict is None else json.dumps(delta_dict, default=str), json.dumps(meta_dict),
+            json.dumps(warnings),
+        ]
+        with self._connect() as con, transaction(con):
+            con.execute(f"INSERT INTO runs ({_RUN_COLS}) VALUES ({', '.join('?' * len(values))})", values)
+            row = con.execute(f"SELECT {_RUN_COLS} FROM runs WHERE id = ?", [run_id]).fetchone()
+        return self._run_info(row)
+
     def run(self, ref: str, /) -> RunInfo:
         """One recorded run, by id (a unique prefix is enough) or by name (the newest with it)."""
         if not isinstance(ref, str) or not ref:
@@ -640,6 +759,73 @@ def _pass_text(run: RunInfo) -> str:
     from whileai.store._reports import ci_text
 
     return f"{fmt_num(run.pass_at_1)} {ci_text(run.ci95)}"
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _most_common(df: pl.DataFrame, *names: str) -> str | None:
+    for name in names:
+        if name in df.columns and df[name].null_count() < df.height:
+            counts = df[name].drop_nulls().cast(pl.String).value_counts(sort=True)
+            return str(counts[name][0])
+    return None
+
+
+def harness_fingerprint(rows: table.IntoRows) -> str | None:
+    """The harness's version: ``h-`` and 12 hex of sha256 over its instructions, tools and model.
+
+    The instructions are the rows' system prompt, the tools their tool schemas and the model their
+    ``model_version`` (the most common value of each). A prompt edit, a tool change or a model
+    swap gives a new fingerprint without anyone naming a version (seeds: "a harness is the
+    instructions, tools and model name around the weights; its fingerprint is its version").
+    None when the rows carry none of the three.
+
+    Examples:
+        >>> harness_fingerprint([{"scenario_id": "t", "system_prompt": "Be brief.", "model_version": "m1"}])
+        'h-009be4c61ae0'
+    """
+    df = rows if isinstance(rows, pl.DataFrame) else table.frame(rows)
+    parts = {"instructions": _most_common(df, "system_prompt"), "tools": _most_common(df, "tools"),
+             "model": _most_common(df, "model_version")}
+    if all(v is None for v in parts.values()):
+        return None
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "h-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _marker_summaries(df: pl.DataFrame, seed: int | None) -> dict[str, Any]:
+    names = table.markers_of(df) if "markers" in df.columns else []
+    if not names:
+        return {}
+    from whileai import measure
+
+    summary = getattr(measure, "marker_summary", None)
+    if summary is not None:
+        report = summary(df, seed=0 if seed is None else seed)
+        data = report.to_dict() if hasattr(report, "to_dict") else dict(report)
+        items = data.get("markers", data) if isinstance(data, dict) else {}
+        return {str(k): {"mean": v.get("mean"), "ci95": v.get("ci95")} for k, v in items.items()
+                if isinstance(v, dict) and "mean" in v}
+    means = df.select([pl.col("markers").struct.field(m).mean().alias(m) for m in names]).row(0, named=True)
+    return {m: {"mean": _num(v), "ci95": None} for m, v in means.items() if v is not None}
+
+
+def _coverage_warnings(df: pl.DataFrame, pinned: EvalSetInfo) -> list[str]:
+    have = set(df["task_key"].unique().to_list())
+    want = set(pinned.task_keys)
+    missing, extra = len(want - have), len(have - want)
+    out = []
+    if missing:
+        out.append(f"the run covers {len(want) - missing:,} of the {len(want):,} tasks pinned in {pinned.id}; "
+                   "scores over different task sets are not comparable. Re-run the missing tasks (tasks=).")
+    if extra:
+        out.append(f"{extra:,} of the run's tasks are not in {pinned.id}; filter them out before comparing.")
+    return out
 
 
 def _metric_pair(a: float | None, a_ci: Any, b: float | None, b_ci: Any) -> dict[str, Any]:

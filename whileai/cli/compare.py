@@ -1,0 +1,43 @@
+"""``wai compare``: the before/after delta report, with an exit status for CI (whileai.measure.delta_report)."""
+
+from __future__ import annotations
+
+import click
+
+from whileai.cli._common import emit, json_option, read_rows
+from whileai.defaults import DEFAULT_SEED
+
+#: Exit status by the report's first printed line (seeds, "Before and after").
+EXIT_BY_HEADLINE = {"PASS": 0, "NO DIFFERENCE": 0, "FAIL": 1, "NOT COMPARABLE": 2}
+
+
+def exit_status(headline: str) -> int:
+    """0 for PASS or NO DIFFERENCE, 1 for FAIL, 2 for NOT COMPARABLE (and anything unknown)."""
+    return next((code for word, code in EXIT_BY_HEADLINE.items() if headline.startswith(word)), 2)
+
+
+@click.command()
+@click.argument("before", metavar="BEFORE")
+@click.argument("after", metavar="AFTER")
+@click.option("--target", default=None, metavar="METRIC", help="The metric the change was meant to move (default pass_at_1).")
+@click.option("--must-not-regress", multiple=True, metavar="METRIC",
+              help="A metric (a marker name) whose significant drop fails the report; repeatable.")
+@click.option("--by", default=None, metavar="KEY", help="Also compare the target within each group of this row key or marker.")
+@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the permutation test.")
+@json_option
+@click.pass_context
+def compare(ctx: click.Context, before: str, after: str, target: str | None, must_not_regress: tuple[str, ...],
+            by: str | None, seed: int, as_json: bool) -> None:
+    """Did the change help? Pairs BEFORE and AFTER by task and prints the verdict.
+
+    Exit status: 0 on PASS or NO DIFFERENCE, 1 on FAIL, 2 on NOT COMPARABLE or bad input.
+    BEFORE and AFTER are JSONL, JSONL.gz, Parquet or inspect_ai logs.
+    """
+    from whileai.measure import delta_report
+
+    if by is not None:  # a path is read narrowly (measure's columns only); --by needs its grouping column too
+        before, after = read_rows(before), read_rows(after)
+    report = delta_report(before, after, target=target, must_not_regress=list(must_not_regress), by=by,
+                          seed=seed)
+    emit(report, as_json)
+    ctx.exit(exit_status(str(report).splitlines()[0] if str(report) else ""))

@@ -1,0 +1,20 @@
+"""``wai inspect``: what is in a rollout file (whileai.store.describe)."""
+
+from __future__ import annotations
+
+import click
+
+from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+
+
+@click.command()
+@rows_argument()
+@json_option
+def inspect(file: str, as_json: bool) -> None:
+    """Rows, tasks, k, graded share, columns, markers, and pass@1 with its 95% interval."""
+    from whileai.store import describe
+
+    emit(describe(file), as_json)
+
+
+inspect.help = f"{inspect.help}\n\n{ROWS_HELP}"

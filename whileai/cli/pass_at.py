@@ -1,0 +1,27 @@
+"""``wai pass-at``: pass@1, pass^k and pass@k with intervals over tasks (whileai.measure.pass_at)."""
+
+from __future__ import annotations
+
+import click
+
+from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+
+
+@click.command("pass-at")
+@rows_argument()
+@click.option("--k", type=click.IntRange(min=1), default=None,
+              help="Rollouts per task for pass^k and pass@k (default: the smallest group with two or more).")
+@click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
+@json_option
+def pass_at(file: str, k: int | None, as_table: bool, as_json: bool) -> None:
+    """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
+    from whileai.measure import pass_at as measure
+
+    report = measure(file, k=k)
+    if as_table and not as_json:
+        click.echo(report.table())
+    else:
+        emit(report, as_json)
+
+
+pass_at.help = f"{pass_at.help}\n\n{ROWS_HELP}"
