@@ -53,3 +53,4 @@ class _CallableModule(_types.ModuleType):
 _sys.modules[__name__].__class__ = _CallableModule
 __signature__ = _inspect.signature(simulate)
 __wrapped__ = simulate
+__doc__ = f"{__doc__}\nCalling ``wai.simulate(...)`` runs :func:`simulate`:\n\n{simulate.__doc__}"
