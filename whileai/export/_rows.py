@@ -386,12 +386,14 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
     order[is_sys] = len(flat) + np.arange(int(need_sys.sum()))
     system = out.filter(pl.Series(need_sys)).select(_system_message(opts).alias("_m"))["_m"]
     pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)])
+    mask: np.ndarray | None = None
     if opts.format == "openai" and not opts.prompt_completion:
         mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
-        out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
+        if opts.parquet:
+            out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
     _count(out, opts, counts, row_offset)
     if not opts.parquet:
-        return _stream_json(out, opts, pool, order, offsets)
+        return _stream_json(out, opts, pool, order, offsets, mask)
     message = pool.gather(order)
     if opts.prompt_completion:
         # the completion is each sample's last message; the prompt is everything before it
@@ -406,33 +408,34 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
     return _assemble_parquet(out, opts)
 
 
-def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.ndarray,
-                 offsets: np.ndarray) -> pl.DataFrame:
+def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.ndarray, offsets: np.ndarray,
+                 mask: np.ndarray | None) -> pl.DataFrame:
     """The chunk's JSON lines as a sequence of pieces written back to back (column ``piece``).
 
-    Each sample is ``head, m0, ",", m1, ..., tail`` (for prompt/completion rows ``head, prompt
-    messages with commas, mid, last message, tail``), where the message pieces are the JSON
-    texts already built per message and the tail holds every other key and the newline. One
-    gather puts the pieces in order, so no message text is copied into a per-row list or line.
+    A sample is ``head, m0, ",", m1, ..., mid, ..., tail``: the message pieces are the JSON texts
+    already built per message; for OpenAI rows ``mid`` opens ``loss_mask`` and one ``"0,"`` /
+    ``"1,"`` piece per message follows; for prompt/completion rows ``mid`` closes the prompt and
+    the last message follows as the completion; the tail holds every other key and the newline.
+    One gather puts the pieces in order, so no message text is copied into a per-row list or line.
     """
     n = out.height
     tails = _tail_json(out, opts)
     if opts.prompt_completion:
         head, mid = '{"prompt":[', '],"completion":['
+    elif mask is not None:
+        head, mid = '{"messages":[', '],"loss_mask":['
     else:
         head, mid = '{"messages":[', ""
     n_msgs = offsets[1:] - offsets[:-1]
     base_tail = len(pool)
-    comma, head_ix, mid_ix = base_tail + n, base_tail + n + 1, base_tail + n + 2
-    pieces = pl.concat([pool, tails, pl.Series([",", head, mid], dtype=pool.dtype)])
+    comma, head_ix, mid_ix, digits = (base_tail + n + i for i in range(4))  # digits: "0,", "1,", "0", "1"
+    constants = [",", head, mid, "0,", "1,", "0", "1"]
+    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype)])
     sample_of_slot = np.repeat(np.arange(n), n_msgs)
     j = np.arange(int(offsets[-1])) - offsets[:-1][sample_of_slot]
-    if opts.prompt_completion:
-        p = n_msgs - 1  # prompt messages; the last message is the completion
-        length = np.maximum(2 * p - 1, 0) + 4
-    else:
-        p = n_msgs
-        length = 2 * n_msgs + 1
+    p = n_msgs - 1 if opts.prompt_completion else n_msgs  # messages before ``mid``
+    after = np.ones(n, np.int64) if opts.prompt_completion else (n_msgs if mask is not None else np.zeros(n, np.int64))
+    length = 1 + np.maximum(2 * p - 1, 0) + (1 if mid or opts.prompt_completion else 0) + after + 1
     starts = np.zeros(n, dtype=np.int64)
     np.cumsum(length[:-1], out=starts[1:])
     seq = np.empty(int(length.sum()), dtype=np.int64)
@@ -443,10 +446,14 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
     seq[pos[in_prompt]] = order[in_prompt]
     has_comma = in_prompt & (j < p[sample_of_slot] - 1)
     seq[pos[has_comma] + 1] = comma
+    mid_pos = starts + 1 + np.maximum(2 * p - 1, 0)
     if opts.prompt_completion:
-        mid_pos = starts + 1 + np.maximum(2 * p - 1, 0)
         seq[mid_pos] = mid_ix
         seq[mid_pos + 1] = order[offsets[1:] - 1]
+    elif mask is not None:
+        seq[mid_pos] = mid_ix
+        last = j == n_msgs[sample_of_slot] - 1
+        seq[mid_pos[sample_of_slot] + 1 + j] = digits + mask + np.where(last, 2, 0)
     return pl.DataFrame({"piece": pieces.gather(seq)})
 
 
@@ -493,9 +500,7 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     afterwards (a ``,"`` never occurs inside a JSON string, so the pattern cannot touch text);
     JSON columns (tools, faults) are spliced in raw.
     """
-    pieces: list[pl.Expr] = [pl.lit("]")]
-    if opts.format == "openai" and not opts.prompt_completion:
-        pieces += [pl.lit(',"loss_mask":['), pl.col("_loss_mask").cast(pl.List(pl.String)).list.join(","), pl.lit("]")]
+    pieces: list[pl.Expr] = [pl.lit("]")]  # closes messages, completion or loss_mask
     if opts.format == "openai":
         pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
     else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
