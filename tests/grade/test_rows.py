@@ -88,3 +88,18 @@ def test_chunks_cover_every_row():
 def test_empty_and_no_columns():
     assert row_dicts(pl.DataFrame()) == []
     assert row_dicts(pl.DataFrame({"task_key": ["a"]})) == [{}]
+
+
+def test_lazy_rows_read_only_what_is_asked():
+    df = table.frame(rollout_table(3, 2, seed=0))
+    rows = lazy_rows(df)
+    assert rows[0]["final_text"] == table.rows(df)[0]["final_text"]
+    assert not dict.__contains__(rows[0], "prompt")  # untouched columns are not filled
+    with pytest.raises(KeyError):
+        rows[0]["fault_kind"] if rows[0].get("fault_kind") is None else rows[0]["nope"]
+    assert json.loads(json.dumps(lazy_rows(df)[1])) == json.loads(json.dumps(table.rows(df)[1]))
+
+
+def test_lazy_rows_when_every_column_has_a_null():
+    df = table.frame([{"scenario_id": "a", "prompt": None, "x": 1}, {"scenario_id": None, "prompt": "q", "x": None}])
+    assert lazy_rows(df) == table.rows(df)

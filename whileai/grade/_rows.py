@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import operator
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -165,17 +164,21 @@ def _no_gc() -> Iterator[None]:
 
 
 class _Chunk:
-    """The heavy columns of one slice of the table, converted on first demand (thread-safe)."""
+    """The columns of one slice of the table, each converted to a Python list on first demand.
 
-    __slots__ = ("_lock", "_series", "_values", "names")
+    Thread-safe: a slow judge's worker threads may read the same chunk.
+    """
+
+    __slots__ = ("_lock", "_series", "_values", "names", "name_set")
 
     def __init__(self, df: pl.DataFrame, names: list[str]) -> None:
         self.names = names
+        self.name_set = frozenset(names)
         self._series = {name: df[name] for name in names}
         self._values: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
 
-    def value(self, name: str, index: int) -> Any:
+    def column(self, name: str) -> list[Any]:
         values = self._values.get(name)
         if values is None:
             with self._lock:
@@ -184,39 +187,44 @@ class _Chunk:
                     with _no_gc():
                         values = _column(self._series[name])
                     self._values[name] = values
-        return values[index]
+        return values
 
 
 class LazyRow(dict):  # type: ignore[type-arg]
-    """A row dict whose conversation and JSON columns are converted only when something reads them.
+    """A row dict whose values are read from the table only when something asks for them.
 
-    Indexing a light column (``row["final_text"]``) is a plain dict lookup. Anything that needs
-    the whole row (a heavy key, ``get``, ``in``, iteration, ``len``, ``items``, equality, copying,
-    JSON encoding through ``items``) first fills in the heavy columns, after which the object is
-    an ordinary dict with the same content as ``table.rows`` gives. Copies and pickles are plain
-    dicts.
+    ``row["final_text"]`` converts that one column for the chunk (once) and stores the value, so
+    a judge that reads two fields pays for two. Anything that needs the whole row (``get``,
+    ``in``, iteration, ``len``, ``items``, equality, writes, copying, JSON encoding) first fills
+    in every column, after which the object is an ordinary dict with the same content as
+    ``table.rows`` gives (null values are absent, as there). Copies and pickles are plain dicts.
     """
 
-    __slots__ = ("_pending",)
-    _pending: tuple[Any, int] | None
+    __slots__ = ("_chunk", "_index")
+    _chunk: _Chunk | None
+    _index: int
 
     def _load(self) -> None:
-        pending = getattr(self, "_pending", None)
-        if pending is None:
+        chunk = getattr(self, "_chunk", None)
+        if chunk is None:
             return
-        self._pending = None
-        chunk, index = pending
+        self._chunk = None
+        index = self._index
         setitem = dict.__setitem__
+        contains = dict.__contains__
         for name in chunk.names:
-            if not dict.__contains__(self, name):
-                value = chunk.value(name, index)
+            if not contains(self, name):
+                value = chunk.column(name)[index]
                 if value is not None:
                     setitem(self, name, value)
 
     def __missing__(self, key: Any) -> Any:
-        self._load()
-        if dict.__contains__(self, key):
-            return dict.__getitem__(self, key)
+        chunk = getattr(self, "_chunk", None)
+        if chunk is not None and key in chunk.name_set:
+            value = chunk.column(key)[self._index]
+            if value is not None:
+                dict.__setitem__(self, key, value)
+                return value
         raise KeyError(key)
 
     def get(self, key: Any, default: Any = None) -> Any:  # noqa: D102
@@ -291,7 +299,7 @@ class LazyRow(dict):  # type: ignore[type-arg]
         dict.update(self, *args, **kwargs)
 
     def clear(self) -> None:  # noqa: D102
-        self._pending = None
+        self._chunk = None
         dict.clear(self)
 
     def copy(self) -> dict[str, Any]:  # noqa: D102
@@ -322,75 +330,40 @@ class LazyRow(dict):  # type: ignore[type-arg]
         return self
 
 
-_HEAVY = frozenset({"messages"} | _JSON)
-
-
-def _null_codes(df: pl.DataFrame, names: list[str]) -> list[int] | None:
-    """Per row, a bit mask of which of ``names`` are null (None when there are too many columns)."""
-    nullable = [(i, n) for i, n in enumerate(names) if df[n].null_count()]
-    if not nullable:
-        return [0] * df.height
-    if len(names) > 62:
-        return None
-    expr = pl.sum_horizontal([pl.col(n).is_null().cast(pl.Int64) * (1 << i) for i, n in nullable])
-    return df.select(expr.alias("_code")).to_series().to_list()
-
-
-def _picker(positions: list[int]) -> Any:
-    if len(positions) > 1:
-        return operator.itemgetter(*positions)
-    if positions:
-        only = positions[0]
-        return lambda values: (values[only],)
-    return lambda values: ()
+def _anchor(df: pl.DataFrame, names: list[str]) -> str | None:
+    """A cheap column with no nulls, set on every lazy row up front (see :func:`lazy_rows`)."""
+    best = None
+    for name in names:
+        dtype = df.schema[name]
+        if df[name].null_count() == 0 and not dtype.is_nested() and name not in _JSON:
+            if dtype.is_numeric() or dtype == pl.Boolean:
+                return name
+            best = best or name
+    return best
 
 
 def lazy_rows(df: pl.DataFrame) -> list[dict[str, Any]]:
-    """Row dicts for user code: light columns filled now, the conversation and JSON on demand.
+    """Row dicts for user code, each filled from the table only as far as it is read.
 
-    Rows are grouped by which light columns are null, so each row is one ``dict(zip(...))`` over
-    the keys its pattern keeps (the wire shape drops None values) without a per-value test.
+    One column with no nulls is set on every row up front: C code that special-cases an empty
+    dict (``json.dumps`` prints ``{}`` without asking for items) then sees a non-empty one and
+    goes through ``items()``, which fills the rest.
     """
     names = [c for c in df.columns if c not in DERIVED_COLUMNS]
-    heavy = [c for c in names if c in _HEAVY]
-    light = [c for c in names if c not in _HEAVY]
-    codes = _null_codes(df, light) if light else [0] * df.height
-    if not heavy and codes is None:
-        return row_dicts(df)
-    chunk = _Chunk(df, heavy) if heavy else None
-    new = LazyRow if heavy else dict
+    chunk = _Chunk(df, names)
+    anchor = _anchor(df, names)
+    out: list[dict[str, Any]] = []
+    append = out.append
+    new = LazyRow
     with _no_gc():
-        columns = [_column(df[name]) for name in light]
-        rows_iter = zip(*columns) if columns else iter([()] * df.height)
-        out: list[dict[str, Any]] = []
-        append = out.append
-        if codes is None:
-            for i, vals in enumerate(rows_iter):
-                row = new((k, v) for k, v in zip(light, vals) if v is not None)
-                if chunk is not None:
-                    row._pending = (chunk, i)  # type: ignore[union-attr]
-                append(row)
-            return out
-        patterns: dict[int, tuple[tuple[str, ...], Any]] = {}
-        for code in set(codes):
-            keep = [i for i in range(len(light)) if not (code >> i) & 1]
-            patterns[code] = (tuple(light[i] for i in keep), _picker(keep))
-        full = tuple(light)
-        if chunk is None:
-            for code, vals in zip(codes, rows_iter):
-                if code:
-                    keys, pick = patterns[code]
-                    append(dict(zip(keys, pick(vals))))
-                else:
-                    append(dict(zip(full, vals)))
-            return out
-        for i, (code, vals) in enumerate(zip(codes, rows_iter)):
-            if code:
-                keys, pick = patterns[code]
-                row = new(zip(keys, pick(vals)))
-            else:
-                row = new(zip(full, vals))
-            row._pending = (chunk, i)  # type: ignore[union-attr]
+        if anchor is None:  # every column has a null somewhere: fill eagerly
+            rows = row_dicts(df)
+            return rows
+        values = chunk.column(anchor)
+        for i, value in enumerate(values):
+            row = new(((anchor, value),))
+            row._chunk = chunk
+            row._index = i
             append(row)
     return out
 
