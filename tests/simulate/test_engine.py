@@ -173,6 +173,14 @@ def test_an_agent_that_raises_or_returns_garbage_loses_only_those_rollouts():
     assert any("RuntimeError: model crashed" == x["error"] for x in r["lost"])
     assert any("keys ['text']" in x["error"] for x in r["lost"])
     assert any("never became rows" in w for w in data.warnings)
+    # every lost rollout is recorded, with its error and the conversation up to the failure
+    lost = data.lost
+    assert lost.height == r["rollouts_lost"] and set(lost["finish_reason"]) == {"error"}
+    assert set(lost["lost_reason"]) == {"agent_error", "invalid_reply"}
+    assert lost.filter(lost["lost_reason"] == "agent_error")["error"].unique().to_list() == ["RuntimeError: model crashed"]
+    assert lost["messages"].list.len().min() >= 1 and "error" not in data.df.columns
+    assert set(lost["scenario_id"]) <= set(data.df["scenario_id"]) | set(lost["scenario_id"])
+    assert not set(lost["rollout_id"]) & set(data.df["rollout_id"])
 
 
 def test_a_dead_agent_stops_early_with_an_empty_table():
@@ -183,6 +191,7 @@ def test_a_dead_agent_stops_early_with_an_empty_table():
     assert len(data) == 0 and data.df.width > 10
     assert data.report["stopped_because"] == "agent_failed"
     assert data.report["rollouts_lost"] == 16 and data.report["rollouts_requested"] == 400
+    assert data.lost.height == 16
     assert any("ValueError: no key" in w for w in data.warnings)
     small = run(dead, budget=8, repeats=4)
     assert small.report["rollouts_lost"] == 8 and small.report["stopped_because"] == "agent_failed"

@@ -276,6 +276,7 @@ def simulate(
     engine = _Engine(call, specs, policy, seed_int, max_turns, execute, concurrency, run_id)
     progress_bar = Progress(total, enabled=progress)
     buffer = RowBuffer()
+    lost_buffer = RowBuffer()
     lost_by = dict.fromkeys(LOST_REASONS, 0)
     lost: list[dict[str, Any]] = []
     stats = _Stats()
@@ -286,7 +287,7 @@ def simulate(
                 for index in range(k):
                     yield task, index, eval_run, ordinal
 
-    attempted = engine.run(items(), total, buffer, lost_by, lost, stats, progress_bar)
+    attempted = engine.run(items(), total, buffer, lost_buffer, lost_by, lost, stats, progress_bar)
     progress_bar.close()
     if attempted < total:
         stopped = "agent_failed"
@@ -309,13 +310,14 @@ def simulate(
                         "simulator=wai.Endpoint(...) for a model-written set.")
 
     # --- the table ----------------------------------------------------------------------------
-    df = buffer.frame()
-    if df is None:
-        df = _empty_frame()
-    df = _finish_frame(df, policy=policy, tools_json=tools_json, model_version=call.name, run_id=run_id,
-                       seed=seed_int, writer=writer, replayed=tasks is not None,
-                       parent_run=",".join(parent_runs) if parent_runs else None)
-    df = table.frame(df, allow_empty=True)
+    def finish(frame: pl.DataFrame) -> pl.DataFrame:
+        return table.frame(_finish_frame(frame, policy=policy, tools_json=tools_json, model_version=call.name,
+                                         run_id=run_id, seed=seed_int, writer=writer, replayed=tasks is not None,
+                                         parent_run=",".join(parent_runs) if parent_runs else None), allow_empty=True)
+
+    landed, failed = buffer.frame(), lost_buffer.frame()
+    df = finish(landed if landed is not None else _empty_frame())
+    lost_df = finish(failed if failed is not None else _empty_frame(lost=True))
     report = _report(df, plan=plan, task_list=task_list, k=k, runs=runs, asked=asked, mode=mode,
                      repeat_policy=repeat_policy, seed=seed_int, run_id=run_id, stopped=stopped, writer=writer,
                      agent=call.name, total=total, lost_by=lost_by, lost=lost, hard_share=hard_share,
@@ -326,6 +328,7 @@ def simulate(
     meta = {"system_prompt": policy, "tools": schemas, "mode": mode, "repeats": k, "repeat_policy": repeat_policy,
             "run_id": run_id, "seed": seed_int, "runs": runs, "budget": asked, "writer": writer}
     data = SimulationData(df, meta=meta, report=report, warnings=list(report.warnings))
+    data.lost = lost_df  # type: ignore[attr-defined]  # the rollouts that never became rows, with their error
     if output is not None:
         table.write(df, Path(output))
     return data
@@ -384,8 +387,9 @@ def _parts_text(content: Any) -> str:
     return str(content)
 
 
-def _lost(reason: str, exc: BaseException) -> Outcome:
-    return Outcome(lost_reason=reason, error=describe_error(exc))
+def _lost(reason: str, error: str, messages: list[dict[str, Any]], world: World) -> Outcome:
+    """A rollout that never became a row: the conversation up to the failure, and why."""
+    return Outcome(list(messages), None, False, "error", world.met, [], world.unknown_calls, None, reason, error)
 
 
 class _Engine:
@@ -407,15 +411,16 @@ class _Engine:
 
     # --- one rollout ------------------------------------------------------------------------
 
-    def _start(self, item: Item) -> tuple[Generator[list[dict[str, Any]], Any, Outcome], list[dict[str, Any]], Any]:
+    def _start(self, item: Item) -> tuple[Generator[list[dict[str, Any]], Any, Outcome], list[dict[str, Any]],
+                                           World, Any]:
         task, index, eval_run, _ = item
         token = _CURRENT.set(RolloutContext(task, index, eval_run, self.seed, self.specs))
         world = World(task, self.tool_map, self.execute, self.world_cache)
         gen = _episode(world, [*self.system, {"role": "user", "content": task.prompt}], self.max_turns)
-        return gen, next(gen), token
+        return gen, next(gen), world, token
 
     def rollout_sync(self, item: Item) -> Outcome:
-        gen, messages, token = self._start(item)
+        gen, messages, world, token = self._start(item)
         try:
             while True:
                 try:
@@ -423,20 +428,20 @@ class _Engine:
                     if type(reply) is not dict and inspect.isawaitable(reply):
                         reply = _run_coro(reply)
                 except EndpointError as exc:
-                    return _lost("endpoint_error", exc)
+                    return _lost("endpoint_error", describe_error(exc), messages, world)
                 except Exception as exc:
-                    return _lost("agent_error", exc)
+                    return _lost("agent_error", describe_error(exc), messages, world)
                 try:
                     messages = gen.send(reply)
                 except StopIteration as stop:
                     return stop.value  # type: ignore[no-any-return]
                 except InvalidReply as exc:
-                    return Outcome(lost_reason="invalid_reply", error=str(exc))
+                    return _lost("invalid_reply", str(exc), messages, world)
         finally:
             _CURRENT.reset(token)
 
     async def rollout_async(self, item: Item) -> Outcome:
-        gen, messages, token = self._start(item)
+        gen, messages, world, token = self._start(item)
         try:
             while True:
                 try:
@@ -444,22 +449,22 @@ class _Engine:
                     if inspect.isawaitable(reply):
                         reply = await reply
                 except EndpointError as exc:
-                    return _lost("endpoint_error", exc)
+                    return _lost("endpoint_error", describe_error(exc), messages, world)
                 except Exception as exc:
-                    return _lost("agent_error", exc)
+                    return _lost("agent_error", describe_error(exc), messages, world)
                 try:
                     messages = gen.send(reply)
                 except StopIteration as stop:
                     return stop.value  # type: ignore[no-any-return]
                 except InvalidReply as exc:
-                    return Outcome(lost_reason="invalid_reply", error=str(exc))
+                    return _lost("invalid_reply", str(exc), messages, world)
         finally:
             _CURRENT.reset(token)
 
     # --- the run ------------------------------------------------------------------------------
 
-    def run(self, items: Iterator[Item], total: int, buffer: RowBuffer, lost_by: dict[str, int],
-            lost: list[dict[str, Any]], stats: _Stats, progress: Progress) -> int:
+    def run(self, items: Iterator[Item], total: int, buffer: RowBuffer, lost_buffer: RowBuffer,
+            lost_by: dict[str, int], lost: list[dict[str, Any]], stats: _Stats, progress: Progress) -> int:
         """Run every item; return how many were attempted (fewer when the agent is dead)."""
         state = {"attempted": 0, "landed": 0}
 
@@ -472,6 +477,7 @@ class _Engine:
                     if len(lost) < _LOST_EXAMPLES:
                         lost.append({"scenario_id": task.scenario_id, "rollout_index": index, "eval_run": eval_run,
                                      "reason": out.lost_reason, "error": out.error})
+                    lost_buffer.add(task, index, eval_run, self._rollout_id(task, index, eval_run), out)
                     continue
                 state["landed"] += 1
                 if out.unknown_calls:
@@ -479,6 +485,7 @@ class _Engine:
                     stats.unknown_tools.update(out.unknown_calls)
                 buffer.add(task, index, eval_run, self._rollout_id(task, index, eval_run), out)
             buffer.flush()
+            lost_buffer.flush()
             return state["landed"] == 0 and state["attempted"] >= _DEAD_AGENT
 
         batches = _batches(items, _BATCH if total > _DEAD_AGENT else total or 1, first=_DEAD_AGENT)
@@ -657,8 +664,9 @@ def _seed_int(seed: Any) -> int:
     return int(seed)
 
 
-def _empty_frame() -> pl.DataFrame:
-    return pl.DataFrame(schema={
+def _empty_frame(*, lost: bool = False) -> pl.DataFrame:
+    extra = {"lost_reason": pl.String, "error": pl.String} if lost else {}
+    return pl.DataFrame(schema={**extra,
         "scenario_id": pl.String, "rollout_index": pl.Int64, "rollout_id": pl.String, "prompt": pl.String,
         "messages": pl.List(MESSAGE), "final_text": pl.String, "scenario_dimensions": pl.String,
         "world_state": pl.String, "stance": pl.String, "ask_family": pl.String, "tier": pl.String,
@@ -667,7 +675,7 @@ def _empty_frame() -> pl.DataFrame:
     })
 
 
-_ORDER = ("scenario_id", "rollout_index", "rollout_id", "prompt", "system_prompt", "messages", "final_text", "tools",
+_ORDER = ("scenario_id", "rollout_index", "rollout_id", "lost_reason", "error", "prompt", "system_prompt", "messages", "final_text", "tools",
           "scenario_dimensions", "world_state", "stance", "ask_family", "tier", "fault_kind", "faults", "seeded",
           "seeded_kinds", "truncated", "finish_reason", "policy_version", "model_version", "privileged", "lineage")
 

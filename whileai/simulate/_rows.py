@@ -115,6 +115,9 @@ class RowBuffer:
             "privileged": pl.Series([t.privileged_json for t in tasks], dtype=pl.String),
             "_eval_run": pl.Series([i[2] for i in items], dtype=pl.Int64),
         }
+        if any(o.lost_reason is not None for o in outs):
+            columns["lost_reason"] = pl.Series([o.lost_reason for o in outs], dtype=pl.String)
+            columns["error"] = pl.Series([o.error for o in outs], dtype=pl.String)
         if any(o.usage is not None for o in outs):
             columns["usage"] = pl.Series([_usage(o.usage) for o in outs],
                                          dtype=pl.Struct({"prompt_tokens": pl.Int64, "completion_tokens": pl.Int64}))
