@@ -29,9 +29,12 @@ def test_record_run_numbers_come_from_pass_at(store):
     assert run.metrics["pass_pow_k"] == pytest.approx(expected.pass_pow_k)
     assert (run.n_rows, run.n_tasks, run.k, run.n_graded) == (96, 24, 4, 96)
     assert run.policy == "scripted@v1" and run.seed == 5 and run.name == "baseline"
-    # markers: mean over rows per marker (with an interval where measure provides one)
-    mean = df["markers"].struct.field("honest_claims").mean()
-    assert run.markers["honest_claims"]["mean"] == pytest.approx(mean)
+    # markers: each one's mean over tasks with its interval, from measure.marker_summary
+    from whileai.measure import marker_summary
+
+    expected_marker = marker_summary(df, seed=5)["honest_claims"]
+    assert run.markers["honest_claims"]["mean"] == pytest.approx(df["markers"].struct.field("honest_claims").mean())
+    assert run.markers["honest_claims"]["ci95"] == pytest.approx(list(expected_marker.ci95))
     assert store.run("baseline").id == run.id == store.run(run.id[:6]).id
     assert [r.id for r in store.runs()] == [run.id]
     assert run.id in str(store.runs()) and "pass@1" in str(run)

@@ -210,3 +210,19 @@ def test_import_whileai_store_does_not_load_duckdb():
     code = "import sys, whileai.store; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_small_holdout_warns_with_holdout_size(store):
+    from whileai.measure import holdout_size
+
+    needed = holdout_size(0.05, k=4).n_tasks
+    small = rollout_table(20, 4, seed=1, messages=False)
+    info = store.save_dataset(small, "tiny-holdout", purpose="holdout")
+    assert len(info.warnings) == 1
+    assert f"holdout has 20 tasks; proving a 5-point gain at 80% power needs about {needed:,} at k=4" in info.warnings[0]
+    assert "tiny-holdout@1" in str(info) and "! holdout has 20 tasks" in str(info)
+    assert store.save_dataset(small, "tiny-train").warnings == []
+    big = rollout_table(needed, 4, seed=2, messages=False)
+    assert store.save_dataset(big, "big-holdout", purpose="holdout").warnings == []
+    sides = store.save_split(small, "loop", holdout=0.3)
+    assert sides.warnings and sides.warnings == sides.holdout.warnings

@@ -247,12 +247,9 @@ class Store:
 
     def _holdout_warnings(self, df: pl.DataFrame, stats: Mapping[str, int]) -> list[str]:
         """Say when a holdout is too small to prove a 5-point gain at 80% power (measure.holdout_size)."""
-        from whileai import measure
+        from whileai.measure import holdout_size
 
-        sizing = getattr(measure, "holdout_size", None)
-        if sizing is None:  # the measure step has not shipped holdout_size yet
-            return []
-        report = sizing(HOLDOUT_EFFECT, k=max(stats["k"], 1))
+        report = holdout_size(HOLDOUT_EFFECT, k=max(stats["k"], 1))
         needed = report["n_tasks"]
         if needed is None or stats["n_tasks"] >= needed:
             return []
@@ -527,8 +524,8 @@ class Store:
         """Record an evaluated run: what produced it, pass rates with intervals, markers, verdict.
 
         The numbers come from :func:`whileai.measure.pass_at` (pass@1 with its interval over
-        tasks, pass^k, pass@k, headroom) and, per marker, ``whileai.measure.marker_summary`` where
-        it exists (else the marker's mean, with no interval). Setup fields not given are read off
+        tasks, pass^k, pass@k, headroom) and, per marker, ``whileai.measure.marker_summary``
+        (each marker's mean over tasks with its interval). Setup fields not given are read off
         the rows: ``policy`` (the most common ``policy_version``, else ``model_version``),
         ``judge`` (the most common ``judge_name``) and ``harness``, the fingerprint of the
         instructions, tools and model the rows ran under (seeds: "its fingerprint is its version").
@@ -688,11 +685,8 @@ class Store:
                        warnings=warnings)
 
     def _paired_delta(self, a: str, b: str) -> tuple[str | None, dict[str, Any] | None]:
-        from whileai import measure
+        from whileai.measure import delta_report
 
-        delta_report = getattr(measure, "delta_report", None)
-        if delta_report is None:  # the measure step has not shipped delta_report yet
-            return None, None
         report = delta_report(self.load_dataset(a), self.load_dataset(b))
         return report["headline_verdict"], report.to_dict()
 
@@ -802,17 +796,10 @@ def _marker_summaries(df: pl.DataFrame, seed: int | None) -> dict[str, Any]:
     names = table.markers_of(df) if "markers" in df.columns else []
     if not names:
         return {}
-    from whileai import measure
+    from whileai.measure import marker_summary
 
-    summary = getattr(measure, "marker_summary", None)
-    if summary is not None:
-        report = summary(df, seed=0 if seed is None else seed)
-        data = report.to_dict() if hasattr(report, "to_dict") else dict(report)
-        items = data.get("markers", data) if isinstance(data, dict) else {}
-        return {str(k): {"mean": v.get("mean"), "ci95": v.get("ci95")} for k, v in items.items()
-                if isinstance(v, dict) and "mean" in v}
-    means = df.select([pl.col("markers").struct.field(m).mean().alias(m) for m in names]).row(0, named=True)
-    return {m: {"mean": _num(v), "ci95": None} for m, v in means.items() if v is not None}
+    data = marker_summary(df, seed=0 if seed is None else seed).to_dict()["markers"]
+    return {str(k): {"mean": v.get("mean"), "ci95": v.get("ci95")} for k, v in data.items()}
 
 
 def _coverage_warnings(df: pl.DataFrame, pinned: EvalSetInfo) -> list[str]:
