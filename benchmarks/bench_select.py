@@ -67,18 +67,18 @@ def run(sizes: list[int]) -> list[dict[str, Any]]:
         ref = _wai131_seconds(df) if n <= REFERENCE_MAX_ROWS else None
         for mode, budget in (("rl", 2.0), ("sft", 1.0)):
             kept = select(df, mode=mode).report.n_selected
-            r = row(f'select(mode="{mode}")', df.height, lambda m=mode: select(df, mode=m),
+            r = row(f'select(mode="{mode}")', df.height, lambda m=mode, d=df: select(d, mode=m),
                     reference="whileai 0.131 select" if ref else None,
                     note=f"k={K}, kept {kept}" + (f"; target < {budget:g} s at 1M" if n >= 1_000_000 else ""))
             if ref:
                 r["reference_seconds"] = ref[mode][0]
                 r["note"] += f"; 0.131 kept {ref[mode][1]}"
             out.append(r)
-        out.append(row("build_preference_pairs", df.height, lambda: build_preference_pairs(df), note=f"k={K}"))
-        out.append(row("curriculum", df.height, lambda: curriculum(df), note=f"k={K}"))
+        out.append(row("build_preference_pairs", df.height, lambda d=df: build_preference_pairs(d), note=f"k={K}"))
+        out.append(row("curriculum", df.height, lambda d=df: curriculum(d), note=f"k={K}"))
         if n <= 100_000:
-            out.append(row("publish_gate", df.height, lambda: publish_gate(df),
-                           note="incl. guard near-duplicate and length checks"))
+            out.append(row("publish_gate", df.height, lambda d=df: publish_gate(d),
+                           note="incl. near-duplicate asks and length spread"))
     return out
 
 

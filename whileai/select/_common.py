@@ -27,7 +27,8 @@ __all__ = [
     "eval_sourced",
     "eval_sourced_warning",
     "has",
-    "junk_flags",
+    "junk_flag",
+    "junk_split",
     "privileged_leaks",
     "require_graded",
     "take_rows",
@@ -126,19 +127,27 @@ def reply_chars_expr(df: pl.DataFrame) -> pl.Expr:
     return reply_expr(df).str.len_chars().cast(pl.Int64)
 
 
-def junk_flags(df: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
-    """``(no_output, garbage)``: rows with no tool call and no reply, or a reply with no letter or digit.
+def junk_flag(df: pl.DataFrame) -> pl.Expr:
+    """Junk rows: no tool call and no letter or digit in the reply (empty, whitespace, "...").
 
     A rollout that called a tool is never junk here, whatever its last message: it did something
-    a trainer can learn from or against. Rewards are not read.
+    a trainer can learn from or against. Rewards are not read. One regex pass over the replies.
     """
-    reply = reply_expr(df)
     no_call = n_tool_calls_expr(df) == 0
-    no_alnum = ~reply.str.contains(r"[\p{L}\p{N}]")
-    blank = ~reply.str.contains(r"\S")
-    no_output = (no_call & no_alnum & blank).alias("_no_output")
-    garbage = (no_call & no_alnum & ~blank).alias("_garbage")
-    return no_output, garbage
+    return no_call & ~reply_expr(df).str.contains(r"[\p{L}\p{N}]")
+
+
+def junk_split(df: pl.DataFrame, junk: pl.Series) -> tuple[int, int]:
+    """``(no_output, garbage)`` among the junk rows: a blank reply, or text with no letter or digit.
+
+    Runs on the junk rows only (they are few), so the split costs nothing on clean data.
+    """
+    n = int(junk.sum())
+    if n == 0:
+        return 0, 0
+    replies = df.select(reply_expr(df).alias("r")).filter(junk)["r"]
+    blank = int((~replies.str.contains(r"\S")).sum())
+    return blank, n - blank
 
 
 def truncated_flag(df: pl.DataFrame) -> pl.Expr:

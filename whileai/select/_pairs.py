@@ -21,6 +21,7 @@ from whileai.select._common import (
     has,
     reply_chars_expr,
     require_graded,
+    take_rows,
 )
 from whileai.table import IntoRows
 from whileai.table.schema import MESSAGE
@@ -172,12 +173,14 @@ def build_preference_pairs(
     if has(df, "judge_status"):
         usable = usable & (pl.col("judge_status").is_null() | (pl.col("judge_status") == "ok"))
     prompt_key = pl.col("prompt").fill_null("") if has(df, "prompt") else pl.lit("")
-    work = df.with_columns(
+    # the pairing runs on a narrow frame; conversations are read for the paired rows only
+    work = df.lazy().select(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
         pl.struct(pl.col("task_key"), prompt_key.alias("p")).hash(29).alias("_g"),
+        pl.col("reward").cast(pl.Float64),
         reply_chars_expr(df).alias("_len"),
         usable.alias("_usable"),
-    )
+    ).collect()
     n_unusable = int(work.height - work["_usable"].sum())
     pool = work.filter(pl.col("_usable")).select("_g", "_pos", "reward", "_len")
 
@@ -207,26 +210,29 @@ def build_preference_pairs(
 
     pairs_idx = pl.concat(picked) if picked else pl.DataFrame(
         schema={"_g": pl.UInt64, "_c": pl.Int64, "_r": pl.Int64, "_round": pl.Int32})
-    out = _assemble(work, pairs_idx)
+    out = _assemble(df, pairs_idx)
     report = _report(out, pairs_idx, summary, n_unusable, margin, length_match)
     out = out.drop("_delta", "_same", "_eval", "_ident")
     return PreferencePairs(out, report=report, meta=dict(getattr(rows, "meta", {}) or {}))
 
 
-def _assemble(work: pl.DataFrame, pairs_idx: pl.DataFrame) -> pl.DataFrame:
+def _assemble(df: pl.DataFrame, pairs_idx: pl.DataFrame) -> pl.DataFrame:
     """One row per pair, in first-seen ask order then round, with the PAIR_COLUMNS."""
-    messages = pl.col("messages") if has(work, "messages") else pl.lit(None, pl.List(MESSAGE))
+    used = pl.concat([pairs_idx["_c"], pairs_idx["_r"]]).sort()
+    rows = take_rows(df, used).with_columns(used.alias("_pos"))
+    messages = pl.col("messages") if has(rows, "messages") else pl.lit(None, pl.List(MESSAGE))
     side_cols = [
         pl.col("_pos"), pl.col("task_key"),
-        (pl.col("prompt") if has(work, "prompt") else pl.lit(None, pl.String)).alias("prompt"),
-        messages.cast(pl.List(MESSAGE)).alias("m"), pl.col("reward"), pl.col("_len"),
-        (pl.col("policy_version") if has(work, "policy_version") else pl.lit(None, pl.String)).alias("policy"),
-        eval_sourced(work).alias("_eval"),
-        _first_turn_hash(work).alias("_first"),
+        (pl.col("prompt") if has(rows, "prompt") else pl.lit(None, pl.String)).alias("prompt"),
+        messages.cast(pl.List(MESSAGE)).alias("m"), pl.col("reward").cast(pl.Float64),
+        reply_chars_expr(rows).alias("_len"),
+        (pl.col("policy_version") if has(rows, "policy_version") else pl.lit(None, pl.String)).alias("policy"),
+        eval_sourced(rows).alias("_eval"),
+        _first_turn_hash(rows).alias("_first"),
     ]
-    extras = [c for c in ("tools", "system_prompt") if has(work, c)]
+    extras = [c for c in ("tools", "system_prompt") if has(rows, c)]
     side_cols += [pl.col(c) for c in extras]
-    sides = work.select(side_cols)
+    sides = rows.select(side_cols)
     chosen = pairs_idx.join(sides, left_on="_c", right_on="_pos", how="left")
     rejected = sides.select(pl.all().name.suffix("_r"))
     both = (chosen.join(rejected, left_on="_r", right_on="_pos_r", how="left")

@@ -38,7 +38,8 @@ from whileai.select._common import (
     eval_sourced,
     eval_sourced_warning,
     has,
-    junk_flags,
+    junk_flag,
+    junk_split,
     privileged_leaks,
     require_graded,
     take_rows,
@@ -257,36 +258,36 @@ def select_for_rl(
 
     # 1. junk rows. Every filter below runs on a narrow frame (row position, task, reward, flags,
     # trajectory hash); the wide rows (conversations) are gathered once, for the kept rows only.
-    no_output, garbage = junk_flags(df)
-    work = df.select(
+    work = df.lazy().select(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
         "task_key",
         pl.col("reward").cast(pl.Float64),
-        no_output, garbage,
-        pl.col("reward").is_null().alias("_ungraded"),
+        junk_flag(df).alias("_junk"),
         truncated_flag(df).alias("_trunc"),
         trajectory_hash_expr(df).alias("_traj"),
         (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
-    )
+    ).collect()
     # 0. replies that quote their own privileged context (the answer key the judge read)
     leak_mask, leak_info = privileged_leaks(df, warnings)
     report["privileged_leaks"] = leak_info
     report["privileged_leaks_dropped"] = leak_info["n_dropped"]
     if leak_mask is not None and leak_info["n_dropped"]:
-        work = work.filter(~leak_mask)
-    gates = work.select(
-        pl.col("_no_output").sum().alias("no_output"),
-        (~pl.col("_no_output") & pl.col("_garbage")).sum().alias("garbage"),
-        (~pl.col("_no_output") & ~pl.col("_garbage") & pl.col("_ungraded")).sum().alias("ungraded"),
-    ).row(0, named=True)
-    report["gates"] = {k: int(v) for k, v in gates.items()}
-    report["junk_dropped"] = sum(report["gates"].values())
-    work = work.filter(~(pl.col("_no_output") | pl.col("_garbage") | pl.col("_ungraded")))
+        work = work.with_columns(pl.col("_junk") & ~leak_mask)
+        keep = ~leak_mask
+    else:
+        keep = None
+    no_output, garbage = junk_split(df, work["_junk"])
+    if keep is not None:
+        work = work.filter(keep)
+    ungraded = int((~work["_junk"] & work["reward"].is_null()).sum())
+    report["gates"] = {"no_output": no_output, "garbage": garbage, "ungraded": ungraded}
+    report["junk_dropped"] = no_output + garbage + ungraded
+    work = work.filter(~pl.col("_junk") & pl.col("reward").is_not_null())
     report["n_after_gates"] = work.height
 
     # 2. duplicate trajectories within an ask (the hash includes the task)
-    first = work["_traj"].is_first_distinct()
-    dup_stats = _duplicate_stats(work, first)
+    first, in_set = _first_and_duplicated(work["_traj"].to_numpy())
+    dup_stats = _duplicate_stats(work, first, in_set)
     report["duplicates"] = dup_stats
     work = work.filter(first)
     if dup_stats["n_dropped"]:
@@ -443,21 +444,31 @@ def _check_endorsed(endorsed: Any) -> list[str]:
     return items
 
 
-def _duplicate_stats(work: pl.DataFrame, first: pl.Series) -> dict[str, Any]:
+def _first_and_duplicated(h: np.ndarray) -> tuple[pl.Series, pl.Series]:
+    """One stable sort of the trajectory hashes: the first row of each hash, and rows whose hash repeats."""
+    order = np.argsort(h, kind="stable")
+    sorted_h = h[order]
+    start = np.r_[True, sorted_h[1:] != sorted_h[:-1]] if h.size else np.zeros(0, bool)
+    run = np.cumsum(start) - 1
+    repeated = np.bincount(run)[run] > 1 if h.size else np.zeros(0, bool)
+    first = np.empty(h.size, bool)
+    dup = np.empty(h.size, bool)
+    first[order] = start
+    dup[order] = repeated
+    return pl.Series("_first", first), pl.Series("_dup", dup)
+
+
+def _duplicate_stats(work: pl.DataFrame, first: pl.Series, in_set: pl.Series) -> dict[str, Any]:
     n = work.height
-    n_kept = int(first.sum())
-    dup_rows = work.filter(~first)
-    groups_affected = dup_rows["task_key"].n_unique() if dup_rows.height else 0
-    conflicting = 0
-    if dup_rows.height:
-        hashes = dup_rows["_traj"].unique()
-        conflicting = int(
-            work.filter(pl.col("_traj").is_in(hashes.implode()))
-            .group_by("_traj").agg(pl.col("reward").n_unique().alias("u"))
-            .select((pl.col("u") > 1).sum()).item()
-        )
-    return {"n": n, "n_kept": n_kept, "n_dropped": n - n_kept, "groups_affected": int(groups_affected),
-            "duplicate_rate": round((n - n_kept) / n, 4) if n else 0.0, "conflicting_rewards": conflicting}
+    n_dup = int((~first).sum())
+    groups_affected = conflicting = 0
+    if n_dup:
+        sets = work.select("task_key", "reward", "_traj").filter(in_set)
+        groups_affected = sets["task_key"].n_unique()
+        conflicting = int(sets.group_by("_traj").agg(pl.col("reward").n_unique().alias("u"))
+                          .select((pl.col("u") > 1).sum()).item())
+    return {"n": n, "n_kept": n - n_dup, "n_dropped": n_dup, "groups_affected": int(groups_affected),
+            "duplicate_rate": round(n_dup / n, 4) if n else 0.0, "conflicting_rewards": conflicting}
 
 
 def _group_fault_kinds(work: pl.DataFrame, eligible: pl.DataFrame) -> pl.DataFrame:

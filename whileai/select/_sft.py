@@ -20,7 +20,7 @@ from whileai.select._common import (
     eval_sourced,
     eval_sourced_warning,
     has,
-    junk_flags,
+    junk_flag,
     privileged_leaks,
     require_graded,
     take_rows,
@@ -174,7 +174,6 @@ def select_for_sft(
     require_graded(df, 'select(mode="sft")')
     graded = pl.col("reward").is_not_null()
     passing = graded & (pl.col("reward") >= float(min_reward))
-    no_output, garbage = junk_flags(df)
     # A narrow frame: every ranking runs on it and the wide rows are gathered once at the end.
     work = df.select(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
@@ -182,7 +181,7 @@ def select_for_sft(
         pl.col("reward").cast(pl.Float64),
         pl.Series("_key", rng.random(df.height)),
         passing.alias("_pass"),
-        (passing & (no_output | garbage)).alias("_junk"),
+        (passing & junk_flag(df)).alias("_junk"),
     )
     warnings: list[str] = []
     leak_mask, leak_info = privileged_leaks(df, warnings)
