@@ -13,7 +13,10 @@ import whileai as wai
 from tests.store import _workers
 from whileai.errors import StoreBusyError
 
-CTX = mp.get_context("spawn")
+# A fork server imports the library once and forks every writer from that clean, single-threaded
+# process: real separate processes, without paying the import per writer.
+CTX = mp.get_context("forkserver")
+CTX.set_forkserver_preload(["tests.store._workers", "whileai.store", "whileai.store._db", "duckdb"])
 
 
 def _start(target, *args):
@@ -48,7 +51,7 @@ def test_busy_store_raises_after_the_timeout_then_succeeds(tmp_path):
     path = str(tmp_path / "store.duckdb")
     wai.store.open(path).save_dataset([{"scenario_id": "t", "reward": 1.0}], "before")
     ready = CTX.Event()
-    holder = _start(_workers.hold_lock, path, 2.5, ready)
+    holder = _start(_workers.hold_lock, path, 1.5, ready)
     assert ready.wait(60)
     with pytest.raises(StoreBusyError, match="store is busy, retry"):
         wai.store.open(path, timeout=0.3).save_dataset([{"scenario_id": "t", "reward": 0.0}], "impatient")
