@@ -204,3 +204,12 @@ def test_other_interval_methods():
     assert boot.ci95[0] < boot.pass_at_1 < boot.ci95[1]
     assert "bootstrap over tasks" in boot.table()
     assert isinstance(t, PassAt)
+
+
+def test_task_stats_extension_keeps_its_default_shape():
+    from whileai.measure import task_stats
+
+    df = pl.DataFrame({"task_key": ["b", "a", "b"], "g": ["x", "y", "x"], "reward": [1.0, 0.0, None]})
+    assert task_stats(df).rows() == [("b", 2, 1, 1, 1.0, 1.0), ("a", 1, 1, 0, 0.0, 0.0)]
+    two = task_stats(df, keys=["g", "task_key"], extra=[pl.col("reward").max().alias("best")])
+    assert two.columns == ["g", "task_key", "n", "n_graded", "c", "reward_sum", "reward_mean", "best"]

@@ -70,3 +70,14 @@ def test_monotone_in_k():
         assert (now_pow <= prev_pow + 1e-15).all() and (now_at >= prev_at - 1e-15).all()
         prev_pow, prev_at = now_pow, now_at
     assert comb_ratio([2], [4], 2)[0] == pytest.approx(1 / 6)
+
+
+def test_many_tasks_take_the_distinct_pair_path_and_agree():
+    rng = np.random.default_rng(0)
+    n = rng.integers(4, 13, 20_000)
+    c = rng.binomial(n, 0.4)
+    got_pow, got_at = pass_pow_k(n, c, 4), pass_at_k(n, c, 4)
+    for i in rng.integers(0, n.size, 300):
+        assert got_pow[i] == pytest.approx(comb(int(c[i]), 4) / comb(int(n[i]), 4), abs=1e-15)
+        assert got_at[i] == pytest.approx(1 - comb(int(n[i] - c[i]), 4) / comb(int(n[i]), 4), abs=1e-15)
+    assert np.isnan(pass_pow_k(np.r_[n, 3], np.r_[c, 1], 4)[-1])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,11 +94,16 @@ def check_ci_method(value: Any, name: str = "ci_method") -> str:
 # ------------------------------------------------------------------------------------------
 
 
-def read_rows(rows: Any, *, extra: Sequence[str] = ()) -> pl.DataFrame:
-    """``table.frame`` with empty input allowed; a path reads only the columns measure needs."""
-    if isinstance(rows, (str, os.PathLike)):
-        return table.frame(rows, columns=[*MEASURE_COLUMNS, *extra], allow_empty=True)
-    return table.frame(rows, allow_empty=True)
+def read_rows(rows: Any, *, extra: Sequence[str] = (), all_columns: bool = False) -> pl.DataFrame:
+    """``table.frame`` with empty input allowed, reading only the columns measure needs.
+
+    Parquet is scanned lazily and a frame is narrowed before normalisation, so the conversation
+    columns a measure never reads are neither loaded nor rebuilt. ``all_columns`` keeps every
+    column (a ``by=`` callable sees whole rows).
+    """
+    if all_columns:
+        return table.frame(rows, allow_empty=True)
+    return table.frame(rows, columns=[*MEASURE_COLUMNS, *extra], allow_empty=True)
 
 
 def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
@@ -149,25 +153,21 @@ def metric_label(name: str) -> str:
     return name[len(MARKER_PREFIX):] if name.startswith(MARKER_PREFIX) else name
 
 
-def task_values(df: pl.DataFrame, metrics: Sequence[str], *, keys: Sequence[str] = ("task_key",)) -> pl.DataFrame:
+def task_values(df: pl.DataFrame, metrics: Sequence[str], *, keys: Sequence[str] = ("task_key",),
+                maintain_order: bool = True) -> pl.DataFrame:
     """Per-task (or per ``keys`` cell) mean of each metric: pass_at_1 and markers.
 
-    pass_at_1 is the task's mean reward over graded rollouts, from ``task_stats`` (cells of
-    several keys are grouped as one struct key, so the same group-by serves); a marker is the
-    mean of its non-null values. Columns: keys, ``n_graded`` (pass_at_1 rollouts), then one
-    Float64 column per metric (null where the cell has no value), named by :func:`metric_label`.
+    One ``task_stats`` group-by: pass_at_1 is the task's mean reward over graded rollouts (its
+    ``reward_mean``), and each marker is the mean of its non-null values, aggregated in the same
+    pass. Columns: keys, ``n_graded`` (pass_at_1 rollouts), then one Float64 column per metric
+    (null where the cell has no value), named by :func:`metric_label`.
     """
     labels = [metric_label(m) for m in metrics]
     markers = [m for m in labels if m != PASS_AT_1]
-    composite = list(keys) != ["task_key"]
-    base = df.with_columns(pl.struct(list(keys)).alias("task_key")) if composite else df
-    stats = task_stats(base).select("task_key", "n_graded", pl.col("reward_mean").alias(PASS_AT_1))
-    if markers:
-        marker = pl.col("markers")
-        extra = (base.lazy().group_by("task_key", maintain_order=True)
-                 .agg([marker.struct.field(m).cast(pl.Float64).mean().alias(m) for m in markers]).collect())
-        stats = stats.join(extra, on="task_key", how="left", maintain_order="left")
-    return stats.unnest("task_key") if composite else stats
+    marker = pl.col("markers")
+    extra = [marker.struct.field(m).cast(pl.Float64).mean().alias(m) for m in markers]
+    stats = task_stats(df, keys=list(keys), extra=extra, maintain_order=maintain_order)
+    return stats.select(*keys, "n_graded", pl.col("reward_mean").alias(PASS_AT_1), *markers)
 
 
 def interval_over_tasks(values: np.ndarray, *, method: str, level: float, n_boot: int, seed: Any,
@@ -213,7 +213,7 @@ def run_config(df: pl.DataFrame) -> dict[str, Any]:
             continue
         exprs[key] = expr.cast(pl.String).drop_nulls().unique().sort().head(6).implode().alias(key)
     if "system_prompt" in df.columns:
-        exprs["system_prompt_hash"] = pl.col("system_prompt").drop_nulls().unique().sort().head(6).implode()
+        exprs["system_prompt_hash"] = pl.col("system_prompt").drop_nulls().unique().sort().head(6).implode().alias("system_prompt_hash")
     mixed: list[str] = []
     if exprs and df.height:
         values = df.select(list(exprs.values())).row(0, named=True)

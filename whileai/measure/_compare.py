@@ -177,7 +177,7 @@ def compare_runs(before: Any, after: Any, /, *, metric: str = PASS_AT_1, level: 
 def _values(df: pl.DataFrame, label: str) -> pl.DataFrame:
     if df.height == 0:
         return pl.DataFrame(schema={"task_key": pl.String, "value": pl.Float64})
-    vals = task_values(df, [label])
+    vals = task_values(df, [label], maintain_order=False)
     return vals.select("task_key", pl.col(label).alias("value")).filter(pl.col("value").is_not_null())
 
 
@@ -185,7 +185,9 @@ def compare_values(a: pl.DataFrame, b: pl.DataFrame, *, metric: str, level: floa
                    n_perm: int, min_paired: int, rng: np.random.Generator) -> Comparison:
     """The comparison on per-task values (``task_key``, ``value``) of each side."""
     out = Comparison(metric=metric, level=level, ci_method=ci_method)
-    joined = a.join(b, on="task_key", how="inner", suffix="_b")
+    # sorted by task so the same rows give the same numbers whatever order the group-by returned
+    a, b = a.sort("task_key"), b.sort("task_key")
+    joined = a.join(b, on="task_key", how="inner", suffix="_b", maintain_order="left")
     n_paired = joined.height
     out.n_paired = n_paired
     out.n_only_a = a.height - n_paired
@@ -235,7 +237,7 @@ def compare_values(a: pl.DataFrame, b: pl.DataFrame, *, metric: str, level: floa
 
 def _welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[tuple[float, float], float]:
     """Welch's interval on mean(b) - mean(a) and its two-sided t-test p-value."""
-    from scipy.stats import t as t_dist
+    from scipy.special import stdtr
 
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     se = math.sqrt(va + vb)
@@ -244,7 +246,7 @@ def _welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[tuple[float, flo
         return (delta, delta), (1.0 if delta == 0.0 else 0.0)
     df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
     q = float(t_quantile(level, df))
-    p = float(2.0 * t_dist.sf(abs(delta) / se, df))
+    p = float(2.0 * stdtr(df, -abs(delta) / se))
     return (max(-1.0, delta - q * se), min(1.0, delta + q * se)), p
 
 

@@ -287,8 +287,9 @@ def delta_report(before: Any, after: Any, /, *, target: str | None = None, must_
     rng = check_rng(seed)
 
     warnings: list[str] = []
-    a_df = clean_rewards(read_rows(before), warnings)
-    b_df = clean_rewards(read_rows(after), warnings)
+    extra = [by] if isinstance(by, str) else []
+    a_df = clean_rewards(read_rows(before, extra=extra, all_columns=callable(by)), warnings)
+    b_df = clean_rewards(read_rows(after, extra=extra, all_columns=callable(by)), warnings)
     shared_markers = sorted(set(marker_names(a_df)) & set(marker_names(b_df)))
     if wanted_markers is not None:
         missing = [m for m in wanted_markers if m not in shared_markers]
@@ -309,8 +310,8 @@ def delta_report(before: Any, after: Any, /, *, target: str | None = None, must_
     if balance_rollouts and a_df.height and b_df.height:
         a_df, b_df, report.balanced = _balance(a_df, b_df, rng)
 
-    a_vals = task_values(a_df, metrics) if a_df.height else _empty_values(metrics)
-    b_vals = task_values(b_df, metrics) if b_df.height else _empty_values(metrics)
+    a_vals = task_values(a_df, metrics, maintain_order=False) if a_df.height else _empty_values(metrics)
+    b_vals = task_values(b_df, metrics, maintain_order=False) if b_df.height else _empty_values(metrics)
     report.repeats = {"before": _k(a_vals), "after": _k(b_vals)}
 
     # the re-run band
@@ -466,7 +467,7 @@ def _derived_run_std(a: pl.DataFrame, b: pl.DataFrame, metrics: list[str]) -> tu
         if expr is None:
             sides.append((1, None))
             continue
-        vals = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"))
+        vals = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"), maintain_order=False)
         vals = vals.filter(pl.col("_run").is_not_null())
         n = vals["_run"].n_unique()
         sides.append((max(1, n), vals if n >= 2 else None))
@@ -608,8 +609,8 @@ def _groups(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, by: Any, targ
     for df in (a, b):
         exprs.append(_group_column(df, by))
     report.by = by if isinstance(by, str) else getattr(by, "__name__", "callable")
-    a_g = task_values(a.with_columns(exprs[0]), [target], keys=("_group", "task_key"))
-    b_g = task_values(b.with_columns(exprs[1]), [target], keys=("_group", "task_key"))
+    a_g = task_values(a.with_columns(exprs[0]), [target], keys=("_group", "task_key"), maintain_order=False)
+    b_g = task_values(b.with_columns(exprs[1]), [target], keys=("_group", "task_key"), maintain_order=False)
     names = (pl.concat([a_g.select("_group"), b_g.select("_group")]).drop_nulls()
              .group_by("_group").len().sort(["len", "_group"], descending=[True, False])["_group"].to_list())
     if len(names) > _MAX_GROUPS:

@@ -190,14 +190,14 @@ def holdout_size(effect: float, /, *, base: float = BASE_PASS_RATE, k: int | Non
         _saturate(report, "the given task_std is 0", ceiling_pass_rate, warnings)
     elif before is not None:
         a = clean_rewards(read_rows(before), warnings)
-        a_vals = task_values(a, [PASS_AT_1]).drop_nulls(PASS_AT_1) if a.height else None
+        a_vals = task_values(a, [PASS_AT_1], maintain_order=False).drop_nulls(PASS_AT_1) if a.height else None
         if a_vals is None or a_vals.height == 0:
             raise ArgumentError("before must hold graded rows, got none with a reward. Grade the previous eval first.")
         if k is None:
             report.k = int(a_vals["n_graded"].max())  # type: ignore[arg-type]
         if after is not None:
             b = clean_rewards(read_rows(after), warnings)
-            b_vals = task_values(b, [PASS_AT_1]).drop_nulls(PASS_AT_1) if b.height else None
+            b_vals = task_values(b, [PASS_AT_1], maintain_order=False).drop_nulls(PASS_AT_1) if b.height else None
             if b_vals is None or b_vals.height == 0:
                 raise ArgumentError("after must hold graded rows, got none with a reward. Grade the previous eval first.")
             joined = a_vals.join(b_vals, on="task_key", suffix="_b")
@@ -271,9 +271,9 @@ def _model(report: HoldoutSizeReport, notes: list[str]) -> None:
 
 def _finish(report: HoldoutSizeReport, sd: float) -> None:
     report.n_tasks = paired_tasks_needed(report.effect, sd, power=report.power, alpha=report.alpha)
-    from scipy.stats import norm
+    from scipy.special import ndtri
 
-    report.half_width = float(norm.ppf(1.0 - report.alpha / 2.0)) * sd / math.sqrt(report.n_tasks)
+    report.half_width = float(ndtri(1.0 - report.alpha / 2.0)) * sd / math.sqrt(report.n_tasks)
 
 
 def _saturate(report: HoldoutSizeReport, why: str, ceiling: float, warnings: list[str]) -> None:

@@ -103,7 +103,7 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
     out: dict[str, MetricSummary] = {}
     if not names:
         return out
-    vals = task_values(df, names)
+    vals = task_values(df, names, maintain_order=False)
     row_exprs = []
     for n in names:
         col = pl.col("reward") if n == PASS_AT_1 else pl.col("markers").struct.field(n)

@@ -206,25 +206,25 @@ def eval_variance(*runs: Any, metric: str = PASS_AT_1, by: str | None = None, le
     level = check_level(level)
     label = metric_label(metric)
     warnings: list[str] = []
-    frames = [clean_rewards(read_rows(r), warnings) for r in runs]
+    frames = [clean_rewards(read_rows(r, extra=[by] if by else []), warnings) for r in runs]
     parts: list[pl.DataFrame] = []
     if len(frames) == 1:
         df = frames[0]
         expr, source = run_labels(df, by) if df.height else (None, "")
         metrics = _metrics([df], label)
         if expr is None:
-            vals = task_values(df, metrics).with_columns(pl.lit("0").alias("_run")) if df.height else None
+            vals = task_values(df, metrics, maintain_order=False).with_columns(pl.lit("0").alias("_run")) if df.height else None
             if vals is not None:
                 parts.append(vals)
             source = source or "one row set with no re-run label"
         else:
-            parts.append(task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key")))
+            parts.append(task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"), maintain_order=False))
     else:
         metrics = _metrics(frames, label)
         source = "separate row sets"
         for i, df in enumerate(frames, start=1):
             if df.height:
-                parts.append(task_values(df, metrics).with_columns(pl.lit(f"run_{i}").alias("_run")))
+                parts.append(task_values(df, metrics, maintain_order=False).with_columns(pl.lit(f"run_{i}").alias("_run")))
     report = EvalVarianceReport(metric=label if label == PASS_AT_1 else f"marker:{label}", level=level, run_source=source)
     if not parts:
         report.warnings = warnings + ["no rows: nothing to measure. Pass the rows of three re-runs."]

@@ -18,6 +18,13 @@ from numpy.typing import ArrayLike
 __all__ = ["comb_ratio", "pass_at_k", "pass_pow_k"]
 
 
+_DISTINCT_MIN = 4096  # above this many tasks, compute per distinct (m, n) pair
+
+
+def _integral(x: np.ndarray) -> bool:
+    return bool(np.isfinite(x).all() and (x >= 0).all() and (x == np.floor(x)).all() and x.max() < 2**26)
+
+
 def comb_ratio(m: ArrayLike, n: ArrayLike, k: int) -> np.ndarray:
     """``C(m, k) / C(n, k)`` elementwise for ``0 <= m <= n``; NaN where ``n < k``.
 
@@ -35,6 +42,11 @@ def comb_ratio(m: ArrayLike, n: ArrayLike, k: int) -> np.ndarray:
     """
     m_arr = np.asarray(m, dtype=np.float64)
     n_arr = np.asarray(n, dtype=np.float64)
+    if m_arr.shape == n_arr.shape and m_arr.size > _DISTINCT_MIN and _integral(m_arr) and _integral(n_arr):
+        # tasks share few (m, n) pairs: compute each distinct pair once and scatter back
+        width = float(m_arr.max()) + 2.0
+        keys, inverse = np.unique(n_arr * width + m_arr, return_inverse=True)
+        return comb_ratio(keys % width, keys // width, k)[inverse.reshape(m_arr.shape)]
     out = np.ones(np.broadcast(m_arr, n_arr).shape, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(int(k)):

@@ -107,7 +107,7 @@ def sign_flip_pvalue(diffs: ArrayLike, *, n_perm: int = PERMUTATION_DRAWS,
 
 def _exact_distribution(levels: np.ndarray, mult: np.ndarray, cap: int | None) -> tuple[np.ndarray, np.ndarray] | None:
     """The null distribution of sum_j level_j * (2 B_j - m_j), or None when it outgrows ``cap``."""
-    from scipy.stats import binom
+    from scipy.special import gammaln
 
     sums = np.zeros(1)
     probs = np.ones(1)
@@ -116,7 +116,7 @@ def _exact_distribution(levels: np.ndarray, mult: np.ndarray, cap: int | None) -
             return None
         heads = np.arange(m + 1, dtype=np.float64)
         step_sums = level * (2.0 * heads - m)
-        step_probs = binom.pmf(heads, m, 0.5)
+        step_probs = np.exp(gammaln(m + 1.0) - gammaln(heads + 1.0) - gammaln(m - heads + 1.0) - m * np.log(2.0))
         sums = np.round((sums[:, None] + step_sums[None, :]).ravel(), _DECIMALS)
         probs = (probs[:, None] * step_probs[None, :]).ravel()
         sums, inverse = np.unique(sums, return_inverse=True)

@@ -42,9 +42,9 @@ def z_sum(power: float = POWER, alpha: float = ALPHA) -> float:
         >>> round(z_sum(0.8, 0.05), 4)
         2.8016
     """
-    from scipy.stats import norm
+    from scipy.special import ndtri
 
-    return float(norm.ppf(1.0 - alpha / 2.0) + norm.ppf(power))
+    return float(ndtri(1.0 - alpha / 2.0) + ndtri(power))
 
 
 def binomial_paired_var(base: float, effect: float, k: int) -> float:
@@ -108,8 +108,6 @@ def detectable_effect_binomial(n_tasks: int, *, base: float, k: int, power: floa
         >>> round(detectable_effect_binomial(100, base=0.6, k=4), 4)
         0.0942
     """
-    from scipy.optimize import brentq
-
     if n_tasks < MIN_HOLDOUT_TASKS or not 0.0 <= base < 1.0:
         return float("nan")
     z = z_sum(power, alpha)
@@ -122,7 +120,14 @@ def detectable_effect_binomial(n_tasks: int, *, base: float, k: int, power: floa
         return float("nan")
     if gap(0.0) >= 0:
         return 0.0
-    return float(brentq(gap, 0.0, top, xtol=1e-10))
+    low, high = 0.0, top  # gap(low) < 0 <= gap(high): bisection to 1e-12
+    while high - low > 1e-12:
+        mid = 0.5 * (low + high)
+        if gap(mid) < 0:
+            low = mid
+        else:
+            high = mid
+    return high
 
 
 def power_at(effect: float, sd: float, n_tasks: int, *, alpha: float = ALPHA) -> float:
@@ -132,13 +137,13 @@ def power_at(effect: float, sd: float, n_tasks: int, *, alpha: float = ALPHA) ->
         >>> round(power_at(0.05, binomial_paired_var(0.6, 0.05, 4) ** 0.5, 367), 3)
         0.8
     """
-    from scipy.stats import norm
+    from scipy.special import ndtr, ndtri
 
     if sd <= 0 or n_tasks < 1:
         return float("nan")
     shift = effect * math.sqrt(n_tasks) / sd
-    z = norm.ppf(1.0 - alpha / 2.0)
-    return float(norm.cdf(shift - z) + norm.cdf(-shift - z))
+    z = ndtri(1.0 - alpha / 2.0)
+    return float(ndtr(shift - z) + ndtr(-shift - z))
 
 
 def noise_band_width(run_std: float, n_a: float = 1, n_b: float = 1, df: float | None = None, *,
