@@ -81,15 +81,17 @@ def __dir__() -> list[str]:
 
 
 class _Package(types.ModuleType):
-    """The package module, keeping ``wai.export`` the function (one object with export_dataset).
+    """The package module, keeping ``wai.export``, ``wai.select`` and ``wai.simulate`` functions.
 
-    Importing the ``whileai.export`` package makes the import system set the subpackage on its
-    parent; this keeps the package's ``export`` function there instead.
+    Importing a subpackage named like its main function (``whileai.export`` defines ``export``)
+    makes the import system set the subpackage on its parent; this keeps the function there
+    instead, so ``wai.export is wai.export_dataset`` however the package was first reached.
     """
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "export" and isinstance(value, types.ModuleType) and callable(getattr(value, "export", None)):
-            value = value.export
+        if (isinstance(value, types.ModuleType) and value.__name__ == f"whileai.{name}"
+                and callable(getattr(value, name, None))):
+            value = getattr(value, name)
         super().__setattr__(name, value)
 
 

@@ -120,7 +120,15 @@ class RolloutData:
 
 
 class SimulationData(RolloutData):
-    """What ``simulate`` returns: the rollouts, ungraded unless a grader ran in the loop."""
+    """What ``simulate`` returns: the rollouts, ungraded unless a grader ran in the loop.
+
+    Attributes:
+        lost: Rollouts that did not land (the agent raised, returned garbage, or the endpoint
+            kept failing), with ``lost_reason`` and ``error``; kept out of ``df`` so pass-rate
+            denominators stay honest, and counted in ``report.rollouts_lost_by``.
+    """
+
+    lost: pl.DataFrame | None = None
 
 
 class ScoredData(RolloutData):
