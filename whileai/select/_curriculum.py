@@ -156,7 +156,8 @@ def _tasks(df: pl.DataFrame) -> pl.DataFrame:
     """Per graded task: task_id, the first prompt seen, n graded, pass rate (from task_stats)."""
     stats = task_stats(df).filter(pl.col("n_graded") > 0)
     if has(df, "prompt"):
-        prompts = df.group_by("task_key", maintain_order=True).agg(pl.col("prompt").drop_nulls().first())
+        prompts = (df.lazy().select("task_key", "prompt").filter(pl.col("prompt").is_not_null())
+                   .unique("task_key", keep="first").collect())
     else:
         prompts = stats.select("task_key", pl.lit(None, pl.String).alias("prompt"))
     return stats.join(prompts, on="task_key", how="left", maintain_order="left").select(

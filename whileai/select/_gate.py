@@ -79,6 +79,8 @@ class GateReport(Report):
                        + ("RL-shaped" if self.rl_shaped else "not RL-shaped")
                        + (f"; asks mixed {s.get('n_mixed', 0)}, in band {s.get('n_in_band', 0)}, "
                           f"unanimous {s.get('n_all_zero', 0) + s.get('n_all_one', 0)}" if s else "")]
+        if self.hack_scan is not None:
+            lines.append(f"  hack scan: {_regime(self.hack_scan) or 'unknown'}")
         lines.extend(f"  warning: {w}" for w in self.warnings)
         return "\n".join(lines)
 
