@@ -2,15 +2,11 @@
 
 RL selection (the difficulty band, unanimous and duplicate drops, round-robin groups), SFT
 rejection sampling, preference pairs, a curriculum, the publish gate and the calibration stamp.
-``wai.select(rows, mode=...)`` is :func:`optimize`; ``whileai.select`` the package is callable
-the same way, so the name works whichever of the two an import left behind.
+``wai.select(rows, mode=...)`` is :func:`optimize` (``whileai/__init__.py`` keeps the function,
+not this package, under that name however the package was imported).
 """
 
 from __future__ import annotations
-
-import sys
-import types
-from typing import Any
 
 from whileai.select._calibration import (
     Calibration,
@@ -61,17 +57,3 @@ __all__ = [
     "select_for_rl",
     "select_for_sft",
 ]
-
-
-class _CallableModule(types.ModuleType):
-    """``whileai.select`` is both this package and ``wai.select``: calling it runs :func:`optimize`.
-
-    Importing ``whileai.select`` sets the package as the attribute ``select`` on ``whileai``, which
-    would otherwise shadow the function of the same name for ``wai.select(rows, mode=...)``.
-    """
-
-    def __call__(self, rows: Any, /, **options: Any) -> Any:
-        return optimize(rows, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule

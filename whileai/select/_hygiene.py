@@ -92,8 +92,8 @@ def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD
                              "examples": []}
     if df.height == 0 or not has(df, "prompt"):
         return empty
-    asks = (df.filter(pl.col("prompt").is_not_null()).group_by("task_key", maintain_order=True)
-            .agg(pl.col("prompt").first()).with_row_index("_t"))
+    asks = (df.lazy().select("task_key", "prompt").filter(pl.col("prompt").is_not_null())
+            .unique("task_key", keep="first", maintain_order=True).collect().with_row_index("_t"))
     empty["n_prompts"] = asks.height
     if asks.height < 2:
         return empty
