@@ -200,9 +200,8 @@ def select_for_rl(
 
     Drops, in this order and counted per reason (seeds, "Prune before training"): replies that
     quote their own privileged context (the answer key the judge read; ``whileai.guard.leak_report``,
-    only when the rows carry one); junk rows (no
-    reply and no tool call, or a reply with no letter or digit, or no reward); duplicate
-    rollouts within an ask (the same tool calls with the same arguments and the same final
+    only when the rows carry one); junk rows (no reply and no tool call, or a reply with no letter
+    or digit, or no reward); duplicate rollouts within an ask (the same tool calls with the same arguments and the same final
     text: the same trajectory twice adds nothing to a group-relative advantage); truncated
     rollouts (``truncated``: "drop"; "keep" marks them ``overlong``; "penalize" keeps them as
     failures with the judged score under ``reward_before_penalty``, DAPO's overlong handling,
@@ -312,38 +311,14 @@ def select_for_rl(
     report["n_after_trim"] = work.height
 
     # 4. unanimous asks, on what is left; 5. the band, on the rate as graded
-    groups = (
-        work.lazy()
-        .group_by("task_key")
-        .agg(pl.len().alias("_size"), pl.col("reward").min().alias("_min"), pl.col("reward").max().alias("_max"),
-             pl.col("_pos").min().alias("_first"))
-        .join(stats.lazy().select("task_key", "n_graded", "c"), on="task_key", how="left")
-        .with_columns((pl.col("c") / pl.col("n_graded")).alias("_rate"))
-        .collect()
-    )
-    unanimous = (pl.col("_size") < 2) | (pl.col("_min") == pl.col("_max"))
-    too_easy = pl.col("_rate") > hi
-    too_hard = pl.col("_rate") < lo
-    counts = groups.select(
-        unanimous.sum().alias("unanimous"),
-        (pl.col("_size") < 2).sum().alias("single"),
-        ((pl.col("_size") >= 2) & (pl.col("_min") == pl.col("_max")) & (pl.col("_min") >= 0.5)).sum().alias("all_pass"),
-        ((pl.col("_size") >= 2) & (pl.col("_min") == pl.col("_max")) & (pl.col("_min") < 0.5)).sum().alias("all_fail"),
-        (unanimous & (pl.col("c") > 0) & (pl.col("c") < pl.col("n_graded"))).sum().alias("collapsed"),
-        pl.when(unanimous).then(pl.col("_size")).otherwise(0).sum().alias("unanimous_rows"),
-        (~unanimous & too_easy).sum().alias("too_easy"),
-        (~unanimous & too_hard).sum().alias("too_hard"),
-        pl.when(~unanimous & (too_easy | too_hard)).then(pl.col("_size")).otherwise(0).sum().alias("band_rows"),
-    ).row(0, named=True)
+    groups, counts, keep_group = _group_filters(work, stats, lo, hi, enforce_band)
     report["unanimous_groups_dropped"] = int(counts["unanimous"])
     report["unanimous"] = {"all_pass": int(counts["all_pass"]), "all_fail": int(counts["all_fail"]),
                            "single": int(counts["single"])}
     report["collapsed_groups_dropped"] = int(counts["collapsed"])
-    keep_group = ~unanimous
     if enforce_band:
         report["band_dropped"] = {"too_easy": int(counts["too_easy"]), "too_hard": int(counts["too_hard"])}
         report["band_groups_dropped"] = int(counts["too_easy"]) + int(counts["too_hard"])
-        keep_group = keep_group & ~too_easy & ~too_hard
     else:
         report["band_dropped"] = {"too_easy": 0, "too_hard": 0}
     eligible = groups.filter(keep_group)
@@ -377,18 +352,9 @@ def select_for_rl(
     kinds = chosen.group_by("_kind", maintain_order=True).len()
     report["fault_kinds"] = dict(zip(kinds["_kind"].to_list(), (int(v) for v in kinds["len"].to_list())))
 
-    kept = (
-        work.join(chosen.select("task_key", "_order"), on="task_key", how="inner")
-        .sort("_order", "_pos")
-    )
-    report["truncated_selected"] = int(kept["_trunc"].sum()) if truncated != "drop" else 0
-    by_pos = kept.with_row_index("_rank").sort("_pos")
-    selected = take_rows(df, by_pos["_pos"])
-    if truncated == "keep":
-        selected = selected.with_columns(by_pos["_trunc"].alias("overlong"))
-    elif truncated == "penalize":
-        selected = selected.with_columns(by_pos["reward"].alias("reward"), by_pos["_before"].alias("reward_before_penalty"))
-    selected = selected.with_columns(by_pos["_rank"].alias("_rank")).sort("_rank").drop("_rank")
+    selected = _gather(df, work, chosen, truncated)
+    report["truncated_selected"] = int(selected["overlong"].sum()) if truncated == "keep" else (
+        int(selected["reward_before_penalty"].is_not_null().sum()) if truncated == "penalize" else 0)
     selected, n_carried = stamp_calibration(selected, stats)
     report["n_selected"] = selected.height
     report["calibration"] = {"n_tasks": chosen.height, "n_stamped": int(selected["calibration"].is_not_null().sum()),
@@ -426,6 +392,57 @@ def select_for_rl(
 # ------------------------------------------------------------------------------------------
 # pieces
 # ------------------------------------------------------------------------------------------
+
+
+def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float,
+                   enforce_band: bool) -> tuple[pl.DataFrame, dict[str, Any], pl.Expr]:
+    """Per ask on the rows left: size, reward range, first row, and the rate as graded.
+
+    Returns the groups, the counts per drop reason, and the expression that keeps a group
+    (not unanimous and, when the band is enforced, inside it).
+    """
+    groups = (
+        work.lazy()
+        .group_by("task_key")
+        .agg(pl.len().alias("_size"), pl.col("reward").min().alias("_min"), pl.col("reward").max().alias("_max"),
+             pl.col("_pos").min().alias("_first"))
+        .join(stats.lazy().select("task_key", "n_graded", "c"), on="task_key", how="left")
+        .with_columns((pl.col("c") / pl.col("n_graded")).alias("_rate"))
+        .collect()
+    )
+    size, same = pl.col("_size"), pl.col("_min") == pl.col("_max")
+    unanimous = (size < 2) | same
+    too_easy = pl.col("_rate") > hi
+    too_hard = pl.col("_rate") < lo
+    counts = groups.select(
+        unanimous.sum().alias("unanimous"),
+        (size < 2).sum().alias("single"),
+        ((size >= 2) & same & (pl.col("_min") >= 0.5)).sum().alias("all_pass"),
+        ((size >= 2) & same & (pl.col("_min") < 0.5)).sum().alias("all_fail"),
+        (unanimous & (pl.col("c") > 0) & (pl.col("c") < pl.col("n_graded"))).sum().alias("collapsed"),
+        pl.when(unanimous).then(size).otherwise(0).sum().alias("unanimous_rows"),
+        (~unanimous & too_easy).sum().alias("too_easy"),
+        (~unanimous & too_hard).sum().alias("too_hard"),
+        pl.when(~unanimous & (too_easy | too_hard)).then(size).otherwise(0).sum().alias("band_rows"),
+    ).row(0, named=True)
+    keep = ~unanimous & ~too_easy & ~too_hard if enforce_band else ~unanimous
+    return groups, counts, keep
+
+
+def _gather(df: pl.DataFrame, work: pl.DataFrame, chosen: pl.DataFrame, truncated: str) -> pl.DataFrame:
+    """The kept rows of the wide table, in selection order, with the truncation columns."""
+    kept = (
+        work.join(chosen.select("task_key", "_order"), on="task_key", how="inner")
+        .sort("_order", "_pos")
+        .with_row_index("_rank")
+        .sort("_pos")
+    )
+    selected = take_rows(df, kept["_pos"])
+    if truncated == "keep":
+        selected = selected.with_columns(kept["_trunc"].alias("overlong"))
+    elif truncated == "penalize":
+        selected = selected.with_columns(kept["reward"].alias("reward"), kept["_before"].alias("reward_before_penalty"))
+    return selected.with_columns(kept["_rank"].alias("_rank")).sort("_rank").drop("_rank")
 
 
 def _check_endorsed(endorsed: Any) -> list[str]:
