@@ -9,6 +9,7 @@ so a change must come with a new tag.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -75,9 +76,14 @@ def content_hash(df: pl.DataFrame) -> str:
     if names and df.height:
         encoded = pl.struct([_canonical(pl.col(c), df.schema[c]).alias(c) for c in names]).struct.json_encode()
         sha = hashlib.sha256
+        show = df.height > 4 * CHUNK_ROWS and sys.stderr.isatty()  # a progress line on a terminal only
         for chunk in df.iter_slices(CHUNK_ROWS):
             texts = chunk.select(encoded.alias("_j")).to_series().to_list()
             digests.extend(sha(t.encode("utf-8")).digest() for t in texts)
+            if show:
+                print(f"\rhashing rows {len(digests):,} of {df.height:,}", end="", file=sys.stderr, flush=True)
+        if show:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
     digests.sort()
     whole = hashlib.sha256()
     whole.update(",".join(names).encode("utf-8"))
