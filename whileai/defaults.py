@@ -271,8 +271,8 @@ EXPORT_MASK_MODE = "assistant"
 # (seeds, "Export training rows": "[... N chars of tool output truncated]").
 TOOL_OUTPUT_TRUNCATION_MARKER = "[... {n} chars of tool output truncated]"
 
-# Hex characters of sha1(task_key) in an exported row's group_id (whileai 0.131 group_id is 12
-# hex; 48 bits, so a collision among a million tasks has probability about 2e-3; convention).
+# Hex characters of FNV-1a-64(task_key) in an exported row's group_id (whileai 0.131 group_id is
+# 12 hex; 48 bits, so a collision among a million tasks has probability about 2e-3; convention).
 EXPORT_GROUP_ID_HEX = 12
 
 # Invalid tool-call arguments and leaking rows listed by index on the export report; the counts

@@ -519,3 +519,17 @@ def test_trl_dataset_without_datasets_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'whileai\[trl\]'"):
         trl_dataset(rows_fixture())
+
+
+def test_group_id_is_fnv1a_of_the_task_key():
+    """The 12-hex group_id is FNV-1a-64 of the task key: stable across machines and versions."""
+
+    def fnv1a(text: str) -> str:  # the published algorithm, one byte at a time
+        h = 0xCBF29CE484222325
+        for byte in text.encode("utf-8"):
+            h = ((h ^ byte) * 0x100000001B3) % 2**64
+        return f"{h:016x}"[:12]
+
+    assert fnv1a("a") == "af63dc4c8601"  # FNV-1a-64("a") = 0xaf63dc4c8601ec8c (reference vector)
+    out = training_rows(rows_fixture(n_tasks=3, k=2) + [{"scenario_id": "héllo", "messages": conversation(9)}])
+    assert all(r["group_id"] == fnv1a(r["scenario_id"]) for r in out)
