@@ -134,14 +134,34 @@ def test_inferred_k_below_min_k_is_not_reported():
     assert pass_at([{"task_id": t, "reward": v} for t in "abcd" for v in (1, 0)], k=2).pass_pow_k == 0.0
 
 
-def test_zero_width_interval_falls_back_to_wilson():
-    r = pass_at([{"task_id": t, "reward": 1} for t in "abcdefgh" for _ in range(4)])
+def test_binary_task_values_get_wilson_over_tasks():
     from whileai.stats.wilson import wilson
 
-    lo, hi = wilson(32, 32)
-    assert r.ci95 == pytest.approx((float(lo), float(hi)))
-    assert "Wilson" in r.note
-    assert any("every graded row scored 1.00" in w for w in r.warnings)
+    every = pass_at([{"task_id": t, "reward": 1} for t in "abcdefgh" for _ in range(4)])
+    lo, hi = wilson(8, 8)  # 8 tasks, each passing: a proportion of tasks, not of rollouts
+    assert every.ci95 == pytest.approx((float(lo), float(hi))) and every.ci_method == "wilson"
+    assert every.pass_at_k_ci95 == pytest.approx((float(lo), float(hi))) and every.kway_ci_method == "wilson"
+    assert any("every graded row scored 1.00" in w for w in every.warnings)
+    df = rollout_table(30, 4, seed=2, messages=False)
+    r = pass_at(df)
+    per = df.group_by("scenario_id").agg((pl.col("reward") >= 0.5).sum().alias("c"))["c"].to_numpy()
+    lo, hi = wilson(int((per == 4).sum()), 30)
+    assert r.pass_pow_k_ci95 == pytest.approx((float(lo), float(hi)))
+    lo, hi = wilson(int((per > 0).sum()), 30)
+    assert r.pass_at_k_ci95 == pytest.approx((float(lo), float(hi)))
+    off = pass_at(df, binary_ci=None, seed=1)
+    assert off.kway_ci_method == "percentile" and off.pass_pow_k_ci95 != r.pass_pow_k_ci95
+    single = pass_at([{"task_id": f"t{i}", "reward": i % 3 != 0} for i in range(12)])
+    assert single.ci_method == "wilson" and single.ci95 == pytest.approx(tuple(float(v) for v in wilson(8, 12)))
+
+
+def test_zero_width_interval_falls_back_to_wilson_over_rollouts():
+    from whileai.stats.wilson import wilson
+
+    r = pass_at([{"task_id": t, "reward": v} for t in "abcdefgh" for v in (1, 1, 1, 0)])
+    lo, hi = wilson(24, 32)
+    assert r.ci95 == pytest.approx((float(lo), float(hi))) and r.ci_method == "wilson_rollouts"
+    assert "the interval is Wilson's over the 32 rollouts" in r.note
 
 
 # ---- bad input -------------------------------------------------------------------------

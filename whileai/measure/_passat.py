@@ -10,6 +10,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai.defaults import (
+    BINARY_CI_METHOD,
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
     CI_METHOD,
@@ -20,6 +21,7 @@ from whileai.defaults import (
     PASS_THRESHOLD,
 )
 from whileai.measure._common import (
+    check_choice,
     check_ci_method,
     check_int,
     check_level,
@@ -40,7 +42,8 @@ __all__ = ["PassAt", "pass_at"]
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _METHOD_WORDS = {"t": "t interval over tasks", "percentile": "bootstrap over tasks",
-                 "bca": "BCa bootstrap over tasks"}
+                 "bca": "BCa bootstrap over tasks", "wilson": "Wilson interval over tasks",
+                 "wilson_rollouts": "Wilson interval over rollouts"}
 
 
 def _word(k: int) -> str:
@@ -89,9 +92,11 @@ class PassAt(Report):
     level: float = CI_LEVEL
     """Confidence level of every interval."""
     ci_method: str = CI_METHOD
-    """Interval method on pass@1 (``t``: Student-t over task means, Miller 2024)."""
+    """Interval method used on pass@1: ``t`` (Student-t over task means, Miller 2024), ``wilson``
+    (every task scored 0 or 1), ``wilson_rollouts`` (every task had the same rate), or a bootstrap."""
     kway_ci_method: str = KWAY_CI_METHOD
-    """Interval method on pass^k and pass@k."""
+    """Interval method used on pass^k and pass@k: ``wilson`` when every task's value is 0 or 1
+    (n == k), else the bootstrap (``KWAY_CI_METHOD``)."""
     n_boot: int = BOOTSTRAP_DRAWS
     """Bootstrap draws behind bootstrap intervals."""
     per_task: Any = Field(default=None, exclude=True)
@@ -157,6 +162,7 @@ class PassAt(Report):
 def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
             level: float = CI_LEVEL, ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
             kway_ci_method: IntervalMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
+            binary_ci: Literal["wilson"] | None = BINARY_CI_METHOD,  # type: ignore[assignment]
             n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> PassAt:
     """pass@1, pass^k and pass@k over tasks, each with an interval over tasks.
 
@@ -168,7 +174,10 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     interval is a Student-t interval on task means (``CI_METHOD``, Miller 2024, "Adding Error
     Bars to Evals", arXiv:2411.00640), which holds 95% coverage at 8 to 50 tasks where the
     percentile bootstrap does not; pass^k and pass@k carry a bootstrap over the k-eligible
-    tasks (seeds, "Intervals and comparison"). Ungraded rows (reward null) are left out.
+    tasks (seeds, "Intervals and comparison"). Where every task's value is 0 or 1 (one rollout
+    a task, or n == k for pass^k and pass@k) the mean is a proportion of tasks and the interval
+    is Wilson's over tasks (``BINARY_CI_METHOD``), which holds coverage near 0 and 1 where the
+    bootstrap collapses to a point. Ungraded rows (reward null) are left out.
 
     Args:
         rows: Graded rollouts (anything ``table.frame`` reads).
@@ -181,6 +190,8 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
         level: Confidence level (``CI_LEVEL``).
         ci_method: Interval on pass@1: ``"t"``, ``"percentile"`` or ``"bca"``.
         kway_ci_method: Interval on pass^k and pass@k (``KWAY_CI_METHOD``).
+        binary_ci: ``"wilson"`` (``BINARY_CI_METHOD``) for task values that are all 0 or 1; None
+            keeps ``ci_method`` / ``kway_ci_method`` there too.
         n_boot: Bootstrap draws (``BOOTSTRAP_DRAWS``).
         seed: Seed or Generator for the bootstrap.
 
@@ -202,6 +213,8 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     level = check_level(level)
     check_ci_method(ci_method)
     check_ci_method(kway_ci_method, "kway_ci_method")
+    if binary_ci is not None:
+        check_choice("binary_ci", binary_ci, ("wilson",))
     check_int("n_boot", n_boot, minimum=1)
     rng = check_rng(seed)
     warnings: list[str] = []
@@ -232,9 +245,10 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     # pass@1 over every graded task
     if report.n_groups:
         report.pass_at_1 = float(rates.mean())
-        report.ci95 = nan_to_none(rate_interval(
+        lo, hi, report.ci_method = rate_interval(
             rates, float(n_graded.sum()), float(graded["reward_sum"].sum()), method=ci_method, level=level,
-            n_boot=n_boot, seed=rng, what="pass@1", notes=notes))
+            n_boot=n_boot, seed=rng, what="pass@1", notes=notes, binary_ci=binary_ci)
+        report.ci95 = nan_to_none((lo, hi))
 
     # k and the k-eligible tasks
     k_value, k_ok = _choose_k(k, min_k, n_graded, report, notes, warnings)
@@ -264,12 +278,15 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
         report.pass_pow_k = float(pow_k[use].mean())
         report.pass_at_k = float(at_k[use].mean())
         report.headroom = report.pass_at_k - float(rates[use].mean())
-        report.pass_pow_k_ci95 = nan_to_none(interval_over_tasks(
+        lo, hi, used_pow = interval_over_tasks(
             pow_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
-            what=f"pass^{k_value}", notes=notes))
-        report.pass_at_k_ci95 = nan_to_none(interval_over_tasks(
+            what=f"pass^{k_value}", notes=notes, binary_ci=binary_ci)
+        report.pass_pow_k_ci95 = nan_to_none((lo, hi))
+        lo, hi, used_at = interval_over_tasks(
             at_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
-            what=f"pass@{k_value}", notes=notes))
+            what=f"pass@{k_value}", notes=notes, binary_ci=binary_ci)
+        report.pass_at_k_ci95 = nan_to_none((lo, hi))
+        report.kway_ci_method = used_pow if used_pow == used_at else f"{used_pow}/{used_at}"
         if int(use.sum()) < report.n_groups:
             notes.append(f"headroom is over the {int(use.sum())} tasks with {k_value} rollouts")
 

@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
-from whileai.defaults import BOOTSTRAP_DRAWS, CI_LEVEL, CI_METHOD, DEFAULT_SEED
+from whileai.defaults import BINARY_CI_METHOD, BOOTSTRAP_DRAWS, CI_LEVEL, CI_METHOD, DEFAULT_SEED
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
@@ -125,8 +125,10 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
             else:
                 notes: list[str] = []
                 unit = 0.0 <= counts[f"{n}/lo"] and counts[f"{n}/hi"] <= 1.0
-                s.ci95 = nan_to_none(interval_over_tasks(v, method=ci_method, level=level, n_boot=n_boot, seed=rng,
-                                                         bounds=(0.0, 1.0) if unit else None, what=n, notes=notes))
+                lo, hi, s.ci_method = interval_over_tasks(v, method=ci_method, level=level, n_boot=n_boot, seed=rng,
+                                                          bounds=(0.0, 1.0) if unit else None, what=n, notes=notes,
+                                                          binary_ci=BINARY_CI_METHOD)
+                s.ci95 = nan_to_none((lo, hi))
                 s.note = "; ".join(notes)
         out[n] = s
     return out
