@@ -118,4 +118,5 @@ def test_quickstart_writes_and_records(wai, tmp_path, monkeypatch):
     assert res.out.startswith("pass@1 ") and (tmp_path / "train.jsonl").exists()
     [run] = wai_lib.store.open().runs()
     assert run.name == "quickstart" and run.id in res.out and run.n_tasks == 16
+    assert run.policy and run.policy.startswith("seeded_agent") and run.judge
     assert table.frame(tmp_path / "train.jsonl").height > 0

@@ -95,6 +95,7 @@ def test_record_run_from_a_pass_at_report(store):
     run = store.record_run(report=report, name="from-report", seed=3, policy="p1")
     assert run.pass_at_1 == pytest.approx(report.pass_at_1) and run.ci95 == pytest.approx(report.ci95)
     assert (run.n_rows, run.n_tasks, run.k, run.policy, run.markers) == (48, 12, 4, "p1", {})
+    assert store.record_run(report=report).policy == report.config["policy_version"] == "scripted@v1"
 
 
 @pytest.mark.parametrize(("args", "kwargs", "match"), [

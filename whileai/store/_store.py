@@ -535,7 +535,8 @@ class Store:
             name: A label to find the run by.
             dataset: A saved dataset holding the run's rows (``name`` or ``name@version``).
             report: A ``pass_at`` report of a run whose rows are not at hand: its numbers are
-                recorded as they are (no markers, no harness fingerprint unless given).
+                recorded as they are, policy and judge read off its ``config`` (no markers, no
+                harness fingerprint unless given).
             save_as: Save ``rows`` as a dataset of this name (purpose ``eval``) and link it, so
                 ``diff_runs`` can pair this run with another by task.
             policy: The policy version (default: read off the rows).
@@ -602,7 +603,10 @@ class Store:
             policy = policy or _most_common(df, "policy_version", "model_version")
             judge = judge or _most_common(df, "judge_name")
             harness = harness or harness_fingerprint(df)
-        else:
+        else:  # a report alone: its config says what the rows were produced with
+            config = getattr(report, "config", None) or {}
+            policy = policy or _scalar(config.get("policy_version")) or _scalar(config.get("model_version"))
+            judge = judge or _scalar(config.get("judge_name")) or _scalar(config.get("judge_version"))
             stats = {"n_rows": int(report.n_rows), "n_tasks": int(getattr(report, "n_tasks", 0) or 0),
                      "k": int(getattr(report, "k", 0) or 0), "n_graded": int(getattr(report, "n_graded", 0) or 0)}
         now = utcnow()
@@ -753,6 +757,11 @@ def _pass_text(run: RunInfo) -> str:
     from whileai.store._reports import ci_text
 
     return f"{fmt_num(run.pass_at_1)} {ci_text(run.ci95)}"
+
+
+def _scalar(value: Any) -> str | None:
+    """A config value that is one value (a list means the rows were mixed: no single answer)."""
+    return None if value is None or isinstance(value, (list, tuple, dict)) else str(value)
 
 
 def _num(value: Any) -> float | None:
