@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -91,8 +92,8 @@ def _label_value(value: Any, key: Any) -> float:
     )
 
 
-def _read_labels(labels: Any) -> list[dict[str, Any]]:
-    """Every label form as records ``{form, key, scenario_id, rollout_index, label, shown}``."""
+def _read_labels(labels: Any) -> _LabelColumns:
+    """Every label form, read into columns (form, key, label, shown)."""
     if isinstance(labels, (str, os.PathLike)):
         path = Path(labels)
         if not path.exists():
@@ -102,9 +103,7 @@ def _read_labels(labels: Any) -> list[dict[str, Any]]:
             labels = [json.loads(line) for line in handle if line.strip()]
     records: list[dict[str, Any]] = []
     if isinstance(labels, Mapping):
-        for key, value in labels.items():
-            records.append({"form": "key", "key": str(key), "label": _label_value(value, key), "shown": str(key)})
-        return records
+        return _LabelColumns.from_mapping(labels)
     if isinstance(labels, pl.DataFrame):
         labels = labels.to_dicts()
     if not isinstance(labels, (list, tuple)):
@@ -135,7 +134,29 @@ def _read_labels(labels: Any) -> list[dict[str, Any]]:
                 f"got the keys {sorted(item)!r}. Add one of those.", value=item)
         rec["label"] = _label_value(item[label_key], rec["shown"])
         records.append(rec)
-    return records
+    return _LabelColumns([r["form"] for r in records], [r["key"] for r in records], [r["label"] for r in records],
+                         [r["shown"] for r in records])
+
+
+@dataclass(frozen=True)
+class _LabelColumns:
+    """Label records as columns: the form each key is read in, the key, the 0/1 label, how to show it."""
+
+    forms: list[str]
+    keys: list[str]
+    labels: list[float]
+    shown: list[str]
+
+    @classmethod
+    def from_mapping(cls, labels: Mapping[Any, Any]) -> _LabelColumns:
+        keys = [k if type(k) is str else str(k) for k in labels]
+        values = list(labels.values())
+        ok = all((type(v) is int or type(v) is float or type(v) is bool) and (v == 0 or v == 1) for v in values)
+        floats = [float(v) for v in values] if ok else [_label_value(v, k) for k, v in zip(keys, values)]
+        return cls(["key"] * len(keys), keys, floats, keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
 
 def attach_labels(
@@ -182,8 +203,8 @@ def attach_labels(
     if not records:
         raise JudgeError("labels must hold at least one label, got none. Pass [{'key': ..., 'label': 0 or 1}, ...].")
     lab = pl.DataFrame(
-        {"_li": list(range(len(records))), "_form": [r["form"] for r in records], "_key": [r["key"] for r in records],
-         "_label": [r["label"] for r in records]},
+        {"_li": pl.int_range(len(records), eager=True), "_form": records.forms, "_key": records.keys,
+         "_label": records.labels},
         schema={"_li": pl.Int64, "_form": pl.String, "_key": pl.String, "_label": pl.Float64},
     )
     keys = df.with_row_index("_row").select(
@@ -232,7 +253,7 @@ def attach_labels(
         shown = []
         for rec in unmatched.head(10).iter_rows(named=True):
             tried = " / ".join(names[c] for c in forms[rec["_form"]])
-            shown.append(f"{records[rec['_li']]['shown']!r} (as {tried})")
+            shown.append(f"{records.shown[rec['_li']]!r} (as {tried})")
         report.unmatched_keys = shown
     if report.matched == 0:
         raise JudgeError(

@@ -28,6 +28,7 @@ from whileai.defaults import (
 from whileai.errors import ArgumentError, JudgeError
 from whileai.grade._contract import STATUSES, Verdict, check_judge, check_scale, judge_name_of
 from whileai.grade._execute import run_calls, to_verdict
+from whileai.grade._probes import _check_rate
 from whileai.grade._rows import iter_row_chunks
 from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
 from whileai.report import Report
@@ -180,6 +181,9 @@ def run_judge(
     concurrency = _check_concurrency(concurrency)
     timeout = _check_timeout(timeout)
     scale_pair = check_scale(scale)
+    max_skipped_share = _check_rate(max_skipped_share, "max_skipped_share")
+    if not isinstance(allow_model_gold, bool):
+        raise ArgumentError(f"allow_model_gold must be True or False, got {allow_model_gold!r}.")
     name = judge_name_of(judge, judge_name)
     scoring_run_id = run_id if run_id is not None else f"score_{uuid.uuid4().hex[:12]}"
     started = time.perf_counter()
@@ -222,7 +226,7 @@ def run_judge(
             skipped = False
         trust_report.judge_name = name
         report.trust_report = trust_report
-        if trust_report.n_labeled and trust_report.n_gold:
+        if trust_report.n_labeled:
             trust_stamp = trust_report.summary()
             report.trust = trust_stamp
         _trust_outcome(report, trust_report, trust, skipped=skipped)
