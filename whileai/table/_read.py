@@ -122,11 +122,10 @@ def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
     """The requested columns plus what task_key needs (only as much identity as the source has)."""
     aliases = alias_map()
     present = {aliases.get(c, c) for c in have}
-    wanted = set(columns) | {"scenario_id", "task_id"}
-    if not {"scenario_id", "task_id"} & present:
-        wanted.add("prompt")
-        if "prompt" not in present:
-            wanted |= {"messages", "steps"}
+    # prompt too, since a row whose scenario_id is null falls back to the prompt hash
+    wanted = set(columns) | {"scenario_id", "task_id", "prompt"}
+    if "prompt" not in present and not {"scenario_id", "task_id"} & present:
+        wanted |= {"messages", "steps"}
     for alias, canonical in aliases.items():
         if canonical in wanted:
             wanted.add(alias)
@@ -388,16 +387,19 @@ def _arrow_series(name: str, values: list[Any], arrow_type: pa.DataType | None =
 
 
 def _extra_column(name: str, values: list[Any]) -> pl.Series:
-    if any(isinstance(v, (dict, list)) for v in values[:1000]):
+    nested = any(isinstance(v, (dict, list)) for v in values)
+    if nested:
         try:
             return _arrow_series(name, values)
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            pass
+            # Heterogeneous nested values: keep them, nested ones as canonical JSON text.
+            return pl.Series(name, [v if v is None or isinstance(v, str) else nz.dumps(v) for v in values],
+                             dtype=pl.String)
     try:
+        return pl.Series(name, values, strict=True)
+    except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):
+        # Mixed scalars (int and float, number and text): the widest type that holds them all.
         return pl.Series(name, values, strict=False)
-    except Exception:
-        # Heterogeneous nested values: keep them, as canonical JSON text.
-        return pl.Series(name, [None if v is None else nz.dumps(v) for v in values], dtype=pl.String)
 
 
 # ------------------------------------------------------------------------------------------
