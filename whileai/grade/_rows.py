@@ -6,6 +6,10 @@ microseconds per row; here every column becomes a flat Python list first (the co
 flattened with Arrow-style offsets: one ``to_list`` per message field, not per message), and the
 dicts are zipped from those lists. The result is exactly ``table.rows(df)``: the wire shape,
 None dropped, JSON columns decoded, messages in the OpenAI shape (tested against it).
+
+For the judge loop, :func:`lazy_rows` goes further: each row is a :class:`LazyRow` that converts
+a column (for its whole chunk, once) only when some row of the chunk reads it, so a judge that
+reads ``row["seeded"]`` never pays for the conversation.
 """
 
 from __future__ import annotations
