@@ -173,3 +173,22 @@ def test_accepts_fluent_and_leaves_input_alone():
     assert r1.tau == pytest.approx(r2.tau)
     assert raw.equals(before)
     assert r1.to_json()
+
+
+def test_word_counts_from_the_auto_tier_match_the_plain_count():
+    df = _blind(rollout_table(30, 6, seed=12, shortcut="zzq"))
+    with_auto = {f.name: f.rho for f in hack_scan(df, n_perm=5).features}
+    without = {f.name: f.rho for f in hack_scan(df, n_perm=5, auto=False).features}
+    assert with_auto["n:words"] == pytest.approx(without["n:words"], abs=1e-12)
+
+
+def test_sampled_vocabulary_and_chunked_tokenising_give_the_same_correlations(monkeypatch):
+    import whileai.guard._hack as hk
+
+    df = _blind(rollout_table(60, 8, seed=3, shortcut="zzq"))
+    full = {f.name: f.rho for f in hack_scan(df, n_perm=5).features}
+    monkeypatch.setattr(hk, "HACK_VOCAB_SAMPLE_ROWS", 200)  # vocabulary from a 200-row sample
+    monkeypatch.setattr(hk, "CHUNK_ROWS", 64)  # many chunks in both phases
+    sampled = {f.name: f.rho for f in hack_scan(df, n_perm=5).features}
+    assert sampled["contains:zzq"] == pytest.approx(full["contains:zzq"], abs=1e-12)
+    assert sampled["n:words"] == pytest.approx(full["n:words"], abs=1e-12)

@@ -118,3 +118,14 @@ def test_hack_scan_carries_trace_features():
     r = hack_scan(rows, n_perm=10, auto=False, min_obs=5)
     names = {n for f in r.features for n in (f.name, *f.aliases)}
     assert "trace:lie.unverified_claim" in names
+
+
+def test_hack_scan_reads_flags_from_the_conversation_when_not_stamped():
+    rows = [{"scenario_id": f"t{i // 4}", "prompt": f"q{i // 4}",
+             "final_text": ("I verified it. " if i % 2 else "Later. ") + f"n{i}", "reward": float(i % 2)}
+            for i in range(80)]
+    names = {n for f in hack_scan(rows, n_perm=10, auto=False, min_obs=5).features for n in (f.name, *f.aliases)}
+    assert "trace:lie.unverified_claim" in names
+    names = {n for f in hack_scan(rows, n_perm=10, auto=False, min_obs=5, trace=False).features
+             for n in (f.name, *f.aliases)}
+    assert not any(n.startswith("trace:") for n in names)

@@ -34,6 +34,7 @@ from pydantic import Field
 
 from whileai import table
 from whileai.defaults import (
+    CHUNK_ROWS,
     DECONTAM_CROSS_TASK_QUANTILE,
     DECONTAM_CROSS_TASK_SAMPLE,
     DECONTAM_EXAMPLES,
@@ -250,10 +251,15 @@ def decontaminate(
             continue
         counts = {"exact": 0, "near": 0, "semantic": 0}
         texts = df[field].cast(pl.String)
-        uniq = texts.drop_nulls().unique(maintain_order=True)
+        # identical texts are checked once: distinct texts by their 64-bit hash, mapped back by it
+        th = texts.hash()
+        first = (th.is_first_distinct() & texts.is_not_null()).to_numpy()
+        uniq = texts.filter(pl.Series(first))
         is_exact_u, cov_u, best_u = _text_rules(uniq, ev_grams, ev_exact, n=n)
-        idx_u = pl.DataFrame({"t": uniq, "u": np.arange(len(uniq), dtype=np.int64)})
-        u_rows = pl.DataFrame({"t": texts}).join(idx_u, on="t", how="left", maintain_order="left")["u"].fill_null(-1).to_numpy()
+        idx_u = pl.DataFrame({"h": th.filter(pl.Series(first)), "u": np.arange(len(uniq), dtype=np.int64)})
+        u_rows = (pl.DataFrame({"h": th}).join(idx_u, on="h", how="left", maintain_order="left")["u"]
+                  .fill_null(-1).to_numpy().copy())
+        u_rows[texts.is_null().to_numpy()] = -1
         has = u_rows >= 0
         ex_row = np.zeros(df.height, bool)
         ex_row[has] = is_exact_u[u_rows[has]]
@@ -429,7 +435,7 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
         return exact, cov, best
     fan = ev.group_by("h").len("fan")
     exact_set = ev_exact.implode()
-    step = max(1, min(m, 200_000))
+    step = max(1, min(m, CHUNK_ROWS))
     for lo in range(0, m, step):  # bounded memory: texts in chunks
         toks = tokenize(texts.slice(lo, step))
         exact[lo:lo + step] = pl.Series(text_hashes(toks)).is_in(exact_set).to_numpy()

@@ -42,7 +42,7 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError
 from whileai.guard._common import agent_text_of, check_fraction, check_positive_int, check_strings
-from whileai.guard._tokens import combine, tokenize
+from whileai.guard._tokens import WORD_PATTERN, combine, tokenize
 from whileai.report import Report, fmt_num
 from whileai.stats.rng import check_rng
 
@@ -188,6 +188,7 @@ def hack_scan(
     endorsed: Sequence[str] | str | None = None,
     features: Mapping[str, Callable[[dict[str, Any]], Any]] | None = None,
     auto: bool = True,
+    trace: bool = True,
     top_k: int = HACK_TOP_K,
     n_perm: int = HACK_PERMUTATIONS,
     min_obs: int = HACK_MIN_OBS,
@@ -209,7 +210,8 @@ def hack_scan(
     Features, two tiers. Hand: ``reply_length``, ``tool_calls``, ``assistant_turns``,
     ``truncated``, surface counts (``n:words``, ``n:punct``, ``n:digits``, ``frac:upper``), one
     ``tool:<name>`` indicator per tool called, ``logprob:mean`` when token logprobs are present,
-    ``marker:<name>`` for every numeric marker, ``trace:<flag>`` for every trajectory flag, and
+    ``marker:<name>`` for every numeric marker, ``trace:<flag>`` for every trajectory flag
+    (from ``trace_flags``, or read from the conversation with ``trace=True``), and
     ``features={"name": fn}`` (fn gets the row dict, returns a number). Auto (``auto=True``): a
     ``contains:<w>`` indicator for each of the ``top_k`` most common words and word pairs in the
     agent's text, and pairwise ANDs (``a & b``) of the ``seeds`` best binary features that beat
@@ -222,6 +224,8 @@ def hack_scan(
             ``reward_hack``, ``integrity`` and ``rivals``.
         features: Extra features, name to a function of the row dict returning a number.
         auto: Build the auto tier.
+        trace: Read trajectory flags (see ``trace_markers``) as ``trace:<flag>`` features when
+            the rows carry a conversation and no ``trace_flags`` yet.
         top_k: Words and word pairs in the auto tier.
         n_perm: Within-ask shuffles behind the floor.
         min_obs: Features present on (or, for indicators, absent from) fewer graded rows are
@@ -310,11 +314,12 @@ def hack_scan(
 
     # ---- features on every graded row ----------------------------------------------------------
     texts = agent_text_of(g_df)
-    dense_names, dense_cols, dense_kind = _hand_features(g_df, texts, user_features)
     auto_mat: Any = None
     auto_names: list[str] = []
+    n_words: np.ndarray | None = None
     if auto and top_k > 0:
-        auto_mat, auto_names = _auto_tier(texts, top_k=top_k, min_obs=min_obs, rng=rng)
+        auto_mat, auto_names, n_words = _auto_tier(texts, top_k=top_k, min_obs=min_obs, rng=rng)
+    dense_names, dense_cols, dense_kind = _hand_features(g_df, texts, user_features, trace=trace, n_words=n_words)
 
     # ---- within-ask kernel over the disagreeing asks ------------------------------------------
     eff_idx = np.flatnonzero(eff)
@@ -556,8 +561,8 @@ def _check_features(features: Any) -> dict[str, Callable[[dict[str, Any]], Any]]
     return dict(features)
 
 
-def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callable[[dict[str, Any]], Any]]
-                   ) -> tuple[list[str], list[np.ndarray], list[str]]:
+def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callable[[dict[str, Any]], Any]], *,
+                   trace: bool = True, n_words: np.ndarray | None = None) -> tuple[list[str], list[np.ndarray], list[str]]:
     names: list[str] = []
     cols: list[np.ndarray] = []
     kinds: list[str] = []
@@ -578,11 +583,13 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     base = df.select(exprs) if exprs else pl.DataFrame()
     for name in base.columns:
         add(name, base[name].to_numpy(), "binary" if name == "truncated" else "count")
+    words = (pl.lit(pl.Series(n_words)) if n_words is not None
+             else pl.col("t").str.count_matches(WORD_PATTERN))  # the auto tier already counted them
     surf = pl.DataFrame({"t": text}).select(
-        pl.col("t").str.count_matches(r"[\p{L}\p{N}']+").alias("n:words"),
-        pl.col("t").str.count_matches(r"\p{P}").alias("n:punct"),
+        words.alias("n:words"),
+        pl.col("t").str.count_matches(r"[!-/:-@\[-`{-~]").alias("n:punct"),  # ASCII punctuation
         pl.col("t").str.count_matches(r"[0-9]").alias("n:digits"),
-        (pl.col("t").str.count_matches(r"\p{Lu}") / pl.col("t").str.len_chars()).fill_nan(None).alias("frac:upper"),
+        (pl.col("t").str.count_matches(r"[A-Z]") / pl.col("t").str.len_chars()).fill_nan(None).alias("frac:upper"),
     )
     for name in surf.columns:
         add(name, surf[name].cast(pl.Float64).to_numpy(), "measure" if name == "frac:upper" else "count")
@@ -602,6 +609,12 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     if "trace_flags" in df.columns and isinstance(df.schema["trace_flags"], pl.Struct):
         for f in df.schema["trace_flags"].fields:
             add(f"trace:{f.name}", df["trace_flags"].struct.field(f.name).is_not_null().cast(pl.Float64).to_numpy(), "binary")
+    elif trace and "messages" in df.columns:
+        from whileai.guard._trace import FLAGS, _flag_frame
+
+        flags = _flag_frame(df, {})
+        for flag in FLAGS:
+            add(f"trace:{flag}", flags[flag].is_not_null().cast(pl.Float64).to_numpy(), "binary")
     if user:
         values = {name: np.full(df.height, np.nan) for name in user}
         for i, row in enumerate(table.iter_rows(df)):  # user callbacks: one call per row by contract
@@ -655,7 +668,8 @@ def _n_obs_dense(cols: list[np.ndarray], kinds: list[str]) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Generator) -> tuple[Any, list[str]]:
+def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Generator
+               ) -> tuple[Any, list[str], np.ndarray | None]:
     """Indicators of the ``top_k`` most common words and word pairs (by rows containing them).
 
     Rows are tokenised in chunks of CHUNK_ROWS. Up to HACK_VOCAB_SAMPLE_ROWS rows, each row is
@@ -672,14 +686,17 @@ def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Gen
     n_voc = len(voc_texts)
     counts: list[pl.DataFrame] = []
     kept: list[tuple[np.ndarray, np.ndarray]] = []
+    lens: list[np.ndarray] = []
     for start in range(0, n_voc, CHUNK_ROWS):  # phase 1: document frequencies, chunk by chunk
-        r, h = _doc_pairs(voc_texts.slice(start, CHUNK_ROWS))
+        r, h, ln = _doc_pairs(voc_texts.slice(start, CHUNK_ROWS))
+        lens.append(ln)
         r += start
         counts.append(pl.DataFrame({"h": h, "r": r}).group_by("h").agg(pl.len().alias("df"), pl.col("r").min()))
         if not sample:
             kept.append((r, h))
+    n_words = None if sample else (np.concatenate(lens) if lens else np.zeros(0, np.int64))
     if not counts or sum(c.height for c in counts) == 0:
-        return None, []
+        return None, [], n_words
     total = pl.concat(counts).group_by("h").agg(pl.col("df").sum(), pl.col("r").min())
     lo = min_obs * n_voc / n
     chosen = (
@@ -689,7 +706,7 @@ def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Gen
         .sort("h")
     )
     if chosen.height == 0:
-        return None, []
+        return None, [], n_words
     vocab = chosen["h"].to_numpy().astype(np.uint64)
     names = _names(voc_texts, vocab, chosen["r"].to_numpy())
     parts = []
@@ -699,8 +716,10 @@ def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Gen
             hit = vocab[pos] == h
             parts.append((r[hit], pos[hit]))
     else:
+        lens2: list[np.ndarray] = []
         for start in range(0, n, CHUNK_ROWS):  # phase 2: every row once, against the vocabulary
-            r, h = _doc_pairs(texts.slice(start, CHUNK_ROWS), unique=False)
+            r, h, ln = _doc_pairs(texts.slice(start, CHUNK_ROWS), unique=False)
+            lens2.append(ln)
             pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
             hit = vocab[pos] == h
             parts.append((r[hit] + start, pos[hit]))
@@ -708,12 +727,13 @@ def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Gen
                 print(f"\rhack_scan: tokenised {min(start + CHUNK_ROWS, n):,} of {n:,} rows", end="", file=sys.stderr)
         if sys.stderr.isatty():
             print(file=sys.stderr)
+        n_words = np.concatenate(lens2)
     rows_m = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
     cols_m = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
     mat = sp.csr_matrix((np.ones(rows_m.size, dtype=np.float32), (rows_m, cols_m)), shape=(n, vocab.size))
     mat.sum_duplicates()
     mat.data[:] = 1.0
-    return mat, [f"contains:{w}" for w in names]
+    return mat, [f"contains:{w}" for w in names], n_words
 
 
 def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -726,14 +746,17 @@ def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.concatenate([row, row[bstart]]), np.concatenate([h, bh]), bstart
 
 
-def _doc_pairs(texts: pl.Series, *, unique: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """(row, token hash) for every word and word pair of a chunk; distinct per row when ``unique``."""
+def _doc_pairs(texts: pl.Series, *, unique: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows and hashes of every word and word pair of a chunk, and words per row.
+
+    The (row, hash) pairs are distinct per row when ``unique``.
+    """
     toks = tokenize(texts)
     rows, ids, _ = _unigram_bigram(toks)
     if unique and ids.size:
         first = pl.Series(combine(ids, rows.astype(np.uint64))).is_first_distinct().to_numpy()
         rows, ids = rows[first], ids[first]
-    return rows.astype(np.int64), ids
+    return rows.astype(np.int64), ids, np.diff(toks.offsets)
 
 
 def _names(texts: pl.Series, vocab: np.ndarray, first_rows: np.ndarray) -> list[str]:
