@@ -95,6 +95,9 @@ def test_lazy_rows_read_only_what_is_asked():
     rows = lazy_rows(df)
     assert rows[0]["final_text"] == table.rows(df)[0]["final_text"]
     assert not dict.__contains__(rows[0], "prompt")  # untouched columns are not filled
+    assert rows[1].get("prompt") == table.rows(df)[1]["prompt"] and "rollout_id" in rows[1]
+    assert not dict.__contains__(rows[1], "messages")  # get and in fill only their key
+    assert rows[1].get("nope", 7) == 7 and "nope" not in rows[1]
     with pytest.raises(KeyError):
         rows[0]["fault_kind"] if rows[0].get("fault_kind") is None else rows[0]["nope"]
     assert json.loads(json.dumps(lazy_rows(df)[1])) == json.loads(json.dumps(table.rows(df)[1]))

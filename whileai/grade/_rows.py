@@ -198,9 +198,9 @@ class LazyRow(dict):  # type: ignore[type-arg]
     """A row dict whose values are read from the table only when something asks for them.
 
     ``row["final_text"]`` converts that one column for the chunk (once) and stores the value, so
-    a judge that reads two fields pays for two. Anything that needs the whole row (``get``,
-    ``in``, iteration, ``len``, ``items``, equality, writes, copying, JSON encoding) first fills
-    in every column, after which the object is an ordinary dict with the same content as
+    a judge that reads two fields pays for two; ``get`` and ``in`` work the same way. Anything
+    that needs the whole row (iteration, ``len``, ``items``, equality, writes, copying, JSON
+    encoding) first fills in every column, after which the object is an ordinary dict with the same content as
     ``table.rows`` gives (null values are absent, as there). Copies and pickles are plain dicts.
     """
 
@@ -231,13 +231,23 @@ class LazyRow(dict):  # type: ignore[type-arg]
                 return value
         raise KeyError(key)
 
+    def _one(self, key: Any) -> bool:
+        """Fill ``key`` alone if it is a column not read yet; True when the row now holds it."""
+        if dict.__contains__(self, key):
+            return True
+        chunk = getattr(self, "_chunk", None)
+        if chunk is not None and key in chunk.name_set:
+            value = chunk.column(key)[self._index]
+            if value is not None:
+                dict.__setitem__(self, key, value)
+                return True
+        return False
+
     def get(self, key: Any, default: Any = None) -> Any:  # noqa: D102
-        self._load()
-        return dict.get(self, key, default)
+        return dict.__getitem__(self, key) if self._one(key) else default
 
     def __contains__(self, key: object) -> bool:
-        self._load()
-        return dict.__contains__(self, key)
+        return self._one(key)
 
     def __iter__(self) -> Iterator[Any]:
         self._load()
