@@ -157,7 +157,9 @@ def _reference(call: str) -> float | None:
             + "print(time.perf_counter()-t)\n"
         )
         try:
-            res = subprocess.run([REF_PYTHON, "-c", code, path, evp], capture_output=True, text=True, timeout=600)
+            # cwd outside the checkout, so the reference venv imports its own whileai, not ours
+            res = subprocess.run([REF_PYTHON, "-c", code, path, evp], capture_output=True, text=True, timeout=600,
+                                 cwd=tmp)
             return float(res.stdout.strip().splitlines()[-1])
         except Exception:
             return None
