@@ -533,3 +533,28 @@ def test_group_id_is_fnv1a_of_the_task_key():
     assert fnv1a("a") == "af63dc4c8601"  # FNV-1a-64("a") = 0xaf63dc4c8601ec8c (reference vector)
     out = training_rows(rows_fixture(n_tasks=3, k=2) + [{"scenario_id": "héllo", "messages": conversation(9)}])
     assert all(r["group_id"] == fnv1a(r["scenario_id"]) for r in out)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "trl"])
+def test_awkward_text_round_trips_exactly(tmp_path, fmt):
+    """Quotes, backslashes, control characters, emoji, and text that looks like the null keys the
+    writer strips all come back byte for byte."""
+    nasty = 'He said "hi",\n\tthen \\ left ,"name":null ,"tool_call_id":null \x01 \u2028 🐳 {"a": null}'
+    src = [{"scenario_id": 'task ,"x":null', "prompt": nasty, "lineage": {"note": nasty, "gone": None},
+            "messages": [{"role": "user", "content": nasty},
+                         {"role": "assistant", "content": nasty, "tool_calls": [
+                             {"id": "c0", "type": "function", "function": {"name": "f", "arguments": json.dumps({"q": nasty})}}]},
+                         {"role": "tool", "content": nasty, "tool_call_id": "c0", "name": "f"},
+                         {"role": "assistant", "content": nasty}], "reward": 1.0}]
+    path = tmp_path / "t.jsonl"
+    export_dataset(src, path, format=fmt, system_prompt=nasty)
+    (row,) = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
+    assert training_rows(src, format=fmt, system_prompt=nasty) == [row]
+    msgs = row["messages"]
+    assert [m["content"] for m in msgs] == [nasty] * 5
+    assert msgs[3] == {"role": "tool", "content": nasty, "name": "f", "tool_call_id": "c0"}
+    args = msgs[2]["tool_calls"][0]["function"]["arguments"]
+    assert (json.loads(args) if fmt == "openai" else args) == {"q": nasty}
+    assert row["scenario_id"] == 'task ,"x":null'
+    assert row["prompt" if fmt == "openai" else "prompt_text"] == nasty
+    assert row["lineage"] == {"note": nasty}

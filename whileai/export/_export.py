@@ -416,7 +416,8 @@ def training_rows(
     loads = json.loads
     for chunk in run.chunks():
         text = chunk["piece"].str.join("").item()
-        out.extend(loads(line) for line in text.splitlines())
+        # split on "\n" only: str.splitlines also breaks at U+2028 and friends, which JSON keeps raw
+        out.extend(loads(line) for line in text.split("\n") if line)
     run.finish(None)
     return out
 
