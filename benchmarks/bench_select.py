@@ -8,6 +8,7 @@ JSONL; only its select call is timed (inside the subprocess), not its import or 
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,15 @@ def _wai131_seconds(df: Any) -> dict[str, list[float]] | None:
         return None
 
 
+def _cpu_seconds(fn: Any) -> float:
+    """CPU time (user + system, all threads) of one call: on a shared machine wall time also counts
+    the waits for other processes, CPU time does not."""
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    fn()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def run(sizes: list[int]) -> list[dict[str, Any]]:
     from whileai import table
     from whileai.select import build_preference_pairs, curriculum, publish_gate, select
@@ -67,9 +77,10 @@ def run(sizes: list[int]) -> list[dict[str, Any]]:
         ref = _wai131_seconds(df) if n <= REFERENCE_MAX_ROWS else None
         for mode, budget in (("rl", 2.0), ("sft", 1.0)):
             kept = select(df, mode=mode).report.n_selected
+            cpu = _cpu_seconds(lambda m=mode, d=df: select(d, mode=m))
             r = row(f'select(mode="{mode}")', df.height, lambda m=mode, d=df: select(d, mode=m),
                     reference="whileai 0.131 select" if ref else None,
-                    note=f"k={K}, kept {kept}" + (f"; target < {budget:g} s at 1M" if n >= 1_000_000 else ""))
+                    note=f"k={K}, kept {kept}, cpu {cpu:.2f} s" + (f"; target < {budget:g} s at 1M" if n >= 1_000_000 else ""))
             if ref:
                 r["reference_seconds"] = ref[mode][0]
                 r["note"] += f"; 0.131 kept {ref[mode][1]}"

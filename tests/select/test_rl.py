@@ -303,3 +303,19 @@ def test_replies_quoting_their_privileged_context_are_dropped_first(monkeypatch)
     skipped = select_for_rl(rows, target=None)
     assert skipped.report.privileged_leaks_dropped == 0
     assert any("privileged-leak check skipped" in w for w in skipped.report.warnings)
+
+
+def test_an_asks_fault_kind_is_its_most_common_one_ties_alphabetical():
+    def ask(task, faults):
+        rows = group(task, [float(i % 2) for i in range(len(faults))])
+        for r, f in zip(rows, faults):
+            if f is not None:
+                r["fault_kind"] = f
+        return rows
+
+    rows = (ask("a", ["timeout", "timeout", "stale", None]) + ask("b", ["timeout", "stale"])
+            + ask("c", [None, None]) + ask("d", ["stale", None, "rate_limit", "rate_limit"]))
+    sel = select_for_rl(rows, target=None, band=(0.0, 1.0))
+    assert sel.report.fault_kinds == {"timeout": 1, "stale": 1, "no fault": 1, "rate_limit": 1}
+    order = sel.df["task_key"].unique(maintain_order=True).to_list()
+    assert order == ["a", "b", "c", "d"]  # one ask per kind, kinds in first-seen order

@@ -62,6 +62,10 @@ RL_ORDERS = ("spread", "middle")
 #: The label of rows with no fault.
 NO_FAULT = "no fault"
 
+# Seed of the 64-bit task-key hash the narrow frame groups on (u64 keys group and join faster
+# than strings; two of ten million tasks collide with probability about 3e-6, birthday bound).
+_TASK_SEED = 7
+
 
 class RLSelectionReport(Report):
     """What ``select(mode="rl")`` dropped, in order and per reason, and what it kept.
@@ -259,7 +263,7 @@ def select_for_rl(
     # trajectory hash); the wide rows (conversations) are gathered once, for the kept rows only.
     work = df.lazy().select(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
-        "task_key",
+        pl.col("task_key").hash(_TASK_SEED).alias("_tid"),
         pl.col("reward").cast(pl.Float64),
         junk_flag(df).alias("_junk"),
         truncated_flag(df).alias("_trunc"),
@@ -335,7 +339,7 @@ def select_for_rl(
         raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, dropped=dropped)
 
     # 6. order whole groups and take them up to target
-    eligible = eligible.join(_group_fault_kinds(work, eligible), on="task_key", how="left")
+    eligible = eligible.join(_group_fault_kinds(work, eligible), on="_tid", how="left")
     ordered = _order_groups(eligible, order)
     sizes = ordered["_size"].to_numpy()
     if target is None:
@@ -345,7 +349,7 @@ def select_for_rl(
         if sizes[0] > target:
             warnings.append(f"the first group holds {int(sizes[0])} rows, more than target={target}; it was kept whole "
                             "(groups are never split). Raise target= to keep more than one group.")
-    chosen = ordered.head(n_keep).select("task_key", "_kind", pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
+    chosen = ordered.head(n_keep).select("_tid", "_kind", pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
     dropped["target"] = int(sizes[n_keep:].sum())
     report["dropped"] = dropped
     report["groups_selected"] = chosen.height
@@ -403,10 +407,11 @@ def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float
     """
     groups = (
         work.lazy()
-        .group_by("task_key")
+        .group_by("_tid")
         .agg(pl.len().alias("_size"), pl.col("reward").min().alias("_min"), pl.col("reward").max().alias("_max"),
              pl.col("_pos").min().alias("_first"))
-        .join(stats.lazy().select("task_key", "n_graded", "c"), on="task_key", how="left")
+        .join(stats.lazy().select(pl.col("task_key").hash(_TASK_SEED).alias("_tid"), "n_graded", "c"), on="_tid",
+              how="left")
         .with_columns((pl.col("c") / pl.col("n_graded")).alias("_rate"))
         .collect()
     )
@@ -432,7 +437,7 @@ def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float
 def _gather(df: pl.DataFrame, work: pl.DataFrame, chosen: pl.DataFrame, truncated: str) -> pl.DataFrame:
     """The kept rows of the wide table, in selection order, with the truncation columns."""
     kept = (
-        work.join(chosen.select("task_key", "_order"), on="task_key", how="inner")
+        work.join(chosen.select("_tid", "_order"), on="_tid", how="inner")
         .sort("_order", "_pos")
         .with_row_index("_rank")
         .sort("_pos")
@@ -480,8 +485,8 @@ def _duplicate_stats(work: pl.DataFrame, first: pl.Series, in_set: pl.Series) ->
     n_dup = int((~first).sum())
     groups_affected = conflicting = 0
     if n_dup:
-        sets = work.select("task_key", "reward", "_traj").filter(in_set)
-        groups_affected = sets["task_key"].n_unique()
+        sets = work.select("_tid", "reward", "_traj").filter(in_set)
+        groups_affected = sets["_tid"].n_unique()
         conflicting = int(sets.group_by("_traj").agg(pl.col("reward").n_unique().alias("u"))
                           .select((pl.col("u") > 1).sum()).item())
     return {"n": n, "n_kept": n - n_dup, "n_dropped": n_dup, "groups_affected": int(groups_affected),
@@ -493,17 +498,23 @@ def _group_fault_kinds(work: pl.DataFrame, eligible: pl.DataFrame) -> pl.DataFra
 
     Ties go to the alphabetically first kind, so the answer does not depend on row order.
     """
-    faulted = (
-        work.lazy()
-        .filter(pl.col("_fault").is_not_null() & (pl.col("_fault") != ""))
-        .join(eligible.lazy().select("task_key"), on="task_key", how="semi")
-        .group_by("task_key", "_fault").len()
-        .sort(["task_key", "len", "_fault"], descending=[False, True, False])
-        .group_by("task_key").agg(pl.col("_fault").first().alias("_kind"))
-        .collect()
+    met = work.filter(pl.col("_fault").is_not_null() & (pl.col("_fault") != "")).select("_tid", "_fault")
+    if met.height == 0:
+        return eligible.select("_tid", pl.lit(NO_FAULT).alias("_kind"))
+    kinds = met["_fault"].unique().sort()
+    code = met["_fault"].replace_strict(kinds, pl.Series(range(kinds.len())), return_dtype=pl.Int64)
+    # one score per (ask, kind): count first, then the alphabetically first kind on a tie
+    span = kinds.len()
+    best = (
+        met.select("_tid", code.alias("_code"))
+        .join(eligible.select("_tid"), on="_tid", how="semi")
+        .group_by("_tid", "_code").len()
+        .group_by("_tid").agg((pl.col("len") * span + (span - 1 - pl.col("_code"))).max().alias("_score"))
+        .select("_tid", (span - 1 - pl.col("_score") % span).alias("_code"))
     )
-    return (eligible.select("task_key").join(faulted, on="task_key", how="left")
-            .with_columns(pl.col("_kind").fill_null(NO_FAULT)))
+    names = pl.DataFrame({"_code": pl.Series(range(span), dtype=pl.Int64), "_kind": kinds})
+    return (eligible.select("_tid").join(best.join(names, on="_code"), on="_tid", how="left")
+            .select("_tid", pl.col("_kind").fill_null(NO_FAULT)))
 
 
 def _order_groups(eligible: pl.DataFrame, order: str) -> pl.DataFrame:
