@@ -540,7 +540,7 @@ def test_awkward_text_round_trips_exactly(tmp_path, fmt):
     """Quotes, backslashes, control characters, emoji, and text that looks like the null keys the
     writer strips all come back byte for byte."""
     nasty = 'He said "hi",\n\tthen \\ left ,"name":null ,"tool_call_id":null \x01 \u2028 🐳 {"a": null}'
-    src = [{"scenario_id": 'task ,"x":null', "prompt": nasty, "lineage": {"note": nasty, "gone": None},
+    src = [{"scenario_id": 'task ,"x":null', "prompt": nasty, "lineage": {"first": None, "note": nasty, "gone": None, "inner": {"a": None, "b": 1}, "empty": {"z": None}},
             "messages": [{"role": "user", "content": nasty},
                          {"role": "assistant", "content": nasty, "tool_calls": [
                              {"id": "c0", "type": "function", "function": {"name": "f", "arguments": json.dumps({"q": nasty})}}]},
@@ -557,4 +557,4 @@ def test_awkward_text_round_trips_exactly(tmp_path, fmt):
     assert (json.loads(args) if fmt == "openai" else args) == {"q": nasty}
     assert row["scenario_id"] == 'task ,"x":null'
     assert row["prompt" if fmt == "openai" else "prompt_text"] == nasty
-    assert row["lineage"] == {"note": nasty}
+    assert row["lineage"] == {"note": nasty, "inner": {"b": 1}, "empty": {}}

@@ -31,7 +31,20 @@ class ToolCallRoundtrip(Report):
         return f"tool calls: {self.checked} checked, {self.invalid} invalid ({self.encoding})"
 
 
-class Rewards(BaseModel):
+class _Block(BaseModel):
+    """A nested report block that also reads like the dict whileai 0.131 returned."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def keys(self) -> list[str]:
+        """The field names."""
+        return list(type(self).model_fields)
+
+
+class Rewards(_Block):
     """Pass, fail and ungraded counts of the exported conversations (pass at reward >= 0.5)."""
 
     n_pass: int = 0
@@ -42,7 +55,7 @@ class Rewards(BaseModel):
     """Rows with no reward."""
 
 
-class PrivilegedLeaks(BaseModel):
+class PrivilegedLeaks(_Block):
     """The privileged-context check the export ran before writing."""
 
     checked: bool = False

@@ -546,7 +546,13 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     if opts.max_tool_output_chars is not None:
         fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
                    pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
-    tail = pl.struct(fields).struct.json_encode().str.replace_all(_NULL_FIELD, "").str.strip_prefix("{")
+    tail = (
+        pl.struct(fields).struct.json_encode()
+        .str.replace_all(_NULL_FIELD, "")  # every null key that follows another key
+        .str.replace_all(r'\{"[^"\\]*":null,', "{")  # then a null first key of a nested object
+        .str.replace_all(r'\{"[^"\\]*":null\}', "{}")
+        .str.strip_prefix("{")
+    )
     pieces += [pl.lit(","), tail, pl.lit("\n")]
     return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
 
