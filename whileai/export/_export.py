@@ -41,13 +41,17 @@ from whileai.export._common import (
     writing,
 )
 from whileai.export._encode import valid_object
-from whileai.export._privileged import find_leaks
+from whileai.export._privileged import PRIVILEGED_COLUMNS, find_leaks
 from whileai.export._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
-from whileai.export._rows import Counts, Options, build_chunk, prepare_frame
+from whileai.export._rows import CARRIED, Counts, Options, build_chunk, prepare_frame
 
 __all__ = ["export_dataset", "export_training", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
 FORMATS: tuple[str, ...] = ("openai", "trl")
+
+#: The columns an export reads (``frame`` adds what task identity needs).
+_READ_COLUMNS: tuple[str, ...] = ("messages", "prompt", "final_text", "system_prompt", "tools", "reward",
+                                  *CARRIED, *PRIVILEGED_COLUMNS)
 MASK_MODES: tuple[str, ...] = ("assistant", "final")
 
 _TRL_ALL_TOKENS = ("TRL trains on every token of every turn (its SFTTrainer reads no per-message mask); set "
@@ -86,7 +90,7 @@ class _Run:
         self.opts = opts
         self.validate = validate
         meta = meta_of(source)
-        df = table.frame(source)
+        df = table.frame(source, columns=_READ_COLUMNS)  # a Parquet source is read for these only
         if "messages" not in df.columns:
             raise TrainingSelectionError(
                 "rows must carry a conversation (messages, or prompt and final_text) to become training rows, "
