@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from whileai.defaults import HACK_THRESHOLD, PASS_THRESHOLD
+from whileai.defaults import HACK_THRESHOLD
 from whileai.errors import ArgumentError, TrainingSelectionError
 
 __all__ = [
@@ -23,10 +23,15 @@ __all__ = [
     "check_choice",
     "check_fraction",
     "check_positive_int",
+    "correlation_warnings",
     "correlations",
     "eval_sourced",
     "eval_sourced_warning",
     "has",
+    "n_tool_calls_expr",
+    "n_turns_expr",
+    "reply_chars_expr",
+    "reply_expr",
     "junk_flag",
     "junk_split",
     "privileged_leaks",
@@ -255,11 +260,6 @@ def correlation_warnings(report: dict[str, Any]) -> list[str]:
         out.append(f"reward {verb} {_FEATURE_WORDS.get(name, name)} (corr {value:+.2f}, flag at |r| >= "
                    f"{report['threshold']:.2f}); check the judge before training")
     return out
-
-
-def pass_flag() -> pl.Expr:
-    """A graded rollout passes at reward >= PASS_THRESHOLD (partial credit splits at 0.5)."""
-    return pl.col("reward") >= PASS_THRESHOLD
 
 
 def as_selection(rows: Any, df: pl.DataFrame, report: Any, mode: str) -> Any:
