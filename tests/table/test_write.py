@@ -74,3 +74,14 @@ def test_write_into_missing_folder(tmp_path):
 def test_gz_writer(tmp_path):
     table.write(table.frame(ROWS), tmp_path / "a.jsonl.gz")
     assert table.frame(tmp_path / "a.jsonl.gz").height == 2
+
+
+def test_column_wise_rows_equal_the_per_row_reference():
+    from whileai.table._write import _row_out_slow
+    from whileai.testing import rollout_table
+
+    df = table.frame(rollout_table(6, 3, seed=4, eval_run=2))
+    reference = [_row_out_slow(r) for r in df.iter_rows(named=True)]
+    assert table.rows(df) == reference
+    mixed = table.frame(ROWS)
+    assert table.rows(mixed) == [_row_out_slow(r) for r in mixed.iter_rows(named=True)]

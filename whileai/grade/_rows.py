@@ -4,8 +4,7 @@ A judge takes one row as a dict, so grading has to hand a million dicts to user 
 own ``iter_rows``/``to_list`` on a list-of-struct column (the conversation) costs tens of
 microseconds per row; here every column becomes a flat Python list first (the conversation is
 flattened with Arrow-style offsets: one ``to_list`` per message field, not per message), and the
-dicts are zipped from those lists. The result is exactly ``table.rows(df)``: the wire shape,
-None dropped, JSON columns decoded, messages in the OpenAI shape (tested against it).
+dicts are zipped from those lists (``whileai.table._rowdicts``, what ``table.rows`` uses).
 
 For the judge loop, :func:`lazy_rows` goes further: each row is a :class:`LazyRow` that converts
 a column (for its whole chunk, once) only when some row of the chunk reads it, so a judge that
@@ -14,8 +13,6 @@ reads ``row["seeded"]`` never pays for the conversation.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -23,148 +20,10 @@ from typing import Any
 import polars as pl
 
 from whileai.defaults import CHUNK_ROWS
-from whileai.table import MESSAGE, message_out
-from whileai.table import _normalize as nz
-from whileai.table.schema import COLUMN_BY_NAME, DERIVED_COLUMNS
+from whileai.table._rowdicts import _JSON, _column, _no_gc, row_dicts
+from whileai.table.schema import DERIVED_COLUMNS
 
 __all__ = ["LazyRow", "iter_row_chunks", "lazy_rows", "row_dicts"]
-
-_JSON = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
-_MESSAGES = pl.List(MESSAGE)
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def _flat(series: pl.Series) -> tuple[list[int | None], pl.Series]:
-    """Lengths per row (None for a null list) and the concatenated values of a list column."""
-    lengths = series.list.len().to_list()
-    values = series.filter(series.list.len().fill_null(0) > 0).explode()
-    return lengths, values
-
-
-def _tool_calls(series: pl.Series) -> list[list[dict[str, Any]] | None]:
-    lengths, values = _flat(series)
-    if not values.len():
-        return [None] * len(lengths)
-    fields = values.struct.unnest()
-    calls = [
-        {"id": i, "type": "function", "function": {"name": n, "arguments": a}} if i is not None
-        else {"type": "function", "function": {"name": n, "arguments": a}}
-        for i, n, a in zip(fields["id"].to_list(), fields["name"].to_list(), fields["arguments"].to_list())
-    ]
-    return _split(calls, lengths, empty=None)
-
-
-def _split(values: list[Any], lengths: list[int | None], *, empty: Any) -> list[Any]:
-    """Cut a flat list into per-row lists; a null row gives None, an empty one ``empty``."""
-    out: list[Any] = []
-    append = out.append
-    pos = 0
-    for n in lengths:
-        if n is None:
-            append(None)
-        elif n == 0:
-            append(empty() if callable(empty) else empty)
-        else:
-            append(values[pos:pos + n])
-            pos += n
-    return out
-
-
-def _message(role: Any, content: Any, name: Any, call_id: Any, calls: Any, extra: Any) -> dict[str, Any]:
-    if extra:
-        return message_out({"role": role, "content": content, "name": name, "tool_call_id": call_id,
-                            "tool_calls": [{"id": c.get("id"), **c["function"]} for c in calls or []],
-                            "extra": extra})
-    msg: dict[str, Any] = {"role": role, "content": content}
-    if name is not None:
-        msg["name"] = name
-    if call_id is not None:
-        msg["tool_call_id"] = call_id
-    if calls:
-        msg["tool_calls"] = calls
-    return msg
-
-
-def _messages(series: pl.Series) -> list[list[dict[str, Any]] | None]:
-    lengths, values = _flat(series)
-    if not values.len():
-        return _split([], lengths, empty=list)
-    fields = values.struct.unnest()
-    roles, contents = fields["role"].to_list(), fields["content"].to_list()
-    names, call_ids = fields["name"].to_list(), fields["tool_call_id"].to_list()
-    extras = fields["extra"].to_list()
-    calls = _tool_calls(fields["tool_calls"])
-    messages = [
-        {"role": r, "content": c} if n is None and i is None and k is None and e is None
-        else _message(r, c, n, i, k, e)
-        for r, c, n, i, k, e in zip(roles, contents, names, call_ids, calls, extras)
-    ]
-    return _split(messages, lengths, empty=list)
-
-
-def _struct(series: pl.Series) -> list[Any]:
-    dtype = series.dtype
-    assert isinstance(dtype, pl.Struct)
-    if not dtype.fields:
-        return [None if null else {} for null in series.is_null().to_list()]
-    fields = series.struct.unnest()
-    names = fields.columns
-    columns = [_column(fields[name]) for name in names]
-    nulls = series.is_null().to_list()
-    return [None if null else dict(zip(names, vals)) if None not in vals else
-            {k: v for k, v in zip(names, vals) if v is not None}
-            for null, vals in zip(nulls, zip(*columns))]
-
-
-def _column(series: pl.Series) -> list[Any]:
-    dtype = series.dtype
-    if series.name == "messages" and dtype == _MESSAGES:
-        return _messages(series)
-    if isinstance(dtype, pl.Struct):
-        return _struct(series)
-    values = series.to_list()
-    if series.name in _JSON and dtype == pl.String:
-        loads = nz.loads_or_raw
-        return [None if v is None else loads(v) for v in values]
-    if dtype.is_nested():
-        return [_clean(v) for v in values]
-    return values
-
-
-def row_dicts(df: pl.DataFrame) -> list[dict[str, Any]]:
-    """The table's rows as wire dicts, the same as ``table.rows(df)``, built column-wise.
-
-    Examples:
-        >>> import polars as pl
-        >>> row_dicts(pl.DataFrame({"prompt": ["hi"], "reward": [None], "task_key": ["t"]}))
-        [{'prompt': 'hi'}]
-    """
-    names = [c for c in df.columns if c not in DERIVED_COLUMNS]
-    if not names or not df.height:
-        return [{} for _ in range(df.height)]
-    with _no_gc():
-        columns = [_column(df[name]) for name in names]
-        return [dict(zip(names, vals)) if None not in vals else {k: v for k, v in zip(names, vals) if v is not None}
-                for vals in zip(*columns)]
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cyclic collector while building many small containers (none form cycles)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class _Chunk:

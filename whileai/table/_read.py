@@ -60,14 +60,15 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
     """
     source = _describe(rows)
     df = _load(rows, columns)
-    derive = not columns or bool({"messages", "prompt", "final_text"} & set(columns))
+    # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
+    build_messages = not columns or "messages" in columns
     if df.height == 0:
         if allow_empty:
-            return _normalize_frame(df, source, derive=derive)
+            return _normalize_frame(df, source, build_messages=build_messages)
         raise EmptyInputError(
             f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
         )
-    return _normalize_frame(df, source, derive=derive)
+    return _normalize_frame(df, source, build_messages=build_messages)
 
 
 def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:
@@ -407,7 +408,7 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 # ------------------------------------------------------------------------------------------
 
 
-def _normalize_frame(df: pl.DataFrame, source: str, *, derive: bool = True) -> pl.DataFrame:
+def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
     df = _apply_aliases(df)
     fixes: list[pl.Series] = []
     for col in COLUMNS:
@@ -433,8 +434,7 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, derive: bool = True) -> p
         df = df.with_columns(fixes)
     if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List):
         pass
-    if derive:
-        df = _derive_content(df)
+    df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
             f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "
@@ -469,10 +469,10 @@ def _cast_plain(series: pl.Series, dtype: Any, source: str) -> pl.Series:
         ) from exc
 
 
-def _derive_content(df: pl.DataFrame) -> pl.DataFrame:
+def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.DataFrame:
     """Fill messages from prompt/final_text and prompt/final_text from messages, columnar."""
     cols = set(df.columns)
-    if "messages" not in cols and ("prompt" in cols or "final_text" in cols):
+    if build_messages and "messages" not in cols and ("prompt" in cols or "final_text" in cols):
         parts = []
         if "system_prompt" in cols:
             parts.append(_message_expr("system", pl.col("system_prompt")))

@@ -106,15 +106,26 @@ def _row_out(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def iter_rows(df: pl.DataFrame, *, chunk_rows: int = CHUNK_ROWS) -> Iterator[dict[str, Any]]:
-    """Yield the table's rows as plain dicts (the wire shape: None dropped, JSON decoded)."""
+    """Yield the table's rows as plain dicts (the wire shape: None dropped, JSON decoded).
+
+    Built column by column one chunk at a time, so memory stays at one chunk of dicts.
+    """
+    from whileai.table._rowdicts import row_dicts
+
     for chunk in df.iter_slices(chunk_rows):
-        for row in chunk.iter_rows(named=True):
-            yield _row_out(row)
+        yield from row_dicts(chunk)
 
 
 def rows(df: pl.DataFrame) -> list[dict[str, Any]]:
     """The table as a list of row dicts (the wire shape: None dropped, JSON columns decoded)."""
-    return list(iter_rows(df))
+    from whileai.table._rowdicts import row_dicts
+
+    return row_dicts(df)
+
+
+def _row_out_slow(row: dict[str, Any]) -> dict[str, Any]:
+    """The per-row reference for ``rows`` (tests check the column-wise builder against it)."""
+    return _row_out(row)
 
 
 def write_jsonl(df: pl.DataFrame, path: str | os.PathLike[str], *, schema_version: bool = True) -> Path:
