@@ -183,10 +183,15 @@ def run(sizes: list[int]) -> list[dict[str, Any]]:
         tasks = n // K
         old = _run_0131("pass_at", before) if n <= PASS_AT_0131_MAX else None
         big_ref = n <= 1_000_000
-        out.append(_row("pass_at (2000 draws)", n, lambda b=before: pass_at(b),
+        out.append(_row("pass_at", n, lambda b=before: pass_at(b),
                         "numpy: group-by + loop bootstrap" if big_ref else None,
                         (lambda b=before: _numpy_pass_at(b)) if big_ref else None,
-                        f"{tasks:,} tasks x {K}", old))
+                        f"{tasks:,} tasks x {K}; k-way intervals Wilson over tasks (n == k)", old))
+        out.append(_row("pass_at (bootstrap k-way, 2000 draws)", n,
+                        lambda b=before: pass_at(b, binary_ci=None),
+                        "numpy: group-by + loop bootstrap" if big_ref else None,
+                        (lambda b=before: _numpy_pass_at(b)) if big_ref else None,
+                        f"{tasks:,} tasks x {K}; binary_ci=None: multinomial bootstrap on pass^k, pass@k", None))
         old = _run_0131("compare_runs", before, after) if n <= DELTA_0131_MAX else None
         out.append(_row("compare_runs (two runs)", n, lambda a=before, b=after: compare_runs(a, b),
                         "numpy: paired loop bootstrap + flips" if big_ref else None,

@@ -65,3 +65,30 @@ def test_null_p_values_are_roughly_uniform():
     rng = np.random.default_rng(5)
     ps = np.array([sign_flip_pvalue(rng.choice([-0.25, 0.0, 0.25], 20)) for _ in range(400)])
     assert 0.02 <= np.mean(ps <= 0.05) <= 0.08
+
+
+@pytest.mark.parametrize("k_before,k_after", [(4, 4), (8, 8), (4, 6)])
+def test_grid_path_equals_the_level_by_level_distribution(k_before, k_after):
+    from whileai.stats.permutation import _exact_distribution
+
+    rng = np.random.default_rng(k_before * 10 + k_after)
+    d = rng.binomial(k_after, 0.55, 40) / k_after - rng.binomial(k_before, 0.5, 40) / k_before
+    got = sign_flip_test(d)
+    assert got.method == "exact"
+    nz = np.round(np.abs(d[d != 0]), 9)
+    levels, mult = np.unique(nz, return_counts=True)
+    sums, probs = _exact_distribution(levels, mult)
+    observed = abs(float(d.sum()))
+    assert got.p_value == pytest.approx(float(probs[np.abs(sums) >= observed - 1e-7].sum()), abs=1e-10)
+
+
+def test_large_grid_is_fast_and_matches_monte_carlo():
+    import time
+
+    rng = np.random.default_rng(3)
+    d = rng.binomial(8, 0.52, 125_000) / 8 - rng.binomial(8, 0.5, 125_000) / 8
+    start = time.perf_counter()
+    exact = sign_flip_test(d)
+    assert exact.method == "exact" and time.perf_counter() - start < 2.0
+    mc = sign_flip_test(d, exact_support=10, n_perm=20_000, seed=2)
+    assert abs(mc.p_value - exact.p_value) < 4 * np.sqrt(max(exact.p_value, 1e-4) / 20_000) + 1e-4
