@@ -12,8 +12,6 @@ duckdb, httpx and scipy load only when a call that needs them runs.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -62,7 +60,12 @@ _register("whileai.select", ("Calibration", "PreferencePairs", "build_preference
 _register("whileai.export", ("export", "export_dataset", "export_environment", "export_preference", "export_training", "load_environment", "loss_mask", "preference_rows", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"))
 _register("whileai.guard", ("STAGES", "Spec", "Trait", "decontaminate", "dedupe_groups", "format_hack_scan", "format_leak_report", "format_stages", "grounding_report", "hack_scan", "leak_report", "length_report", "load_spec", "mark_grounding", "near_duplicate_prompts", "refusal_report", "reward_correlations", "spec_version", "stage_of", "stage_report", "stamp_spec", "stamp_stage", "style_markers", "style_report", "trace_flag_report", "trace_markers", "ungrounded_arguments"))
 
-__all__ = sorted([*_LAZY, "__version__"])
+# The step packages named like their main function are callable packages (whileai/_callable.py):
+# wai.simulate(...), wai.select(...), wai.export(...) run the function, and the name stays the package.
+for _name in ("export", "select", "simulate"):
+    _LAZY.pop(_name, None)
+
+__all__ = sorted([*_LAZY, "__version__", "export", "select", "simulate"])
 
 
 def __getattr__(name: str) -> Any:
@@ -80,22 +83,6 @@ def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES))
 
 
-class _Package(types.ModuleType):
-    """The package module, keeping ``wai.export``, ``wai.select`` and ``wai.simulate`` functions.
-
-    Importing a subpackage named like its main function (``whileai.export`` defines ``export``)
-    makes the import system set the subpackage on its parent; this keeps the function there
-    instead, so ``wai.export is wai.export_dataset`` however the package was first reached.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (isinstance(value, types.ModuleType) and value.__name__ == f"whileai.{name}"
-                and callable(getattr(value, name, None))):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -180,7 +180,7 @@ def test_fluent_export_delegates(tmp_path):
 def test_export_is_export_dataset_is_export_training():
     assert export_training is export_dataset
     assert wai.export_training is wai.export_dataset
-    assert wai.export is wai.export_dataset
+    assert callable(wai.export) and wai.export.__wrapped__ is wai.export_dataset
 
 
 def test_no_system_prompt_warns(tmp_path):

@@ -43,3 +43,7 @@ __all__ = [
     "training_rows",
     "trl_dataset",
 ]
+
+from whileai._callable import make_callable  # noqa: E402
+
+make_callable(__name__)

@@ -57,3 +57,7 @@ __all__ = [
     "select_for_rl",
     "select_for_sft",
 ]
+
+from whileai._callable import make_callable  # noqa: E402
+
+make_callable(__name__)

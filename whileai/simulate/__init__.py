@@ -3,11 +3,8 @@
 Every rollout lands as a row of the rollout table.
 """
 
-import inspect as _inspect
-import sys as _sys
-import types as _types
-from typing import Any as _Any
 
+from whileai._callable import make_callable
 from whileai.simulate._agents import RolloutContext, current_rollout
 from whileai.simulate._endpoint import Endpoint
 from whileai.simulate._engine import simulate
@@ -39,18 +36,5 @@ __all__ = [
 ]
 
 
-class _CallableModule(_types.ModuleType):
-    """``whileai.simulate`` is both this package and the ``simulate`` function.
-
-    Importing the package binds ``whileai.simulate`` to the module (Python sets the parent's
-    attribute), which would hide the function ``wai.simulate``; calling the module runs it.
-    """
-
-    def __call__(self, *args: _Any, **kwargs: _Any) -> _Any:
-        return simulate(*args, **kwargs)
-
-
-_sys.modules[__name__].__class__ = _CallableModule
-__signature__ = _inspect.signature(simulate)
-__wrapped__ = simulate
+make_callable(__name__)
 __doc__ = f"{__doc__}\nCalling ``wai.simulate(...)`` runs :func:`simulate`:\n\n{simulate.__doc__}"
