@@ -332,7 +332,7 @@ def decontaminate(
             "dropped from the rows returned. Train on the clean rows so the eval measures what it claims."
         )
     clean = df.filter(pl.Series(rule == 0))
-    return Decontaminated(as_input_kind(rows, clean), report)
+    return Decontaminated(as_input_kind(rows, clean, report), report)
 
 
 # ------------------------------------------------------------------------------------------

@@ -283,7 +283,7 @@ def hack_scan(
     report.continuous_reward = bool(np.any((y != 0.0) & (y != 1.0)))
 
     keys = g_df["task_key"]
-    _, gid_all = np.unique(keys.to_numpy().astype(str), return_inverse=True)
+    gid_all = keys.rank("dense").to_numpy().astype(np.int64) - 1  # ask index 0..G-1
     n_g = np.bincount(gid_all).astype(np.float64)
     s_g = np.bincount(gid_all, weights=y)
     ss_g = np.bincount(gid_all, weights=y * y)
@@ -847,8 +847,9 @@ def _distinct_per_ask(df: pl.DataFrame, texts: pl.Series, eff_idx: np.ndarray, g
             ).list.join("\n").alias("c")
         )["c"].fill_null("")
         parts.append(calls)
-    sig = pl.DataFrame({f"p{i}": p for i, p in enumerate(parts)}).select(
-        pl.concat_str(pl.all(), separator="\x1f").hash().alias("s"))["s"].to_numpy()
+    sig = parts[0].hash().to_numpy()
+    for p in parts[1:]:
+        sig = combine(sig, p.hash().to_numpy())
     frame = pl.DataFrame({"g": gid, "s": sig[eff_idx]})
     per = frame.group_by("g").agg(pl.col("s").n_unique())["s"].to_numpy()
     return float(per.mean()) if per.size else float("nan")
