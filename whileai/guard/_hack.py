@@ -42,7 +42,7 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError
 from whileai.guard._common import agent_text_of, check_fraction, check_positive_int, check_strings
-from whileai.guard._tokens import WORD_PATTERN, combine, tokenize
+from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
 from whileai.report import Report, fmt_num
 from whileai.stats.rng import check_rng
 
@@ -583,16 +583,14 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     base = df.select(exprs) if exprs else pl.DataFrame()
     for name in base.columns:
         add(name, base[name].to_numpy(), "binary" if name == "truncated" else "count")
-    words = (pl.lit(pl.Series(n_words)) if n_words is not None
-             else pl.col("t").str.count_matches(WORD_PATTERN))  # the auto tier already counted them
-    surf = pl.DataFrame({"t": text}).select(
-        words.alias("n:words"),
-        pl.col("t").str.count_matches(r"[!-/:-@\[-`{-~]").alias("n:punct"),  # ASCII punctuation
-        pl.col("t").str.count_matches(r"[0-9]").alias("n:digits"),
-        (pl.col("t").str.count_matches(r"[A-Z]") / pl.col("t").str.len_chars()).fill_nan(None).alias("frac:upper"),
-    )
-    for name in surf.columns:
-        add(name, surf[name].cast(pl.Float64).to_numpy(), "measure" if name == "frac:upper" else "count")
+    if n_words is None:  # the auto tier already counted them when it ran
+        n_words = pl.DataFrame({"t": text}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
+    add("n:words", n_words)
+    counts = byte_counts(text)  # ASCII punctuation, digits, upper case: numpy over the UTF-8 bytes
+    add("n:punct", counts["punct"])
+    add("n:digits", counts["digits"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        add("frac:upper", np.where(counts["chars"] > 0, counts["upper"] / counts["chars"], np.nan), "measure")
     if "messages" in df.columns:
         used = df.select(table.tools_used()).with_row_index("_r").explode("tools_used").drop_nulls("tools_used")
         if used.height:
@@ -742,7 +740,7 @@ def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = h.size
     same = row[:-1] == row[1:] if m > 1 else np.zeros(0, dtype=bool)
     bstart = np.flatnonzero(same)
-    bh = combine(h[bstart], h[bstart + 1]) if bstart.size else np.zeros(0, np.uint64)
+    bh = pair(h[bstart], h[bstart + 1]) if bstart.size else np.zeros(0, np.uint64)
     return np.concatenate([row, row[bstart]]), np.concatenate([h, bh]), bstart
 
 
@@ -754,7 +752,7 @@ def _doc_pairs(texts: pl.Series, *, unique: bool = True) -> tuple[np.ndarray, np
     toks = tokenize(texts)
     rows, ids, _ = _unigram_bigram(toks)
     if unique and ids.size:
-        first = pl.Series(combine(ids, rows.astype(np.uint64))).is_first_distinct().to_numpy()
+        first = pl.Series(pair(rows.astype(np.uint64), ids)).is_first_distinct().to_numpy()
         rows, ids = rows[first], ids[first]
     return rows.astype(np.int64), ids, np.diff(toks.offsets)
 

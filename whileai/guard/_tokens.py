@@ -12,10 +12,11 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-__all__ = ["Tokens", "WORD_PATTERN", "combine", "ngram_hashes", "text_hashes", "tokenize"]
+__all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "ngram_hashes", "pair", "text_hashes", "tokenize"]
 
-#: What counts as a word: runs of letters, digits and apostrophes, after lower-casing.
-WORD_PATTERN = r"[\p{L}\p{N}']+"
+#: What counts as a word: runs of anything but whitespace and ASCII punctuation (apostrophes
+#: stay inside words), after lower-casing; letters and digits of every script are kept.
+WORD_PATTERN = r"[^\s!-&(-/:-@\[-`{-~]+"
 
 _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -46,6 +47,12 @@ def tokenize(texts: pl.Series, *, pattern: str = WORD_PATTERN) -> Tokens:
     row = np.repeat(np.arange(lens.size, dtype=np.int64), lens)
     h = words.hash(seed=1469598103).to_numpy().astype(np.uint64, copy=False) if len(words) else np.zeros(0, np.uint64)
     return Tokens(row=row, hash=h, offsets=offsets, words=words)
+
+
+def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A cheap ordered pair hash of two well-mixed uint64 hash arrays (a * K + b, wrapping)."""
+    with np.errstate(over="ignore"):
+        return a * _K1 + b
 
 
 def combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -107,3 +114,42 @@ def text_hashes(tokens: Tokens) -> np.ndarray:
     lens = np.diff(tokens.offsets).astype(np.uint64)
     with np.errstate(over="ignore"):
         return _mix(out + lens * _K3)
+
+
+_PUNCT = np.zeros(256, dtype=np.uint8)
+_PUNCT[[*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)]] = 1
+_DIGIT = np.zeros(256, dtype=np.uint8)
+_DIGIT[48:58] = 1
+_UPPER = np.zeros(256, dtype=np.uint8)
+_UPPER[65:91] = 1
+_CHAR = np.ones(256, dtype=np.uint8)
+_CHAR[0x80:0xC0] = 0  # UTF-8 continuation bytes do not start a character
+
+
+def byte_counts(texts: pl.Series) -> dict[str, np.ndarray]:
+    """Per text: ASCII punctuation, digits, upper-case letters and characters.
+
+    Counted on the raw UTF-8 bytes with numpy lookup tables (no regular expression); null texts
+    count 0.
+    """
+    import pyarrow as pa
+
+    arr = texts.fill_null("").to_arrow()
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    data = data[off[0]: off[-1]]
+    starts = off[:-1] - off[0]
+    nonempty = off[1:] > off[:-1]
+    out = {}
+    for name, table in (("punct", _PUNCT), ("digits", _DIGIT), ("upper", _UPPER), ("chars", _CHAR)):
+        counts = np.zeros(len(arr), dtype=np.int64)
+        if data.size:
+            sums = np.add.reduceat(table[data], starts[nonempty], dtype=np.int64)
+            counts[nonempty] = sums
+        out[name] = counts
+    return out
