@@ -192,3 +192,15 @@ def test_sampled_vocabulary_and_chunked_tokenising_give_the_same_correlations(mo
     sampled = {f.name: f.rho for f in hack_scan(df, n_perm=5).features}
     assert sampled["contains:zzq"] == pytest.approx(full["contains:zzq"], abs=1e-12)
     assert sampled["n:words"] == pytest.approx(full["n:words"], abs=1e-12)
+
+
+def test_unequal_ask_sizes_and_partial_grading():
+    df = _blind(rollout_table(60, 8, seed=21, shortcut="zzq", shortcut_strength=0.95))
+    rng = np.random.default_rng(0)
+    df = df.filter(pl.Series(rng.random(df.height) > 0.25))  # asks of unequal size
+    df = df.with_columns(pl.when(pl.Series(rng.random(df.height) < 0.1)).then(None).otherwise(pl.col("reward"))
+                         .alias("reward"))  # some rows ungraded
+    r = hack_scan(df, endorsed=["marker:"], n_perm=40)
+    assert r.n_graded == df["reward"].drop_nulls().len()
+    assert np.isfinite(r.tau) and 0 < r.tau < 0.5
+    assert r.top_feature == "contains:zzq" and r.reward_hack

@@ -336,7 +336,9 @@ def hack_scan(
     D = np.where(np.isfinite(D), D, np.nan)
     # a missing measured value is filled with its column mean (it then adds nothing within ask)
     col_mean = np.nanmean(np.where(np.isfinite(D), D, np.nan), axis=0) if D.shape[1] else np.zeros(0)
-    D = np.where(np.isnan(D), np.nan_to_num(col_mean)[None, :], D)
+    # held as float32 (counts and rates are exact or far inside its precision); kernels cast a row
+    # chunk at a time to float64
+    D = np.where(np.isnan(D), np.nan_to_num(col_mean)[None, :], D).astype(np.float32)
     n_obs_dense = _n_obs_dense(dense_cols, dense_kind)
     D_eff = D[eff_idx]
     rho_d, sxx_d = kernel.rho_dense(D_eff) if D.shape[1] else (np.zeros(0), np.zeros(0))
