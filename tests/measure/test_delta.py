@@ -187,3 +187,11 @@ def test_metrics_block_and_json():
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ArgumentError, match=match):
         delta_report(_table(BASE[:8], seed=1), _table(BASE[:8], seed=2), **kwargs)
+
+
+def test_keywords_and_the_top_level_names():
+    import whileai as wai
+
+    assert wai.compare is wai.delta_report is delta_report
+    before, after = _table(BASE[:10], seed=1), _table(BASE[:10], seed=2, policy="v2")
+    assert wai.compare(before=before, after=after).headline == delta_report(before, after).headline

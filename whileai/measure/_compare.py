@@ -105,7 +105,7 @@ def _p(value: float) -> str:
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
-def compare_runs(before: Any, after: Any, /, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
+def compare_runs(before: Any, after: Any, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
                  ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  min_paired: int = MIN_PAIRED_TASKS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> Comparison:
@@ -181,25 +181,44 @@ def _values(df: pl.DataFrame, label: str) -> pl.DataFrame:
     return vals.select("task_key", pl.col(label).alias("value")).filter(pl.col("value").is_not_null())
 
 
+def aligned(a: pl.DataFrame, b: pl.DataFrame, columns: list[str], keys: list[str] | None = None) -> pl.DataFrame:
+    """Both sides' per-task values on one row per task (full join, sorted by the keys).
+
+    Columns ``<name>`` (before) and ``<name>_b`` (after), null where a side lacks the task. Sorted
+    so the same rows give the same numbers whatever order the group-by returned.
+    """
+    on = keys or ["task_key"]
+    left = a.select(*on, *columns)
+    right = b.select(*on, *columns).rename({c: f"{c}_b" for c in columns})
+    return left.join(right, on=on, how="full", coalesce=True).sort(on)
+
+
 def compare_values(a: pl.DataFrame, b: pl.DataFrame, *, metric: str, level: float, ci_method: str, n_boot: int,
                    n_perm: int, min_paired: int, rng: np.random.Generator) -> Comparison:
     """The comparison on per-task values (``task_key``, ``value``) of each side."""
+    both = aligned(a, b, ["value"])
+    return compare_arrays(both["value"].to_numpy().astype(np.float64), both["value_b"].to_numpy().astype(np.float64),
+                          metric=metric, level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
+                          min_paired=min_paired, rng=rng)
+
+
+def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level: float, ci_method: str, n_boot: int,
+                   n_perm: int, min_paired: int, rng: np.random.Generator) -> Comparison:
+    """The comparison on two aligned arrays of task values (NaN where a side lacks the task)."""
     out = Comparison(metric=metric, level=level, ci_method=ci_method)
-    # sorted by task so the same rows give the same numbers whatever order the group-by returned
-    a, b = a.sort("task_key"), b.sort("task_key")
-    joined = a.join(b, on="task_key", how="inner", suffix="_b", maintain_order="left")
-    n_paired = joined.height
+    has_a, has_b = ~np.isnan(va_all), ~np.isnan(vb_all)
+    pair = has_a & has_b
+    n_paired = int(pair.sum())
     out.n_paired = n_paired
-    out.n_only_a = a.height - n_paired
-    out.n_only_b = b.height - n_paired
-    union = a.height + b.height - n_paired
+    out.n_only_a = int((has_a & ~has_b).sum())
+    out.n_only_b = int((has_b & ~has_a).sum())
+    union = int((has_a | has_b).sum())
     out.paired_share = n_paired / union if union else math.nan
     notes: list[str] = []
     if out.n_only_a or out.n_only_b:
         notes.append(f"{out.n_only_a} task(s) only before and {out.n_only_b} only after were dropped from the pairing")
     if n_paired >= min_paired:
-        va = joined["value"].to_numpy().astype(np.float64)
-        vb = joined["value_b"].to_numpy().astype(np.float64)
+        va, vb = va_all[pair], vb_all[pair]
         d = vb - va
         out.paired = True
         out.n_used = n_paired
@@ -213,8 +232,7 @@ def compare_values(a: pl.DataFrame, b: pl.DataFrame, *, metric: str, level: floa
         out.p_value = 1.0 if test.method == "none" else test.p_value
         out.p_method = "exact" if test.method == "none" else test.method
     else:
-        va = a["value"].to_numpy().astype(np.float64)
-        vb = b["value"].to_numpy().astype(np.float64)
+        va, vb = va_all[has_a], vb_all[has_b]
         notes.insert(0, f"fewer than {min_paired} shared tasks ({n_paired}); unpaired task means, weaker test")
         out.n_used = int(va.size + vb.size)
         if va.size:
@@ -229,7 +247,7 @@ def compare_values(a: pl.DataFrame, b: pl.DataFrame, *, metric: str, level: floa
             out.delta = out.mean_b - out.mean_a
             notes.append("an unpaired interval needs two tasks a side")
     out.verdict, out.direction = _verdict(out.ci95)
-    if out.verdict == "insufficient_data" and not (a.height and b.height):
+    if out.verdict == "insufficient_data" and not (has_a.any() and has_b.any()):
         out.warnings.append("one side has no graded task for this metric: nothing to compare. Grade both runs.")
     out.note = "; ".join(notes)
     return out

@@ -40,7 +40,7 @@ from whileai.measure._common import (
     run_config,
     task_values,
 )
-from whileai.measure._compare import Comparison, compare_values
+from whileai.measure._compare import Comparison, aligned, compare_arrays
 from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, t_quantile
@@ -210,7 +210,7 @@ def _ci_words(ci: tuple[float, float] | None) -> str:
     return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
 
 
-def delta_report(before: Any, after: Any, /, *, target: str | None = None, must_not_regress: Sequence[str] = (),
+def delta_report(before: Any, after: Any, *, target: str | None = None, must_not_regress: Sequence[str] = (),
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
@@ -342,9 +342,10 @@ def delta_report(before: Any, after: Any, /, *, target: str | None = None, must_
     report.run_std_by_metric = {m: float(v) for m, v in std_by_metric.items()}
     report.run_std_df = band_df
 
-    # every metric
+    # every metric, on one alignment of the two sides' task values
+    both = aligned(a_vals, b_vals, metrics)
     for name in metrics:
-        comp = compare_values(_side(a_vals, name), _side(b_vals, name),
+        comp = compare_arrays(both[name].to_numpy().astype(np.float64), both[f"{name}_b"].to_numpy().astype(np.float64),
                               metric=name if name == PASS_AT_1 else MARKER_PREFIX + name, level=level,
                               ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
         std = std_by_metric.get(name)
@@ -439,10 +440,6 @@ def _check_run_std(run_std: Any, runs: Any) -> tuple[dict[str | None, float] | N
 
 def _empty_values(metrics: list[str]) -> pl.DataFrame:
     return pl.DataFrame(schema={"task_key": pl.String, "n_graded": pl.Int64, **{m: pl.Float64 for m in metrics}})
-
-
-def _side(vals: pl.DataFrame, name: str) -> pl.DataFrame:
-    return vals.select("task_key", pl.col(name).alias("value")).filter(pl.col("value").is_not_null())
 
 
 def _k(vals: pl.DataFrame) -> int:
@@ -616,11 +613,14 @@ def _groups(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, by: Any, targ
     if len(names) > _MAX_GROUPS:
         warnings.append(f"by={report.by!r} makes {len(names)} groups; the {_MAX_GROUPS} largest are compared.")
         names = names[:_MAX_GROUPS]
+    both = aligned(a_g, b_g, [target], keys=["_group", "task_key"])
+    group_col = both["_group"].to_numpy()
+    va_all = both[target].to_numpy().astype(np.float64)
+    vb_all = both[f"{target}_b"].to_numpy().astype(np.float64)
     for g in sorted(names, key=str):
-        sa = a_g.filter(pl.col("_group") == g).select("task_key", pl.col(target).alias("value")).drop_nulls("value")
-        sb = b_g.filter(pl.col("_group") == g).select("task_key", pl.col(target).alias("value")).drop_nulls("value")
-        comp = compare_values(sa, sb, metric=target if target == PASS_AT_1 else MARKER_PREFIX + target, level=level,
-                              ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
+        mask = group_col == g
+        comp = compare_arrays(va_all[mask], vb_all[mask], metric=target if target == PASS_AT_1 else MARKER_PREFIX + target,
+                              level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
         entry = comp.to_dict()
         entry.pop("warnings", None)
         report.groups[str(g)] = entry

@@ -109,7 +109,7 @@ def _check_effect(effect: Any) -> float:
     return float(effect)
 
 
-def holdout_size(effect: float, /, *, base: float = BASE_PASS_RATE, k: int | None = None, power: float = POWER,
+def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None = None, power: float = POWER,
                  alpha: float = ALPHA, before: Any = None, after: Any = None, task_std: float | None = None,
                  ceiling_pass_rate: float = CEILING_PASS_RATE, n_boot: int = BOOTSTRAP_DRAWS,
                  level: float = CI_LEVEL, seed: int | np.random.Generator | None = DEFAULT_SEED) -> HoldoutSizeReport:
@@ -304,7 +304,7 @@ def _range(report: HoldoutSizeReport, d: np.ndarray, *, n_boot: int, level: floa
     report.n_tasks_range_method = f"percentile bootstrap over the paired tasks, {n_boot} draws, {level:.0%}"
 
 
-def detectable_effect(n_tasks: int, /, *, base: float = BASE_PASS_RATE, k: int = HOLDOUT_K, power: float = POWER,
+def detectable_effect(n_tasks: int, *, base: float = BASE_PASS_RATE, k: int = HOLDOUT_K, power: float = POWER,
                       alpha: float = ALPHA, task_std: float | None = None) -> float:
     """The smallest gain ``n_tasks`` paired tasks detect at ``power``: ``holdout_size`` solved for the gain.
 

@@ -81,7 +81,7 @@ class EvalVarianceReport(Report):
         return "\n".join(lines + [f"! {w}" for w in self.warnings])
 
 
-def noise_band(run_std: float, /, n_a: float = 1, n_b: float = 1, df: float | None = None, *,
+def noise_band(run_std: float, n_a: float = 1, n_b: float = 1, df: float | None = None, *,
                level: float = CI_LEVEL) -> float:
     """How far two eval means move apart from re-running alone: ``q x run_std x sqrt(1/n_a + 1/n_b)``.
 
