@@ -12,6 +12,8 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
+from whileai.defaults import CHUNK_ROWS
+
 __all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "ngram_hashes", "pair", "text_hashes", "tokenize"]
 
 #: What counts as a word: runs of anything but whitespace and ASCII punctuation (apostrophes
@@ -134,6 +136,9 @@ def byte_counts(texts: pl.Series) -> dict[str, np.ndarray]:
     """
     import pyarrow as pa
 
+    if len(texts) > CHUNK_ROWS:  # bounded memory: the byte view is copied a chunk at a time
+        parts = [byte_counts(texts.slice(i, CHUNK_ROWS)) for i in range(0, len(texts), CHUNK_ROWS)]
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     arr = texts.fill_null("").to_arrow()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
