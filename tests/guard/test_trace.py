@@ -129,3 +129,12 @@ def test_hack_scan_reads_flags_from_the_conversation_when_not_stamped():
     names = {n for f in hack_scan(rows, n_perm=10, auto=False, min_obs=5, trace=False).features
              for n in (f.name, *f.aliases)}
     assert not any(n.startswith("trace:") for n in names)
+
+
+def test_chunked_flagging_matches_one_pass(monkeypatch):
+    import whileai.guard._trace as tr
+
+    rows = [CASES[name][0] for name in CASES] * 3
+    one = trace_markers(rows)
+    monkeypatch.setattr(tr, "CHUNK_ROWS", 4)
+    assert trace_markers(rows) == one

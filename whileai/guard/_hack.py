@@ -277,7 +277,7 @@ def hack_scan(
     if not graded.any():
         report.warnings.append(f"no row carries a numeric {reward!r}; grade first (data.grade(judge=...)).")
         return report
-    g_df = df.filter(pl.Series(graded))
+    g_df = df if graded.all() else df.filter(pl.Series(graded))
     y = y_all[graded]
     report.n_graded = int(y.size)
     report.continuous_reward = bool(np.any((y != 0.0) & (y != 1.0)))

@@ -16,7 +16,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD
+from whileai.defaults import CHUNK_ROWS, GUARD_EXAMPLES, HACK_THRESHOLD
 from whileai.errors import ArgumentError
 from whileai.guard._common import (
     agent_text_of,
@@ -178,6 +178,11 @@ def _classify(calls: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
 
 def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
     """One row per input row: ``_row`` and one evidence column per flag (null when clean)."""
+    if df.height > CHUNK_ROWS:  # rows are independent: bounded memory, a chunk at a time
+        return pl.concat([
+            _flag_frame(df.slice(i, CHUNK_ROWS), kinds).with_columns((pl.col("_row") + i).cast(pl.UInt32))
+            for i in range(0, df.height, CHUNK_ROWS)
+        ])
     n = df.height
     base = pl.DataFrame({"_row": np.arange(n, dtype=np.uint32)})
     text = agent_text_of(df)
