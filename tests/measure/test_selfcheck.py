@@ -24,12 +24,32 @@ def test_same_seed_same_measurements():
     assert [c["measured"] for c in a.checks] == [c["measured"] for c in b.checks]
 
 
-def test_flags_an_interval_that_undercovers():
-    # the percentile bootstrap on 10 paired tasks covers about 0.89: 400 trials flag it
-    r = self_check(trials=300, seed=1, ci_method="percentile", n_boot=300)
-    cover10 = next(c for c in r.checks if c["name"].endswith("true gain, 10 cases"))
-    assert cover10["flagged"] and cover10["measured"] < 0.92
-    assert not r.ok and r.matched_compare
+def test_flags_an_interval_that_undercovers_and_a_kernel_that_disagrees(monkeypatch):
+    import whileai.measure._selfcheck as sc
+
+    real = sc._intervals
+
+    def half_width(d, **kwargs):  # an interval half as wide as it should be: covers about 0.7
+        lo, hi = real(d, **kwargs)
+        mid = (lo + hi) / 2
+        return mid - (hi - lo) / 4, mid + (hi - lo) / 4
+
+    monkeypatch.setattr(sc, "_intervals", half_width)
+    r = self_check(trials=200, seed=1)
+    cover = [c for c in r.checks if "true gain" in c["name"]]
+    assert all(c["flagged"] and c["measured"] < 0.85 for c in cover)
+    assert not r.matched_compare and not r.ok
+    assert "did NOT match compare_runs" in str(r)
+
+
+def test_percentile_bootstrap_reads_lower_than_t_on_ten_tasks():
+    # the same simulated evaluations (same seed) read with both intervals
+    t = self_check(trials=200, seed=0)
+    boot = self_check(trials=200, seed=0, ci_method="percentile", n_boot=400)
+    name = "95% range holds the true gain, 10 cases"
+    t10 = next(c["measured"] for c in t.checks if c["name"] == name)
+    b10 = next(c["measured"] for c in boot.checks if c["name"] == name)
+    assert b10 < t10 and boot.matched_compare
 
 
 def test_bad_arguments():
