@@ -11,12 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from whileai.errors import EmptyInputError, InputFileError, SchemaError
 from whileai.table import _normalize as nz
-from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, alias_map
+from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 
@@ -473,16 +474,9 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
     """Fill messages from prompt/final_text and prompt/final_text from messages, columnar."""
     cols = set(df.columns)
     if build_messages and "messages" not in cols and ("prompt" in cols or "final_text" in cols):
-        parts = []
-        if "system_prompt" in cols:
-            parts.append(_message_expr("system", pl.col("system_prompt")))
-        if "prompt" in cols:
-            parts.append(_message_expr("user", pl.col("prompt")))
-        if "final_text" in cols:
-            parts.append(_message_expr("assistant", pl.col("final_text")))
-        df = df.with_columns(
-            pl.concat_list(parts).list.filter(pl.element().is_not_null()).alias("messages")
-        ).with_columns(pl.col("messages").cast(_MESSAGES_DTYPE))
+        parts = [(role, name) for role, name in (("system", "system_prompt"), ("user", "prompt"),
+                                                 ("assistant", "final_text")) if name in cols]
+        df = df.with_columns(_messages_from_parts(df, parts))
         cols.add("messages")
     if "messages" in cols:
         msgs = pl.col("messages")
@@ -503,17 +497,44 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
     return df
 
 
-def _message_expr(role: str, content: pl.Expr) -> pl.Expr:
-    return pl.when(content.is_not_null()).then(
-        pl.struct(
-            pl.lit(role).alias("role"),
-            content.cast(pl.String).alias("content"),
-            pl.lit(None, pl.String).alias("name"),
-            pl.lit(None, pl.String).alias("tool_call_id"),
-            pl.lit([], pl.List(pl.Struct({"id": pl.String, "name": pl.String, "arguments": pl.String}))).alias("tool_calls"),
-            pl.lit(None, pl.String).alias("extra"),
-        )
-    ).otherwise(None)
+def _messages_from_parts(df: pl.DataFrame, parts: list[tuple[str, str]]) -> pl.Series:
+    """The conversation [system, user, assistant] from text columns, built with Arrow offsets.
+
+    Null texts are skipped. Vectorised: every message lands at its offset by a numpy scatter, so
+    1M rows take well under a second (a Polars ``concat_list`` of structs took about 20 s).
+    """
+    n = df.height
+    present = np.column_stack([df[name].is_not_null().to_numpy() for _, name in parts]) if n else np.zeros((0, len(parts)), bool)
+    counts = present.sum(axis=1)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    before = np.cumsum(present, axis=1) - present  # messages ahead of each part within its row
+    roles: list[pl.Series] = []
+    contents: list[pl.Series] = []
+    positions: list[np.ndarray] = []
+    for i, (role, name) in enumerate(parts):
+        mask = present[:, i]
+        contents.append(df[name].cast(pl.String).filter(pl.Series(mask)))
+        roles.append(pl.Series([role], dtype=pl.String).gather(np.zeros(int(mask.sum()), dtype=np.int64)))
+        positions.append((offsets[:-1] + before[:, i])[mask])
+    total = int(offsets[-1])
+    order = np.empty(total, dtype=np.int64)
+    order[np.concatenate(positions) if positions else np.zeros(0, np.int64)] = np.arange(total)
+    flat = pl.DataFrame({
+        "role": pl.concat(roles) if roles else pl.Series([], dtype=pl.String),
+        "content": pl.concat(contents) if contents else pl.Series([], dtype=pl.String),
+    })[order].select(
+        pl.col("role"), pl.col("content"),
+        pl.lit(None, pl.String).alias("name"), pl.lit(None, pl.String).alias("tool_call_id"),
+        pl.lit([], pl.List(TOOL_CALL)).alias("tool_calls"), pl.lit(None, pl.String).alias("extra"),
+    )
+    values = flat.to_struct("m").cast(MESSAGE).to_arrow()
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    array = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32) if total < 2**31 else offsets), values)
+    series = pl.from_arrow(array)
+    assert isinstance(series, pl.Series)
+    return series.cast(_MESSAGES_DTYPE).alias("messages")
 
 
 def _add_task_key(df: pl.DataFrame, source: str) -> pl.DataFrame:
