@@ -270,6 +270,7 @@ def test_fluent_select_returns_a_selection_carrying_meta_and_leaves_input_alone(
 
 
 def test_wai_select_runs_optimize_however_the_package_was_imported():
+    import whileai
     import whileai.select as package  # the package stays a package, and calling it runs select
 
     rows = known_table()
