@@ -98,35 +98,44 @@ def decontam_input(n: int, n_eval: int, seed: int = 0) -> tuple[pl.DataFrame, pl
     return train, evals
 
 
-def _child(call: str, n: int, q: Any) -> None:
+def _child(call: str, paths: list[str], q: Any) -> None:
+    """Read the prepared input (Parquet: little garbage left behind), reset the peak mark, run."""
+    frames = [pl.read_parquet(p) for p in paths]
+    base = _reset_peak()
     if call == "hack_scan":
         from whileai.guard import hack_scan
 
-        df = hack_input(n)
-        base = _reset_peak()
         t = time.perf_counter()
-        r = hack_scan(df)
+        r = hack_scan(frames[0])
         dt = time.perf_counter() - t
         note = f"top {r.top_feature}, regime {r.regime}, {r.n_features} features, tau {r.tau:.3f}"
     else:
         from whileai.guard import decontaminate
 
-        train, ev = decontam_input(n, min(EVAL_PROMPTS, max(250, n // 20)))
-        base = _reset_peak()
         t = time.perf_counter()
-        _, rep = decontaminate(train, eval=ev)
+        _, rep = decontaminate(frames[0], eval=frames[1])
         dt = time.perf_counter() - t
-        note = (f"{ev.height} eval prompts; exact {rep.n_exact}, near {rep.n_near}, same task {rep.n_same_task}")
+        note = (f"{frames[1].height} eval prompts; exact {rep.n_exact}, near {rep.n_near}, same task {rep.n_same_task}")
     q.put({"seconds": dt, "peak_mib": max(0.0, _peak_mib() - base), "note": note})
 
 
 def _measure(call: str, n: int) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    p = ctx.Process(target=_child, args=(call, n, q))
-    p.start()
-    out = q.get()
-    p.join()
+    with tempfile.TemporaryDirectory() as tmp:
+        if call == "hack_scan":
+            frames = [hack_input(n)]
+        else:
+            frames = list(decontam_input(n, min(EVAL_PROMPTS, max(250, n // 20))))
+        paths = []
+        for i, f in enumerate(frames):
+            paths.append(os.path.join(tmp, f"in{i}.parquet"))
+            f.write_parquet(paths[-1])
+        del frames
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue()
+        p = ctx.Process(target=_child, args=(call, paths, q))
+        p.start()
+        out = q.get()
+        p.join()
     return out
 
 

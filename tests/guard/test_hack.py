@@ -204,3 +204,12 @@ def test_unequal_ask_sizes_and_partial_grading():
     assert r.n_graded == df["reward"].drop_nulls().len()
     assert np.isfinite(r.tau) and 0 < r.tau < 0.5
     assert r.top_feature == "contains:zzq" and r.reward_hack
+
+
+def test_mean_token_logprob_is_a_feature():
+    df = _blind(rollout_table(40, 6, seed=5, markers=()))
+    rng = np.random.default_rng(1)
+    lp = [list(rng.normal(-1.0 + 0.5 * r, 0.1, 5)) for r in df["reward"].to_list()]  # confident when passing
+    r = hack_scan(df.with_columns(pl.Series("token_logprobs", lp)), n_perm=10, auto=False)
+    top = r.features[0]
+    assert top.name == "logprob:mean" and top.rho > 0.9
