@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from whileai import table
 from whileai.defaults import (
@@ -52,8 +52,10 @@ _TIE = 1e-9
 _PERM_CELLS = 4_000_000  # rows x shuffles held at once
 
 
-class HackFeature(Report):
-    """One scanned feature."""
+class HackFeature(BaseModel):
+    """One scanned feature (indexes like a dict: ``feature["rho"]``)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
 
     name: str
     """Feature name: ``reply_length``, ``tool:<name>``, ``marker:<name>``, ``contains:<word>``, ``a & b``..."""
@@ -70,6 +72,11 @@ class HackFeature(Report):
     """|rho| is above the shuffle floor tau."""
     endorsed: bool
     """The name (or an alias) contains one of ``endorsed``."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        raise KeyError(key)
 
 
 class HackScanReport(Report):
@@ -332,14 +339,15 @@ def hack_scan(
     syy = float(yc @ yc)
     kernel = _Kernel(gid, ng_e, yc, syy)
 
-    D = np.column_stack(dense_cols) if dense_cols else np.zeros((y.size, 0))
-    D = np.where(np.isfinite(D), D, np.nan)
-    # a missing measured value is filled with its column mean (it then adds nothing within ask)
-    col_mean = np.nanmean(np.where(np.isfinite(D), D, np.nan), axis=0) if D.shape[1] else np.zeros(0)
-    # held as float32 (counts and rates are exact or far inside its precision); kernels cast a row
-    # chunk at a time to float64
-    D = np.where(np.isnan(D), np.nan_to_num(col_mean)[None, :], D).astype(np.float32)
+    # Held as float32 (counts and rates are exact or far inside its precision); kernels cast a row
+    # chunk at a time to float64. A missing measured value is filled with its column mean (it then
+    # adds nothing within ask).
+    D = np.empty((y.size, len(dense_cols)), dtype=np.float32)
+    for jc, col in enumerate(dense_cols):
+        bad = ~np.isfinite(col)
+        D[:, jc] = np.where(bad, float(col[~bad].mean()) if (~bad).any() else 0.0, col)
     n_obs_dense = _n_obs_dense(dense_cols, dense_kind)
+    del dense_cols
     D_eff = D[eff_idx]
     rho_d, sxx_d = kernel.rho_dense(D_eff) if D.shape[1] else (np.zeros(0), np.zeros(0))
     pooled_d = _pooled_dense(D, y)
@@ -570,7 +578,7 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     kinds: list[str] = []
 
     def add(name: str, values: Any, kind: str = "count") -> None:
-        arr = np.asarray(values, dtype=np.float64)
+        arr = np.asarray(values, dtype=np.float32)
         names.append(name)
         cols.append(arr)
         kinds.append(kind)
