@@ -102,6 +102,7 @@ def _child(call: str, paths: list[str], q: Any) -> None:
     """Read the prepared input (Parquet: little garbage left behind), reset the peak mark, run."""
     frames = [pl.read_parquet(p) for p in paths]
     base = _reset_peak()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
     if call == "hack_scan":
         from whileai.guard import hack_scan
 
@@ -116,7 +117,9 @@ def _child(call: str, paths: list[str], q: Any) -> None:
         _, rep = decontaminate(frames[0], eval=frames[1])
         dt = time.perf_counter() - t
         note = (f"{frames[1].height} eval prompts; exact {rep.n_exact}, near {rep.n_near}, same task {rep.n_same_task}")
-    q.put({"seconds": dt, "peak_mib": max(0.0, _peak_mib() - base), "note": note})
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    q.put({"seconds": dt, "peak_mib": max(0.0, _peak_mib() - base), "note": f"cpu {cpu:.1f} s; {note}"})
 
 
 def _measure(call: str, n: int) -> dict[str, Any]:
