@@ -114,7 +114,7 @@ def test_same_seed_same_output_and_bad_arguments():
     before, after = _arms(200, k=8, seed=5)
     one = compare_runs(before, after, seed=3, ci_method="bca")
     assert one.to_dict() == compare_runs(before, after, seed=3, ci_method="bca").to_dict()
-    with pytest.raises(ArgumentError, match="min_paired must be a whole number >= 2"):
+    with pytest.raises(ArgumentError, match="min_paired must be an integer >= 2"):
         compare_runs(before, after, min_paired=1)
     with pytest.raises(ArgumentError, match="ci_method must be one of"):
         compare_runs(before, after, ci_method="normal")

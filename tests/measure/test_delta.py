@@ -179,7 +179,7 @@ def test_metrics_block_and_json():
     ({"must_not_regress": ["nope"]}, "must_not_regress must name a metric both arms measure"),
     ({"run_std": -0.1}, "run_std must be a number >= 0"),
     ({"run_std_runs": 3}, "run_std_runs needs run_std"),
-    ({"run_std": 0.1, "run_std_runs": 1}, "run_std_runs must be a whole number >= 2"),
+    ({"run_std": 0.1, "run_std_runs": 1}, "run_std_runs must be an integer >= 2"),
     ({"balance_rollouts": "yes"}, "balance_rollouts must be True or False"),
     ({"by": 3}, "by must be a row key"),
     ({"markers": ["nope"]}, "markers must be carried by both arms"),

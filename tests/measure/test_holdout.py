@@ -73,7 +73,7 @@ def test_saturation_and_given_sd():
     ((0.5,), {"base": 0.6}, "base \\+ effect must be at most 1"),
     ((0.05,), {"after": []}, "after must come with before"),
     ((0.05,), {"task_std": -1}, "task_std must be a number >= 0"),
-    ((0.05,), {"k": 0}, "k must be a whole number >= 1"),
+    ((0.05,), {"k": 0}, "k must be an integer >= 1"),
 ])
 def test_bad_input(args, kwargs, match):
     with pytest.raises(ArgumentError, match=match):

@@ -204,8 +204,8 @@ def test_nan_rewards_read_as_ungraded():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"k": 0}, "k must be a whole number >= 1, got 0"),
-    ({"k": 2.5}, "k must be a whole number"),
+    ({"k": 0}, "k must be an integer >= 1, got 0"),
+    ({"k": 2.5}, "k must be an integer"),
     ({"level": 1.5}, "level must be a number between 0 and 1"),
     ({"ci_method": "wald"}, "ci_method must be one of 't', 'percentile', 'bca', got 'wald'"),
     ({"seed": "x"}, "seed must be an int"),

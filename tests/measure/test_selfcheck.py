@@ -53,7 +53,7 @@ def test_percentile_bootstrap_reads_lower_than_t_on_ten_tasks():
 
 
 def test_bad_arguments():
-    with pytest.raises(ArgumentError, match="trials must be a whole number >= 1"):
+    with pytest.raises(ArgumentError, match="trials must be an integer >= 1"):
         self_check(trials=0)
     with pytest.raises(ArgumentError, match="flag_at must be a number > 0"):
         self_check(flag_at=0)

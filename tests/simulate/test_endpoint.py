@@ -241,7 +241,7 @@ def test_endpoint_arguments_are_checked():
         Endpoint("")
     with pytest.raises(ArgumentError, match="base_url must be an http"):
         Endpoint("m", base_url="localhost:8000")
-    with pytest.raises(ArgumentError, match="concurrency must be an integer of at least 1"):
+    with pytest.raises(ArgumentError, match="concurrency must be an integer >= 1"):
         Endpoint("m", base_url="http://x/v1", concurrency=0)
     with pytest.raises(ArgumentError, match="timeout must be a positive number"):
         Endpoint("m", base_url="http://x/v1", timeout=0)

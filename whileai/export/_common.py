@@ -9,20 +9,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from whileai._checks import check_choice as check_choice
 from whileai.errors import ArgumentError, InputFileError, WaiError
 from whileai.table import _normalize as nz
 from whileai.table import atomic_path
 
 __all__ = ["check_choice", "meta_of", "resolve_tools", "target_path", "writing"]
-
-
-def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    """Raise ArgumentError unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        raise ArgumentError(
-            f"{name} must be one of {', '.join(repr(a) for a in allowed)}, got {value!r}. Pass one of those.",
-            argument=name, value=value,
-        )
 
 
 def meta_of(source: Any) -> dict[str, Any]:

@@ -15,8 +15,11 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
+from whileai._checks import check_choice as check_choice
+from whileai._checks import check_fraction as check_fraction
+from whileai._checks import check_int as check_positive_int
+from whileai._checks import check_strings as check_strings
 from whileai.defaults import CI_LEVEL
-from whileai.errors import ArgumentError
 
 __all__ = [
     "agent_text",
@@ -35,43 +38,6 @@ __all__ = [
 # ------------------------------------------------------------------------------------------
 # argument checks (before any data is touched; CONVENTIONS.md point 7)
 # ------------------------------------------------------------------------------------------
-
-
-def check_fraction(name: str, value: Any, *, open_low: bool = False) -> float:
-    """``value`` as a float in [0, 1] (or (0, 1] with ``open_low``), else ArgumentError."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(float(value))
-    if ok:
-        v = float(value)
-        ok = (0.0 < v <= 1.0) if open_low else (0.0 <= v <= 1.0)
-    if not ok:
-        bound = "in (0, 1]" if open_low else "in [0, 1]"
-        raise ArgumentError(f"{name} must be a number {bound}, got {value!r}. Pass for example {name}=0.8.")
-    return float(value)
-
-
-def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """``value`` as an int >= ``minimum``, else ArgumentError."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise ArgumentError(f"{name} must be an integer >= {minimum}, got {value!r}. Pass for example {name}={max(minimum, 8)}.")
-    return int(value)
-
-
-def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    """``value`` if it is one of ``choices``, else ArgumentError naming them."""
-    if value not in choices:
-        raise ArgumentError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}. Pick one of those.")
-    return str(value)
-
-
-def check_strings(name: str, value: Any) -> tuple[str, ...]:
-    """A string or a sequence of strings as a tuple, else ArgumentError."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ArgumentError(f"{name} must be a string or a list of strings, got {value!r}. Pass for example {name}=['a', 'b'].")
 
 
 # ------------------------------------------------------------------------------------------

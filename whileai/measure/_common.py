@@ -15,6 +15,9 @@ import numpy as np
 import polars as pl
 
 from whileai import table
+from whileai._checks import check_choice as check_choice
+from whileai._checks import check_fraction as check_fraction
+from whileai._checks import check_int as check_int
 from whileai.defaults import MIN_CI_TASKS, SHORT_HASH_CHARS
 from whileai.errors import ArgumentError, SchemaError
 from whileai.measure._tasks import task_stats
@@ -53,35 +56,6 @@ def check_level(level: Any) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
         raise ArgumentError(f"level must be a number between 0 and 1, got {level!r}. Pass level=0.95 for a 95% interval.")
     return float(level)
-
-
-def check_probability(name: str, value: Any, *, open_low: bool = True, open_high: bool = True) -> float:
-    """A number in (0, 1) (ends open or closed as asked)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
-    if ok:
-        v = float(value)
-        ok = (v > 0.0 if open_low else v >= 0.0) and (v < 1.0 if open_high else v <= 1.0)
-    if not ok:
-        low = "(0" if open_low else "[0"
-        high = "1)" if open_high else "1]"
-        raise ArgumentError(f"{name} must be a number in {low}, {high}, got {value!r}. Pass a share such as 0.05.")
-    return float(value)
-
-
-def check_int(name: str, value: Any, *, minimum: int = 1, allow_none: bool = False) -> int | None:
-    """A whole number at or above ``minimum`` (or None when allowed)."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise ArgumentError(f"{name} must be a whole number >= {minimum}, got {value!r}. Pass for example {name}={max(minimum, 4)}.")
-    return int(value)
-
-
-def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    """One of ``choices``."""
-    if value not in choices:
-        raise ArgumentError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}. Pick one of those.")
-    return str(value)
 
 
 def check_ci_method(value: Any, name: str = "ci_method") -> str:
@@ -273,3 +247,8 @@ def fmt_interval(ci: tuple[float, float] | None, digits: int = 3, *, signed: boo
 def nan_to_none(ci: tuple[float, float]) -> tuple[float, float] | None:
     """An interval with a NaN end becomes None (JSON-able, prints n/a)."""
     return None if any(not math.isfinite(v) for v in ci) else (float(ci[0]), float(ci[1]))
+
+
+def check_probability(name: str, value: Any, *, open_low: bool = True, open_high: bool = True) -> float:
+    """A number between 0 and 1, ends open unless asked (a test size, a power, an effect)."""
+    return check_fraction(name, value, open_low=open_low, open_high=open_high, fix="Pass a share such as 0.05.")

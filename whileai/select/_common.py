@@ -8,12 +8,14 @@ column reads as "no information", never as an error.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from whileai._checks import check_choice as check_choice
+from whileai._checks import check_fraction as check_fraction
+from whileai._checks import check_int as check_positive_int
 from whileai.defaults import HACK_THRESHOLD
 from whileai.errors import ArgumentError, TrainingSelectionError
 
@@ -46,35 +48,6 @@ __all__ = [
 # ------------------------------------------------------------------------------------------
 # arguments
 # ------------------------------------------------------------------------------------------
-
-
-def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    """``value`` if it is one of ``choices``, else an ArgumentError naming the allowed values."""
-    if not isinstance(value, str) or value not in choices:
-        allowed = ", ".join(repr(c) for c in choices)
-        raise ArgumentError(f"{name} must be one of {allowed}, got {value!r}. Pass one of those.",
-                            argument=name, value=value)
-    return value
-
-
-def check_fraction(name: str, value: Any) -> float:
-    """``value`` as a float in [0, 1], else an ArgumentError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
-            or not 0.0 <= float(value) <= 1.0:
-        raise ArgumentError(f"{name} must be a number between 0 and 1, got {value!r}. Pass for example {name}=0.8.",
-                            argument=name, value=value)
-    return float(value)
-
-
-def check_positive_int(name: str, value: Any, *, allow_none: bool = False, minimum: int = 1) -> int | None:
-    """``value`` as an int >= ``minimum`` (or None when allowed), else an ArgumentError."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        extra = " or None" if allow_none else ""
-        raise ArgumentError(f"{name} must be an integer >= {minimum}{extra}, got {value!r}. Pass for example {name}={max(minimum, 1) * 4}.",
-                            argument=name, value=value)
-    return int(value)
 
 
 def check_band(band: Any, name: str = "band") -> tuple[float, float]:

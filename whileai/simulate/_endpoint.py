@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from whileai._checks import check_int
 from whileai.defaults import (
     ENDPOINT_BACKOFF_CAP_S,
     ENDPOINT_BACKOFF_S,
@@ -111,9 +112,8 @@ class Endpoint:
         for name, value, low in (("timeout", timeout, 0.0), ("backoff_s", backoff_s, 0.0)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or (name == "timeout" and value == 0):
                 raise ArgumentError(f"{name} must be a positive number of seconds, got {value!r}. Pass e.g. {name}=30.")
-        for name, value, low in (("max_retries", max_retries, 0), ("concurrency", concurrency, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ArgumentError(f"{name} must be an integer of at least {low}, got {value!r}. Pass e.g. {name}={max(low, 4)}.")
+        check_int("max_retries", max_retries, minimum=0)
+        check_int("concurrency", concurrency, minimum=1)
         self.model = model
         self.base_url = url.rstrip("/")
         key = api_key if api_key is not None else os.environ.get(api_key_env)

@@ -13,6 +13,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from whileai._checks import check_choice as check_choice
+from whileai._checks import check_fraction as check_share
+from whileai._checks import check_int as check_int
 from whileai.errors import ArgumentError, WaiError
 
 __all__ = [
@@ -62,32 +65,6 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 def canonical(value: Any) -> str:
     """Canonical JSON text (sorted keys, compact), the form every JSON column holds."""
     return _ENCODER.encode(value)
-
-
-def check_int(name: str, value: Any, *, minimum: int, fix: str) -> int:
-    """Check ``value`` is an int at or above ``minimum``; raise :class:`ArgumentError` otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ArgumentError(f"{name} must be an integer of at least {minimum}, got {value!r}. {fix}",
-                            argument=name, value=value)
-    return int(value)
-
-
-def check_share(name: str, value: Any, *, fix: str) -> float:
-    """Check ``value`` is a number in [0, 1]."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise ArgumentError(f"{name} must be a number between 0 and 1, got {value!r}. {fix}",
-                            argument=name, value=value)
-    return float(value)
-
-
-def check_choice(name: str, value: Any, choices: Iterable[str], *, fix: str = "") -> str:
-    """Check ``value`` is one of ``choices``."""
-    options = tuple(choices)
-    if not isinstance(value, str) or value not in options:
-        listed = ", ".join(repr(c) for c in options)
-        raise ArgumentError(f"{name} must be one of {listed}, got {value!r}. {fix}".rstrip(),
-                            argument=name, value=value)
-    return value
 
 
 def reject_unknown(function: str, unknown: dict[str, Any], known: Iterable[str]) -> None:

@@ -1,0 +1,89 @@
+"""Argument checks shared by every step: one message shape, raised before data is touched.
+
+``"<name> must be <constraint>, got <value!r>. <what to do>."`` (CONVENTIONS.md points 6 and 7).
+Step packages import these; ``check_rng`` lives beside the kernels in ``whileai.stats.rng``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, overload
+
+import numpy as np
+
+from whileai.errors import ArgumentError
+
+__all__ = ["check_choice", "check_fraction", "check_int", "check_strings"]
+
+
+def check_choice(name: str, value: Any, choices: Iterable[str], *, fix: str = "Pass one of those.") -> str:
+    """``value`` if it is one of ``choices``, else an ArgumentError naming the allowed values.
+
+    Examples:
+        >>> check_choice("mode", "rl", ("rl", "sft"))
+        'rl'
+    """
+    options = tuple(choices)
+    if not isinstance(value, str) or value not in options:
+        listed = ", ".join(repr(c) for c in options)
+        raise ArgumentError(f"{name} must be one of {listed}, got {value!r}. {fix}".rstrip(),
+                            argument=name, value=value)
+    return value
+
+
+@overload
+def check_int(name: str, value: Any, *, minimum: int = ..., allow_none: Literal[False] = ..., fix: str = ...) -> int: ...
+
+
+@overload
+def check_int(name: str, value: Any, *, minimum: int = ..., allow_none: bool, fix: str = ...) -> int | None: ...
+
+
+def check_int(name: str, value: Any, *, minimum: int = 1, allow_none: bool = False, fix: str = "") -> int | None:
+    """``value`` as an int at or above ``minimum`` (or None when allowed), else an ArgumentError.
+
+    Examples:
+        >>> check_int("k", 4)
+        4
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        fix = fix or f"Pass for example {name}={max(minimum, 1) * 4}" + (", or None." if allow_none else ".")
+        raise ArgumentError(f"{name} must be an integer >= {minimum}, got {value!r}. {fix}",
+                            argument=name, value=value)
+    return int(value)
+
+
+def check_fraction(name: str, value: Any, *, open_low: bool = False, open_high: bool = False, fix: str = "") -> float:
+    """``value`` as a float between 0 and 1 (either end excluded on request), else an ArgumentError.
+
+    Examples:
+        >>> check_fraction("overlap", 0.8)
+        0.8
+    """
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
+        and math.isfinite(float(value))
+    if ok:
+        v = float(value)
+        ok = (v > 0.0 if open_low else v >= 0.0) and (v < 1.0 if open_high else v <= 1.0)
+    if not ok:
+        ends = {(False, False): "", (True, False): " (above 0)", (False, True): " (below 1)",
+                (True, True): " (both ends excluded)"}[(open_low, open_high)]
+        fix = fix or f"Pass for example {name}=0.8."
+        raise ArgumentError(f"{name} must be a number between 0 and 1{ends}, got {value!r}. {fix}",
+                            argument=name, value=value)
+    return float(value)
+
+
+def check_strings(name: str, value: Any) -> tuple[str, ...]:
+    """A string or a sequence of strings as a tuple (None gives ()), else an ArgumentError."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ArgumentError(f"{name} must be a string or a list of strings, got {value!r}. Pass for example {name}=['a', 'b'].",
+                        argument=name, value=value)
