@@ -46,3 +46,12 @@ def test_scripted_policy_and_judge():
     assert reply["content"] == "Refunded, resolved."
     assert scripted_judge({"final_text": reply["content"]})["reward"] == 1.0
     assert policy([{"role": "user", "content": "x"}])["content"] == "Done."
+
+
+def test_outcome_signal_controls_how_much_the_text_says():
+    told = rollout_table(200, 8, seed=3, messages=False)
+    blind = rollout_table(200, 8, seed=3, messages=False, outcome_signal=0.5)
+    says = told["final_text"].str.contains("resolved it")
+    assert (says == (told["reward"] >= 0.5)).all()
+    agree = (blind["final_text"].str.contains("resolved it") == (blind["reward"] >= 0.5)).mean()
+    assert 0.45 < agree < 0.55

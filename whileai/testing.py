@@ -42,6 +42,7 @@ def rollout_table(
     partial: bool = False,
     messages: bool = True,
     eval_run: int | None = None,
+    outcome_signal: float = 1.0,
     task_prefix: str = "sc-",
     policy_version: str = "scripted@v1",
 ) -> pl.DataFrame:
@@ -62,6 +63,9 @@ def rollout_table(
         partial: Rewards are partial credit (multiples of 0.25) instead of 0/1.
         messages: Build the ``messages`` column (turn off for the largest benchmarks).
         eval_run: Stamp ``lineage.eval_run`` with this number (replays of one task set).
+        outcome_signal: Probability that the reply's closing phrase ("resolved it." or "could not
+            finish.") matches the reward. 1.0 makes the text state the outcome (a judge can read
+            it); 0.5 makes the phrase carry no signal, so only planted features track reward.
         task_prefix: Prefix of scenario ids.
         policy_version: Written to ``policy_version``.
 
@@ -85,6 +89,7 @@ def rollout_table(
     tool_ix = rng.integers(0, len(TOOLS), n)
     fault_ix = np.where(rng.random(n) < 0.3, rng.integers(1, len(FAULTS), n), 0)
     reply_words = rng.integers(5, 80, n) + np.where(passed, 10, 0)
+    says_pass = np.where(rng.random(n) < outcome_signal, passed, ~passed)
     has_short = np.zeros(n, bool)
     if shortcut is not None:
         prob = np.where(passed, shortcut_strength, 1.0 - shortcut_strength)
@@ -99,6 +104,7 @@ def rollout_table(
         "stance": np.asarray(STANCES)[task % len(STANCES)],
         "reply_words": reply_words,
         "has_short": has_short,
+        "says_pass": says_pass,
         "word": np.asarray(WORDS)[rng.integers(0, len(WORDS), n)],
     }
     df = pl.DataFrame({"_t": task, **cols}).with_columns(
@@ -111,7 +117,7 @@ def rollout_table(
                 pl.lit("I checked the "),
                 pl.col("word"),
                 pl.lit(" and "),
-                pl.when(pl.col("reward") >= 0.5).then(pl.lit("resolved it.")).otherwise(pl.lit("could not finish.")),
+                pl.when(pl.col("says_pass")).then(pl.lit("resolved it.")).otherwise(pl.lit("could not finish.")),
                 pl.when(pl.col("has_short")).then(pl.lit(f" {shortcut} ")).otherwise(pl.lit(" ")),
                 pl.lit("detail " * 100).str.slice(0, pl.col("reply_words") * 7),
             ]

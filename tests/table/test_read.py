@@ -194,3 +194,11 @@ def test_every_error_is_a_wai_error():
 def test_heterogeneous_nested_extra_is_kept_as_json():
     df = table.frame([{"task_id": "a", "meta": {"x": 1}}, {"task_id": "b", "meta": [1, "two"]}])
     assert table.rows(df)[1]["meta"] in ([1, "two"], '[1,"two"]')
+
+
+def test_sharegpt_conversations():
+    row = {"conversations": [{"from": "system", "value": "be kind"}, {"from": "human", "value": "hi"},
+                             {"from": "gpt", "value": "hello"}]}
+    df = table.frame([row])
+    assert df["prompt"][0] == "hi" and df["final_text"][0] == "hello" and df["system_prompt"][0] == "be kind"
+    assert [m["role"] for m in table.rows(df)[0]["messages"]] == ["system", "user", "assistant"]

@@ -108,8 +108,18 @@ def _tool_call(call: Any, index: int) -> dict[str, Any]:
     }
 
 
+#: ShareGPT-style speaker names (``{"from": "human", "value": ...}``) and their chat roles.
+_SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                   "model": "assistant", "system": "system", "tool": "tool", "observation": "tool",
+                   "function_response": "tool", "ipython": "tool"}
+
+
 def normalize_message(message: Any) -> dict[str, Any]:
-    """One source message (OpenAI, whileai 0.131 or inspect-like shape) as a MESSAGE struct dict."""
+    """One source message (OpenAI, whileai 0.131, ShareGPT or inspect-like shape) as a MESSAGE dict."""
+    if isinstance(message, Mapping) and "role" not in message and "from" in message and "value" in message:
+        speaker = str(message["from"])
+        rest = {k: v for k, v in message.items() if k not in ("from", "value")}
+        message = {"role": _SHAREGPT_ROLES.get(speaker.lower(), speaker), "content": message["value"], **rest}
     if not isinstance(message, Mapping):
         return {"role": "user", "content": None if message is None else str(message), "name": None,
                 "tool_call_id": None, "tool_calls": [], "extra": None}
