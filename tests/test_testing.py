@@ -55,3 +55,10 @@ def test_outcome_signal_controls_how_much_the_text_says():
     assert (says == (told["reward"] >= 0.5)).all()
     agree = (blind["final_text"].str.contains("resolved it") == (blind["reward"] >= 0.5)).mean()
     assert 0.45 < agree < 0.55
+
+
+def test_replica_redraws_rollouts_of_the_same_tasks():
+    a = rollout_table(50, 4, seed=1, messages=False)
+    b = rollout_table(50, 4, seed=1, replica=1, messages=False)
+    assert a["scenario_id"].to_list() == b["scenario_id"].to_list()
+    assert a["reward"].to_list() != b["reward"].to_list()

@@ -43,6 +43,7 @@ def rollout_table(
     messages: bool = True,
     eval_run: int | None = None,
     outcome_signal: float = 1.0,
+    replica: int = 0,
     task_prefix: str = "sc-",
     policy_version: str = "scripted@v1",
 ) -> pl.DataFrame:
@@ -66,13 +67,16 @@ def rollout_table(
         outcome_signal: Probability that the reply's closing phrase ("resolved it." or "could not
             finish.") matches the reward. 1.0 makes the text state the outcome (a judge can read
             it); 0.5 makes the phrase carry no signal, so only planted features track reward.
+        replica: Another draw of the same tasks (same pass rates, new rollouts): re-runs of one
+            eval, e.g. ``eval_run=r, replica=r``. 0 is the seed's own draw.
         task_prefix: Prefix of scenario ids.
         policy_version: Written to ``policy_version``.
 
     Returns:
         A rollout table (not yet passed through ``frame``; call ``table.frame`` for task_key).
     """
-    rng = check_rng(seed)
+    rng = check_rng(seed) if replica == 0 or isinstance(seed, np.random.Generator) \
+        else np.random.default_rng([int(seed), int(replica), 104729])
     # Per-task draws come from a generator keyed on the seed alone so an 'after' run with a shift
     # keeps the same tasks and base difficulty.
     base = true_pass_rates(n_tasks, seed=seed, difficulty=difficulty) if pass_rates is None else np.asarray(pass_rates, float)
