@@ -202,3 +202,23 @@ def test_sharegpt_conversations():
     df = table.frame([row])
     assert df["prompt"][0] == "hi" and df["final_text"][0] == "hello" and df["system_prompt"][0] == "be kind"
     assert [m["role"] for m in table.rows(df)[0]["messages"]] == ["system", "user", "assistant"]
+
+
+def test_jsonl_read_in_batches_keeps_every_field(tmp_path, monkeypatch):
+    monkeypatch.setattr("whileai.table._read.CHUNK_ROWS", 2)
+    rows = [{"task_id": "a", "extra": {"x": 1}, "markers": {"m": 1}},
+            {"task_id": "a", "extra": {"y": "2"}},
+            {"task_id": "b", "extra": "plain text", "markers": {"n": 0}},
+            {"task_id": "b", "note": 3},
+            {"task_id": "c", "reward": 1}]
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n" + "{oops\n")
+    with pytest.raises(SchemaError, match="line 6"):
+        table.frame(path)
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    df = table.frame(path)
+    assert df.height == 5 and df["task_key"].to_list() == ["a", "a", "b", "b", "c"]
+    back = table.rows(df)
+    assert back[0]["markers"] == {"m": 1.0} and back[2]["markers"] == {"n": 0.0}
+    assert back[3]["note"] == 3 and back[2]["extra"] == "plain text"
+    assert json.loads(back[0]["extra"]) == {"x": 1} if isinstance(back[0]["extra"], str) else back[0]["extra"] == {"x": 1}

@@ -7,7 +7,7 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from whileai.defaults import CHUNK_ROWS
 from whileai.errors import EmptyInputError, InputFileError, SchemaError
 from whileai.table import _normalize as nz
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
@@ -179,14 +180,15 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None)
         from whileai.table import _inspect  # optional reader for inspect_ai logs
 
         return _from_dicts(_inspect.read_inspect_log(path), f"file {text!r}")
-    if name.endswith(_JSONL_SUFFIXES) or True:
-        opener = gzip.open if name.endswith(".gz") else open
-        try:
-            with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
-                rows = read_jsonl_rows(handle, f"file {text!r}")
-        except (OSError, UnicodeDecodeError, EOFError) as exc:
-            raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.", path=text) from exc
-        return _from_dicts(rows, f"file {text!r}")
+    opener = gzip.open if name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+            chunks = [_from_dicts(batch, f"file {text!r}", offset)
+                      for offset, batch in _jsonl_batches(handle, f"file {text!r}")]
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
+                          path=text) from exc
+    return _concat_chunks(chunks)
     raise AssertionError("unreachable")
 
 
@@ -202,12 +204,61 @@ def _is_inspect_json(path: Path) -> bool:
     return stripped.startswith(b"{") and b'"eval"' in head and (b'"samples"' in head or b'"version"' in head)
 
 
+def _jsonl_batches(handle: io.TextIOBase | Any, source: str,
+                   size: int | None = None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """Parse JSONL in batches of ``size`` rows, yielding (row offset, rows).
+
+    Only one batch's Python objects are alive at a time, never the whole file's.
+    """
+    size = size or CHUNK_ROWS
+    batch: list[dict[str, Any]] = []
+    offset = 0
+    for row in _iter_jsonl(handle, source):
+        batch.append(row)
+        if len(batch) >= size:
+            yield offset, batch
+            offset += len(batch)
+            batch = []
+    if batch or offset == 0:
+        yield offset, batch
+
+
+def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
+    """Stack per-batch frames; a column nested in one batch and text in another becomes JSON text."""
+    chunks = [c for c in chunks if c.width] or chunks[:1]
+    if len(chunks) == 1:
+        return chunks[0]
+    kinds: dict[str, set[bool]] = {}
+    for chunk in chunks:
+        for name, dtype in chunk.schema.items():
+            kinds.setdefault(name, set()).add(dtype.is_nested() and name not in COLUMN_BY_NAME)
+    mixed = [n for n, k in kinds.items() if len(k) > 1]
+    if mixed:
+        chunks = [c.with_columns(pl.Series(n, [v if v is None or isinstance(v, str) else nz.dumps(_drop_none(v))
+                                               for v in c[n].to_list()], dtype=pl.String)
+                                 for n in mixed if n in c.columns and c.schema[n].is_nested())
+                  for c in chunks]
+    return pl.concat(chunks, how="diagonal_relaxed")
+
+
+def _drop_none(value: Any) -> Any:
+    """Drop the None fields a unified struct added to a row's nested dicts."""
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
 def read_jsonl_rows(handle: io.TextIOBase | Any, source: str) -> list[dict[str, Any]]:
     """Parse JSONL lines into dicts; a broken line raises SchemaError naming ``source:line``.
 
     A file holding one JSON array of rows is accepted too.
     """
-    rows: list[dict[str, Any]] = []
+    return list(_iter_jsonl(handle, source))
+
+
+def _iter_jsonl(handle: io.TextIOBase | Any, source: str) -> Iterator[dict[str, Any]]:
     first = True
     loads = json.loads
     for lineno, line in enumerate(handle, start=1):
@@ -220,7 +271,10 @@ def read_jsonl_rows(handle: io.TextIOBase | Any, source: str) -> list[dict[str, 
             except ValueError as exc:
                 raise SchemaError(f"{source}: line {lineno} is not valid JSON ({exc.args[0]}). Fix or remove that line.",
                                   line=lineno) from exc
-            return [_as_row(item, source, i + 1) for i, item in enumerate(data)]
+            if not isinstance(data, list):
+                data = [data]
+            yield from (_as_row(item, source, i + 1) for i, item in enumerate(data))
+            return
         first = False
         try:
             item = loads(line)
@@ -230,8 +284,7 @@ def read_jsonl_rows(handle: io.TextIOBase | Any, source: str) -> list[dict[str, 
                 "Fix or remove that line; every line must be one JSON object.",
                 line=lineno,
             ) from exc
-        rows.append(_as_row(item, source, lineno))
-    return rows
+        yield _as_row(item, source, lineno)
 
 
 def _as_row(item: Any, source: str, lineno: int) -> dict[str, Any]:
@@ -248,10 +301,10 @@ def _as_row(item: Any, source: str, lineno: int) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------
 
 
-def _from_dicts(rows: list[Any], source: str) -> pl.DataFrame:
+def _from_dicts(rows: list[Any], source: str, offset: int = 0) -> pl.DataFrame:
     aliases = alias_map()
     normalized: list[dict[str, Any]] = []
-    for i, row in enumerate(rows):
+    for i, row in enumerate(rows, start=offset):
         if not isinstance(row, Mapping):
             raise SchemaError(f"{source}: row {i} is a {type(row).__name__}, not a dict. Pass one dict per rollout.", row=i)
         normalized.append(_normalize_row(row, aliases, source, i))
