@@ -222,3 +222,12 @@ def test_jsonl_read_in_batches_keeps_every_field(tmp_path, monkeypatch):
     assert back[0]["markers"] == {"m": 1.0} and back[2]["markers"] == {"n": 0.0}
     assert back[3]["note"] == 3 and back[2]["extra"] == "plain text"
     assert json.loads(back[0]["extra"]) == {"x": 1} if isinstance(back[0]["extra"], str) else back[0]["extra"] == {"x": 1}
+
+
+def test_trl_conversational_prompt_completion_from_a_table(tmp_path):
+    df = pl.DataFrame({"prompt": [[{"role": "user", "content": "q0"}]],
+                       "completion": [[{"role": "assistant", "content": "a0"}]]})
+    out = table.frame(df)
+    assert out["prompt"].to_list() == ["q0"] and out["final_text"].to_list() == ["a0"]
+    df.write_parquet(tmp_path / "pc.parquet")
+    assert table.frame(tmp_path / "pc.parquet")["final_text"].to_list() == ["a0"]

@@ -464,6 +464,7 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 
 def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
     df = _apply_aliases(df)
+    df = _conversational_prompt(df)
     fixes: list[pl.Series] = []
     for col in COLUMNS:
         if col.name not in df.columns:
@@ -496,6 +497,24 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
             source=source,
         )
     return _add_task_key(df, source)
+
+
+def _conversational_prompt(df: pl.DataFrame) -> pl.DataFrame:
+    """TRL conversational prompt/completion columns (lists of messages) become one conversation."""
+    if "messages" in df.columns or "prompt" not in df.columns or not isinstance(df.schema["prompt"], pl.List):
+        return df
+    prompts = df["prompt"].to_list()
+    completions = df["completion"].to_list() if "completion" in df.columns else [None] * df.height
+    conversations = []
+    for prompt, completion in zip(prompts, completions):
+        turns = list(prompt or [])
+        if isinstance(completion, list):
+            turns.extend(completion)
+        elif completion is not None:
+            turns.append({"role": "assistant", "content": completion})
+        conversations.append(nz.normalize_messages(turns))
+    messages = _arrow_series("messages", conversations, _ARROW_MESSAGES)
+    return df.drop([c for c in ("prompt", "completion") if c in df.columns]).with_columns(messages)
 
 
 def _apply_aliases(df: pl.DataFrame) -> pl.DataFrame:
