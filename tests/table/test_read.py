@@ -231,3 +231,9 @@ def test_trl_conversational_prompt_completion_from_a_table(tmp_path):
     assert out["prompt"].to_list() == ["q0"] and out["final_text"].to_list() == ["a0"]
     df.write_parquet(tmp_path / "pc.parquet")
     assert table.frame(tmp_path / "pc.parquet")["final_text"].to_list() == ["a0"]
+
+
+def test_seeded_list_column_in_a_table_keeps_its_kinds():
+    out = table.frame(pl.DataFrame({"task_id": ["a", "b"], "seeded": [["filler"], []]}))
+    assert out["seeded"].to_list() == [True, False]
+    assert out["seeded_kinds"].to_list() == [["filler"], []]

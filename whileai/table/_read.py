@@ -465,6 +465,9 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
     df = _apply_aliases(df)
     df = _conversational_prompt(df)
+    if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List) and "seeded_kinds" not in df.columns:
+        # whileai 0.131 wrote seeded as the list of planted behaviours: keep them as seeded_kinds
+        df = df.with_columns(pl.col("seeded").cast(pl.List(pl.String)).alias("seeded_kinds"))
     fixes: list[pl.Series] = []
     for col in COLUMNS:
         if col.name not in df.columns:
@@ -487,8 +490,6 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
             fixes.append(df[col.name].cast(pl.Struct({f.name: pl.Float64 for f in current.fields})))
     if fixes:
         df = df.with_columns(fixes)
-    if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List):
-        pass
     df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
