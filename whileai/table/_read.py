@@ -180,6 +180,10 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None)
         from whileai.table import _inspect  # optional reader for inspect_ai logs
 
         return _from_dicts(_inspect.read_inspect_log(path), f"file {text!r}")
+    if not name.endswith(".gz"):
+        fast = _jsonl_fast(path)
+        if fast is not None:
+            return fast
     opener = gzip.open if name.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
@@ -189,7 +193,115 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None)
         raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
                           path=text) from exc
     return _concat_chunks(chunks)
-    raise AssertionError("unreachable")
+
+
+_SIMPLE_MESSAGE_FIELDS = {"role", "content", "name", "tool_call_id", "tool_calls"}
+_JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
+
+
+def _jsonl_fast(path: Path) -> pl.DataFrame | None:
+    """Polars' native JSONL reader, for files already in the plain OpenAI row shape.
+
+    Returns None whenever anything is outside that shape (a broken line, multi-part content,
+    tool calls without ids, extra message keys, whileai 0.131 ``steps``, a non-numeric reward):
+    the per-row reader then handles the file and names any bad line. Tests check that both
+    readers give the same rows.
+    """
+    try:
+        names = set(pl.scan_ndjson(path, infer_schema_length=None).collect_schema().names())
+        df = pl.read_ndjson(path, infer_schema_length=None,
+                            schema_overrides={name: pl.String for name in _JSON_COLUMN_NAMES if name in names})
+    except Exception:  # any reader failure: the per-row path reports it properly
+        return None
+    if df.height == 0 or "messages" not in df.columns:
+        return None
+    schema = df.schema
+    if "reward" in schema and not (schema["reward"].is_numeric() or schema["reward"] in (pl.Null, pl.Boolean)):
+        return None
+    for name in ("markers", "lineage", "calibration"):
+        if name in schema and not isinstance(schema[name], pl.Struct):
+            return None
+    if "prompt" in schema and schema["prompt"] not in (pl.String, pl.Null):
+        return None
+    messages = _simple_messages(df["messages"])
+    if messages is None:
+        return None
+    return df.with_columns(messages)
+
+
+def _simple_messages(series: pl.Series) -> pl.Series | None:
+    """The messages column in canonical form, or None when it is not the plain OpenAI shape."""
+    dtype = series.dtype
+    if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)):
+        return None
+    fields = {f.name: f.dtype for f in dtype.inner.fields}
+    if not set(fields) <= _SIMPLE_MESSAGE_FIELDS or "role" not in fields:
+        return None
+    for name in ("role", "content", "name", "tool_call_id"):
+        if name in fields and fields[name] not in (pl.String, pl.Null):
+            return None
+    flat = series.explode().struct.unnest()
+    calls_dtype = fields.get("tool_calls")
+    if calls_dtype is not None and calls_dtype != pl.Null:
+        if not (isinstance(calls_dtype, pl.List) and isinstance(calls_dtype.inner, pl.Struct)):
+            return None
+        call_fields = {f.name: f.dtype for f in calls_dtype.inner.fields}
+        fn = call_fields.get("function")
+        if not set(call_fields) <= {"id", "type", "function"} or call_fields.get("id") != pl.String \
+                or not isinstance(fn, pl.Struct) or {f.name: f.dtype for f in fn.fields} != {"name": pl.String, "arguments": pl.String}:
+            return None
+        calls = flat["tool_calls"].explode().struct.unnest()
+        if calls.height and calls["id"].null_count() > flat["tool_calls"].list.len().fill_null(0).eq(0).sum():
+            return None  # a call without an id: the per-row path gives ids and links results
+        args = calls["function"].struct.field("arguments")
+        uniq = args.drop_nulls().unique()
+        mapping = dict(zip(uniq.to_list(), (nz.canonical_arguments(a) for a in uniq.to_list())))
+        call_expr = pl.element().struct
+        canonical = pl.col("tool_calls").list.eval(pl.struct(
+            call_expr.field("id").alias("id"),
+            call_expr.field("function").struct.field("name").alias("name"),
+            call_expr.field("function").struct.field("arguments")
+            .replace_strict(mapping, default="{}", return_dtype=pl.String).alias("arguments"),
+        ))
+        if "tool_call_id" in fields:
+            tool_rows = flat.filter(pl.col("role") == "tool")
+            if tool_rows.height and tool_rows["tool_call_id"].null_count():
+                return None
+    else:
+        canonical = pl.lit([], pl.List(TOOL_CALL))
+    if "tool_call_id" not in fields and (flat["role"] == "tool").any():
+        return None
+    return _finish_messages(series, fields, canonical)
+
+
+def _finish_messages(series: pl.Series, fields: dict[str, Any], canonical: pl.Expr) -> pl.Series | None:
+    """Assemble canonical MESSAGE structs from a plain OpenAI-shaped messages column."""
+    lengths = series.list.len()
+    flat = series.explode().struct.unnest()
+    if "tool_calls" in flat.columns and flat.schema["tool_calls"] != pl.Null:
+        flat = flat.with_columns(canonical.alias("tool_calls"))
+        flat = flat.with_columns(pl.col("tool_calls").fill_null(pl.lit([], pl.List(TOOL_CALL))))
+    else:
+        flat = flat.with_columns(pl.lit([], pl.List(TOOL_CALL)).alias("tool_calls"))
+    cols = []
+    for name in ("role", "content", "name", "tool_call_id"):
+        cols.append(pl.col(name).cast(pl.String) if name in flat.columns else pl.lit(None, pl.String).alias(name))
+    flat = flat.select(*cols, pl.col("tool_calls").cast(pl.List(TOOL_CALL)), pl.lit(None, pl.String).alias("extra"))
+    # explode() turned empty and null lists into one null row each: drop those placeholders
+    keep = np.repeat(lengths.fill_null(0).to_numpy() > 0, np.maximum(lengths.fill_null(0).to_numpy(), 1))
+    flat = flat.filter(pl.Series(keep))
+    if flat["role"].null_count():
+        return None  # a message with no role: the per-row path defaults it
+    offsets = np.zeros(series.len() + 1, dtype=np.int64)
+    np.cumsum(lengths.fill_null(0).to_numpy(), out=offsets[1:])
+    values = flat.to_struct("m").cast(MESSAGE).to_arrow()
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    mask = pa.array(lengths.is_null().to_numpy()) if lengths.null_count() else None
+    array = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, mask=mask)
+    out = pl.from_arrow(array)
+    assert isinstance(out, pl.Series)
+    return out.cast(_MESSAGES_DTYPE).alias("messages")
 
 
 def _is_inspect_json(path: Path) -> bool:
@@ -558,6 +670,12 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
             additions.append(
                 msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user").struct.field("content"))
                 .list.first().alias("prompt")
+            )
+        if "system_prompt" not in cols:
+            first = msgs.list.first()
+            additions.append(
+                pl.when(first.struct.field("role") == "system").then(first.struct.field("content"))
+                .otherwise(None).alias("system_prompt")
             )
         if "final_text" not in cols:
             last = msgs.list.last()

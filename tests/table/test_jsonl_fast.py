@@ -1,0 +1,62 @@
+"""Polars' native JSONL reader (fast path) and the per-row reader give the same table rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from whileai import table
+from whileai.table import _read
+from whileai.testing import rollout_table
+
+
+def _both(path, monkeypatch):
+    fast = table.frame(path)
+    monkeypatch.setattr(_read, "_jsonl_fast", lambda p: None)
+    slow = table.frame(path)
+    monkeypatch.undo()
+    return fast, slow
+
+
+def _write(tmp_path, rows, name="r.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+CASES = {
+    "generated": lambda: table.rows(table.frame(rollout_table(6, 3, seed=2, eval_run=1))),
+    "openai_tools": lambda: [
+        {"scenario_id": "t1", "reward": 1, "tools": [{"type": "function", "function": {"name": "f"}}],
+         "messages": [{"role": "user", "content": "hi"},
+                      {"role": "assistant", "content": None, "tool_calls": [
+                          {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"b": 1, "a": 2}'}}]},
+                      {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                      {"role": "assistant", "content": "done"}]},
+        {"scenario_id": "t2", "reward": 0, "messages": [{"role": "user", "content": "yo"}], "extra_field": 3},
+    ],
+    "chat_only": lambda: [{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": f"q{i}"},
+                                        {"role": "assistant", "content": f"a{i}"}]} for i in range(4)],
+    "no_ids": lambda: [{"prompt": "p", "messages": [
+        {"role": "user", "content": "p"},
+        {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "content": "r"}]}],
+    "multipart": lambda: [{"task_id": "a", "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]}],
+    "extra_keys": lambda: [{"task_id": "a", "messages": [{"role": "assistant", "content": "x", "reasoning_content": "r"}]}],
+    "wai131": lambda: [json.loads(line) for line in open("tests/data/wai131/export.jsonl")],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fast_and_per_row_readers_agree(case, tmp_path, monkeypatch):
+    path = _write(tmp_path, CASES[case]())
+    fast, slow = _both(path, monkeypatch)
+    assert table.rows(fast) == table.rows(slow)
+    assert fast["task_key"].to_list() == slow["task_key"].to_list()
+
+
+def test_fast_path_is_taken_on_plain_rows(tmp_path):
+    path = _write(tmp_path, CASES["openai_tools"]())
+    assert _read._jsonl_fast(path) is not None
+    assert _read._jsonl_fast(_write(tmp_path, CASES["no_ids"](), "b.jsonl")) is None
