@@ -673,10 +673,10 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
             )
         if "system_prompt" not in cols:
             first = msgs.list.first()
-            additions.append(
-                pl.when(first.struct.field("role") == "system").then(first.struct.field("content"))
-                .otherwise(None).alias("system_prompt")
-            )
+            system = df.select(pl.when(first.struct.field("role") == "system").then(first.struct.field("content"))
+                               .otherwise(None).alias("system_prompt"))["system_prompt"]
+            if system.null_count() < df.height:  # only when some conversation opens with a system turn
+                additions.append(pl.lit(system))
         if "final_text" not in cols:
             last = msgs.list.last()
             additions.append(
