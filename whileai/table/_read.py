@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from whileai.defaults import CHUNK_ROWS
+from whileai.defaults import CHUNK_ROWS, JSONL_FAST_MAX_BYTES
 from whileai.errors import EmptyInputError, InputFileError, SchemaError
 from whileai.table import _normalize as nz
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
@@ -180,7 +180,7 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None)
         from whileai.table import _inspect  # optional reader for inspect_ai logs
 
         return _from_dicts(_inspect.read_inspect_log(path), f"file {text!r}")
-    if not name.endswith(".gz"):
+    if not name.endswith(".gz") and path.stat().st_size <= JSONL_FAST_MAX_BYTES:
         fast = _jsonl_fast(path)
         if fast is not None:
             return fast
