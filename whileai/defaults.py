@@ -471,10 +471,3 @@ EXPORT_WORKERS = 2
 # Wilson and 0.81 with the percentile bootstrap; pass^4 at 8 tasks 0.93 against 0.84.
 # None on a call keeps the general method.
 BINARY_CI_METHOD = "wilson"
-
-# ---- table ----
-# Largest JSONL file read whole by Polars' native reader. It holds about six times the file in
-# memory while it parses (measured: a 1.47 GB file peaked at 9.2 GB), so larger files are read
-# in batches of CHUNK_ROWS rows by the per-row reader instead (2.4 GB peak for the same file).
-# 256 MB keeps the native reader under about 1.6 GB. Measured here, benchmarks/bench_table.py.
-JSONL_FAST_MAX_BYTES = 256 * 2**20

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import os
 import sys
@@ -15,7 +16,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from whileai.defaults import CHUNK_ROWS, JSONL_FAST_MAX_BYTES
+from whileai.defaults import CHUNK_ROWS
 from whileai.errors import EmptyInputError, InputFileError, SchemaError
 from whileai.table import _normalize as nz
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
@@ -180,10 +181,8 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None)
         from whileai.table import _inspect  # optional reader for inspect_ai logs
 
         return _from_dicts(_inspect.read_inspect_log(path), f"file {text!r}")
-    if not name.endswith(".gz") and path.stat().st_size <= JSONL_FAST_MAX_BYTES:
-        fast = _jsonl_fast(path)
-        if fast is not None:
-            return fast
+    if not name.endswith(".gz") and not _starts_with_array(path):
+        return _read_plain_jsonl(path, f"file {text!r}")
     opener = gzip.open if name.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
@@ -195,23 +194,69 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None)
     return _concat_chunks(chunks)
 
 
+def _starts_with_array(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(4096).lstrip()[:1] == b"["
+
+
+def _read_plain_jsonl(path: Path, source: str) -> pl.DataFrame:
+    """Read JSONL in batches of CHUNK_ROWS lines, each through the fastest reader that fits it.
+
+    Polars' native reader takes a batch in the plain OpenAI row shape; the per-row reader (which
+    names a bad line) takes any other batch. Memory stays at one batch: the native reader holds several times its input while it parses.
+    """
+    chunks: list[pl.DataFrame] = []
+    line_start, row_offset = 1, 0
+    with open(path, "rb") as handle:
+        while True:
+            lines = list(itertools.islice(handle, CHUNK_ROWS))
+            if not lines:
+                break
+            data = b"".join(lines)
+            df = _jsonl_fast(data)
+            if df is None:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise SchemaError(f"{source} is not UTF-8 text ({exc}). Pass JSONL, JSONL.gz or Parquet.") from exc
+                rows = list(_iter_jsonl(io.StringIO(text), source, first_line=line_start))
+                df = _from_dicts(rows, source, row_offset)
+            chunks.append(df)
+            line_start += len(lines)
+            row_offset += df.height
+    return _concat_chunks(chunks) if chunks else pl.DataFrame()
+
+
 _SIMPLE_MESSAGE_FIELDS = {"role", "content", "name", "tool_call_id", "tool_calls"}
 _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
 
 
-def _jsonl_fast(path: Path) -> pl.DataFrame | None:
-    """Polars' native JSONL reader, for files already in the plain OpenAI row shape.
+def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
+    """Polars' native JSONL reader, for rows already in the plain OpenAI row shape.
 
     Returns None whenever anything is outside that shape (a broken line, multi-part content,
     tool calls without ids, extra message keys, whileai 0.131 ``steps``, a non-numeric reward):
     the per-row reader then handles the file and names any bad line. Tests check that both
     readers give the same rows.
     """
-    try:
-        names = set(pl.scan_ndjson(path, infer_schema_length=None).collect_schema().names())
-        df = pl.read_ndjson(path, infer_schema_length=None,
-                            schema_overrides={name: pl.String for name in _JSON_COLUMN_NAMES if name in names})
-    except Exception:  # any reader failure: the per-row path reports it properly
+    if isinstance(data, Path):
+        data = data.read_bytes()
+    # free-form nested columns are read as raw JSON text; a name only mentioned in some text is
+    # dropped from the overrides when the reader says the column is not there
+    overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if f'"{name}"'.encode() in data}
+    df = None
+    for _ in range(len(overrides) + 1):
+        try:
+            df = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
+            break
+        except pl.exceptions.SchemaFieldNotFoundError as exc:
+            missing = next((n for n in overrides if n in str(exc)), None)
+            if missing is None:
+                return None
+            overrides.pop(missing)
+        except Exception:  # any reader failure: the per-row path reports it properly
+            return None
+    if df is None:
         return None
     if df.height == 0 or "messages" not in df.columns:
         return None
@@ -370,10 +415,10 @@ def read_jsonl_rows(handle: io.TextIOBase | Any, source: str) -> list[dict[str, 
     return list(_iter_jsonl(handle, source))
 
 
-def _iter_jsonl(handle: io.TextIOBase | Any, source: str) -> Iterator[dict[str, Any]]:
-    first = True
+def _iter_jsonl(handle: io.TextIOBase | Any, source: str, *, first_line: int = 1) -> Iterator[dict[str, Any]]:
+    first = first_line == 1
     loads = json.loads
-    for lineno, line in enumerate(handle, start=1):
+    for lineno, line in enumerate(handle, start=first_line):
         if not line.strip():
             continue
         if first and line.lstrip().startswith("["):
