@@ -97,3 +97,15 @@ def test_length_report_matches_manual():
     assert r["n_groups_multi"] == 10
     with pytest.raises(ArgumentError, match="max_spread"):
         length_report(df, max_spread=1)
+
+
+def test_near_duplicates_of_template_prompts_stay_linear():
+    # 3,000 prompts from one template share band buckets: candidates are starred, not all pairs
+    import whileai as wai
+
+    rows = [{"task_id": f"t{i}", "prompt": f"please look into the order status for customer number {i}"}
+            for i in range(3000)]
+    report = wai.near_duplicate_prompts(rows, threshold=0.8)
+    assert report.n_prompts == 3000
+    assert 2999 <= report.n_pairs < 3000 * 20  # every prompt found, far fewer than the 4.5 million pairs
+    assert report.n_prompts_involved == 3000

@@ -33,6 +33,7 @@ __all__ = [
 _MINHASH_K = 64  # hash functions; 16 bands of 4 rows
 _BANDS = 16
 _MINHASH_CHUNK = 262_144
+_BUCKET_ALL_PAIRS = 64  # a band bucket larger than this is paired as a star (linear, not quadratic)
 
 
 # ------------------------------------------------------------------------------------------
@@ -285,9 +286,7 @@ def near_duplicate_prompts(rows: Any, /, *, threshold: float = NEAR_DUP_JACCARD,
         key = cols[:, 0]
         for c in range(1, rows_per_band):
             key = combine(key, cols[:, c])
-        f = pl.DataFrame({"k": key, "i": ids.astype(np.int64)})
-        pairs = f.join(f, on="k", suffix="_b").filter(pl.col("i") < pl.col("i_b")).select("i", "i_b")
-        cand_parts.append(pairs)
+        cand_parts.append(_bucket_pairs(ids.astype(np.int64), key))
     cand = pl.concat(cand_parts).unique()
     if cand.height == 0:
         return report
@@ -311,6 +310,36 @@ def near_duplicate_prompts(rows: Any, /, *, threshold: float = NEAR_DUP_JACCARD,
             "Give them one scenario_id, or drop the copies before splitting train and eval."
         )
     return report
+
+
+def _bucket_pairs(ids: np.ndarray, key: np.ndarray) -> pl.DataFrame:
+    """Candidate pairs (i < i_b) of ids that share a band bucket.
+
+    Every pair within a bucket of up to ``_BUCKET_ALL_PAIRS`` members; in a larger bucket (thousands
+    of template-made prompts can share one) each member is paired with the bucket's first member
+    only (a star), so the candidates stay linear in the number of prompts instead of quadratic.
+    """
+    f = pl.DataFrame({"k": key, "i": ids})
+    size = f.group_by("k").len("n")
+    f = f.join(size, on="k")
+    small = f.filter(pl.col("n") <= _BUCKET_ALL_PAIRS).select("k", "i")
+    pairs = small.join(small, on="k", suffix="_b").filter(pl.col("i") < pl.col("i_b")).select("i", "i_b")
+    big = f.filter(pl.col("n") > _BUCKET_ALL_PAIRS)
+    if big.height:
+        star = star_pairs(big["i"].to_numpy(), big["k"].to_numpy())
+        pairs = pl.concat([pairs, pl.DataFrame({"i": star[:, 0], "i_b": star[:, 1]})])
+    return pairs
+
+
+def star_pairs(ids: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Candidate (a, b) pairs, a < b: each id paired with the first id of its bucket (by ``key``)."""
+    order = np.argsort(key, kind="stable")
+    k_sorted = key[order]
+    ids_sorted = ids[order]
+    new_run = np.r_[True, k_sorted[1:] != k_sorted[:-1]]
+    run_start = np.maximum.accumulate(np.where(new_run, np.arange(k_sorted.size), 0))
+    follower = ~new_run
+    return np.sort(np.stack([ids_sorted[run_start[follower]], ids_sorted[follower]], axis=1), axis=1)
 
 
 def _minhash(rows: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 import polars as pl
 
 from whileai.defaults import LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
+from whileai.guard._hygiene import star_pairs
 from whileai.select._common import has, reply_chars_expr, trajectory_hash, truncated_flag
 
 __all__ = ["duplicate_report", "length_report", "near_duplicate_asks"]
@@ -115,7 +116,7 @@ def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD
         key = np.zeros(task_ids.size, dtype=np.uint64)
         for r in range(_ROWS):
             key = _fmix64(key ^ np.minimum.reduceat(_fmix64(h ^ seeds[b * _ROWS + r]), starts))
-        cand.append(_star_pairs(task_ids, key))
+        cand.append(star_pairs(task_ids, key))
     pairs = np.unique(np.concatenate(cand), axis=0)
     if pairs.size == 0:
         return empty
@@ -145,14 +146,3 @@ def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD
     involved = pl.concat([hits["a"], hits["b"]]).n_unique()
     return {"n_prompts": asks.height, "n_pairs": hits.height, "n_prompts_involved": int(involved),
             "threshold": threshold, "examples": examples.to_dicts()}
-
-
-def _star_pairs(ids: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """Candidate (a, b) pairs, a < b: each id paired with the first id of its bucket."""
-    order = np.argsort(key, kind="stable")
-    k_sorted = key[order]
-    ids_sorted = ids[order]
-    new_run = np.r_[True, k_sorted[1:] != k_sorted[:-1]]
-    run_start = np.maximum.accumulate(np.where(new_run, np.arange(k_sorted.size), 0))
-    follower = ~new_run
-    return np.sort(np.stack([ids_sorted[run_start[follower]], ids_sorted[follower]], axis=1), axis=1)
