@@ -18,7 +18,8 @@ built-in it replaces, so ``except ValueError`` written against older code keeps 
     ├── StageError(WaiError, ValueError)           an unknown pipeline stage
     ├── StoreError(WaiError, RuntimeError)         the local store cannot be read or written
     │   └── StoreBusyError(StoreError)             another process holds the store; retry
-    └── MissingExtraError(WaiError, ImportError)   an optional dependency is not installed
+    ├── MissingExtraError(WaiError, ImportError)   an optional dependency is not installed
+    └── PlatformError(WaiError, RuntimeError)      a tracked-run call the store or wai server refused
 
 Messages follow one shape: ``"<thing> must be <constraint>, got <value!r>. <what to do>."``
 """
@@ -35,6 +36,7 @@ __all__ = [
     "InputFileError",
     "JudgeError",
     "MissingExtraError",
+    "PlatformError",
     "PublishGateError",
     "SchemaError",
     "SimulationError",
@@ -129,3 +131,20 @@ def missing_extra(package: str, extra: str, what: str) -> MissingExtraError:
         package=package,
         extra=extra,
     )
+
+
+class PlatformError(WaiError, RuntimeError):
+    """A tracked-run call that ``wai server`` (or the local store) refused.
+
+    Carries the HTTP ``status`` (404 for an unknown run, 422 for a bad body, 401 for a missing or
+    wrong key), a machine-readable ``code`` (``not_found``, ``invalid``, ``unauthorized``,
+    ``conflict``, ``unreachable``) and the ``message``, which says what to do.
+    """
+
+    def __init__(self, status: int, code: str, message: str, **context: Any) -> None:
+        super().__init__(message, **context)
+        self.status = int(status)
+        self.code = str(code)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.status, self.code, self.message))
