@@ -43,8 +43,8 @@ _LAZY: dict[str, str] = {
     "Report": "whileai.report",
 }
 
-_SUBMODULES = ("cli", "data", "defaults", "errors", "export", "grade", "guard", "measure", "report", "select",
-               "simulate", "stats", "store", "table", "testing", "verify")
+_SUBMODULES = ("cli", "data", "defaults", "errors", "export", "grade", "guard", "measure", "platform", "report",
+               "select", "simulate", "stats", "store", "table", "testing", "verify")
 
 
 def _register(module: str, names: tuple[str, ...]) -> None:
@@ -58,6 +58,7 @@ _register("whileai.simulate", ("Endpoint", "SimulationReport", "Tool", "quicksta
 _register("whileai.grade", ("Criterion", "Rubric", "attach_labels", "cheat_probes", "format_judge_trust", "judge_probes", "judge_trust", "rubric_judge", "run_judge"))
 _register("whileai.select", ("Calibration", "PreferencePairs", "build_preference_pairs", "calibrate", "calibration_of", "curriculum", "format_curriculum", "group_signal", "group_stats", "optimize", "publish_gate", "retire_solved", "select", "select_for_rl", "select_for_sft"))
 _register("whileai.export", ("export", "export_dataset", "export_environment", "export_preference", "export_training", "load_environment", "loss_mask", "preference_rows", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"))
+_register("whileai.platform", ("Behavior", "Example", "Harness", "PlatformError", "attach_delta", "attach_holdout", "track"))
 _register("whileai.guard", ("STAGES", "Spec", "Trait", "decontaminate", "dedupe_groups", "format_hack_scan", "format_leak_report", "format_stages", "grounding_report", "hack_scan", "leak_report", "length_report", "load_spec", "mark_grounding", "near_duplicate_prompts", "refusal_report", "reward_correlations", "spec_version", "stage_of", "stage_report", "stamp_spec", "stamp_stage", "style_markers", "style_report", "trace_flag_report", "trace_markers", "ungrounded_arguments"))
 
 # The step packages named like their main function are callable packages (whileai/_callable.py):

@@ -78,7 +78,7 @@ class HttpBackend:
             import warnings
 
             with warnings.catch_warnings():  # starlette 1.x points at httpx2; httpx is what this client uses
-                warnings.simplefilter("ignore", DeprecationWarning)
+                warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
                 from starlette.testclient import TestClient
 
                 self.client = TestClient(transport, base_url=self.base_url, headers=headers,

@@ -66,9 +66,12 @@ def cut_middle(text: str, cap: int) -> str:
     if len(text) <= cap:
         return text
     width = len(f"[... {len(text)} chars cut ...]")
-    keep = max((cap - width) // 2, 0)
-    marker = f"[... {len(text) - 2 * keep} chars cut ...]"
-    return text[:keep] + marker + (text[len(text) - keep:] if keep else "")
+    room = max(cap - width, 0)
+    head, tail = room - room // 2, room // 2
+    marker = f"[... {len(text) - head - tail} chars cut ...]"
+    head += width - len(marker)  # a count with fewer digits than the length leaves room for the head
+    marker = f"[... {len(text) - head - tail} chars cut ...]"
+    return text[:head] + marker + (text[len(text) - tail:] if tail else "")
 
 
 def _cap(value: Any, cap: int, field: str) -> Any:
@@ -215,9 +218,10 @@ class Example(_Model):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        for field in ("prompt", "reply", "reference", "detail"):
-            data[field] = _cap(data.get(field), ROW_TEXT_MAX, field)
-        data["why"] = _cap(data.get("why"), EXAMPLE_WHY_MAX, "why")
+        for field, cap in (("prompt", ROW_TEXT_MAX), ("reply", ROW_TEXT_MAX), ("reference", ROW_TEXT_MAX),
+                           ("detail", ROW_TEXT_MAX), ("why", EXAMPLE_WHY_MAX)):
+            if field in data:
+                data[field] = _cap(data[field], cap, field)
         tags = data.get("tags")
         if isinstance(tags, dict):
             if len(tags) > TAGS_MAX:
