@@ -289,6 +289,7 @@ class Service:
 
     def behaviors(self, agent: str) -> dict[str, Behavior]:
         """The agent's behaviors by name."""
+        self.agent(agent)
         with self.db.read() as con:
             rows = con.execute("SELECT name, spec FROM behaviors WHERE account_id = ? AND agent = ? ORDER BY name",
                                [self.account, agent]).fetchall()
