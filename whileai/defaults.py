@@ -521,6 +521,8 @@ VERDICT_MIN_AGREEMENT = 0.8
 LENGTH_BIAS_MAX = 0.10
 # The brief lists at most this many next steps (whileai 0.131 brief: "three at most").
 BRIEF_MAX_ITEMS = 3
+# What a person cannot read yet is grouped by kind, naming the first few of each (convention).
+CANNOT_READ_SHOWN = 3
 # wai server: where it listens (loopback unless --host says otherwise; 8484 is whileai 0.131's
 # local port), the saved login, and the header every request carries (whileai 0.131 X-Api-Key).
 SERVER_HOST = "127.0.0.1"

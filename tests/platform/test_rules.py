@@ -136,10 +136,17 @@ def test_brief_orders_next_steps_and_lists_what_cannot_be_read():
     assert len(brief.next) == 3 and all(i.call for i in brief.next)
     assert "set nobody can fail" in brief.means
     texts = " ".join(i.text for i in brief.cannot_read)
-    assert "does not say what it changed" in texts and "carries settings" in texts and "no rubric" in texts
-    assert "no graded rows" in texts
+    assert "runs that do not say what they changed: r0" in texts and "carry settings" in texts
+    assert "tests with no rubric: refunds" in texts and "scores with no graded rows: refunds on" in texts
     md = brief.markdown()
     assert md.index("## What happened") < md.index("## What it means") < md.index("## What to do next")
+
+
+def test_what_cannot_be_read_is_grouped_by_kind():
+    s = state([(f"r{i}", f"v{i}", "refunds", 50, 2, 60) for i in range(10)])
+    items = brief_of(s).cannot_read
+    silent = next(i for i in items if i.text.startswith("runs that do not say"))
+    assert silent.text.endswith("r2 (v2); and 7 more.") and silent.call == 'tracked.open("r0").note("what changed and why")'
 
 
 def test_brief_with_two_versions_says_the_verdict():

@@ -54,14 +54,13 @@ from whileai.platform._views import (
     EvalHealth,
     RunMissing,
     Verdict,
-    VersionScore,
 )
 
 __all__ = [
     "AgentInfo", "AgentSpec", "AgentState", "Backend", "Behavior", "Brief", "BriefItem", "CutWarning", "Dashboard",
     "EvalCheck", "EvalHealth", "Example", "Experiment", "Figure", "FinishBody", "Harness", "HttpBackend", "KeyInfo",
     "LiveDay", "LocalBackend", "LogBody", "PlatformError", "RowsBody", "Run", "RunMissing", "RunPatch", "RunRecord",
-    "RunSpec", "ScoreBody", "ScoreRecord", "Tracked", "TrainPoint", "Verdict", "VersionScore", "attach_delta",
+    "RunSpec", "ScoreBody", "ScoreRecord", "Tracked", "TrainPoint", "Verdict", "attach_delta",
     "attach_holdout", "brief_of", "cost_of", "create_key", "cut_middle", "dashboard_of", "describe", "eval_checks",
     "evals_of", "logout", "noise_floor_points", "resolve_api_key", "resolve_base_url", "save_login", "status",
     "track", "verdict_of",

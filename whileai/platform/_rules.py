@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from whileai.defaults import (
     BRIEF_MAX_ITEMS,
+    CANNOT_READ_SHOWN,
     CI_LEVEL,
     GPU_PRICE_SOURCE,
     GPU_USD_PER_HOUR,
@@ -33,7 +34,6 @@ from whileai.platform._views import (
     EvalHealth,
     RunMissing,
     Verdict,
-    VersionScore,
 )
 
 __all__ = [
@@ -62,6 +62,42 @@ def _signed(value: float) -> str:
 # --- scores ---------------------------------------------------------------------------------------
 
 
+class _Index:
+    """One pass over a state's scores, shared by every rule that reads them (built once per state)."""
+
+    def __init__(self, state: AgentState) -> None:
+        self.scores = sorted(state.scores, key=lambda s: s.seq)
+        self.latest: dict[tuple[str, str], ScoreRecord] = {}
+        self.by_behavior: dict[str, list[ScoreRecord]] = {}
+        self.by_pair: dict[tuple[str, str], list[ScoreRecord]] = {}
+        for s in self.scores:
+            key = (s.behavior, s.version or s.run_id)
+            self.latest[key] = s
+            self.by_behavior.setdefault(s.behavior, []).append(s)
+            self.by_pair.setdefault(key, []).append(s)
+        self.by_version: dict[str, dict[str, ScoreRecord]] = {}
+        for (b, ver), s in self.latest.items():
+            self.by_version.setdefault(ver, {})[b] = s
+        self.behaviors = sorted(self.by_behavior)
+        self.served = _served(state, {s.run_id for s in self.scores})
+
+
+def _index(state: AgentState) -> _Index:
+    if state._index is None:
+        state._index = _Index(state)
+    return state._index  # type: ignore[no-any-return]
+
+
+def _served(state: AgentState, scored: set[str]) -> str | None:
+    if state.agent.served:
+        return state.agent.served
+    for run in state.runs:
+        if run.id in scored:
+            return run.version or run.id
+    return None
+
+
+
 def latest_scores(scores: Iterable[ScoreRecord], behavior: str | None = None) -> dict[tuple[str, str], ScoreRecord]:
     """Each (behavior, version)'s newest score by posting order.
 
@@ -85,13 +121,7 @@ def served_of(state: AgentState) -> str | None:
     The first version scored is the baseline the others are measured against until the agent
     says which one is in production (``track(..., served=)``).
     """
-    if state.agent.served:
-        return state.agent.served
-    scored = {s.run_id for s in state.scores}
-    for run in state.runs:
-        if run.id in scored:
-            return run.version or run.id
-    return None
+    return _index(state).served
 
 
 def candidate_of(state: AgentState, behavior: str, version: str | None = None) -> str | None:
@@ -105,9 +135,9 @@ def candidate_of(state: AgentState, behavior: str, version: str | None = None) -
     Raises:
         ArgumentError: ``version`` is not scored on ``behavior``.
     """
-    served = served_of(state)
-    mine = [s for s in sorted(state.scores, key=lambda s: s.seq) if s.behavior == behavior]
-    versions = [s.version or s.run_id for s in mine]
+    idx = _index(state)
+    served = idx.served
+    versions = [s.version or s.run_id for s in idx.by_behavior.get(behavior, [])]
     if version is not None:
         if version not in versions:
             scored = ", ".join(sorted(set(versions))) or "none"
@@ -176,9 +206,10 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
         A :class:`Verdict`; ``str()`` is its line.
     """
     spec = state.behaviors.get(behavior) or Behavior(name=behavior)
-    served = served_of(state)
+    idx = _index(state)
+    served = idx.served
     cand_version = candidate_of(state, behavior, version)
-    latest = latest_scores(state.scores)
+    latest = idx.latest
     s_score = latest.get((behavior, served)) if served else None
     c_score = latest.get((behavior, cand_version)) if cand_version else None
     v = Verdict(behavior=behavior, candidate=cand_version, served=served, noise_floor=spec.noise_floor)
@@ -209,13 +240,12 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
         body = (f"{cand_version} {verb} {served} on {behavior} by {_signed(delta)} points "
                 f"(95% {_signed(ci[0])}..{_signed(ci[1])}; {floor_text})")  # type: ignore[index]
         if word == "beats":
-            v.replicated_on = _replications(state, behavior, cand_version, c_score.run_id, served, latest)
+            v.replicated_on = _replications(state, idx, behavior, cand_version, c_score.run_id, served)
             if v.replicated_on:
                 body += f", moved, replicated on {', '.join(v.replicated_on)}"
         body += "."
-    v.lower_elsewhere = sorted(b for (b, ver), s in latest.items()
-                               if b != behavior and ver == cand_version and (b, served) in latest
-                               and s.value < latest[(b, served)].value)
+    mine, theirs = idx.by_version.get(cand_version, {}), idx.by_version.get(served, {})
+    v.lower_elsewhere = sorted(b for b, s in mine.items() if b != behavior and b in theirs and s.value < theirs[b].value)
     if v.lower_elsewhere:
         body += (f" {len(v.lower_elsewhere)} other behavior(s) lower on point estimates "
                  f"({', '.join(v.lower_elsewhere)}; no interval yet: a prompt to look).")
@@ -225,15 +255,14 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
     return v
 
 
-def _replications(state: AgentState, behavior: str, version: str, run_id: str, served: str,
-                  latest: Mapping[tuple[str, str], ScoreRecord]) -> list[str]:
+def _replications(state: AgentState, idx: _Index, behavior: str, version: str, run_id: str, served: str) -> list[str]:
     out = []
-    for other in sorted({s.behavior for s in state.scores} - {behavior}):
-        base = latest.get((other, served))
-        if base is None:
+    for other in idx.behaviors:
+        base = idx.latest.get((other, served))
+        if other == behavior or base is None:
             continue
         floor = (state.behaviors.get(other) or Behavior(name=other)).noise_floor
-        runs = [s for s in state.scores if s.behavior == other and (s.version or s.run_id) == version and s.run_id != run_id]
+        runs = [s for s in idx.by_pair.get((other, version), []) if s.run_id != run_id]
         if any(_compare(s, base, floor)[0] == "beats" for s in runs):
             out.append(other)
     return out
@@ -329,49 +358,57 @@ def _length_check(spec: Behavior, program: bool) -> EvalCheck:
 
 def evals_of(state: AgentState) -> list[EvalHealth]:
     """One :class:`EvalHealth` per behavior the agent defines or has scored, by name."""
-    names = sorted(set(state.behaviors) | {s.behavior for s in state.scores})
-    return [eval_checks(state.behaviors.get(b) or Behavior(name=b), [s for s in state.scores if s.behavior == b])
-            for b in names]
+    idx = _index(state)
+    names = sorted(set(state.behaviors) | set(idx.behaviors))
+    return [eval_checks(state.behaviors.get(b) or Behavior(name=b), idx.by_behavior.get(b, [])) for b in names]
 
 
 # --- the brief ------------------------------------------------------------------------------------
 
 
-def brief_of(state: AgentState) -> Brief:
+def brief_of(state: AgentState, *, verdicts: Mapping[str, Verdict] | None = None,
+             evals: Sequence[EvalHealth] | None = None) -> Brief:
     """The three parts at the top of the agent's page, from the same rows by the same rules.
 
     What happened (scored runs; each behavior's newest score per version, in points), what it
     means (the verdict when two versions are scored; else the one fact that decides what the page
     can say), what to do next (failed eval checks in the order worth doing, at most three, each
-    with the call), and what a person cannot read yet.
+    with the call), and what a person cannot read yet. ``verdicts`` and ``evals`` reuse what the
+    caller already computed from the same state.
     """
-    latest = latest_scores(state.scores)
-    scored_runs = sorted({s.run_id for s in state.scores})
+    idx = _index(state)
+    latest = idx.latest
+    scored_runs = {s.run_id for s in idx.scores}
     brief = Brief(agent=state.agent.name)
-    behaviors = sorted({b for b, _ in latest})
+    behaviors = idx.behaviors
     if scored_runs:
         brief.happened.append(f"{len(scored_runs)} scored run(s) of {len(state.runs)}.")
+    per_behavior: dict[str, list[str]] = {}
+    for (b, ver), s in sorted(latest.items(), key=lambda kv: kv[1].seq):
+        per_behavior.setdefault(b, []).append(f"{ver} {_pts(s.value)}" + (f" (±{s.ci:.1f})" if s.ci is not None else ""))
     for b in behaviors:
-        parts = [f"{ver} {_pts(s.value)}" + (f" (±{s.ci:.1f})" if s.ci is not None else "")
-                 for (bb, ver), s in sorted(latest.items(), key=lambda kv: kv[1].seq) if bb == b]
-        brief.happened.append(f"{b}: {', '.join(parts)} (points).")
-    evals = {e.behavior: e for e in evals_of(state)}
-    brief.means = _means(state, behaviors, latest, evals)
-    failed = [(b, c) for b in behaviors for c in evals[b].checks if not c.ok]
+        brief.happened.append(f"{b}: {', '.join(per_behavior[b])} (points).")
+    health = {e.behavior: e for e in (evals if evals is not None else evals_of(state))}
+    brief.means = _means(state, idx, health, verdicts)
+    failed = [(b, c) for b in behaviors for c in health[b].checks if not c.ok]
     failed.sort(key=lambda bc: (_FIX_ORDER.index(bc[1].name), bc[0]))
     brief.next = [BriefItem(text=f"{b}: {c.failure} {c.fix}", call=c.call) for b, c in failed[:BRIEF_MAX_ITEMS]]
     brief.cannot_read = _cannot_read(state)
     return brief
 
 
-def _means(state: AgentState, behaviors: list[str], latest: Mapping[tuple[str, str], ScoreRecord],
-           evals: Mapping[str, EvalHealth]) -> str:
+def _means(state: AgentState, idx: _Index, evals: Mapping[str, EvalHealth],
+           verdicts: Mapping[str, Verdict] | None) -> str:
+    behaviors, latest = idx.behaviors, idx.latest
     if not behaviors:
         return "No run has posted a score yet: run.score(behavior, value, ci=, n=) puts the first one up."
+    versions: dict[str, set[str]] = {}
+    for bb, ver in latest:
+        versions.setdefault(bb, set()).add(ver)
     lines = []
     for b in behaviors:
-        if len({ver for bb, ver in latest if bb == b}) >= 2:
-            lines.append(verdict_of(state, b).line)
+        if len(versions[b]) >= 2:
+            lines.append(verdicts[b].line if verdicts and b in verdicts else verdict_of(state, b).line)
     if lines:
         return " ".join(lines)
     for b in behaviors:
@@ -382,27 +419,36 @@ def _means(state: AgentState, behaviors: list[str], latest: Mapping[tuple[str, s
     return (f"Only {', '.join(only)} is scored: score a candidate version on the same behaviors to get a verdict.")
 
 
+def _grouped(kind: str, texts: list[str], call: str) -> list[BriefItem]:
+    """One item per kind: the first few named, then how many more (a page of 10,000 lines reads as none)."""
+    if not texts:
+        return []
+    shown = "; ".join(texts[:CANNOT_READ_SHOWN])
+    more = f"; and {len(texts) - CANNOT_READ_SHOWN:,} more" if len(texts) > CANNOT_READ_SHOWN else ""
+    return [BriefItem(text=f"{kind}: {shown}{more}.", call=call)]
+
+
 def _cannot_read(state: AgentState) -> list[BriefItem]:
-    items: list[BriefItem] = []
+    silent, settings = [], []
     for run in state.runs:
         record = run.record or {}
         said = bool(run.notes) or bool((record.get("provenance") or {}).get("pins", {}).get("harness")) \
             or bool(record.get("optimizer"))
         if not said:
-            items.append(BriefItem(text=f"run {run.id} ({run.version}) does not say what it changed.",
-                                   call=f'tracked.open("{run.id}").note("what changed and why")'))
+            silent.append(f"{run.id} ({run.version})")
         if run.version and _SETTINGS_NAME.search(run.version):
-            items.append(BriefItem(text=f"version {run.version!r} carries settings instead of what changed; settings "
-                                        "belong in record.optimizer, the name says what a colleague would say.",
-                                   call='tracked.run("longer-training", record={"optimizer": {...}})'))
-    for name, spec in sorted(state.behaviors.items()):
-        if not spec.rubric and spec.graded_by == "judge":
-            items.append(BriefItem(text=f"test {name} has no rubric.", call=f'Behavior("{name}", rubric="what passes, what fails")'))
-    for s in state.scores:
-        if not s.examples and not s.n_rows:
-            items.append(BriefItem(text=f"score {s.behavior} on {s.version} has no graded rows.",
-                                   call=f'run.score("{s.behavior}", ..., rows=[Example(...)])'))
-    return items
+            settings.append(repr(run.version))
+    no_rubric = [name for name, spec in sorted(state.behaviors.items()) if not spec.rubric and spec.graded_by == "judge"]
+    no_rows = [f"{s.behavior} on {s.version}" for s in _index(state).scores if not s.examples and not s.n_rows]
+    first = silent[0].split(" ")[0] if silent else "RUN_ID"
+    return [
+        *_grouped("runs that do not say what they changed", silent, f'tracked.open("{first}").note("what changed and why")'),
+        *_grouped("tests with no rubric", no_rubric, f'Behavior("{no_rubric[0] if no_rubric else "name"}", rubric="what passes, what fails")'),
+        *_grouped("scores with no graded rows", no_rows, 'run.score(behavior, value, ..., rows=[Example(...)])'),
+        *_grouped("version names that carry settings instead of what changed (settings belong in record.optimizer; "
+                  "the name says what a colleague would say)", settings,
+                  'tracked.run("longer-training", record={"optimizer": {...}})'),
+    ]
 
 
 # --- dashboard ------------------------------------------------------------------------------------
@@ -415,15 +461,16 @@ def dashboard_of(state: AgentState) -> Dashboard:
     not the served one. Each run lists what it is missing (record, score, hours + cost) and the
     ``PATCH /runs/{id}`` body that fills it.
     """
-    served = served_of(state)
-    latest = latest_scores(state.scores)
-    others = [s for s in sorted(state.scores, key=lambda s: s.seq) if (s.version or s.run_id) != served]
+    idx = _index(state)
+    served, latest = idx.served, idx.latest
+    others = [s for s in idx.scores if (s.version or s.run_id) != served]
     agent = state.agent.model_copy(update={"served": served, "candidate": (others[-1].version or others[-1].run_id)
                                            if others else None})
-    versions = [VersionScore(version=ver, behavior=b, value=s.value, ci=s.ci, n=s.n, run_id=s.run_id, score_id=s.id,
-                             seq=s.seq) for (b, ver), s in sorted(latest.items(), key=lambda kv: kv[1].seq)]
-    behaviors = sorted({b for b, _ in latest} | set(state.behaviors))
-    scored = {s.run_id for s in state.scores}
+    versions = sorted(latest.values(), key=lambda s: s.seq)
+    behaviors = sorted(set(idx.behaviors) | set(state.behaviors))
+    scored = {s.run_id for s in idx.scores}
+    verdicts = {b: verdict_of(state, b) for b in idx.behaviors}
+    evals = evals_of(state)
     return Dashboard(
         agent=agent, experiment=state.experiment,
         behaviors=[state.behaviors.get(b) or Behavior(name=b) for b in behaviors],
@@ -433,11 +480,11 @@ def dashboard_of(state: AgentState) -> Dashboard:
                        "target_ci95": (r.delta or {}).get("target_ci95"),
                        "holdout": (r.summary or {}).get("holdout")} for r in state.runs if r.delta or (r.summary or {}).get("holdout")},
         live=state.live,
-        verdicts=[verdict_of(state, b) for b in sorted({b for b, _ in latest})],
-        evals=evals_of(state),
+        verdicts=list(verdicts.values()),
+        evals=evals,
         missing=[_missing(r, r.id in scored) for r in state.runs],
         figures=state.figures,
-        brief=brief_of(state),
+        brief=brief_of(state, verdicts=verdicts, evals=evals),
     )
 
 

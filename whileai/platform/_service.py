@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from whileai.defaults import LOCAL_ACCOUNT, ROWS_PER_SCORE, STORE_BUSY_TIMEOUT_S
 from whileai.errors import PlatformError
 from whileai.platform import _rules
@@ -50,8 +52,16 @@ from whileai.store._migrations import utcnow
 
 __all__ = ["KeyInfo", "PlatformDB", "Service", "create_key"]
 
-_RUN_COLS = ("r.id, r.agent, r.version, r.name, r.dataset_id, r.base_model, r.total_steps, r.status, r.created_at, "
-             "r.finished_at, r.record, r.summary, r.hours, r.cost_usd, r.cost_basis, r.adapter, r.notes, r.archived, "
+#: DuckDB strftime pattern of the ISO 8601 UTC timestamps every record carries.
+_ISO = "%Y-%m-%dT%H:%M:%S.%gZ"
+_SCORES: TypeAdapter[list[ScoreRecord]] = TypeAdapter(list[ScoreRecord])
+_RUNS: TypeAdapter[list[RunRecord]] = TypeAdapter(list[RunRecord])
+_RUN_KEYS = ("id", "agent", "version", "name", "dataset_id", "base_model", "total_steps", "status", "created_at",
+             "finished_at", "record", "summary", "hours", "cost_usd", "cost_basis", "adapter", "notes", "archived",
+             "delta", "n_points", "last_step")
+
+_RUN_COLS = ("r.id, r.agent, r.version, r.name, r.dataset_id, r.base_model, r.total_steps, r.status, "
+             "strftime(r.created_at, '%Y-%m-%dT%H:%M:%S.%gZ'), strftime(r.finished_at, '%Y-%m-%dT%H:%M:%S.%gZ'), r.record, r.summary, r.hours, r.cost_usd, r.cost_basis, r.adapter, r.notes, r.archived, "
              "r.delta")
 _RUN_SELECT = (f"SELECT {_RUN_COLS}, coalesce(p.n, 0), p.last FROM tracked_runs r "
                "LEFT JOIN (SELECT run_id, count(*) AS n, max(step) AS last FROM run_points GROUP BY run_id) p "
@@ -325,12 +335,15 @@ class Service:
     # --- runs ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _run(row: Any) -> RunRecord:
-        return RunRecord(id=row[0], agent=row[1], version=row[2], name=row[3], dataset_id=row[4], base_model=row[5],
-                         total_steps=row[6], status=row[7], created_at=_iso(row[8]) or "", finished_at=_iso(row[9]),
-                         record=json.loads(row[10]), summary=json.loads(row[11]), hours=row[12], cost_usd=row[13],
-                         cost_basis=row[14], adapter=row[15], notes=row[16], archived=bool(row[17]),
-                         delta=json.loads(row[18]) if row[18] else None, n_points=int(row[19]), last_step=row[20])
+    def _runs(rows: list[Any]) -> list[RunRecord]:
+        out = []
+        for r in rows:
+            d = dict(zip(_RUN_KEYS, r))
+            d["record"], d["summary"] = json.loads(d["record"]), json.loads(d["summary"])
+            d["delta"] = json.loads(d["delta"]) if d["delta"] else None
+            d["archived"], d["n_points"] = bool(d["archived"]), int(d["n_points"])
+            out.append(d)
+        return _RUNS.validate_python(out)
 
     def create_run(self, spec: RunSpec) -> RunRecord:
         """Open a run; an id that already exists is refused (409), never reset."""
@@ -360,7 +373,7 @@ class Service:
             row = _one(con.execute(f"{_RUN_SELECT} WHERE r.id = ? AND r.account_id = ?", [run_id, self.account]))
         if row is None:
             raise not_found("run", run_id, "List the ids with tracked.runs() (GET /runs).")
-        return self._run(row)
+        return self._runs([row])[0]
 
     def runs(self, agent: str | None = None, *, archived: bool = True) -> list[RunRecord]:
         """The account's runs (of one agent when given), oldest first."""
@@ -373,7 +386,7 @@ class Service:
             sql += " AND NOT r.archived"
         with self.db.read() as con:
             rows = con.execute(sql + " ORDER BY r.created_at, r.id", params).fetchall()
-        return [self._run(r) for r in rows]
+        return self._runs(rows)
 
     def patch_run(self, run_id: str, patch: RunPatch) -> RunRecord:
         """Fill what a run is missing; dicts merge, other fields replace."""
@@ -478,12 +491,13 @@ class Service:
         with self.db.read() as con:
             rows = con.execute(
                 "SELECT s.id, s.run_id, s.behavior, coalesce(r.version, r.id), s.value, s.ci, s.n, s.examples, "
-                "s.seq, s.created_at, (SELECT count(*) FROM score_rows x WHERE x.score_id = s.id) "
-                "FROM scores s JOIN tracked_runs r ON r.id = s.run_id "
+                f"s.seq, strftime(s.created_at, '{_ISO}'), coalesce(x.n, 0) FROM scores s "
+                "JOIN tracked_runs r ON r.id = s.run_id "
+                "LEFT JOIN (SELECT score_id, count(*) AS n FROM score_rows GROUP BY score_id) x ON x.score_id = s.id "
                 f"WHERE r.account_id = ? AND {where} ORDER BY s.seq", [self.account, *params]).fetchall()
-        return [ScoreRecord(id=r[0], run_id=r[1], behavior=r[2], version=r[3], value=r[4], ci=r[5], n=r[6],
-                            examples=[Example.model_validate(e) for e in json.loads(r[7])], seq=r[8],
-                            created_at=_iso(r[9]) or "", n_rows=int(r[10])) for r in rows]
+        keys = ("id", "run_id", "behavior", "version", "value", "ci", "n", "examples", "seq", "created_at", "n_rows")
+        return _SCORES.validate_python([dict(zip(keys, (*r[:7], [] if r[7] == "[]" else json.loads(r[7]), *r[8:])))
+                                        for r in rows])
 
     def scores(self, run_id: str) -> list[ScoreRecord]:
         """The run's scores, in posting order."""

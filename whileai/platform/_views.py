@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from whileai.platform._models import AgentInfo, Behavior, Experiment, RunRecord, ScoreRecord
 from whileai.report import Report
 
 __all__ = [
     "AgentState", "Brief", "BriefItem", "Dashboard", "EvalCheck", "EvalHealth", "FigureRecord", "LiveRecord",
-    "RunMissing", "Verdict", "VersionScore",
+    "RunMissing", "Verdict",
 ]
 
 VerdictWord = Literal["beats", "trails", "no_difference", "within_noise", "no_interval", "no_comparison"]
@@ -55,6 +55,7 @@ class AgentState(BaseModel):
     live: list[LiveRecord] = Field(default_factory=list)
     train: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     """Per run id, its logged points (step, loss, lr and the rest), oldest first."""
+    _index: Any = PrivateAttr(default=None)
 
 
 class Verdict(Report):
@@ -170,19 +171,6 @@ class Brief(Report):
         return self.markdown().rstrip()
 
 
-class VersionScore(BaseModel):
-    """One version's newest score on one behavior."""
-
-    version: str
-    behavior: str
-    value: float
-    ci: float | None = None
-    n: int | None = None
-    run_id: str
-    score_id: str
-    seq: int
-
-
 class RunMissing(BaseModel):
     """What one run is missing and the ``PATCH /runs/{id}`` body that fills it."""
 
@@ -202,8 +190,8 @@ class Dashboard(Report):
     experiment: Experiment | None = None
     behaviors: list[Behavior] = Field(default_factory=list)
     runs: list[RunRecord] = Field(default_factory=list)
-    versions: list[VersionScore] = Field(default_factory=list)
-    """Every version's newest score per behavior."""
+    versions: list[ScoreRecord] = Field(default_factory=list)
+    """Every version's newest score per behavior, in posting order."""
     train: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     """Per run id, its training curve."""
     deltas: dict[str, dict[str, Any]] = Field(default_factory=dict)
