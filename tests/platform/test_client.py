@@ -230,3 +230,11 @@ def test_describe_reads_agent_objects_without_importing_frameworks():
     assert wp.describe(Graph(), name="lg").tools == ["calc"]
     with pytest.raises(ArgumentError, match="AgentSpec field 'name'"):
         wp.describe({"name": "bad name!"})
+
+
+def test_scoring_with_a_behavior_keeps_a_measured_floor(tracked):
+    tracked.noise_floor("refunds", *(rollout_table(40, 2, seed=9, replica=r) for r in range(3)))
+    run = tracked.run("v0")
+    run.score(wp.Behavior(name="refunds", rubric="r", graded_by="program"), 50, ci=2, n=60)
+    stored = tracked.behaviors()["refunds"]
+    assert stored.noise_floor is not None and stored.rubric == "r" and stored.graded_by == "program"

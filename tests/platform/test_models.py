@@ -7,9 +7,9 @@ import warnings
 import pytest
 from pydantic import ValidationError
 
+from whileai.errors import ArgumentError
 from whileai.platform import Behavior, CutWarning, Example, Figure, Harness, cut_middle
 from whileai.platform._models import check_behavior_name
-from whileai.errors import ArgumentError
 
 
 def test_cut_middle_keeps_head_and_tail_with_the_count():

@@ -8,8 +8,22 @@ import pytest
 from scipy import stats
 
 from whileai.errors import ArgumentError
-from whileai.platform import AgentInfo, Behavior, RunRecord, ScoreRecord, cost_of, noise_floor_points
-from whileai.platform._rules import brief_of, candidate_of, dashboard_of, eval_checks, served_of, verdict_of
+from whileai.platform import (
+    AgentInfo,
+    Behavior,
+    RunRecord,
+    ScoreRecord,
+    cost_of,
+    noise_floor_points,
+)
+from whileai.platform._rules import (
+    brief_of,
+    candidate_of,
+    dashboard_of,
+    eval_checks,
+    served_of,
+    verdict_of,
+)
 from whileai.platform._views import AgentState
 
 

@@ -13,7 +13,13 @@ server and the pages. See docs/platform.md.
 from whileai.errors import PlatformError
 from whileai.platform._backend import Backend, HttpBackend, LocalBackend
 from whileai.platform._client import Run, Tracked, attach_delta, attach_holdout, describe, track
-from whileai.platform._credentials import logout, resolve_api_key, resolve_base_url, save_login, status
+from whileai.platform._credentials import (
+    logout,
+    resolve_api_key,
+    resolve_base_url,
+    save_login,
+    status,
+)
 from whileai.platform._models import (
     AgentInfo,
     AgentSpec,

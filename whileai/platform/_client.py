@@ -103,8 +103,8 @@ def describe(agent: Any, name: str | None = None) -> AgentSpec:
         return build(AgentSpec, name=name or "agent", instructions=agent)
     if isinstance(agent, Mapping):
         fields = {k: agent.get(k) for k in ("name", "model", "instructions") if agent.get(k) is not None}
-        tools = [_tool_name(t) for t in agent.get("tools") or []]
-        return build(AgentSpec, **{**fields, "name": name or fields.get("name") or "agent", "tools": tools})
+        names = [_tool_name(t) for t in agent.get("tools") or []]
+        return build(AgentSpec, **{**fields, "name": name or fields.get("name") or "agent", "tools": names})
     instructions = getattr(agent, "instructions", None)
     if not isinstance(instructions, str):
         instructions = getattr(agent, "_instructions", None)
@@ -398,7 +398,8 @@ class Run:
         """Post a behavior's score, in points out of 100, with its graded rows.
 
         Args:
-            behavior: Its name, or a :class:`Behavior` (defined on the agent first).
+            behavior: Its name, or a :class:`Behavior` (defined on the agent first; fields it does not
+                set keep their stored values, so a floor from ``tracked.noise_floor`` stays).
             value: Points out of 100 (``fraction=True`` turns 0.71 into 71).
             ci: Half-width of the 95% interval, on the same scale as ``value``.
             n: Asks behind the score (a verdict reads unproven under 50).
@@ -410,6 +411,9 @@ class Run:
             if self._tracked is None:
                 raise ArgumentError("behavior must be a name on a run opened without its agent, got a Behavior. "
                                     "Open the run with tracked.open(id), or pass the name.")
+            stored = self._tracked.behaviors().get(behavior.name)
+            if stored is not None:  # what this Behavior does not set (a floor measured earlier) is kept
+                behavior = stored.model_copy(update={k: getattr(behavior, k) for k in behavior.model_fields_set})
             self._tracked.define(behavior)
             name = behavior.name
         else:

@@ -31,7 +31,15 @@ from whileai.platform._models import (
     ScoreBody,
     ScoreRecord,
 )
-from whileai.platform._views import AgentState, Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
+from whileai.platform._views import (
+    AgentState,
+    Brief,
+    Dashboard,
+    EvalHealth,
+    FigureRecord,
+    LiveRecord,
+    Verdict,
+)
 
 __all__ = ["ROUTES", "Route", "build", "field_message"]
 

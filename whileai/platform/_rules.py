@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+
 from whileai.defaults import (
     BRIEF_MAX_ITEMS,
     CANNOT_READ_SHOWN,
@@ -213,7 +214,7 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
     s_score = latest.get((behavior, served)) if served else None
     c_score = latest.get((behavior, cand_version)) if cand_version else None
     v = Verdict(behavior=behavior, candidate=cand_version, served=served, noise_floor=spec.noise_floor)
-    if c_score is None or s_score is None:
+    if c_score is None or s_score is None or cand_version is None or served is None:
         scored = sorted({k[1] for k in latest if k[0] == behavior})
         v.line = (f"{behavior}: no comparison yet ({', '.join(scored) or 'no version'} scored"
                   + (f"; the served version {served} is not" if served and s_score is None and scored else "")

@@ -46,7 +46,15 @@ from whileai.platform._models import (
     ScoreBody,
     ScoreRecord,
 )
-from whileai.platform._views import AgentState, Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
+from whileai.platform._views import (
+    AgentState,
+    Brief,
+    Dashboard,
+    EvalHealth,
+    FigureRecord,
+    LiveRecord,
+    Verdict,
+)
 from whileai.store._db import connect, resolve_path, transaction
 from whileai.store._migrations import utcnow
 
