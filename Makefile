@@ -20,7 +20,7 @@ demo: $(STAMP)
 	$(VENV)/bin/wai quickstart
 
 unit: $(STAMP)
-	$(PY) -m pytest -p no:cacheprovider --ignore=tests/export/test_trl.py whileai tests
+	$(PY) -m pytest -p no:cacheprovider --ignore=tests/exporters/test_trl.py whileai tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check whileai tests benchmarks
@@ -36,7 +36,7 @@ test: unit lint typecheck
 test-trl: $(STAMP)
 	$(PIP) install -q torch==2.13.0 || $(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu || echo "test-trl: torch could not be installed; the TRL proof will skip"
 	$(PIP) install -q -e '.[dev,trl]' || echo "test-trl: the trl extra could not be installed; the TRL proof will skip"
-	$(PY) -m pytest -p no:cacheprovider -rs tests/export/test_trl.py
+	$(PY) -m pytest -p no:cacheprovider -rs tests/exporters/test_trl.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from whileai import run_judge
 from whileai.errors import ArgumentError
-from whileai.grade import run_judge
 from whileai.verify import CodeExec, extract_code
 
 GOOD = "Here you go:\n```python\ndef add(a, b):\n    return a + b\n```"

@@ -133,7 +133,7 @@ def run_judge(
     trust: Literal["warn", "require", "off"] = "warn",
     allow_model_gold: bool = False,
     max_skipped_share: float = MAX_SKIPPED_SHARE,
-) -> Any:
+) -> table.StepResult:
     """Grade every row with ``judge`` and return the scored rows (seeds, The loop, Grade).
 
     The judge takes one row dict and returns a number in [0, 1], a bool, or
@@ -169,7 +169,9 @@ def run_judge(
         max_skipped_share: Partial-credit share past which the judge check is INCONCLUSIVE.
 
     Returns:
-        ``ScoredData`` with the rewards, its ``.report`` a :class:`GradeReport`.
+        A :class:`whileai.table.StepResult`: the rows with the rewards in ``df``, a
+        :class:`GradeReport` in ``report``. ``wai.run_judge`` and ``data.grade`` wrap it as
+        ``ScoredData``.
 
     Raises:
         JudgeError: ``judge`` is not callable, or ``trust="require"`` and the check fails.
@@ -240,11 +242,7 @@ def run_judge(
         _trust_outcome(report, trust_report, trust, skipped=skipped)
     out = out.with_columns(_judge_meta(metas, trust_stamp, include_trust=trust != "off"))
     report.seconds = time.perf_counter() - started
-    from whileai.data import RolloutData, ScoredData
-
-    if isinstance(rows, RolloutData):
-        return ScoredData(out, meta=rows.meta, report=report, warnings=[*rows.warnings, *report.warnings])
-    return ScoredData(out, report=report, warnings=list(report.warnings))
+    return table.StepResult(out, report)
 
 
 def _collect(raws: list[Any], scale: tuple[float, float] | None,
