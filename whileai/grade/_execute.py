@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from whileai._timeouts import CallTimeout, run_with_timeout
 from whileai.defaults import JUDGE_SLOW_S
 from whileai.grade._contract import is_async_judge
 
@@ -183,11 +184,10 @@ def _call_raw(judge: Callable[[Any], Any], row: Any) -> Any:
 
 def _call_on_helper(judge: Callable[[Any], Any], row: Any, timeout: float) -> Any:
     """One call on a daemon thread, waited for at most ``timeout`` (a hung call is dropped)."""
-    box: list[Any] = []
-    helper = threading.Thread(target=lambda: box.append(_call_raw(judge, row)), name="wai-judge-probe", daemon=True)
-    helper.start()
-    helper.join(timeout)
-    return box[0] if box else TIMED_OUT
+    try:
+        return run_with_timeout(lambda: _call_raw(judge, row), timeout, what="the judge")
+    except CallTimeout:
+        return TIMED_OUT
 
 
 def _compact(out: list[Any], first: int) -> None:
