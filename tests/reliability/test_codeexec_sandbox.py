@@ -11,8 +11,8 @@ import os
 import re
 import resource
 import secrets
-import socket
 import site
+import socket
 import sys
 import threading
 import time

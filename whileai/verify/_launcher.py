@@ -63,8 +63,11 @@ def check(result, what):
         fail(what)
 
 
+def enc(text):
+    return None if text is None else text.encode()
+
+
 def mount(source, target, fstype, flags, data=None):
-    enc = (lambda s: None if s is None else s.encode())
     check(libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
 
