@@ -485,9 +485,9 @@ CODE_SANDBOX_GID = 65534
 # Bytes of stdout + stderr the grader keeps; past it the program is killed and fails (the
 # 300 MB print that took the grader from 14 to 615 MB; convention, untested).
 CODE_MAX_OUTPUT_BYTES = 1 << 20
-# RLIMIT_NPROC inside the sandbox: processes (threads count too) its user may hold in the
-# sandbox's user namespace, the launcher's two included (convention, untested; enough for a
-# multiprocessing pool of 8).
+# RLIMIT_NPROC inside the sandbox: processes (threads count too) the sandbox's user may hold in
+# its user namespace, the program itself included (bubblewrap's PID 1 counts too). Measured: a
+# fork bomb stops at 31 forks (namespaces) or 30 (bwrap). Convention, untested beyond that.
 CODE_MAX_PROCS = 32
 # RLIMIT_FSIZE: the largest file the program may write, in MB (convention, untested).
 CODE_FSIZE_MB = 64
