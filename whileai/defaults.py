@@ -471,3 +471,32 @@ EXPORT_WORKERS = 2
 # Wilson and 0.81 with the percentile bootstrap; pass^4 at 8 tasks 0.93 against 0.84.
 # None on a call keeps the general method.
 BINARY_CI_METHOD = "wilson"
+
+# ---- sandbox (CodeExec isolation) and optional timeouts ----
+# CodeExec isolation: "auto" takes bubblewrap when it can run the interpreter unprivileged, else
+# our own namespaces launcher, and refuses (SandboxError) when neither works; "none" only on
+# purpose (docs/security.md).
+CODE_ISOLATION = "auto"
+# The uid/gid the sandbox runs as when whileai runs as root: the kernel does not enforce
+# RLIMIT_NPROC for root (kernel/fork.c, copy_process), so a fork bomb would not be capped.
+# 65534 is "nobody" on Debian, Ubuntu and Fedora.
+CODE_SANDBOX_UID = 65534
+CODE_SANDBOX_GID = 65534
+# Bytes of stdout + stderr the grader keeps; past it the program is killed and fails (the
+# 300 MB print that took the grader from 14 to 615 MB; convention, untested).
+CODE_MAX_OUTPUT_BYTES = 1 << 20
+# RLIMIT_NPROC inside the sandbox: processes (threads count too) the sandbox's user may hold in
+# its user namespace, the program itself included (bubblewrap's PID 1 counts too). Measured: a
+# fork bomb stops at 31 forks (namespaces) or 30 (bwrap). Convention, untested beyond that.
+CODE_MAX_PROCS = 32
+# RLIMIT_FSIZE: the largest file the program may write, in MB (convention, untested).
+CODE_FSIZE_MB = 64
+# Default wall-clock timeouts, so a hang no longer waits forever; None turns each off.
+# A judge call (grade/run_judge): a model judge behind ENDPOINT_TIMEOUT_S with its retries
+# stays far below it; CodeExec's own CODE_TIMEOUT_S is 10 s (convention, untested).
+JUDGE_TIMEOUT_S = 300.0
+# One agent turn (policy call) in simulate: a model call with retries at ENDPOINT_TIMEOUT_S
+# fits well inside (convention, untested).
+AGENT_TIMEOUT_S = 300.0
+# One tool call in simulate: tools are local functions; a minute is generous (convention).
+TOOL_TIMEOUT_S = 60.0

@@ -22,7 +22,9 @@ import numpy as np
 import polars as pl
 
 from whileai import table
+from whileai._timeouts import check_timeout, with_timeout
 from whileai.defaults import (
+    AGENT_TIMEOUT_S,
     CLAUSE_TASK_SHARE,
     DEFAULT_SEED,
     EVAL_REPEATS,
@@ -33,6 +35,7 @@ from whileai.defaults import (
     SFT_COMPLETIONS_PER_PROMPT,
     SIM_BUDGET,
     SIM_CONCURRENCY,
+    TOOL_TIMEOUT_S,
 )
 from whileai.errors import ArgumentError, EndpointError, SchemaError
 from whileai.simulation._agents import (
@@ -81,7 +84,8 @@ _BATCH = 2048  # rollouts per Arrow batch (bounded memory: a batch's dicts are d
 _DEAD_AGENT = 16  # the first this-many rollouts all lost: the agent is dead, stop (whileai 0.131 DEAD_AGENT_MIN_ERRORS)
 _LOST_EXAMPLES = 20
 _KNOWN = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "tasks", "runs",
-          "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress")
+          "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress",
+          "timeout", "tool_timeout")
 
 _WRITER_SYSTEM = (
     "You write the first message a person sends to an AI assistant that can call tools. Write only that message, "
@@ -120,6 +124,8 @@ def simulate(
     execute: Callable[[str, dict[str, Any]], Any] | None = None,
     output: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    timeout: float | None = AGENT_TIMEOUT_S,
+    tool_timeout: float | None = TOOL_TIMEOUT_S,
     **unknown: Any,
 ) -> table.StepResult:
     """Run an agent through the situations of a covering grid and return every rollout as a row.
@@ -164,6 +170,10 @@ def simulate(
             generated world (scheduled faults still fire first).
         output: Also write the rows to this JSONL or Parquet path (atomically).
         progress: Show the progress line (default: only when stderr is a terminal).
+        timeout: Seconds one agent turn may take (``AGENT_TIMEOUT_S``); past it the rollout is
+            lost as ``agent_error``. None: no limit. The seeded agent is never timed.
+        tool_timeout: Seconds one ``execute`` call may take (``TOOL_TIMEOUT_S``); past it the
+            agent sees a ``tool_error``. None: no limit.
         **unknown: Rejected with a ``TypeError`` naming each unknown keyword.
 
     Returns:
@@ -205,6 +215,7 @@ def simulate(
     runs = check_int("runs", runs, minimum=1, fix="Pass runs=3 to replay the task set three times.")
     concurrency = check_int("concurrency", concurrency, minimum=1, fix="Pass concurrency=8 for eight rollouts at once.")
     max_turns = check_int("max_turns", max_turns, minimum=1, fix="Pass max_turns=10.")
+    timeout, tool_timeout = check_timeout("timeout", timeout), check_timeout("tool_timeout", tool_timeout)
     hard_share = check_share("hard_share", hard_share, fix="Pass hard_share=0.4.")
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
     seed_int = _seed_int(seed)
@@ -271,7 +282,8 @@ def simulate(
                            execute is not None, writer, hkey(*(t.scenario_id + t.prompt for t in task_list)), chars=12)
     eval_runs: list[int | None] = [None] if runs == 1 else list(range(1, runs + 1))
     total = len(task_list) * k * runs
-    engine = _Engine(call, specs, policy, seed_int, max_turns, execute, concurrency, run_id)
+    timed_execute = None if execute is None else with_timeout(execute, tool_timeout, what="the tool (execute=)")
+    engine = _Engine(_timed_agent(call, timeout), specs, policy, seed_int, max_turns, timed_execute, concurrency, run_id)
     progress_bar = Progress(total, enabled=progress)
     buffer = RowBuffer()
     lost_buffer = RowBuffer()
@@ -530,6 +542,14 @@ class _Engine:
     def _rollout_id(self, task: Situation, index: int, eval_run: int | None) -> str:
         run = f"/e{eval_run}" if eval_run is not None else ""
         return f"{self.run_id}{run}/{task.scenario_id}#{index}"
+
+
+def _timed_agent(call: AgentCall, timeout: float | None) -> AgentCall:
+    """The agent with each turn limited to ``timeout`` seconds (inline agents are ours and never hang)."""
+    if timeout is None or call.inline:
+        return call
+    return dataclasses.replace(call, call=with_timeout(call.call, timeout, what=f"the agent {call.name!r}",
+                                                       returns_awaitable=call.is_async))
 
 
 def _batches(items: Iterator[Item], size: int, *, first: int) -> Iterator[list[Item]]:
