@@ -1,5 +1,6 @@
 """The rollout table: schema, readers, writers, task identity and derived columns."""
 
+from whileai.table._kind import StepResult, is_fluent, like_input, meta_of
 from whileai.table._read import IntoRows, frame, read_jsonl_rows, scan
 from whileai.table._write import (
     atomic_path,
@@ -28,11 +29,15 @@ __all__ = [
     "TOOL_CALL",
     "Column",
     "IntoRows",
+    "StepResult",
     "atomic_path",
     "frame",
+    "is_fluent",
     "iter_rows",
+    "like_input",
     "markers_of",
     "message_out",
+    "meta_of",
     "n_tool_calls",
     "n_turns",
     "read_jsonl_rows",
