@@ -424,6 +424,27 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
     from whileai.measure import (
         task_stats as task_stats,
     )
+    from whileai.platform import (
+        Behavior as Behavior,
+    )
+    from whileai.platform import (
+        Example as Example,
+    )
+    from whileai.platform import (
+        Harness as Harness,
+    )
+    from whileai.platform import (
+        PlatformError as PlatformError,
+    )
+    from whileai.platform import (
+        attach_delta as attach_delta,
+    )
+    from whileai.platform import (
+        attach_holdout as attach_holdout,
+    )
+    from whileai.platform import (
+        track as track,
+    )
     from whileai.report import (
         Report as Report,
     )
@@ -450,27 +471,6 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
     )
     from whileai.selection import (
         publish_gate as publish_gate,
-    )
-    from whileai.platform import (
-        Behavior as Behavior,
-    )
-    from whileai.platform import (
-        Example as Example,
-    )
-    from whileai.platform import (
-        Harness as Harness,
-    )
-    from whileai.platform import (
-        PlatformError as PlatformError,
-    )
-    from whileai.platform import (
-        attach_delta as attach_delta,
-    )
-    from whileai.platform import (
-        attach_holdout as attach_holdout,
-    )
-    from whileai.platform import (
-        track as track,
     )
     from whileai.selection import (
         retire_solved as retire_solved,
