@@ -25,6 +25,7 @@ from whileai.platform._models import (
     AgentSpec,
     Behavior,
     CutWarning,
+    DatasetPush,
     Example,
     Experiment,
     Figure,
@@ -41,6 +42,7 @@ from whileai.platform._models import (
     TrainPoint,
     cut_middle,
 )
+from whileai.platform._push import push_file, push_rows
 from whileai.platform._rules import (
     brief_of,
     cost_of,
@@ -63,11 +65,11 @@ from whileai.platform._views import (
 )
 
 __all__ = [
-    "AgentInfo", "AgentSpec", "AgentState", "Backend", "Behavior", "Brief", "BriefItem", "CutWarning", "Dashboard",
+    "AgentInfo", "AgentSpec", "AgentState", "Backend", "Behavior", "Brief", "BriefItem", "CutWarning", "Dashboard", "DatasetPush",
     "EvalCheck", "EvalHealth", "Example", "Experiment", "Figure", "FinishBody", "Harness", "HttpBackend", "KeyInfo",
     "LiveDay", "LocalBackend", "LogBody", "PlatformError", "RowsBody", "Run", "RunMissing", "RunPatch", "RunRecord",
     "RunSpec", "ScoreBody", "ScoreRecord", "Tracked", "TrainPoint", "Verdict", "attach_delta",
     "attach_holdout", "brief_of", "cost_of", "create_key", "cut_middle", "dashboard_of", "describe", "eval_checks",
-    "evals_of", "logout", "noise_floor_points", "resolve_api_key", "resolve_base_url", "save_login", "status",
+    "evals_of", "logout", "noise_floor_points", "push_file", "push_rows", "resolve_api_key", "resolve_base_url", "save_login", "status",
     "track", "verdict_of",
 ]

@@ -36,7 +36,7 @@ from whileai.defaults import (
 )
 
 __all__ = [
-    "AgentInfo", "AgentSpec", "Behavior", "CutWarning", "Example", "Experiment", "Figure", "FinishBody",
+    "AgentInfo", "AgentSpec", "Behavior", "CutWarning", "DatasetPush", "Example", "Experiment", "Figure", "FinishBody",
     "Harness", "LiveDay", "LogBody", "RowsBody", "RunPatch", "RunRecord", "RunSpec", "ScoreBody",
     "ScoreRecord", "TrainPoint", "check_behavior_name", "cut_middle", "harness_version",
 ]
@@ -471,6 +471,28 @@ class LiveDay(_Model):
     """Replies sent."""
     flagged: int = Field(default=0, ge=0)
     """Replies flagged (by users or a monitor)."""
+
+
+class DatasetPush(_Model):
+    """The body of ``POST /datasets``: rows saved as a new version of a dataset in the server's store."""
+
+    name: str
+    """The dataset's name; new content under it adds a version."""
+    purpose: Literal["train", "holdout", "eval"] = "train"
+    """train, holdout or eval."""
+    parent: str | None = None
+    """The dataset these rows were made from (lineage; default: the previous version of ``name``)."""
+    rows: list[dict[str, Any]] = Field(min_length=1)
+    """The rows, as ``whileai.table.rows`` writes them."""
+    meta: dict[str, Any] | None = None
+    """Anything to keep with the record (the publish gate's summary lands here)."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _AGENT.match(value):
+            raise ValueError(_name_error(value, "dataset name"))
+        return value
 
 
 class AgentInfo(AgentSpec):

@@ -18,6 +18,7 @@ from whileai.platform._models import (
     AgentInfo,
     AgentSpec,
     Behavior,
+    DatasetPush,
     Example,
     Experiment,
     Figure,
@@ -105,6 +106,8 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/runs/{run_id}/scores", "scores", "The run's scores, in posting order.", list[ScoreRecord]),
     Route("POST", "/runs/{run_id}/scores/{score_id}/rows", "add_rows", "Append up to 500 graded rows behind a score.",
           dict, body=("body", RowsBody)),
+    Route("POST", "/datasets", "push_dataset", "Save rows as a new version of a dataset in the server's store, "
+          "with parent lineage.", dict, body=("body", DatasetPush), status=201, tags=("datasets",)),
     Route("GET", "/runs/{run_id}/rows", "rows", "The graded rows behind the run's newest score on a behavior.",
           list[Example], query=("behavior",), required_query=("behavior",)),
 )

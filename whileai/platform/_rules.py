@@ -515,8 +515,8 @@ def noise_floor_points(run_std: float, runs: int, *, level: float = CI_LEVEL) ->
     (Lambert 2025, chapter Evaluation).
 
     Examples:
-        >>> round(noise_floor_points(0.01, 3), 2)
-        6.09
+        >>> round(noise_floor_points(0.02, 3), 2)
+        12.17
     """
     from whileai.stats.intervals import t_quantile
 

@@ -33,6 +33,7 @@ from whileai.platform._models import (
     AgentInfo,
     AgentSpec,
     Behavior,
+    DatasetPush,
     Example,
     Experiment,
     Figure,
@@ -554,6 +555,19 @@ class Service:
                                "WHERE score_id = ? ORDER BY seq", [mine[-1].id]).fetchall()
         return [Example.model_construct(prompt=r[0], reply=r[1], ok=r[2], why=r[3], reference=r[4], detail=r[5],
                                         tags=json.loads(r[6]) if r[6] else {}) for r in rows]
+
+    # --- datasets -----------------------------------------------------------------------------
+
+    def push_dataset(self, body: DatasetPush) -> dict[str, Any]:
+        """Save pushed rows as a new version of a dataset in this store (Parquet beside it, lineage kept).
+
+        Datasets are the store's, shared by every account on it (the store's own datasets table).
+        """
+        from whileai.store import Store
+
+        info = Store(self.db.path, timeout=self.db.timeout).save_dataset(
+            body.rows, body.name, purpose=body.purpose, parent=body.parent, meta=body.meta)
+        return info.to_dict()
 
     # --- the page's data ----------------------------------------------------------------------
 
