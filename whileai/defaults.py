@@ -586,6 +586,9 @@ LOG_BUFFER_MAX = 100_000
 VERDICT_MIN_N = 50
 VERDICT_MIN_AGREEMENT = 0.8
 LENGTH_BIAS_MAX = 0.10
+# A harness sweep's variant label, prompt@model, is at most this long (the Runs page's axis label;
+# convention).
+SWEEP_LABEL_MAX = 64
 # The brief lists at most this many next steps (whileai 0.131 brief: "three at most").
 BRIEF_MAX_ITEMS = 3
 # What a person cannot read yet is grouped by kind, naming the first few of each (convention).

@@ -53,6 +53,7 @@ from whileai.platform._rules import (
     verdict_of,
 )
 from whileai.platform._service import KeyInfo, create_key
+from whileai.platform._sweep import HarnessSweep, SweepArm, SweepReport
 from whileai.platform._views import (
     AgentState,
     Brief,
@@ -66,9 +67,9 @@ from whileai.platform._views import (
 
 __all__ = [
     "AgentInfo", "AgentSpec", "AgentState", "Backend", "Behavior", "Brief", "BriefItem", "CutWarning", "Dashboard", "DatasetPush",
-    "EvalCheck", "EvalHealth", "Example", "Experiment", "Figure", "FinishBody", "Harness", "HttpBackend", "KeyInfo",
+    "EvalCheck", "EvalHealth", "Example", "Experiment", "Figure", "FinishBody", "Harness", "HarnessSweep", "HttpBackend", "KeyInfo",
     "LiveDay", "LocalBackend", "LogBody", "PlatformError", "RowsBody", "Run", "RunMissing", "RunPatch", "RunRecord",
-    "RunSpec", "ScoreBody", "ScoreRecord", "Tracked", "TrainPoint", "Verdict", "attach_delta",
+    "RunSpec", "ScoreBody", "ScoreRecord", "SweepArm", "SweepReport", "Tracked", "TrainPoint", "Verdict", "attach_delta",
     "attach_holdout", "brief_of", "cost_of", "create_key", "cut_middle", "dashboard_of", "describe", "eval_checks",
     "evals_of", "logout", "noise_floor_points", "push_file", "push_rows", "resolve_api_key", "resolve_base_url", "save_login", "status",
     "track", "verdict_of",
