@@ -103,11 +103,11 @@ class HarnessSweep:
         if not self.variants or not all(isinstance(v, Harness) for v in self.variants):
             raise ArgumentError("variants must be one or more Harness(label='prompt@model', ...), got "
                                 f"{[type(v).__name__ for v in self.variants]!r}. Pass [Harness(...), ...].")
-        labels = [v.label for v in self.variants]
-        for label in labels:
-            if not isinstance(label, str) or len(label) > SWEEP_LABEL_MAX or not _LABEL.match(label):
+        labels = [str(v.label) for v in self.variants]
+        for v, label in zip(self.variants, labels):
+            if v.label is None or len(label) > SWEEP_LABEL_MAX or not _LABEL.match(label):
                 raise ArgumentError(f"variant label must be prompt@model in at most {SWEEP_LABEL_MAX} chars, got "
-                                    f"{label!r}. Name it like 'short-prompt@gpt-4.1'.", argument="variants")
+                                    f"{v.label!r}. Name it like 'short-prompt@gpt-4.1'.", argument="variants")
         repeated = sorted({x for x in labels if labels.count(x) > 1})
         if repeated:
             raise ArgumentError(f"variant labels must be unique, got {repeated[0]!r} more than once. Rename one.",
