@@ -12,6 +12,7 @@ import inspect
 import os
 import threading
 import time
+import warnings as _warnings
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,7 +35,7 @@ from whileai.defaults import (
     SIM_BUDGET,
     SIM_CONCURRENCY,
 )
-from whileai.errors import ArgumentError, EndpointError, SchemaError
+from whileai.errors import ArgumentError, EndpointError, SchemaError, WaiError
 from whileai.simulate._agents import (
     _CURRENT,
     AgentCall,
@@ -210,6 +211,8 @@ def simulate(
     hard_share = check_share("hard_share", hard_share, fix="Pass hard_share=0.4.")
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
     seed_int = _seed_int(seed)
+    if output is not None:
+        table.check_output(output)  # before the first rollout, so a bad path costs no run
     if simulator is not False and simulator is not None and not isinstance(simulator, Endpoint):
         raise ArgumentError(f"simulator must be False (the template writer) or a wai.Endpoint, got {simulator!r}. "
                             "Pass simulator=False, or simulator=wai.Endpoint('model', base_url=...).",
@@ -330,7 +333,13 @@ def simulate(
     data = SimulationData(df, meta=meta, report=report, warnings=list(report.warnings))
     data.lost = lost_df  # type: ignore[attr-defined]  # the rollouts that never became rows, with their error
     if output is not None:
-        table.write(df, Path(output))
+        try:
+            table.write(df, Path(output))
+        except WaiError as exc:  # the run is not lost: the rows are returned, the failure is said
+            note = f"the rows were not written to {str(output)!r} ({exc}); they are in the returned data: call .write(path)."
+            data.warnings.append(note)
+            report.warnings.append(note)
+            _warnings.warn(note, RuntimeWarning, stacklevel=2)
     return data
 
 
