@@ -48,7 +48,7 @@ def emit(report: Any, as_json: bool, *, output: str | None = None) -> None:
     When the rows went to standard output (``-o -`` or ``-o /dev/stdout``) the report goes to
     stderr, so the rows stay clean for a pipe.
     """
-    click.echo(report.to_json() if as_json else str(report), err=output in ("-", "/dev/stdout"))
+    click.echo(report.to_json() if as_json else str(report), err=output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"))
 
 
 def check_output(output: str) -> str:

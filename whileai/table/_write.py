@@ -38,11 +38,15 @@ from whileai.table.schema import COLUMN_BY_NAME, DERIVED_COLUMNS
 __all__ = ["atomic_path", "check_output", "iter_rows", "message_out", "open_binary", "output_format", "rows", "sweep_temp_files", "write",
            "write_jsonl", "write_parquet"]
 
+#: Output names that mean this process's standard output: written through it (so ``>>`` appends),
+#: never opened or replaced by name.
+STDOUT_NAMES = frozenset({"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"})
+
 _JSON_COLUMNS = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], *, folder: bool = False) -> Iterator[Path]:
     """Yield the path to write ``path``'s new content to; put it in place only if the block succeeds.
 
     The one writer every file whileai writes goes through (docs/reliability.md, "Writes"):
@@ -56,6 +60,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     * ``-`` is standard output;
     * a folder, a block device or a socket is refused with :class:`InputFileError`.
 
+    With ``folder=True`` the block fills a temporary folder, which replaces ``path`` (absent or an
+    empty folder) in one rename.
+
     Temporary files are named ``.<name>.<pid>.<token>.wai-tmp``; one left by a killed process is
     swept by the next write to the same name (``STALE_TEMP_AGE_S``). SIGTERM during the write
     (when no other handler is installed) and Ctrl-C remove the temporary file before exiting.
@@ -64,13 +71,16 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         InputFileError: The folder does not exist, or the target is not something rows can go to.
     """
     text = os.fspath(path)
-    if text == "-":
+    if folder:
+        with _atomic_folder(Path(text)) as tmp:
+            yield tmp
+        return
+    if text in STDOUT_NAMES:
         with _stdout_path() as tmp:
             yield tmp
         return
-    target = Path(os.path.realpath(text)) if os.path.islink(text) else Path(text)
     try:
-        st: os.stat_result | None = os.stat(target)
+        st: os.stat_result | None = os.stat(text)  # follows a symlink: the kind of what it points at
     except FileNotFoundError:
         st = None
     except OSError as exc:
@@ -78,7 +88,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
                              "Choose a path in a folder you can reach.", path=text) from exc
     if st is not None and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
         try:
-            yield target  # a device or a pipe: written in place, never replaced
+            yield Path(text)  # a device or a pipe: written in place, never replaced
         except WaiError:
             raise
         except OSError as exc:
@@ -89,6 +99,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise InputFileError(f"output {text!r} must be a regular file, a character device or a FIFO, got a "
                              f"{_kind(st.st_mode)}. Pass a file path.", path=text)
+    # a symlink stays a link: the file it points at is the one replaced
+    target = Path(os.path.realpath(text)) if os.path.islink(text) else Path(text)
     parent = target.parent if str(target.parent) else Path(".")
     if not parent.is_dir():
         raise InputFileError(
@@ -129,7 +141,7 @@ def check_output(path: str | os.PathLike[str]) -> Path:
     """
     text = os.fspath(path)
     output_format(text)
-    if text == "-" or _is_stream(text):
+    if text in STDOUT_NAMES or _is_stream(text):
         return Path(text)
     target = Path(os.path.realpath(text))
     if target.exists() and not target.is_file():
@@ -178,7 +190,7 @@ def output_format(path: str | os.PathLike[str]) -> str:
     for suffix in sorted(OUTPUT_SUFFIXES, key=len, reverse=True):
         if name.endswith(suffix):
             return OUTPUT_SUFFIXES[suffix]
-    if text == "-" or _is_stream(text):
+    if text in STDOUT_NAMES or _is_stream(text):
         return "jsonl"
     raise ArgumentError(
         f"output must end in {', '.join(OUTPUT_SUFFIXES)}, got {text!r}. "
@@ -206,9 +218,38 @@ def sweep_temp_files(folder: Path, name: str) -> list[Path]:
             continue
         with contextlib.suppress(OSError):
             if now - candidate.lstat().st_mtime >= STALE_TEMP_AGE_S:
-                candidate.unlink()
+                if candidate.is_dir() and not candidate.is_symlink():
+                    shutil.rmtree(candidate)
+                else:
+                    candidate.unlink()
                 removed.append(candidate)
     return removed
+
+
+@contextlib.contextmanager
+def _atomic_folder(target: Path) -> Iterator[Path]:
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InputFileError(f"output {str(target)!r} must be an empty folder or a new name, got one that holds files. "
+                             "Pass a new path, or empty the folder.", path=str(target))
+    sweep_temp_files(parent, target.name)
+    tmp = parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    try:
+        tmp.mkdir(mode=0o700)
+    except OSError as exc:
+        raise _write_error(str(target), exc) from exc
+    try:
+        with _signals_raise():
+            yield tmp
+            tmp.chmod(0o777 & ~_umask())
+            if target.exists():
+                target.rmdir()  # empty, checked above
+            os.replace(tmp, target)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and not isinstance(exc, WaiError):
+            raise _write_error(str(target), exc) from exc
+        raise
 
 
 def _new_temp(folder: Path, name: str) -> Path:
