@@ -24,6 +24,23 @@ _SLOW_CLI = textwrap.dedent("""
             time.sleep(0.05)
             yield row
     w.iter_rows = slow
+    import whileai.table
+    real_open = w.open_binary
+    class Slow:
+        def __init__(self, handle):
+            self.handle = handle
+        def write(self, data):
+            time.sleep(0.5)
+            return self.handle.write(data)
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+        def __enter__(self):
+            return self
+        def __exit__(self, *exc):
+            self.handle.close()
+    def slow_open(tmp, target, **kw):
+        return Slow(real_open(tmp, target, **kw))
+    w.open_binary = whileai.table.open_binary = slow_open
     from whileai.cli.main import main
     sys.exit(main(sys.argv[1:]))
 """)

@@ -4,7 +4,9 @@ vLLM, Ollama, OpenAI, or anything else that speaks ``POST {base_url}/chat/comple
 go through httpx with a concurrency limit, a timeout, and retries with exponential backoff on 429,
 5xx and transport errors (honouring ``Retry-After``); other 4xx answers fail at once with the
 reason. The API key comes from ``api_key=`` or an environment variable and never appears in a
-repr, a log line, an error message or a row.
+repr, ``vars()``, a log line, an error message or a row; neither does any header or parameter whose
+name holds key, auth, token or secret (Azure's ``api-key``, ``X-Auth-Token``), nor a key the
+server or the model echoes back (docs/reliability.md, "Keys").
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from whileai.defaults import (
     ENDPOINT_KEY_ENV,
     ENDPOINT_MAX_RETRIES,
     ENDPOINT_TIMEOUT_S,
+    SECRET_NAME_PARTS,
     SIM_CONCURRENCY,
 )
 from whileai.errors import ArgumentError, EndpointError
@@ -81,7 +84,8 @@ class Endpoint:
         concurrency: Requests in flight at once through this endpoint.
         temperature: Sent when given; the server's default otherwise.
         max_tokens: Sent when given.
-        headers: Extra HTTP headers.
+        headers: Extra HTTP headers. One whose name holds key, auth, token or secret (``api-key``)
+            is a credential: sent as given, shown as ``***``, redacted from errors and replies.
         params: Extra request fields sent with every request (``{"top_p": 0.9}``,
             ``{"extra_body": ...}`` fields flattened in).
 
@@ -125,8 +129,9 @@ class Endpoint:
         self.concurrency = int(concurrency)
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.headers = dict(headers or {})
-        self.params = dict(params or {})
+        # a header or parameter named like a credential is held as a _Secret: never shown, sent as is
+        self.headers: dict[str, Any] = {k: _Secret(v) if _is_secret(k, v) else v for k, v in dict(headers or {}).items()}
+        self.params: dict[str, Any] = {k: _Secret(v) if _is_secret(k, v) else v for k, v in dict(params or {}).items()}
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
         self._sem = threading.BoundedSemaphore(self.concurrency)
@@ -219,7 +224,7 @@ class Endpoint:
         return f"{self.base_url}/chat/completions"
 
     def _request_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", **self.headers}
+        headers = {"Content-Type": "application/json", **_reveal(self.headers)}
         key = self._key.get()
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -239,7 +244,7 @@ class Endpoint:
             payload["temperature"] = self.temperature
         if self.max_tokens is not None:
             payload["max_tokens"] = self.max_tokens
-        payload.update(self.params)
+        payload.update(_reveal(self.params))
         payload.update(params)
         return payload
 
@@ -329,7 +334,7 @@ class Endpoint:
     def _decode(self, response: httpx.Response) -> Any:
         status = response.status_code
         if status >= 400:
-            body = self._redact(response.text[:300])
+            body = self._redact(response.text)[:300]  # redacted before cut, so no prefix of a key survives
             tries = f" after {self.max_retries + 1} tries" if _retryable(status) else ""
             fix = {
                 401: f"Set the key in ${self.key_source if self.key_source not in ('none', 'api_key=') else ENDPOINT_KEY_ENV} or pass api_key=.",
@@ -346,14 +351,32 @@ class Endpoint:
             return response.json()
         except ValueError:
             raise EndpointError(
-                f"model server at {self.base_url} must answer JSON, got {self._redact(response.text[:120])!r}. "
+                f"model server at {self.base_url} must answer JSON, got {self._redact(response.text)[:120]!r}. "
                 "Check base_url points at the /v1 API, not a web page.",
                 base_url=self.base_url,
             ) from None
 
+    def _secrets(self) -> list[str]:
+        """Every credential this endpoint holds: the key and each secret-named header or parameter value."""
+        found = [self._key.get()] + [v.get() for v in (*self.headers.values(), *self.params.values())
+                                     if isinstance(v, _Secret)]
+        return sorted({f for f in found if isinstance(f, str) and f}, key=len, reverse=True)
+
     def _redact(self, text: str) -> str:
-        key = self._key.get()
-        return text.replace(key, "***") if key else text
+        """``text`` with every credential replaced by ``***`` (longest first, so no part of one is left)."""
+        for secret in self._secrets():
+            text = text.replace(secret, "***")
+        return text
+
+    def _redact_value(self, value: Any) -> Any:
+        """A reply value (text, list or dict) with every credential replaced by ``***``."""
+        if isinstance(value, str):
+            return self._redact(value)
+        if isinstance(value, list):
+            return [self._redact_value(v) for v in value]
+        if isinstance(value, Mapping):
+            return {k: self._redact_value(v) for k, v in value.items()}
+        return value
 
     def _parse(self, data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         choices = data.get("choices") if isinstance(data, Mapping) else None
@@ -372,12 +395,24 @@ class Endpoint:
         for key in ("reasoning_content", "refusal"):
             if raw.get(key):
                 message[key] = raw[key]
+        if self._secrets():  # a model that echoes the key (or a header it saw) never puts it in a row
+            message = self._redact_value(message)
         extra: dict[str, Any] = {}
         if choice.get("finish_reason") is not None:
             extra["finish_reason"] = choice["finish_reason"]
         if isinstance(data.get("usage"), Mapping):
             extra["usage"] = dict(data["usage"])
         return message, extra
+
+
+def _is_secret(name: Any, value: Any) -> bool:
+    """A header or parameter whose name holds key, auth, token or secret and whose value is text."""
+    low = str(name).lower()
+    return isinstance(value, str) and any(part in low for part in SECRET_NAME_PARTS)
+
+
+def _reveal(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.get() if isinstance(v, _Secret) else v for k, v in values.items()}
 
 
 def _retryable(status: int) -> bool:
