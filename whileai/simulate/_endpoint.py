@@ -324,12 +324,17 @@ class Endpoint:
     def _transport_error(self, exc: Exception) -> EndpointError:
         import httpx
 
-        kind = "timed out" if isinstance(exc, httpx.TimeoutException) else f"could not be reached ({type(exc).__name__})"
-        return EndpointError(
-            f"model server at {self.base_url} must answer within {self.timeout:g} s, but it {kind} "
-            f"{self.max_retries + 1} times. Check the server is up and base_url is right, or raise timeout=.",
-            base_url=self.base_url, kind=type(exc).__name__,
-        )
+        tries = f"{self.max_retries + 1} time{'s' if self.max_retries else ''}"
+        if isinstance(exc, httpx.TimeoutException):
+            text = (f"model server at {self.base_url} must answer within {self.timeout:g} s, but it timed out {tries}. "
+                    "Check the server is up and not overloaded, or raise timeout=.")
+        elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            text = (f"model server at {self.base_url} must send a whole reply, but it closed the connection mid-reply "
+                    f"({type(exc).__name__}) {tries}. Check the server log: it crashed, or a proxy cut the reply.")
+        else:
+            text = (f"model server at {self.base_url} must be reachable, but it could not be reached "
+                    f"({type(exc).__name__}) {tries}. Check the server is up and base_url is right.")
+        return EndpointError(self._redact(text), base_url=self.base_url, kind=type(exc).__name__)
 
     def _decode(self, response: httpx.Response) -> Any:
         status = response.status_code
