@@ -19,13 +19,14 @@ TOKEN = "tok-9a8b7c6d5e4f3a2b1c0d"
 class _Echo:
     """A chat-completions server on 127.0.0.1 that echoes the request headers back, as an error or a reply."""
 
-    def __init__(self, status: int = 401, pad: int = 0, in_reply: bool = False):
+    def __init__(self, status: int = 401, pad: int = 0, in_reply: bool = False, only: str | None = None):
         echo = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's spelling
                 self.rfile.read(int(self.headers["Content-Length"]))
-                seen = " ".join(f"{k}: {v}" for k, v in self.headers.items())
+                seen = (self.headers.get(echo.only, "") if echo.only else
+                        " ".join(f"{k}: {v}" for k, v in self.headers.items()))
                 if echo.in_reply:
                     body = json.dumps({"choices": [{"message": {
                         "role": "assistant", "content": f"I was called with {seen}",
@@ -45,7 +46,7 @@ class _Echo:
             def log_message(self, *args):
                 pass
 
-        self.status, self.pad, self.in_reply = status, pad, in_reply
+        self.status, self.pad, self.in_reply, self.only = status, pad, in_reply, only
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -105,10 +106,10 @@ def test_keys_echoed_in_an_endpoint_error_are_redacted(echo):
     assert _leaks(repr(info.value.context)) == []
 
 
-@pytest.mark.parametrize("pad", range(270, 300, 3))
+@pytest.mark.parametrize("pad", range(300 - len(AZURE), 297, 4))
 def test_keys_error_body_is_redacted_before_it_is_cut(pad):
-    """Wherever the 300-character cut falls, no prefix of a key is left in the message."""
-    server = _Echo(status=400, pad=pad)
+    """The 300-character cut falls inside the echoed key: no prefix of it is left in the message."""
+    server = _Echo(status=400, pad=pad, only="api-key")
     try:
         ep = wai.Endpoint("m", base_url=server.base_url, api_key=KEY, max_retries=0, headers={"api-key": AZURE})
         with pytest.raises(EndpointError) as info:
@@ -116,7 +117,7 @@ def test_keys_error_body_is_redacted_before_it_is_cut(pad):
     finally:
         server.close()
     text = str(info.value)
-    assert not any(s[:8] in text for s in (KEY, AZURE)), text
+    assert AZURE[: 300 - pad] not in text, text  # the part of the key the cut would have kept
 
 
 def test_keys_a_model_that_echoes_the_key_never_puts_it_in_a_reply_or_a_row(echo):
