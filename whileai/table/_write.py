@@ -170,7 +170,7 @@ def open_binary(tmp: Path, target: str | os.PathLike[str], *, compresslevel: int
         return raw
     name = Path(os.fspath(target)).name[: -len(".gz")]
     handle = gzip.GzipFile(filename=name, mode="wb", fileobj=raw, compresslevel=compresslevel)
-    handle.myfileobj = raw  # GzipFile closes the file it was given this way, as when it opens one itself
+    handle.myfileobj = raw  # type: ignore[assignment]  # GzipFile closes the file it was given this way, as when it opens one itself
     return handle  # type: ignore[return-value]
 
 
