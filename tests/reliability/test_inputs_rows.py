@@ -73,7 +73,7 @@ def test_inputs_role_missing_key_is_refused():
 
 
 def test_inputs_unknown_role_is_never_exported(tmp_path):
-    from whileai.export import export_dataset
+    from whileai.exporters import export_dataset
 
     bad = [_row(0), {**_row(1), "messages": [{"role": "user", "content": "hi"}, {"role": "wizard", "content": "x"}]}]
     with pytest.raises(SchemaError, match="role 'wizard'"):

@@ -130,7 +130,7 @@ def test_writes_keep_the_old_file_mode(tmp_path, df):
     export_target = tmp_path / "train.jsonl"
     export_target.write_text("old\n")
     export_target.chmod(0o640)
-    from whileai.export import export_dataset
+    from whileai.exporters import export_dataset
 
     export_dataset(rows(), export_target)
     assert stat.S_IMODE(export_target.stat().st_mode) == 0o640
@@ -168,7 +168,7 @@ def test_writes_jsonl_gz_header_records_the_final_name(tmp_path, df):
 
     table.write(df, tmp_path / "rows.jsonl.gz")
     assert header_name(tmp_path / "rows.jsonl.gz") == "rows.jsonl"
-    from whileai.export import export_dataset
+    from whileai.exporters import export_dataset
 
     export_dataset(rows(), tmp_path / "train.jsonl.gz")
     assert header_name(tmp_path / "train.jsonl.gz") == "train.jsonl"

@@ -1,4 +1,4 @@
-"""``wai export``: training rows for a trainer (whileai.export.export_dataset)."""
+"""``wai export``: training rows for a trainer (whileai.exporters.export_dataset)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from whileai.defaults import EXPORT_FORMAT, EXPORT_MASK_MODE
 @json_option
 def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, as_json: bool) -> None:
     """Write FILE's rollouts as training rows to OUTPUT, with loss masks and group stats."""
-    from whileai.export import export_dataset
+    from whileai.exporters import export_dataset
 
     check_output(output)
     emit(export_dataset(file, output, format=format_, mask_mode=mask_mode, unroll=unroll), as_json,  # type: ignore[arg-type]

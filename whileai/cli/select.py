@@ -1,4 +1,4 @@
-"""``wai select``: keep the rows that carry training signal (whileai.select.optimize)."""
+"""``wai select``: keep the rows that carry training signal (whileai.selection.optimize)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from whileai.defaults import SELECT_TARGET
 @json_option
 def select(file: str, mode: str, output: str, target: int, endorsed: tuple[str, ...], as_json: bool) -> None:
     """Keep the rows that carry training signal and write them to OUTPUT; print what was dropped."""
+    from whileai.data import select as optimize
     from whileai.errors import ArgumentError
-    from whileai.select import optimize
 
     check_output(output)
     if mode == "sft" and target == 0:

@@ -45,7 +45,7 @@ from whileai.report import Report
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
 
-__all__ = ["ProbeReport", "cheat_probes", "judge_probes", "resolvable_rate"]
+__all__ = ["ProbeReport", "judge_probes", "resolvable_rate"]
 
 _WHAT = {
     "filler": "neutral filler appended to the reply",
@@ -350,4 +350,3 @@ def _hole_warning(name: str, p: dict[str, Any]) -> str:
 
 
 #: The same function as :func:`judge_probes`, under the name whileai 0.131's top level used.
-cheat_probes = judge_probes

@@ -385,7 +385,7 @@ def rubric_judge(
     if not isinstance(rubric, Rubric):
         rubric = Rubric(rubric)
     if isinstance(endpoint, str):
-        from whileai.simulate import Endpoint
+        from whileai.simulation import Endpoint
 
         endpoint = Endpoint(endpoint)
     if not (callable(getattr(endpoint, "chat", None)) or callable(endpoint)):

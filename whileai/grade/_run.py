@@ -22,6 +22,7 @@ from whileai.defaults import (
     JUDGE_AGREEMENT_FLOOR,
     JUDGE_CONCURRENCY,
     JUDGE_KAPPA_FLOOR,
+    JUDGE_TIMEOUT_S,
     MAX_SKIPPED_SHARE,
     PASS_THRESHOLD,
 )
@@ -103,10 +104,11 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 
 def _check_timeout(timeout: Any) -> float | None:
-    if timeout is None:
+    if timeout is None or timeout == "default":
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or math.isinf(timeout):
-        raise ArgumentError(f"timeout must be a positive number of seconds or None, got {timeout!r}. Pass timeout=30.")
+        raise ArgumentError(f"timeout must be a positive number of seconds, 'default' or None, got {timeout!r}. "
+                            "Pass timeout=30.")
     return float(timeout)
 
 
@@ -124,14 +126,14 @@ def run_judge(
     judge_name: str | None = None,
     source: Literal["grade", "eval"] = "grade",
     concurrency: int = JUDGE_CONCURRENCY,
-    timeout: float | None = None,
+    timeout: float | Literal["default"] | None = "default",
     scale: tuple[float, float] | None = None,
     version: str | None = None,
     run_id: str | None = None,
     trust: Literal["warn", "require", "off"] = "warn",
     allow_model_gold: bool = False,
     max_skipped_share: float = MAX_SKIPPED_SHARE,
-) -> Any:
+) -> table.StepResult:
     """Grade every row with ``judge`` and return the scored rows (seeds, The loop, Grade).
 
     The judge takes one row dict and returns a number in [0, 1], a bool, or
@@ -155,7 +157,10 @@ def run_judge(
             ``lambda_judge``, a verifier its class name).
         source: ``grade`` for training rewards, ``eval`` for held-out scores (lineage.source).
         concurrency: Calls in flight for slow or async judges (``JUDGE_CONCURRENCY``).
-        timeout: Seconds per call; a call past it is ``timeout`` (runs the judge on workers).
+        timeout: Seconds per call; a call past it is ``timeout`` (runs every call on workers).
+            ``"default"``: ``JUDGE_TIMEOUT_S`` on the calls made off the main thread (the first
+            calls, slow and async judges; a judge fast on its first calls stays inline,
+            untimed). None: no timeout.
         scale: ``(lo, hi)``: the judge returns ratings on this scale, mapped to [0, 1].
         version: Stamped as ``lineage.judge_version``.
         run_id: The scoring run id (default: ``score_`` plus 12 random hex).
@@ -164,7 +169,9 @@ def run_judge(
         max_skipped_share: Partial-credit share past which the judge check is INCONCLUSIVE.
 
     Returns:
-        ``ScoredData`` with the rewards, its ``.report`` a :class:`GradeReport`.
+        A :class:`whileai.table.StepResult`: the rows with the rewards in ``df``, a
+        :class:`GradeReport` in ``report``. ``wai.run_judge`` and ``data.grade`` wrap it as
+        ``ScoredData``.
 
     Raises:
         JudgeError: ``judge`` is not callable, or ``trust="require"`` and the check fails.
@@ -179,6 +186,7 @@ def run_judge(
     source = _check_choice(source, "source", _SOURCES)  # type: ignore[assignment]
     trust = _check_choice(trust, "trust", _TRUST_MODES)  # type: ignore[assignment]
     concurrency = _check_concurrency(concurrency)
+    off_thread_timeout = JUDGE_TIMEOUT_S if timeout == "default" else None
     timeout = _check_timeout(timeout)
     scale_pair = check_scale(scale)
     max_skipped_share = _check_rate(max_skipped_share, "max_skipped_share")
@@ -190,8 +198,10 @@ def run_judge(
     df = table.frame(rows)
     if trust == "require":
         check_gold(df)  # bad labels fail before a single judge call, not after all of them
-    raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout)
-    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair, timeout)
+    raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout,
+                           off_thread_timeout=off_thread_timeout)
+    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair,
+                                                                           timeout or off_thread_timeout)
     del raws
     report = GradeReport(judge_name=name, scoring_run_id=scoring_run_id, source=source, n_rows=df.height,
                          mode=mode, concurrency=concurrency)
@@ -232,11 +242,7 @@ def run_judge(
         _trust_outcome(report, trust_report, trust, skipped=skipped)
     out = out.with_columns(_judge_meta(metas, trust_stamp, include_trust=trust != "off"))
     report.seconds = time.perf_counter() - started
-    from whileai.data import RolloutData, ScoredData
-
-    if isinstance(rows, RolloutData):
-        return ScoredData(out, meta=rows.meta, report=report, warnings=[*rows.warnings, *report.warnings])
-    return ScoredData(out, report=report, warnings=list(report.warnings))
+    return table.StepResult(out, report)
 
 
 def _collect(raws: list[Any], scale: tuple[float, float] | None,

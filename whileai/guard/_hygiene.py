@@ -14,9 +14,10 @@ from pydantic import Field
 
 from whileai import table
 from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.guard._common import as_input_kind, check_fraction, graded_mask, pearson
+from whileai.guard._common import check_fraction, graded_mask, pearson
 from whileai.guard._tokens import combine, tokenize
 from whileai.report import Report, fmt_num
+from whileai.table import like_input
 
 __all__ = [
     "CorrelationReport",
@@ -175,7 +176,7 @@ def dedupe_groups(rows: Any, /) -> Deduped:
     df = table.frame(rows, allow_empty=True)
     report = DedupeReport(n=df.height)
     if df.height == 0:
-        return Deduped(as_input_kind(rows, df, report), report)
+        return Deduped(like_input(rows, df, report), report)
     sig = _signature(df)
     work = df.with_columns(sig.alias("_sig")).with_row_index("_i")
     first = work.group_by(["task_key", "_sig"], maintain_order=True).agg(pl.col("_i").first())
@@ -198,7 +199,7 @@ def dedupe_groups(rows: Any, /) -> Deduped:
                 f"{conflicts} trajectories got different rewards on repeats within one ask: the judge is not "
                 "deterministic on identical input; check it with judge_trust before training."
             )
-    return Deduped(as_input_kind(rows, kept, report), report)
+    return Deduped(like_input(rows, kept, report), report)
 
 
 def _signature(df: pl.DataFrame) -> pl.Expr:

@@ -19,7 +19,7 @@ from whileai.defaults import LEAK_MIN_CHARS
 from whileai.guard._common import agent_text_of, check_positive_int, json_strings
 from whileai.report import Report
 
-__all__ = ["LeakReport", "format_leak_report", "leak_report"]
+__all__ = ["LeakReport", "leak_report"]
 
 #: Columns holding teacher-only context (whileai 0.131 scrubs these at any depth on export).
 PRIVILEGED_COLUMNS = ("privileged", "hidden_state", "principle", "rubric")
@@ -53,11 +53,6 @@ class LeakReport(Report):
             lines.append(f"  {who}: {leak['field']} = {leak['needle']!r}")
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
-
-
-def format_leak_report(report: LeakReport) -> str:
-    """The printed form of a leak report (the same as ``str(report)``)."""
-    return report.render()
 
 
 def leak_report(rows: Any, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:

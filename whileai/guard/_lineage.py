@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from whileai import table
 from whileai.errors import ArgumentError, StageError
-from whileai.guard._common import as_input_kind
 from whileai.report import Report
 
 __all__ = [
@@ -33,7 +32,6 @@ __all__ = [
     "SpecError",
     "StageReport",
     "Trait",
-    "format_stages",
     "load_spec",
     "spec_version",
     "stage_of",
@@ -119,7 +117,7 @@ def stamp_stage(rows: Any, /, stage: str) -> Any:
     """
     stage = _check_stage(stage)
     df = table.frame(rows, allow_empty=True)
-    return as_input_kind(rows, _with_lineage(df, {"stage": stage}))
+    return table.like_input(rows, _with_lineage(df, {"stage": stage}))
 
 
 def stage_of(row: Mapping[str, Any], /) -> str | None:
@@ -165,10 +163,10 @@ class StageReport(Report):
 
     def render(self) -> str:
         """The 0.131 layout."""
-        return format_stages(self)
+        return _render_stages(self)
 
 
-def format_stages(report: StageReport) -> str:
+def _render_stages(report: StageReport) -> str:
     """``  rl: 100  eval: 166`` then one line per warning."""
     line = "  " + "  ".join(f"{k}: {v}" for k, v in report.counts.items())
     if report.n_unstamped:
@@ -381,4 +379,4 @@ def stamp_spec(rows: Any, spec: Any, /) -> Any:
     """
     s = load_spec(spec)
     df = table.frame(rows, allow_empty=True)
-    return as_input_kind(rows, _with_lineage(df, {"spec_id": s.id, "spec_version": s.version}))
+    return table.like_input(rows, _with_lineage(df, {"spec_id": s.id, "spec_version": s.version}))

@@ -1,5 +1,6 @@
 """The rollout table: schema, readers, writers, task identity and derived columns."""
 
+from whileai.table._kind import StepResult, is_fluent, like_input, meta_of
 from whileai.table._read import IntoRows, frame, read_jsonl_rows, scan
 from whileai.table._write import (
     atomic_path,
@@ -32,16 +33,20 @@ __all__ = [
     "TOOL_CALL",
     "Column",
     "IntoRows",
+    "StepResult",
     "atomic_path",
     "check_output",
     "frame",
+    "is_fluent",
     "iter_rows",
+    "like_input",
     "markers_of",
     "message_out",
-    "open_binary",
-    "output_format",
+    "meta_of",
     "n_tool_calls",
     "n_turns",
+    "open_binary",
+    "output_format",
     "read_jsonl_rows",
     "reply_chars",
     "rows",
