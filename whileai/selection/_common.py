@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from whileai import table
 from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
@@ -244,10 +245,6 @@ def take_rows(df: pl.DataFrame, positions: pl.Series) -> pl.DataFrame:
     return df.filter(mask)
 
 
-#: Columns holding teacher-only context a reply must not quote.
-_PRIVILEGED = ("privileged", "hidden_state", "principle", "rubric")
-
-
 def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series | None, dict[str, Any]]:
     """Rows whose reply quotes their own privileged context (an answer key the judge also read).
 
@@ -261,7 +258,7 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
         summary ``{checked, n_checked, n_dropped, leaked}``.
     """
     info: dict[str, Any] = {"checked": False, "n_checked": 0, "n_dropped": 0, "leaked": []}
-    if not any(has(df, c) for c in _PRIVILEGED):
+    if not any(has(df, c) for c in table.PRIVILEGED_COLUMNS):
         return None, info
     try:
         from whileai.guard import leak_report  # type: ignore[attr-defined]

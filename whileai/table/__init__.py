@@ -21,11 +21,12 @@ from whileai.table.derive import (
     task_key_expr,
     tools_used,
 )
-from whileai.table.schema import COLUMNS, MESSAGE, TOOL_CALL, Column
+from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL, Column
 
 __all__ = [
     "COLUMNS",
     "MESSAGE",
+    "PRIVILEGED_COLUMNS",
     "TOOL_CALL",
     "Column",
     "IntoRows",

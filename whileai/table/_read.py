@@ -380,6 +380,12 @@ def _jsonl_batches(handle: io.TextIOBase | Any, source: str,
         yield offset, batch
 
 
+def _held_as_read(name: str) -> bool:
+    """Whether a column keeps the reader's type (an extra column, or one of kind ``as_read``)."""
+    spec = COLUMN_BY_NAME.get(name)
+    return spec is None or spec.kind == "as_read"
+
+
 def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
     """Stack per-batch frames; a column nested in one batch and text in another becomes JSON text."""
     chunks = [c for c in chunks if c.width] or chunks[:1]
@@ -388,7 +394,7 @@ def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
     kinds: dict[str, set[bool]] = {}
     for chunk in chunks:
         for name, dtype in chunk.schema.items():
-            kinds.setdefault(name, set()).add(dtype.is_nested() and name not in COLUMN_BY_NAME)
+            kinds.setdefault(name, set()).add(dtype.is_nested() and _held_as_read(name))
     mixed = [n for n, k in kinds.items() if len(k) > 1]
     if mixed:
         chunks = [c.with_columns(pl.Series(n, [v if v is None or isinstance(v, str) else nz.dumps(_drop_none(v))
