@@ -25,6 +25,7 @@ from whileai.defaults import (
     SELECT_TARGET,
 )
 from whileai.errors import TrainingSelectionError, WaiError
+from whileai.guard._hygiene import trajectory_signature
 from whileai.measure import task_stats
 from whileai.report import Report
 from whileai.selection._calibration import stamp_calibration
@@ -42,7 +43,6 @@ from whileai.selection._common import (
     privileged_leaks,
     require_graded,
     take_rows,
-    trajectory_hash_expr,
     truncated_flag,
 )
 from whileai.stats.wilson import wilson
@@ -266,7 +266,7 @@ def select_for_rl(
         pl.col("reward").cast(pl.Float64),
         junk_flag(df).alias("_junk"),
         truncated_flag(df).alias("_trunc"),
-        trajectory_hash_expr(df).alias("_traj"),
+        trajectory_signature(df).alias("_traj"),
         (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
     ).collect()
     # 0. replies that quote their own privileged context (the answer key the judge read)
