@@ -210,7 +210,7 @@ class _Run:
     def _warnings(self) -> list[str]:
         c, r, out = self.counts, self.rewards, []
         if r.n_fail:
-            out.append(f"{r.n_fail} of {self.n} rows have reward below 0.5 and are exported as SFT targets; a model "
+            out.append(f"{r.n_fail} of {self.n} rows have reward below {PASS_THRESHOLD:g} and are exported as SFT targets; a model "
                        "trained on them learns the failure. Pass scored.passes() (or filter on reward) unless that is "
                        "intended.")
         if r.n_ungraded:

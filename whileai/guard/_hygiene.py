@@ -13,8 +13,8 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_number
 from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.errors import ArgumentError
 from whileai.guard._common import check_fraction, graded_mask, pearson
 from whileai.guard._tokens import tokenize
 from whileai.report import Report, fmt_num
@@ -414,9 +414,8 @@ def length_report(rows: Any, /, *, max_spread: float = LENGTH_MAX_SPREAD) -> Len
         >>> r["median_chars"], r["n_groups_wide_spread"]
         (2.0, 1)
     """
-    if not isinstance(max_spread, (int, float)) or isinstance(max_spread, bool) or not max_spread > 1:
-        raise ArgumentError(f"max_spread must be a number > 1, got {max_spread!r}. Pass for example max_spread=4.0.",
-                            argument="max_spread", value=max_spread)
+    max_spread = check_number("max_spread", max_spread, low=1.0, open_low=True,
+                              fix="Pass for example max_spread=4.0.")
     df = table.frame(rows, allow_empty=True)
     report = LengthReport(n=df.height, max_spread=float(max_spread))
     if df.height == 0:

@@ -22,6 +22,7 @@ from whileai.defaults import (
     CI_LEVEL,
     DIFFICULTY_BAND,
     HACK_THRESHOLD,
+    PASS_THRESHOLD,
     SELECT_TARGET,
 )
 from whileai.errors import TrainingSelectionError, WaiError
@@ -421,8 +422,8 @@ def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float
     counts = groups.select(
         unanimous.sum().alias("unanimous"),
         (size < 2).sum().alias("single"),
-        ((size >= 2) & same & (pl.col("_min") >= 0.5)).sum().alias("all_pass"),
-        ((size >= 2) & same & (pl.col("_min") < 0.5)).sum().alias("all_fail"),
+        ((size >= 2) & same & (pl.col("_min") >= PASS_THRESHOLD)).sum().alias("all_pass"),
+        ((size >= 2) & same & (pl.col("_min") < PASS_THRESHOLD)).sum().alias("all_fail"),
         (unanimous & (pl.col("c") > 0) & (pl.col("c") < pl.col("n_graded"))).sum().alias("collapsed"),
         pl.when(unanimous).then(size).otherwise(0).sum().alias("unanimous_rows"),
         (~unanimous & too_easy).sum().alias("too_easy"),
