@@ -1,6 +1,7 @@
 """Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, MinHash."""
 
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.binomial import binomial_greater_p
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
     bootstrap_means,
@@ -27,6 +28,7 @@ from whileai.stats.wilson import wilson
 __all__ = [
     "SignFlip",
     "band_keys",
+    "binomial_greater_p",
     "binomial_paired_var",
     "bootstrap_mean_ci",
     "bootstrap_means",

@@ -19,6 +19,7 @@ import pyarrow as pa
 from whileai.defaults import CHUNK_ROWS
 from whileai.errors import EmptyInputError, InputFileError, SchemaError
 from whileai.table import _normalize as nz
+from whileai.table.derive import final_reply
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
@@ -729,11 +730,7 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
             if system.null_count() < df.height:  # only when some conversation opens with a system turn
                 additions.append(pl.lit(system))
         if "final_text" not in cols:
-            last = msgs.list.last()
-            additions.append(
-                pl.when((last.struct.field("role") == "assistant") & (last.struct.field("tool_calls").list.len().fill_null(0) == 0))
-                .then(last.struct.field("content")).otherwise(None).alias("final_text")
-            )
+            additions.append(final_reply(msgs).alias("final_text"))
         if additions:
             df = df.with_columns(additions)
     return df
