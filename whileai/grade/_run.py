@@ -23,6 +23,7 @@ from whileai.defaults import (
     JUDGE_AGREEMENT_FLOOR,
     JUDGE_CONCURRENCY,
     JUDGE_KAPPA_FLOOR,
+    JUDGE_TIMEOUT_S,
     MAX_SKIPPED_SHARE,
     PASS_THRESHOLD,
 )
@@ -103,7 +104,7 @@ def run_judge(
     judge_name: str | None = None,
     source: Literal["grade", "eval"] = "grade",
     concurrency: int = JUDGE_CONCURRENCY,
-    timeout: float | None = None,
+    timeout: float | Literal["default"] | None = "default",
     scale: tuple[float, float] | None = None,
     version: str | None = None,
     run_id: str | None = None,
@@ -134,7 +135,10 @@ def run_judge(
             ``lambda_judge``, a verifier its class name).
         source: ``grade`` for training rewards, ``eval`` for held-out scores (lineage.source).
         concurrency: Calls in flight for slow or async judges (``JUDGE_CONCURRENCY``).
-        timeout: Seconds per call; a call past it is ``timeout`` (runs the judge on workers).
+        timeout: Seconds per call; a call past it is ``timeout`` (runs every call on workers).
+            ``"default"``: ``JUDGE_TIMEOUT_S`` on the calls made off the main thread (the first
+            calls, slow and async judges; a judge fast on its first calls stays inline,
+            untimed). None: no timeout.
         scale: ``(lo, hi)``: the judge returns ratings on this scale, mapped to [0, 1].
         version: Stamped as ``lineage.judge_version``.
         run_id: The scoring run id (default: ``score_`` plus 12 random hex).
@@ -160,7 +164,9 @@ def run_judge(
     source = check_choice("source", source, _SOURCES, fix=f"Pass source={_SOURCES[0]!r}.")  # type: ignore[assignment]
     trust = check_choice("trust", trust, _TRUST_MODES, fix=f"Pass trust={_TRUST_MODES[0]!r}.")  # type: ignore[assignment]
     concurrency = check_int("concurrency", concurrency, fix="Pass concurrency=8.")
-    timeout = check_number("timeout", timeout, low=0.0, open_low=True, allow_none=True, fix="Pass timeout=30.")
+    off_thread_timeout = JUDGE_TIMEOUT_S if timeout == "default" else None
+    timeout = None if timeout == "default" else check_number(
+        "timeout", timeout, low=0.0, open_low=True, allow_none=True, fix="Pass timeout=30, 'default' or None.")
     scale_pair = check_scale(scale)
     max_skipped_share = check_fraction("max_skipped_share", max_skipped_share,
                                        fix="Pass max_skipped_share=0.1 for example.")
@@ -172,8 +178,10 @@ def run_judge(
     df = table.frame(rows)
     if trust == "require":
         check_gold(df)  # bad labels fail before a single judge call, not after all of them
-    raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout)
-    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair, timeout)
+    raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout,
+                           off_thread_timeout=off_thread_timeout)
+    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair,
+                                                                           timeout or off_thread_timeout)
     del raws
     report = GradeReport(judge_name=name, scoring_run_id=scoring_run_id, source=source, n_rows=df.height,
                          mode=mode, concurrency=concurrency)
