@@ -39,7 +39,7 @@ def test_report_run_flow(tracked, capsys):
     cand = tracked.run("sft-v1", harness=wp.Harness(label="p1@m1", instructions="Be brief.", model="m1"))
     for step in range(40):
         cand.log(step=step, loss=1.0 / (step + 1), lr=1e-5, reward=0.5)
-    cand.score("refunds", 0.72, ci=0.03, n=100, fraction=True, rows=rows_of(1200, 300))
+    cand.score("refunds", 0.72, ci=0.03, n=100, fraction=True, rows=rows_of(600, 150))
     record = cand.finish(gpu="A10G", seconds=56)
     out = capsys.readouterr().out
     assert "## What happened" in out and "sft-v1 beats v0 on refunds by +12.0 points" in out
@@ -48,9 +48,9 @@ def test_report_run_flow(tracked, capsys):
     assert record.n_points == 40 and record.last_step == 39
     assert [p["step"] for p in cand.points()] == list(range(40)) and cand.points()[0]["reward"] == 0.5
     rows = cand.rows("refunds")
-    assert len(rows) == 1200 and [r.prompt for r in rows[:2]] == ["ask 0", "ask 1"] and rows[0].tags == {"tier": "0"}
+    assert len(rows) == 600 and [r.prompt for r in rows[:2]] == ["ask 0", "ask 1"] and rows[0].tags == {"tier": "0"}
     score = cand.scores()[0]
-    assert score.value == 72.0 and score.ci == pytest.approx(3.0) and score.n_rows == 1200
+    assert score.value == 72.0 and score.ci == pytest.approx(3.0) and score.n_rows == 600
     assert [e.ok for e in score.examples] == [False] * 14 + [True] * 6
     v = tracked.verdict("refunds")
     assert v.word == "beats" and not v.unproven and v.candidate == "sft-v1" and v.served == "v0"

@@ -110,8 +110,9 @@ def harness_version(instructions: str | None, tools: Any, model: str | None) -> 
         'h-009be4c61ae0'
     """
     from whileai.store._store import fingerprint
+    from whileai.table import canonical_json
 
-    tool_text = tools if tools is None or isinstance(tools, str) else json.dumps(tools, sort_keys=True, default=str)
+    tool_text = tools if tools is None or isinstance(tools, str) else canonical_json(tools)
     return fingerprint(instructions, tool_text, model)
 
 
