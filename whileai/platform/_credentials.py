@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -36,25 +35,23 @@ def load_login() -> dict[str, Any]:
 
 
 def save_login(base_url: str, api_key: str | None) -> Path:
-    """Save the server and key, readable by the owner only (0600), written to a temporary file and renamed.
+    """Save the server and key, readable by the owner only (0600), through the one atomic writer.
 
-    ``table.atomic_path`` gives the file a umask mode before the rename; a credentials file must
-    never be readable by others, even for a moment, so this writes its own 0600 temporary file.
+    ``table.atomic_path`` keeps an existing file's permission bits, so the file is made 0600
+    (empty) first when it is new, and set back to 0600 when it exists; its temporary file is 0600.
     """
+    from whileai.table import atomic_path
+
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
         raise ArgumentError(f"server must be an http:// or https:// URL, got {base_url!r}. "
                             "Pass --server http://127.0.0.1:8484.")
     path = credentials_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".credentials.", suffix=".tmp", dir=path.parent)  # mode 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"base_url": base_url.rstrip("/"), "api_key": api_key}, fh)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.chmod(path, 0o600)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps({"base_url": base_url.rstrip("/"), "api_key": api_key}), encoding="utf-8")
     return path
 
 

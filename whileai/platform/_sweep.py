@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, Field
 
-from whileai.defaults import SIM_CONCURRENCY, SWEEP_LABEL_MAX, VERDICT_MIN_N
+from whileai.defaults import PASS_THRESHOLD, SIM_CONCURRENCY, SWEEP_LABEL_MAX, VERDICT_MIN_N
 from whileai.errors import ArgumentError
 from whileai.platform._models import Behavior, Example, Harness, check_behavior_name
 from whileai.report import Report
@@ -170,7 +170,7 @@ class HarnessSweep:
                 continue
             pa = pass_at(df)
             ci = None if pa.ci95 is None else (pa.ci95[1] - pa.ci95[0]) / 2.0
-            rows = [Example(prompt=str(r["prompt"] or ""), reply=str(r["final_text"] or ""), ok=float(r["reward"]) >= 0.5)
+            rows = [Example(prompt=str(r["prompt"] or ""), reply=str(r["final_text"] or ""), ok=float(r["reward"]) >= PASS_THRESHOLD)
                     for r in df.filter(pl.col("reward").is_not_null()).select("prompt", "final_text", "reward")
                     .iter_rows(named=True)]
             run = tracked.run(arm.label, harness=harness)

@@ -20,6 +20,7 @@ import polars as pl
 
 import whileai as wai
 import whileai.platform as wp
+from whileai.defaults import PASS_THRESHOLD
 from whileai.testing import rollout_table
 
 TASKS, K = 120, 4
@@ -36,8 +37,8 @@ def evaluate(shift: float, replica: int, policy: str) -> pl.DataFrame:
 def score(run: wp.Run, rows: pl.DataFrame) -> None:
     """Post pass@1 (a rate, so fraction=True) with its interval, n = tasks, and every graded row."""
     pa = wai.pass_at(rows)
-    graded = [wp.Example(prompt=r["prompt"], reply=r["final_text"], ok=r["reward"] >= 0.5,
-                         why="verifier: refund matched the order" if r["reward"] >= 0.5 else "verifier: no matching refund",
+    graded = [wp.Example(prompt=r["prompt"], reply=r["final_text"], ok=r["reward"] >= PASS_THRESHOLD,
+                         why="verifier: refund matched the order" if r["reward"] >= PASS_THRESHOLD else "verifier: no matching refund",
                          tags={"tier": str(r["tier"]), "fault": str(r["fault_kind"])})
               for r in rows.select("prompt", "final_text", "reward", "tier", "fault_kind").iter_rows(named=True)]
     run.score(BEHAVIOR, pa.pass_at_1, ci=(pa.ci95[1] - pa.ci95[0]) / 2, n=pa.n_tasks, fraction=True, rows=graded)
