@@ -44,8 +44,8 @@ from whileai.grade._execute import judge_rows
 from whileai.grade._perturb import FILLER, append_reply
 from whileai.grade._probes import _check_int, _check_probes, _check_rate, _sample, judge_probes
 from whileai.grade._rows import row_dicts
-from whileai.report import Report
-from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.report import ChartedReport, Tone
+from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
 
@@ -72,7 +72,7 @@ def gold_words(kind: str) -> str:
             "unknown": "gold labels (unknown origin)"}.get(kind, f"gold labels ({kind})")
 
 
-class JudgeTrustReport(Report):
+class JudgeTrustReport(ChartedReport):
     """How far the judge's rewards can be believed (``judge_trust``)."""
 
     ok: bool = False
@@ -104,6 +104,8 @@ class JudgeTrustReport(Report):
     """Lower bound of that interval (the number the floor reads)."""
     kappa: float = float("nan")
     """Cohen's kappa (NaN when gold has one class only)."""
+    kappa_ci95: tuple[float, float] = (float("nan"), float("nan"))
+    """Large-sample interval on kappa (Fleiss, Cohen and Everitt 1969); NaN when kappa is."""
     confusion: dict[str, int] = Field(default_factory=dict)
     """tp (both pass), fp (judge passes, gold fails), fn (judge fails, gold passes), tn."""
     judge_pass_rate: float = float("nan")
@@ -134,6 +136,23 @@ class JudgeTrustReport(Report):
     def summary(self) -> dict[str, Any]:
         """The trust stamp a graded row carries in ``judge_meta["trust"]``."""
         return trust_summary(self)
+
+    def verdict_word(self) -> tuple[str, Tone]:
+        """OK good, FAIL bad, NOT MEASURED and INCONCLUSIVE warn."""
+        return ({"ok": ("OK", "good"), "fail": ("FAIL", "bad"), "not_measured": ("NOT MEASURED", "warn"),
+                 "inconclusive": ("INCONCLUSIVE", "warn")}[self.status])  # type: ignore[return-value]
+
+    def figure_spec(self) -> dict[str, Any]:
+        """Agreement and kappa with intervals, and the judge's short vs long pass rates per gold label."""
+        from whileai.charts import judge_trust_chart
+
+        ls = self.length_sensitivity
+        short = [(ls.get(f"gold_{g}") or {}).get("short", {}).get("pass_rate") for g in (1, 0)]
+        long_ = [(ls.get(f"gold_{g}") or {}).get("long", {}).get("pass_rate") for g in (1, 0)]
+        return judge_trust_chart(
+            self.agreement, self.agreement_ci95, self.kappa, self.kappa_ci95, short=short, long=long_,
+            floors=(self.floors.get("min_agreement"), self.floors.get("min_kappa")),
+            title=f"{self.verdict_word()[0]} · judge against {self.n_gold} labeled rows")
 
     def render(self) -> str:
         """The judge check a person reads; the first line is the verdict."""
@@ -465,6 +484,7 @@ def _agreement(report: JudgeTrustReport, exact: pl.DataFrame, words: str, *, lev
             f"{'passes' if which == 'failures' else 'failures'} too.")
     else:
         report.kappa = cohen_kappa(conf)
+        report.kappa_ci95 = kappa_interval(conf, level=level)
 
 
 def _halves(report: JudgeTrustReport, exact: pl.DataFrame, *, seed: Any, level: float) -> None:

@@ -1,6 +1,6 @@
 """Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power."""
 
-from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
     bootstrap_means,
@@ -36,6 +36,7 @@ __all__ = [
     "confusion_2x2",
     "detectable_effect_binomial",
     "detectable_effect_sd",
+    "kappa_interval",
     "mean_interval",
     "noise_band_width",
     "paired_bootstrap_ci",
