@@ -61,8 +61,10 @@ class Report(BaseModel):
         return None
 
     def table_rows(self) -> list[tuple[str, ...]] | None:
-        """The report's table form (header row first, with a 'What it says' column where it has
-        one), or None when the report prints as lines only."""
+        """The report's table form, header row first, or None when it prints as lines only.
+
+        A report with a 'What it says' column includes it.
+        """
         return None
 
     def figure_spec(self) -> dict[str, Any] | None:
@@ -184,13 +186,13 @@ def html_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def markdown_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table, pipes in cells escaped.
+    r"""A Markdown table, pipes in cells escaped.
 
     Examples:
         >>> print(markdown_table(["a", "b"], [[1, "x|y"]]))
         | a | b |
         |---|---|
-        | 1 | x\\|y |
+        | 1 | x\|y |
     """
     def cell(c: Any) -> str:
         return str(c).replace("|", "\\|").replace("\n", " ")

@@ -24,14 +24,14 @@ def build() -> dict[str, Any]:
     after = pl.concat([rollout_table(60, 4, seed=1, shift=0.12, eval_run=r, replica=r + 3, policy_version="v1")
                        for r in range(3)])
     one = rollout_table(40, 4, seed=3)
-    hack = rollout_table(60, 6, seed=5, shortcut="certainly", outcome_signal=0.0)
+    hack = rollout_table(100, 8, seed=7, shortcut="certainly", shortcut_strength=0.85, outcome_signal=0.5)
     runs = [rollout_table(60, 4, seed=1, eval_run=r, replica=r) for r in range(3)]
     return {
         "pass_at": wai.pass_at(one),
         "delta_report": wai.delta_report(before, after, target="pass_at_1"),
         "curriculum": wai.curriculum(one),
         "select": wai.select(one).report,
-        "hack_scan": wai.hack_scan(hack, endorsed=["tool"]),
+        "hack_scan": wai.hack_scan(hack, endorsed=["tool", "grounding"]),
         "judge_trust": wai.judge_trust(judge_rows()),
         "eval_variance": wai.eval_variance(*runs),
         "holdout_size": wai.holdout_size(0.05),

@@ -16,7 +16,13 @@ from whileai.charts._figures import (
     interval_bars,
     judge_trust_chart,
 )
-from whileai.charts._render import PLOTLY_JS_VERSION, check_figure, figure, html_page, plotly_js_path
+from whileai.charts._render import (
+    PLOTLY_JS_VERSION,
+    check_figure,
+    figure,
+    html_page,
+    plotly_js_path,
+)
 
 __all__ = [
     "PLOTLY_JS_VERSION",

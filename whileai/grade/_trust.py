@@ -23,6 +23,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._progress import ProgressArg, check_progress
 from whileai.defaults import (
     CI_LEVEL,
     DEFAULT_SEED,
@@ -260,6 +261,7 @@ def judge_trust(
     timeout: float | None = None,
     level: float = CI_LEVEL,
     judge_name: str | None = None,
+    progress: ProgressArg = None,
 ) -> JudgeTrustReport:
     """Check the judge's rewards against gold labels (seeds, "Trust the numbers").
 
@@ -289,6 +291,8 @@ def judge_trust(
         timeout: Seconds per judge call.
         level: Interval level.
         judge_name: Name to report the judge under.
+        progress: A tqdm.auto bar of the re-judging (terminal or notebook only by default; False
+            never); a callable receives ``(done, total, info)`` instead.
 
     Returns:
         A :class:`JudgeTrustReport`; ``print(report)`` or :func:`format_judge_trust` reads it.
@@ -307,6 +311,7 @@ def judge_trust(
               "min_kappa": _check_kappa(min_kappa),
               "max_skipped_share": _check_rate(max_skipped_share, "max_skipped_share")}
     level = _check_rate(level, "level")
+    check_progress(progress)
     df = table.frame(rows, columns=None if judge is not None else _COLUMNS)
     report = measure_trust(df, floors=floors, allow_model_gold=allow_model_gold, seed=seed, level=level,
                            refuse_model_gold=True)
@@ -314,7 +319,7 @@ def judge_trust(
         report.judge_name = judge_name_of(judge, judge_name)
         if report.n_gold:
             report.perturbation = _perturbation(df, judge, sample=sample, seed=seed, concurrency=concurrency,
-                                                timeout=timeout, level=level)
+                                                timeout=timeout, level=level, progress=progress)
             _perturbation_warnings(report)
         if probe_names is not None:
             probe_report = judge_probes(df, judge, rubric=rubric, probes=probe_names, sample=sample, seed=seed,
@@ -587,14 +592,15 @@ def _queue(report: JudgeTrustReport, exact: pl.DataFrame) -> None:
 
 
 def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int, seed: Any, concurrency: int,
-                  timeout: float | None, level: float) -> dict[str, Any]:
+                  timeout: float | None, level: float, progress: ProgressArg = None) -> dict[str, Any]:
     graded = df.with_row_index("_i").filter(pl.col("gold_reward").is_not_null() & pl.col("reward").is_in([0.0, 1.0]))
     pick = graded["_i"].to_numpy()[_sample(graded.height, sample, seed)]
     sub = df[pick]
     rows = row_dicts(sub)
     stored = sub["reward"].to_numpy()
     batch = rows + [append_reply(r, suffix=FILLER) for r in rows]
-    verdicts = judge_rows(judge, batch, concurrency=concurrency, timeout=timeout, label="re-judging")
+    verdicts = judge_rows(judge, batch, concurrency=concurrency, timeout=timeout, label="re-judging",
+                          progress=progress)
     n = len(rows)
     again, filler = verdicts[:n], verdicts[n:]
     ok_again = np.array([v.status == "ok" for v in again])

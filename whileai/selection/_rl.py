@@ -17,6 +17,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai.charts import histogram_counts
 from whileai.defaults import (
     BAND_MIN_ROLLOUTS,
     CI_LEVEL,
@@ -27,7 +28,6 @@ from whileai.defaults import (
 )
 from whileai.errors import TrainingSelectionError, WaiError
 from whileai.measure import task_stats
-from whileai.charts import histogram_counts
 from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (

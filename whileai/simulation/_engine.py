@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 
 from whileai import table
+from whileai._progress import ProgressArg, check_progress
 from whileai.defaults import (
     CLAUSE_TASK_SHARE,
     DEFAULT_SEED,
@@ -119,7 +120,7 @@ def simulate(
     max_turns: int = MAX_TURNS,
     execute: Callable[[str, dict[str, Any]], Any] | None = None,
     output: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
+    progress: ProgressArg = None,
     **unknown: Any,
 ) -> table.StepResult:
     """Run an agent through the situations of a covering grid and return every rollout as a row.
@@ -163,7 +164,9 @@ def simulate(
         execute: Answer tool calls with ``execute(tool_name, arguments)`` instead of the
             generated world (scheduled faults still fire first).
         output: Also write the rows to this JSONL or Parquet path (atomically).
-        progress: Show the progress line (default: only when stderr is a terminal).
+        progress: A tqdm.auto bar of rollouts landed: None (default) draws it on a terminal or in a
+            notebook only, True wherever it can, False never; a callable receives
+            ``(done, total, info)`` instead (info: situations, lost, lost_by).
         **unknown: Rejected with a ``TypeError`` naming each unknown keyword.
 
     Returns:
@@ -190,6 +193,7 @@ def simulate(
     """
     started = time.perf_counter()
     reject_unknown("simulate", unknown, _KNOWN)
+    check_progress(progress)
     mode = check_choice("mode", mode, MODES, fix="Pass mode='rl' for training groups, 'sft' or 'eval'.")  # type: ignore[assignment]
     if repeat_policy in ("successive", "adaptive"):
         raise ArgumentError(
@@ -272,7 +276,7 @@ def simulate(
     eval_runs: list[int | None] = [None] if runs == 1 else list(range(1, runs + 1))
     total = len(task_list) * k * runs
     engine = _Engine(call, specs, policy, seed_int, max_turns, execute, concurrency, run_id)
-    progress_bar = Progress(total, enabled=progress)
+    progress_bar = Progress(total, progress=progress)
     buffer = RowBuffer()
     lost_buffer = RowBuffer()
     lost_by = dict.fromkeys(LOST_REASONS, 0)
