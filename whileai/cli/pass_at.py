@@ -19,7 +19,7 @@ def pass_at(file: str, k: int | None, as_table: bool, as_json: bool) -> None:
 
     report = measure(file, k=k)
     if as_table and not as_json:
-        click.echo(report.table())
+        click.echo(report.table(style="text"))
     else:
         emit(report, as_json)
 
