@@ -27,7 +27,7 @@ import pyarrow as pa
 from whileai import table
 from whileai.defaults import DISPLAY_CELL_CHARS, DISPLAY_ROWS, PASS_THRESHOLD
 from whileai.grade import _run as _grade_run
-from whileai.report import Report, html_table, markdown_table
+from whileai.report import Report, html_table, markdown_table, md_escape
 from whileai.selection import _calibration, _optimize, _rl, _sft
 from whileai.simulation import _engine
 
@@ -152,14 +152,14 @@ class RolloutData:
     def _repr_markdown_(self) -> str:
         """The same display as Markdown."""
         line, report = self._display_lines()
-        parts = [f"**{line}**"]
+        parts = [f"**{md_escape(line)}**"]
         if report:
-            parts.append(report)
+            parts.append(md_escape(report))
         cols, rows = self._preview()
         if rows:
             parts.append(markdown_table(cols, rows))
         if self.warnings:
-            parts.append("\n".join(f"- {w}" for w in self.warnings))
+            parts.append("\n".join(f"- {md_escape(w)}" for w in self.warnings))
         return "\n\n".join(parts)
 
     def _derive(self, cls: type[RolloutData], df: pl.DataFrame, report: Any = None) -> Any:

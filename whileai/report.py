@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from whileai.defaults import REPR_CHARS
 
-__all__ = ["ChartedReport", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table"]
+__all__ = ["ChartedReport", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
 
 #: How a verdict word reads: good (green), bad (red), warn (yellow), neutral (no colour).
 Tone = Literal["good", "bad", "warn", "neutral"]
@@ -99,7 +99,7 @@ class Report(BaseModel):
 
     def _repr_markdown_(self) -> str:
         """The same display as Markdown."""
-        parts = [f"**{_md_escape(self.display_line())}**"]
+        parts = [f"**{md_escape(self.display_line())}**"]
         rows = self.table_rows()
         if rows:
             parts.append(markdown_table(rows[0], rows[1:]))
@@ -108,7 +108,7 @@ class Report(BaseModel):
             if body:
                 parts.append("```\n" + "\n".join(body) + "\n```")
         if self.warnings:
-            parts.append("\n".join(f"- {_md_escape(w)}" for w in self.warnings))
+            parts.append("\n".join(f"- {md_escape(w)}" for w in self.warnings))
         return "\n\n".join(parts)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -169,7 +169,8 @@ class ChartedReport(Report):
         return figure(spec)
 
 
-def _md_escape(text: str) -> str:
+def md_escape(text: str) -> str:
+    """Text safe inside Markdown: emphasis, pipes and HTML tags read as plain characters."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("<", "&lt;")
 
 
@@ -195,7 +196,7 @@ def markdown_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
         | 1 | x\|y |
     """
     def cell(c: Any) -> str:
-        return str(c).replace("|", "\\|").replace("\n", " ")
+        return str(c).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines.extend("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)
