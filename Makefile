@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench test-trl clean
+.PHONY: install demo test lint typecheck unit bench test-trl test-notebook clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,13 @@ test-trl: $(STAMP)
 	$(PIP) install -q torch==2.13.0 || $(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu || echo "test-trl: torch could not be installed; the TRL proof will skip"
 	$(PIP) install -q -e '.[dev,trl]' || echo "test-trl: the trl extra could not be installed; the TRL proof will skip"
 	$(PY) -m pytest -p no:cacheprovider -rs tests/exporters/test_trl.py
+
+# Displays and figures in a real Jupyter kernel: the notebook extra (nbclient, ipykernel, plotly,
+# ipywidgets), then a notebook executed headless (tests/notebook) and every figure through plotly's
+# own validator (tests/charts). Without a registry the extra cannot install and the tests skip.
+test-notebook: $(STAMP)
+	$(PIP) install -q -e '.[dev,notebook]' || echo "test-notebook: the notebook extra could not be installed; the notebook test will skip"
+	$(PY) -m pytest -p no:cacheprovider -rs tests/notebook tests/charts
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -53,8 +53,9 @@ class Report(BaseModel):
         lines = [line for line in self.render().split("\n") if line and not line.startswith("! ")]
         if not lines:
             return type(self).__name__
-        # a bare verdict word ("PASS") reads with the line that carries its numbers
-        return f"{lines[0]} · {lines[1].strip()}" if len(lines[0]) < 30 and len(lines) > 1 else lines[0]
+        # a headline with no number (a bare verdict, "PASS") reads with the line that carries them
+        has_number = any(ch.isdigit() for ch in lines[0])
+        return f"{lines[0].strip()} · {lines[1].strip()}" if not has_number and len(lines) > 1 else lines[0]
 
     def verdict_word(self) -> tuple[str, Tone] | None:
         """The verdict word the headline opens with and how it reads, or None (no verdict)."""

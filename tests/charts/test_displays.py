@@ -56,7 +56,7 @@ def test_report_without_a_table_shows_its_lines_and_warnings_escaped():
     assert "<li>" in page and "detail &amp; more" in page and "TINY &lt;b&gt;0.5&lt;/b&gt;" in page
     assert "text/markdown" in r._repr_mimebundle_() and PLOTLY not in r._repr_mimebundle_()
     assert r._repr_markdown_().endswith("- look at &lt;script>alert(1)&lt;/script>")
-    assert repr(r) == "Tiny(TINY <b>0.5</b> · detail & more)"
+    assert repr(r) == "Tiny(TINY <b>0.5</b>)"
 
 
 def test_a_bare_verdict_word_reads_with_its_numbers():
