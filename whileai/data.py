@@ -121,8 +121,11 @@ class RolloutData:
         return 1.0 - self.df["reward"].null_count() / self.df.height
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(rows={len(self)}, tasks={self.n_tasks}, k={self.k}, "
-                f"graded={self.graded_share:.0%})")
+        n_tasks, k = 0, 0
+        if self.df.height and "task_key" in self.df.columns:  # tasks and k from one group-by
+            sizes = self.df.group_by("task_key").len()["len"]
+            n_tasks, k = sizes.len(), int(sizes.max())  # type: ignore[arg-type]
+        return f"{type(self).__name__}(rows={len(self)}, tasks={n_tasks}, k={k}, graded={self.graded_share:.0%})"
 
     def _preview(self) -> tuple[list[str], list[list[str]]]:
         """The first ``DISPLAY_ROWS`` rows of the columns a person reads first, cells cut short."""

@@ -501,8 +501,9 @@ DISPLAY_ROWS = 5
 DISPLAY_CELL_CHARS = 80
 # Longest plain repr of a report: one line (convention).
 REPR_CHARS = 160
-# Progress bars (tqdm.auto) start at these sizes: below them the work takes under a second on
-# one core and a bar is noise (measured on the seeded agent and a Python judge, docs/notebook.md).
+# Progress bars (tqdm.auto) start at these sizes (convention, the thresholds the hand-written lines
+# used): every simulation (an agent call is slow), 1,000 judged rows (a fast judge finishes sooner
+# than a bar draws), and 4 x CHUNK_ROWS rows for export, decontamination and store hashing.
 PROGRESS_MIN_ROLLOUTS = 1
 PROGRESS_MIN_JUDGE_ROWS = 1000
 PROGRESS_MIN_ROWS = 4 * 65_536
