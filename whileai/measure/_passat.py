@@ -166,7 +166,7 @@ class PassAt(ChartedReport):
         def ci_text(ci: tuple[float, float] | None, value: float) -> str:
             return "" if ci is None or math.isnan(value) else f"{ci[0]:.2f} to {ci[1]:.2f}"
 
-        rows = [
+        rows: list[tuple[str, ...]] = [
             ("Metric", "Value", "95% interval" if abs(self.level - 0.95) < 1e-12 else f"{self.level:.0%} interval",
              "n", "What it says"),
             ("pass@1", fmt_num(self.pass_at_1), ci_text(self.ci95, self.pass_at_1), n_text,
