@@ -23,6 +23,7 @@ from whileai.defaults import (
     JUDGE_AGREEMENT_FLOOR,
     JUDGE_CONCURRENCY,
     JUDGE_KAPPA_FLOOR,
+    JUDGE_TIMEOUT_S,
     MAX_SKIPPED_SHARE,
     PASS_THRESHOLD,
 )
@@ -104,10 +105,11 @@ def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 
 def _check_timeout(timeout: Any) -> float | None:
-    if timeout is None:
+    if timeout is None or timeout == "default":
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or math.isinf(timeout):
-        raise ArgumentError(f"timeout must be a positive number of seconds or None, got {timeout!r}. Pass timeout=30.")
+        raise ArgumentError(f"timeout must be a positive number of seconds, 'default' or None, got {timeout!r}. "
+                            "Pass timeout=30.")
     return float(timeout)
 
 
@@ -125,7 +127,7 @@ def run_judge(
     judge_name: str | None = None,
     source: Literal["grade", "eval"] = "grade",
     concurrency: int = JUDGE_CONCURRENCY,
-    timeout: float | None = None,
+    timeout: float | Literal["default"] | None = "default",
     scale: tuple[float, float] | None = None,
     version: str | None = None,
     run_id: str | None = None,
@@ -157,7 +159,10 @@ def run_judge(
             ``lambda_judge``, a verifier its class name).
         source: ``grade`` for training rewards, ``eval`` for held-out scores (lineage.source).
         concurrency: Calls in flight for slow or async judges (``JUDGE_CONCURRENCY``).
-        timeout: Seconds per call; a call past it is ``timeout`` (runs the judge on workers).
+        timeout: Seconds per call; a call past it is ``timeout`` (runs every call on workers).
+            ``"default"``: ``JUDGE_TIMEOUT_S`` on the calls made off the main thread (the first
+            calls, slow and async judges; a judge fast on its first calls stays inline,
+            untimed). None: no timeout.
         scale: ``(lo, hi)``: the judge returns ratings on this scale, mapped to [0, 1].
         version: Stamped as ``lineage.judge_version``.
         run_id: The scoring run id (default: ``score_`` plus 12 random hex).
@@ -186,6 +191,7 @@ def run_judge(
     source = _check_choice(source, "source", _SOURCES)  # type: ignore[assignment]
     trust = _check_choice(trust, "trust", _TRUST_MODES)  # type: ignore[assignment]
     concurrency = _check_concurrency(concurrency)
+    off_thread_timeout = JUDGE_TIMEOUT_S if timeout == "default" else None
     timeout = _check_timeout(timeout)
     scale_pair = check_scale(scale)
     max_skipped_share = _check_rate(max_skipped_share, "max_skipped_share")
@@ -199,8 +205,9 @@ def run_judge(
     if trust == "require":
         check_gold(df)  # bad labels fail before a single judge call, not after all of them
     raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout,
-                           progress=progress)
-    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair, timeout)
+                           off_thread_timeout=off_thread_timeout, progress=progress)
+    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair,
+                                                                           timeout or off_thread_timeout)
     del raws
     report = GradeReport(judge_name=name, scoring_run_id=scoring_run_id, source=source, n_rows=df.height,
                          mode=mode, concurrency=concurrency)
