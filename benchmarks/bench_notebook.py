@@ -53,7 +53,7 @@ def run(sizes: list[int]) -> list[dict[str, Any]]:
 
         out.append(row("run_judge progress=False", n, lambda: grade(False), note=f"{n // K:,} tasks x {K}"))
         out.append(row("run_judge progress=True (tqdm)", n, lambda: grade(True), note="bar drawn to a null stream"))
-        out.append(row("run_judge progress=callable", n, lambda: grade(lambda d, t, i: calls.append(d)),
+        out.append(row("run_judge progress=callable", n, lambda c=calls: grade(lambda d, t, i: c.append(d)),
                        note="callback per chunk of rows"))
         scored = wai.ScoredData(df)
         out.append(row("ScoredData._repr_html_", n, lambda s=scored: s._repr_html_(), note="tasks, k, first 5 rows"))
