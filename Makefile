@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench test-trl test-store-compat clean install-sandbox
+.PHONY: install demo test lint typecheck unit bench test-trl test-store-compat test-notebook clean install-sandbox
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,12 @@ test-store-compat: $(STAMP)
 	$(DUCKDB1_VENV)/bin/python -m pip install -q 'duckdb<2' || echo "test-store-compat: duckdb<2 could not be installed; the test builds its own or skips"
 	WAI_DUCKDB1_PYTHON=$$( $(DUCKDB1_VENV)/bin/python -c 'import duckdb' 2>/dev/null && echo $(CURDIR)/$(DUCKDB1_VENV)/bin/python ) \
 		$(PY) -m pytest -p no:cacheprovider -rs tests/reliability/test_store_duckdb1.py
+# Displays and figures in a real Jupyter kernel: the notebook extra (nbclient, ipykernel, plotly,
+# ipywidgets), then a notebook executed headless (tests/notebook) and every figure through plotly's
+# own validator (tests/charts). Without a registry the extra cannot install and the tests skip.
+test-notebook: $(STAMP)
+	$(PIP) install -q -e '.[dev,notebook]' || echo "test-notebook: the notebook extra could not be installed; the notebook test will skip"
+	$(PY) -m pytest -p no:cacheprovider -rs tests/notebook tests/charts
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

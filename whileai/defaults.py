@@ -561,3 +561,38 @@ STORE_STORAGE_VERSION = "v1.1.0"
 # these (case-insensitive), e.g. Authorization, api-key, x-auth-token, client_secret (OWASP
 # Logging Cheat Sheet, "Data to exclude"; convention).
 SECRET_NAME_PARTS = ("key", "auth", "token", "secret")
+# ---- charts, notebook displays and progress ----
+# Figures are Plotly figure JSON drawn by plotly.js-basic on the Runs page, so only scatter, bar
+# and pie traces (the bundle's trace types, plotly.js dist README), 1 to 50 traces, at most
+# 200 KB of JSON: the limits the tracked-runs API puts on a posted figure (docs/notebook.md).
+FIGURE_TRACE_TYPES = ("scatter", "bar", "pie")
+FIGURE_MAX_TRACES = 50
+FIGURE_MAX_BYTES = 200_000
+# Colours: the Okabe-Ito palette, readable with the common colour-vision deficiencies (Okabe and
+# Ito 2008, "Color Universal Design"); good = bluish green, bad = vermillion, neutral = blue.
+CHART_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+CHART_GOOD = "#009E73"
+CHART_BAD = "#D55E00"
+CHART_NEUTRAL = "#0072B2"
+CHART_MUTED = "#999999"
+# Shaded bands (the difficulty band, the noise band): translucent grey (convention).
+CHART_BAND_FILL = "rgba(0, 114, 178, 0.12)"
+# Figure size in pixels: fits a notebook cell and a Runs-page grid column (convention).
+CHART_WIDTH = 640
+CHART_HEIGHT = 380
+# Bins of the per-task difficulty histogram over [0, 1]: ten 10-point bins, so the 20-80% band's
+# edges fall on bin edges (Lambert 2025, chapter Reasoning, for the band).
+DIFFICULTY_BINS = 10
+# Points on a power or sizing curve against n_tasks (convention: smooth at chart width).
+CURVE_POINTS = 60
+# Rows of .df an HTML display of a data object shows, and the longest cell text (convention).
+DISPLAY_ROWS = 5
+DISPLAY_CELL_CHARS = 80
+# Longest plain repr of a report: one line (convention).
+REPR_CHARS = 160
+# Progress bars (tqdm.auto) start at these sizes (convention, the thresholds the hand-written lines
+# used): every simulation (an agent call is slow), 1,000 judged rows (a fast judge finishes sooner
+# than a bar draws), and 4 x CHUNK_ROWS rows for export, decontamination and store hashing.
+PROGRESS_MIN_ROLLOUTS = 1
+PROGRESS_MIN_JUDGE_ROWS = 1000
+PROGRESS_MIN_ROWS = 4 * 65_536
