@@ -44,7 +44,7 @@ _LAZY: dict[str, str] = {
 }
 
 _SUBMODULES = ("cli", "data", "defaults", "errors", "export", "grade", "guard", "measure", "report", "select",
-               "simulate", "stats", "store", "table", "testing", "verify")
+               "simulate", "stats", "store", "table", "testing", "train", "verify")
 
 
 def _register(module: str, names: tuple[str, ...]) -> None:
@@ -59,6 +59,8 @@ _register("whileai.grade", ("Criterion", "Rubric", "attach_labels", "cheat_probe
 _register("whileai.select", ("Calibration", "PreferencePairs", "build_preference_pairs", "calibrate", "calibration_of", "curriculum", "format_curriculum", "group_signal", "group_stats", "optimize", "publish_gate", "retire_solved", "select", "select_for_rl", "select_for_sft"))
 _register("whileai.export", ("export", "export_dataset", "export_environment", "export_preference", "export_training", "load_environment", "loss_mask", "preference_rows", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"))
 _register("whileai.guard", ("STAGES", "Spec", "Trait", "decontaminate", "dedupe_groups", "format_hack_scan", "format_leak_report", "format_stages", "grounding_report", "hack_scan", "leak_report", "length_report", "load_spec", "mark_grounding", "near_duplicate_prompts", "refusal_report", "reward_correlations", "spec_version", "stage_of", "stage_report", "stamp_spec", "stamp_stage", "style_markers", "style_report", "trace_flag_report", "trace_markers", "ungrounded_arguments"))
+_register("whileai.train", ("HackMonitor", "TrainResult", "format_hack_monitor", "profile", "selection_report", "trl_reward"))
+_register("whileai.train.judge", ("reward_model",))  # the trained RM as a judge; wai.train.reward_model trains one
 
 # The step packages named like their main function are callable packages (whileai/_callable.py):
 # wai.simulate(...), wai.select(...), wai.export(...) run the function, and the name stays the package.
