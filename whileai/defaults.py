@@ -551,15 +551,17 @@ MONITOR_SAMPLE_TOP_P = 0.95
 # points; divergence needs proxy up by MONITOR_DELTA over the window; length needs holdout
 # completions longer by MONITOR_LENGTH_PCT (Singhal et al. 2023, "A Long Way to Go",
 # arXiv:2310.03716: length is the first thing a proxy reward pays for; the 25% edge is whileai
-# 0.131's); the recent-completion buffer holds MONITOR_BUFFER rows and the
-# scan waits for MONITOR_SCAN_MIN; the scan's shuffle floor uses MONITOR_SCAN_PERMUTATIONS
-# (whileai 0.131 values; convention, untested).
+# 0.131's); the recent-completion buffer holds MONITOR_BUFFER rows; the scan waits for
+# MONITOR_SCAN_ROWS graded ones (at 16 a chance feature cleared the floor on the tiny GRPO
+# recipe's clean judge; 48 did not) and scans features present on at least MONITOR_SCAN_MIN;
+# its shuffle floor uses MONITOR_SCAN_PERMUTATIONS (whileai 0.131 values otherwise; convention).
 MONITOR_EVERY = 10
 MONITOR_WINDOW = 3
 MONITOR_DELTA = 0.1
 MONITOR_LENGTH_PCT = 0.25
 MONITOR_BUFFER = 512
 MONITOR_SCAN_MIN = 8
+MONITOR_SCAN_ROWS = 48
 MONITOR_SCAN_PERMUTATIONS = 50
 
 # A trained reward model's judge threshold when the result carries none: the midpoint of a

@@ -33,6 +33,7 @@ from whileai.defaults import (
     MONITOR_SAMPLE_TOP_P,
     MONITOR_SCAN_MIN,
     MONITOR_SCAN_PERMUTATIONS,
+    MONITOR_SCAN_ROWS,
     MONITOR_WINDOW,
 )
 from whileai.errors import ArgumentError
@@ -67,8 +68,8 @@ class HackMonitor:
             scan cannot call a feature a hack.
         length_pct: Relative growth of holdout completion length that, with gold flat, is length.
         buffer: Recent completions kept for the scan.
-        scan_min: Fewest buffered completions before the scan runs, and fewest a feature must be
-            present on (or absent from) to be scanned.
+        scan_min: Fewest completions a feature must be present on (or absent from) to be scanned.
+        scan_rows: Fewest graded completions buffered before the scan runs.
         n_prompts: Holdout tasks sampled.
         k: Completions a holdout task.
         max_new_tokens: New tokens a holdout completion.
@@ -80,12 +81,14 @@ class HackMonitor:
                  every: int = MONITOR_EVERY, window: int = MONITOR_WINDOW, delta: float = MONITOR_DELTA,
                  kl_budget: float | None = None, stop_on: Sequence[str] = (), endorsed: Sequence[str] | None = None,
                  length_pct: float = MONITOR_LENGTH_PCT, buffer: int = MONITOR_BUFFER, scan_min: int = MONITOR_SCAN_MIN,
+                 scan_rows: int = MONITOR_SCAN_ROWS,
                  n_prompts: int = MONITOR_N_PROMPTS, k: int = MONITOR_K, max_new_tokens: int = MONITOR_MAX_NEW_TOKENS,
                  seed: int = DEFAULT_SEED, run: Any = None) -> None:
         self.every = check_int("every", every)
         self.window = check_int("window", window, minimum=2)
         self.buffer_size = check_int("buffer", buffer)
         self.scan_min = check_int("scan_min", scan_min, minimum=2)
+        self.scan_rows = check_int("scan_rows", scan_rows, minimum=2)
         self.n_prompts = check_int("n_prompts", n_prompts)
         self.k = check_int("k", k)
         self.max_new_tokens = check_int("max_new_tokens", max_new_tokens)
@@ -153,9 +156,9 @@ class HackMonitor:
                                 "markers": row.get("markers") or None, "step": self.step})
 
     def scan(self) -> Any:
-        """``hack_scan`` over the buffered completions (None until ``scan_min`` are graded)."""
+        """``hack_scan`` over the buffered completions (None until ``scan_rows`` are graded)."""
         rows = [r for r in self.recent if r["reward"] is not None]
-        if len(rows) < self.scan_min:
+        if len(rows) < self.scan_rows:
             return None
         from whileai.guard import hack_scan
 

@@ -45,7 +45,7 @@ if args.tiny:
     # a small vocabulary (the prompts' words and a few reply words), so a random model says each word often
     base = wai.train.build_tiny_model(f"{work}/model", [*rows["prompt"].to_list(), *holdout["prompt"].to_list()],
                                       extra_words=["certainly", "resolved", "sorry", "refund", "done"])
-    judge, steps, output = pays_a_phrase if args.judge != "clean" else clean, args.steps or 10, f"{work}/out"
+    judge, steps, output = pays_a_phrase if args.judge != "clean" else clean, args.steps or 12, f"{work}/out"
     knobs = dict(generations=4, max_completion_length=12, learning_rate=5e-3, prompts_per_step=2)
 else:
     rows, holdout, base, steps, output = args.rows, args.holdout, args.base, args.steps, None
