@@ -12,7 +12,7 @@ from whileai.train._monitor import ALARMS, HackMonitor, format_hack_monitor
 from whileai.train._profile import SelectionReport, TrainingProfile, profile, selection_report
 from whileai.train._result import TrackedRun, TrainResult, cost_line
 from whileai.train._reward import TrlReward, trl_reward
-from whileai.train._tiny import build_tiny_model
+from whileai.train._tiny import build_tiny_model, tiny_rollouts
 from whileai.train._trainers import dpo, grpo, reward_model, sft
 
 __all__ = [
@@ -34,5 +34,6 @@ __all__ = [
     "reward_model",
     "selection_report",
     "sft",
+    "tiny_rollouts",
     "trl_reward",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -27,6 +28,18 @@ def score_texts(model: Any, tok: Any, texts: list[str], *, batch: int = 16) -> l
         if was:
             model.train()
     return out
+
+
+def _call(call: dict[str, Any]) -> dict[str, Any]:
+    """A tool call in the shape chat templates render (function.name, arguments as an object)."""
+    fn = call.get("function") or {"name": call.get("name"), "arguments": call.get("arguments")}
+    args = fn.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            pass
+    return {"type": "function", "function": {"name": fn.get("name"), "arguments": args}}
 
 
 class RewardModelJudge:
@@ -61,7 +74,13 @@ class RewardModelJudge:
         if not msgs:
             msgs = [{"role": "user", "content": str(row.get("prompt") or "")},
                     {"role": "assistant", "content": str(row.get("final_text") or "")}]
-        clean = [{k: m[k] for k in ("role", "content", "tool_calls") if m.get(k) is not None} for m in msgs]
+        clean = []
+        for m in msgs:
+            out = {"role": m.get("role"), "content": m.get("content") or ""}
+            calls = [_call(c) for c in m.get("tool_calls") or []]
+            if calls:
+                out["tool_calls"] = calls
+            clean.append(out)
         return self._tok.apply_chat_template(clean, tokenize=False)
 
     def score(self, rows: list[dict[str, Any]]) -> list[float]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from whileai.defaults import DEFAULT_SEED, TRAIN_TINY_HIDDEN, TRAIN_TINY_LAYERS
 
-__all__ = ["TINY_CHAT_TEMPLATE", "TINY_SPECIAL_TOKENS", "build_tiny_model"]
+__all__ = ["TINY_CHAT_TEMPLATE", "TINY_SPECIAL_TOKENS", "build_tiny_model", "tiny_rollouts"]
 
 #: Special tokens of the tiny tokenizer: role openers, the end of a turn, tool-call brackets, pad, unknown.
 TINY_SPECIAL_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>", "<|tool|>", "<|end|>", "<call>", "</call>",
@@ -106,3 +106,28 @@ def build_tiny_model(path: str | os.PathLike[str], texts: Iterable[Any], *, extr
     model.save_pretrained(str(target))
     fast.save_pretrained(str(target))
     return str(target)
+
+
+def tiny_rollouts(n_tasks: int = 8, k: int = 4, *, seed: int = DEFAULT_SEED, task_prefix: str = "sc-",
+                  pass_rate: float = 0.5, reply_chars: int = 60) -> Any:
+    """Graded rollouts for a smoke run: ``whileai.testing.rollout_table`` with one phrasing per ask.
+
+    Every rollout of a task shares the first rollout's user turn (so pairs of the same ask share
+    their prompt, as preference training needs) and the agent's last reply is cut to
+    ``reply_chars`` (so a few CPU steps go far).
+    """
+    import polars as pl
+
+    from whileai.testing import rollout_table
+
+    df = rollout_table(n_tasks, k, seed=seed, messages=True, pass_rates=[pass_rate] * n_tasks, task_prefix=task_prefix)
+    rows = df.to_dicts()
+    first: dict[str, str] = {}
+    for row in rows:
+        prompt = first.setdefault(row["scenario_id"], row["prompt"])
+        row["prompt"] = prompt
+        row["final_text"] = row["final_text"][:reply_chars]
+        msgs = row["messages"]
+        msgs[0]["content"] = prompt
+        msgs[-1]["content"] = row["final_text"]
+    return pl.DataFrame(rows, schema=df.schema)
