@@ -13,7 +13,15 @@ import whileai as wai
 from whileai.defaults import TRAINING_KNOBS
 from whileai.errors import ArgumentError, JudgeError
 from whileai.testing import rollout_table
-from whileai.train import HackMonitor, check_knobs, cost_line, format_hack_monitor, profile, selection_report, trl_reward
+from whileai.train import (
+    HackMonitor,
+    check_knobs,
+    cost_line,
+    format_hack_monitor,
+    profile,
+    selection_report,
+    trl_reward,
+)
 
 
 def test_knobs_accept_the_range_and_refuse_with_the_reference():

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import runpy
 import sys
-import warnings
 from pathlib import Path
 
 import polars as pl

@@ -178,7 +178,7 @@ class HackMonitor:
             for key, g in zip(task_keys, gold):
                 if g is not None:
                     by_task.setdefault(str(key), []).append(float(g))
-        point = {"step": int(step), "proxy_reward": _mean(proxy), "gold_reward": _mean(gold or []),
+        point: dict[str, Any] = {"step": int(step), "proxy_reward": _mean(proxy), "gold_reward": _mean(gold or []),
                  "holdout_length": _mean(lengths), "gold_by_task": {k: float(np.mean(v)) for k, v in by_task.items()}}
         self.points.append(point)
         if self.run is not None:

@@ -9,7 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from whileai._checks import check_choice
-from whileai.grade._contract import check_judge, error_verdict, judge_name_of, normalize_judge_result
+from whileai.grade._contract import (
+    check_judge,
+    error_verdict,
+    judge_name_of,
+    normalize_judge_result,
+)
 
 __all__ = ["TrlReward", "completion_text", "prompt_messages", "trl_reward"]
 

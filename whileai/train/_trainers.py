@@ -304,8 +304,8 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
     started = time.perf_counter()
     trainer.train()
     held: dict[str, Any] | None = None
-    if eval_ds is not None:
-        loss_after = trainer.evaluate()["eval_loss"]
+    if eval_ds is not None and loss_before is not None:
+        loss_after = float(trainer.evaluate()["eval_loss"])
         held = {"metric": "loss", "before": float(loss_before), "after": float(loss_after),
                 "delta": float(loss_after - loss_before), "lower_is_better": True, "n": len(eval_ds)}
     elif before is not None and tasks is not None and gold is not None:
