@@ -18,7 +18,7 @@ trl = pytest.importorskip("trl", reason="the train extra is not installed: pip i
 pytest.importorskip("peft", reason="the train extra is not installed: pip install 'whileai[train]'")
 
 import whileai as wai  # noqa: E402
-from whileai.export import training_rows, trl_dataset  # noqa: E402
+from whileai.exporters import training_rows, trl_dataset  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 RECIPES = Path(__file__).resolve().parents[2] / "recipes" / "04-train"

@@ -1,4 +1,4 @@
-"""``wai select``: keep the rows that carry training signal (whileai.select.optimize)."""
+"""``wai select``: keep the rows that carry training signal (whileai.selection.optimize)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from whileai.defaults import SELECT_TARGET
 @json_option
 def select(file: str, mode: str, output: str, target: int, endorsed: tuple[str, ...], as_json: bool) -> None:
     """Keep the rows that carry training signal and write them to OUTPUT; print what was dropped."""
-    from whileai.select import optimize
+    from whileai.data import select as optimize
 
     options = {"endorsed": list(endorsed)} if endorsed else {}
     selection = optimize(file, mode=mode, target=target or None, **options)  # type: ignore[arg-type]

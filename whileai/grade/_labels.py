@@ -184,7 +184,8 @@ def attach_labels(
         kind: Who wrote the labels: ``human``, ``program`` (or ``verifier``) or ``model``.
 
     Returns:
-        ``Labeled(rows, report)``; unpack as ``rows, report = attach_labels(...)``.
+        ``Labeled(rows, report)``, the rows in the kind they came in (``table.like_input``);
+        unpack as ``rows, report = attach_labels(...)``.
 
     Raises:
         JudgeError: A label that is not 0/1, an unknown ``kind``, no label naming any row, or a
@@ -193,7 +194,7 @@ def attach_labels(
     Examples:
         >>> rows = [{"rollout_id": "r1", "prompt": "a"}, {"rollout_id": "r2", "prompt": "b"}]
         >>> labeled, report = attach_labels(rows, {"r1": 1})
-        >>> labeled["gold_reward"].to_list(), report.matched
+        >>> [row.get("gold_reward") for row in labeled], report.matched
         ([1.0, None], 1)
     """
     gold_kind = _check_kind(kind)
@@ -276,7 +277,7 @@ def attach_labels(
         pl.col("_row"), (pl.col("_mean") > 0.5).cast(pl.Float64).alias("_gold"))
     report.rows_labeled = decided.height
     out = _stamp(df, decided, gold_kind)
-    return Labeled(_wrap(rows, out, report), report)
+    return Labeled(table.like_input(rows, out), report)
 
 
 def _stamp(df: pl.DataFrame, decided: pl.DataFrame, gold_kind: str) -> pl.DataFrame:
@@ -289,11 +290,3 @@ def _stamp(df: pl.DataFrame, decided: pl.DataFrame, gold_kind: str) -> pl.DataFr
         pl.when(hit).then(pl.lit(gold_kind)).otherwise(old_kind).alias("gold_kind"),
     ).drop("_row", "_gold")
     return out
-
-
-def _wrap(src: Any, df: pl.DataFrame, report: LabelReport) -> Any:
-    from whileai.data import RolloutData
-
-    if isinstance(src, RolloutData):
-        return type(src)(df, meta=src.meta, report=src.report, warnings=src.warnings)
-    return df

@@ -46,10 +46,11 @@ from whileai.defaults import (
     EMBED_BATCH,
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
-from whileai.guard._common import as_input_kind, check_fraction, check_positive_int, check_strings
+from whileai.guard._common import check_fraction, check_positive_int, check_strings
 from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
+from whileai.table import like_input
 
 __all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
 
@@ -332,7 +333,7 @@ def decontaminate(
             "dropped from the rows returned. Train on the clean rows so the eval measures what it claims."
         )
     clean = df.filter(pl.Series(rule == 0))
-    return Decontaminated(as_input_kind(rows, clean, report), report)
+    return Decontaminated(like_input(rows, clean, report), report)
 
 
 # ------------------------------------------------------------------------------------------

@@ -47,13 +47,14 @@ from whileai.stats.intervals import IntervalMethod, t_quantile
 from whileai.stats.power import detectable_effect_sd, noise_band_width, paired_tasks_needed
 from whileai.stats.rng import check_rng
 
-__all__ = ["DeltaReport", "compare", "delta_report", "format_delta_report"]
+__all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 
 GainVerdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "insufficient_data"]
 Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
                    "not_comparable"]
 
-_CONFOUNDS = ("temperature", "max_tokens", "judge_name", "judge_version", "user_model", "writer_model")
+_CONFOUNDS = ("temperature", "top_p", "max_tokens", "provider", "base_url", "judge_name", "judge_version", "user_model",
+              "writer_model")
 _MAX_GROUPS = 50
 
 
@@ -397,10 +398,6 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
                         f"simulate(agent, tasks=base, runs={EVAL_RUNS}) and compare again, or pass run_std= and run_std_runs=.")
     report.warnings = warnings
     return report
-
-
-#: The same function object as :func:`delta_report` (whileai 0.131 ``wai.compare``).
-compare = delta_report
 
 
 def _names(what: str, value: Any) -> list[str]:

@@ -17,12 +17,11 @@ import pyarrow.parquet as pq
 
 from whileai.defaults import CHUNK_ROWS, SCHEMA_VERSION
 from whileai.errors import InputFileError
-from whileai.table import _normalize as nz
-from whileai.table.schema import COLUMN_BY_NAME, DERIVED_COLUMNS
+from whileai.table._rowdicts import _row_out, message_out, row_dicts
+from whileai.table.schema import DERIVED_COLUMNS
 
 __all__ = ["atomic_path", "iter_rows", "message_out", "rows", "write", "write_jsonl", "write_parquet"]
 
-_JSON_COLUMNS = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
 
 
 @contextlib.contextmanager
@@ -54,76 +53,17 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
-def _clean(value: Any) -> Any:
-    """Drop None values inside nested dicts (struct fields a row did not have)."""
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
-def message_out(message: dict[str, Any], *, arguments: str = "json_string") -> dict[str, Any]:
-    """One MESSAGE struct as an OpenAI chat message (tool-call arguments as a JSON string or dict)."""
-    out: dict[str, Any] = {"role": message["role"], "content": message.get("content")}
-    if message.get("name") is not None:
-        out["name"] = message["name"]
-    if message.get("tool_call_id") is not None:
-        out["tool_call_id"] = message["tool_call_id"]
-    calls = message.get("tool_calls") or []
-    if calls:
-        out["tool_calls"] = [
-            {
-                **({"id": c["id"]} if c.get("id") is not None else {}),
-                "type": "function",
-                "function": {
-                    "name": c.get("name"),
-                    "arguments": c.get("arguments") if arguments == "json_string" else nz.loads_or_raw(c.get("arguments")),
-                },
-            }
-            for c in calls
-        ]
-    extra = message.get("extra")
-    if extra:
-        decoded = nz.loads_or_raw(extra)
-        if isinstance(decoded, dict):
-            parts = decoded.pop("content_parts", None)
-            if parts is not None:
-                out["content"] = parts
-            for key, value in decoded.items():
-                out.setdefault(key, value)
-    return out
-
-
-def _row_out(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in row.items():
-        if value is None or key in DERIVED_COLUMNS:
-            continue
-        if key == "messages":
-            out[key] = [message_out(m) for m in value]
-        elif key in _JSON_COLUMNS:
-            out[key] = nz.loads_or_raw(value)
-        else:
-            out[key] = _clean(value)
-    return out
-
-
 def iter_rows(df: pl.DataFrame, *, chunk_rows: int = CHUNK_ROWS) -> Iterator[dict[str, Any]]:
     """Yield the table's rows as plain dicts (the wire shape: None dropped, JSON decoded).
 
     Built column by column one chunk at a time, so memory stays at one chunk of dicts.
     """
-    from whileai.table._rowdicts import row_dicts
-
     for chunk in df.iter_slices(chunk_rows):
         yield from row_dicts(chunk)
 
 
 def rows(df: pl.DataFrame) -> list[dict[str, Any]]:
     """The table as a list of row dicts (the wire shape: None dropped, JSON columns decoded)."""
-    from whileai.table._rowdicts import row_dicts
-
     return row_dicts(df)
 
 

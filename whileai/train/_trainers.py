@@ -278,7 +278,7 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
     selection = _check_sft(df, check)
     from trl import SFTConfig, SFTTrainer
 
-    from whileai.export import trl_dataset
+    from whileai.exporters import trl_dataset
 
     tok = _tokenizer(base_model)
     marked = "generation" in (tok.chat_template or "")
@@ -328,7 +328,7 @@ def _pairs(rows: Any, method: str, min_mixed_tasks: int) -> tuple[Any, dict[str,
 
     if isinstance(rows, pl.DataFrame) and "chosen" in rows.columns:
         return rows, None
-    from whileai.select import build_preference_pairs
+    from whileai.selection import build_preference_pairs
 
     df = table.frame(rows)
     selection = _check_grouped(df, method, min_mixed_tasks)
@@ -381,7 +381,7 @@ def dpo(pairs: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[
     pair_rows, selection = _pairs(pairs, "dpo", min_mixed_tasks)
     from trl import DPOConfig, DPOTrainer
 
-    from whileai.export import trl_dataset
+    from whileai.exporters import trl_dataset
 
     tok = _tokenizer(base_model)
     train_ds = trl_dataset(pair_rows, kind="preference", system_prompt=system_prompt)
@@ -588,7 +588,7 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
     from transformers import AutoModelForSequenceClassification
     from trl import RewardConfig, RewardTrainer
 
-    from whileai.export import trl_dataset
+    from whileai.exporters import trl_dataset
 
     tok = _tokenizer(base_model)
     train_ds = trl_dataset(pair_rows, kind="preference", system_prompt=system_prompt)
