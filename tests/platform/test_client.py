@@ -82,7 +82,7 @@ def test_bad_input_is_refused_before_anything_is_sent(tracked):
         run.note("x" * 9000)
     with pytest.raises(ArgumentError, match="Experiment field 'question'"):
         tracked.experiment("")
-    with pytest.raises(ArgumentError, match="Figure field 'figure'.*type must be one of"):
+    with pytest.raises(ArgumentError, match="Figure field 'figure'.*a trace type must be one of"):
         tracked.figure("f", {"data": [{"type": "heatmap"}]})
     assert run.scores() == []
 

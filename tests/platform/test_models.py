@@ -71,9 +71,9 @@ def test_figure_refusals_and_dropped_layout():
         Figure(name="f", figure={"data": []})
     with pytest.raises(ValidationError, match="1 to 50 traces"):
         Figure(name="f", figure={"data": [{}] * 51})
-    with pytest.raises(ValidationError, match="type must be one of scatter, bar, pie"):
+    with pytest.raises(ValidationError, match="a trace type must be one of"):
         Figure(name="f", figure={"data": [{"type": "heatmap"}]})
-    with pytest.raises(ValidationError, match="at most 200,000 bytes"):
+    with pytest.raises(ValidationError, match="at most 200000 bytes of JSON"):
         Figure(name="f", figure={"data": [{"y": list(range(50_000))}]})
 
 

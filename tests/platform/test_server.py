@@ -87,7 +87,7 @@ def test_named_bad_inputs(server):
     assert bad_name.status_code == 422 and bad_name.json()["error"]["field"] == "behavior"
     assert "refund policy" in bad_name.json()["error"]["message"]
     big = c.put("/agents/a/figures", json={"name": "big", "figure": {"data": [{"y": list(range(60_000))}]}})
-    assert big.status_code == 422 and "at most 200,000 bytes" in big.json()["error"]["message"]
+    assert big.status_code == 422 and "at most 200000 bytes of JSON" in big.json()["error"]["message"]
     assert c.get("/no/such/route").json()["error"]["code"] == "not_found"
     assert c.put("/runs").status_code == 405 and c.put("/runs").json()["error"]["code"] == "method_not_allowed"
     bad_step = c.post(f"/runs/{run_id}/log", json={"points": [{"step": -1}]})

@@ -7,7 +7,6 @@ hosted API's (``defaults.py``, platform section; docs/platform.md, "What a row c
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from typing import Any, Literal
@@ -21,10 +20,7 @@ from whileai.defaults import (
     EXAMPLES_MAX,
     EXPERIMENT_FIELD_MAX,
     FIGURE_DROPPED_LAYOUT,
-    FIGURE_MAX_BYTES,
-    FIGURE_MAX_TRACES,
     FIGURE_NAME_PATTERN,
-    FIGURE_TRACE_TYPES,
     LOG_POINTS_PER_CALL,
     NOTE_MAX,
     ROW_TEXT_MAX,
@@ -443,22 +439,12 @@ class Figure(_Model):
     @field_validator("figure")
     @classmethod
     def _figure(cls, value: dict[str, Any]) -> dict[str, Any]:
-        data = value.get("data")
+        from whileai.charts import check_figure
+
         layout = value.get("layout") or {}
-        if not isinstance(data, list) or not 1 <= len(data) <= FIGURE_MAX_TRACES:
-            count = len(data) if isinstance(data, list) else 0
-            raise ValueError(f"figure must have 1 to {FIGURE_MAX_TRACES} traces in data, got {count}")
-        if not isinstance(layout, dict):
-            raise ValueError(f"figure layout must be an object, got {type(layout).__name__}")
-        for i, trace in enumerate(data):
-            kind = trace.get("type", "scatter") if isinstance(trace, dict) else None
-            if kind not in FIGURE_TRACE_TYPES:
-                raise ValueError(f"trace {i} type must be one of {', '.join(FIGURE_TRACE_TYPES)}, got {kind!r}")
-        clean = {"data": data, "layout": {k: v for k, v in layout.items() if k not in FIGURE_DROPPED_LAYOUT}}
-        size = len(json.dumps(clean, default=str).encode("utf-8"))
-        if size > FIGURE_MAX_BYTES:
-            raise ValueError(f"figure JSON must be at most {FIGURE_MAX_BYTES:,} bytes, got {size:,}")
-        return clean
+        if isinstance(layout, dict):
+            layout = {k: v for k, v in layout.items() if k not in FIGURE_DROPPED_LAYOUT}
+        return check_figure({"data": value.get("data"), "layout": layout})  # an ArgumentError is a ValueError
 
 
 class LiveDay(_Model):
