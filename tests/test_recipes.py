@@ -38,3 +38,16 @@ def test_report_run_recipe_against_the_store_and_a_server(capsys, tmp_path, monk
         con = duckdb.connect(str(tmp_path / name), read_only=True)
         assert con.execute("SELECT count(*) FROM tracked_runs").fetchall()[0][0] == 2
         con.close()
+
+
+def test_serve_recipe_closes_the_loop_against_a_loopback_server(capsys):
+    import pytest
+
+    pytest.importorskip("uvicorn", reason="the serve recipe's fake server runs on uvicorn")
+    result = runpy.run_path(str(RECIPES / "04-train" / "serve" / "serve.py"))["main"](["--fake", "--budget", "48"])
+    out = capsys.readouterr().out
+    assert result["delta"].headline == "PASS" and "\nPASS\n" in out
+    assert result["after"].pass_at.pass_at_1 > result["before"].pass_at.pass_at_1
+    # the trained arm ran on the base arm's pinned tasks
+    assert set(result["after"].df["scenario_id"]) == set(result["before"].df["scenario_id"])
+    assert "sent to 127.0.0.1:" in out
