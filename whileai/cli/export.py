@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
@@ -18,7 +20,7 @@ from whileai.defaults import EXPORT_FORMAT, EXPORT_MASK_MODE
               help="Train on every agent turn, or only the final reply.")
 @click.option("--unroll", is_flag=True, help="One training row per agent turn.")
 @json_option
-def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, as_json: bool) -> None:
+def export(file: Any, output: str, format_: str, mask_mode: str, unroll: bool, as_json: bool) -> None:
     """Write FILE's rollouts as training rows to OUTPUT, with loss masks and group stats."""
     from whileai.exporters import export_dataset
 

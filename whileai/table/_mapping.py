@@ -73,6 +73,9 @@ def _source_expr(df: pl.DataFrame, name: str, source: str) -> pl.Expr:
                                   f"got {part!r} (fields: {', '.join(fields) or 'none'}). Fix the mapping.")
             expr, dtype = expr.struct.field(part), fields[part]
         return expr
+    markers = df.schema.get("markers")
+    if isinstance(markers, pl.Struct) and name in {f.name for f in markers.fields}:
+        return pl.col("markers").struct.field(name)  # a score a reader put on markers
     raise SchemaError(f"{source}: mapping source {name!r} must be a column of the source, "
                       f"got none by that name (columns: {', '.join(df.columns[:20])}). Fix the mapping.")
 
@@ -90,8 +93,14 @@ def apply(df: pl.DataFrame, mapping: Mapping[str, str], source: str) -> pl.DataF
             plain[target] = expr
     if plain:
         df = df.with_columns(expr.alias(name) for name, expr in plain.items())
-        if "reward" in plain and df.schema["reward"] == pl.Boolean:
-            df = df.with_columns(pl.col("reward").cast(pl.Float64))
+        if "reward" in plain:
+            reward = pl.col("reward").cast(pl.Float64, strict=False) if df.schema["reward"] == pl.Boolean else pl.col("reward")
+            status = [] if "judge_status" in plain else [
+                pl.when(pl.col("reward").is_null()).then(pl.lit("missing_reward")).otherwise(pl.lit("ok"))
+                .alias("judge_status")]
+            name = [] if "judge_name" in plain else [pl.lit(mapping[next(k for k in mapping if _target(k) == "reward")])
+                                                     .alias("judge_name")]
+            df = df.with_columns(reward.alias("reward"), *status, *name)
         if "scenario_id" in plain or "task_id" in plain:
             # the mapped identity replaces whatever key a reader derived
             df = df.drop([c for c in ("scenario_id", "task_id") if c not in plain and c in df.columns])
