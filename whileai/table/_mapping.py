@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from whileai.errors import SchemaError
-from whileai.table.schema import COLUMN_BY_NAME
+from whileai.table.schema import COLUMN_BY_NAME, alias_map
 
 __all__ = ["MAPPING_TARGETS", "apply", "check", "choose_scorer", "parse_pairs"]
 
@@ -73,6 +73,9 @@ def _source_expr(df: pl.DataFrame, name: str, source: str) -> pl.Expr:
                                   f"got {part!r} (fields: {', '.join(fields) or 'none'}). Fix the mapping.")
             expr, dtype = expr.struct.field(part), fields[part]
         return expr
+    renamed = alias_map().get(name)
+    if renamed is not None and renamed in df.columns:
+        return pl.col(renamed)  # a reader already moved this alias (question, score...) onto its column
     markers = df.schema.get("markers")
     if isinstance(markers, pl.Struct) and name in {f.name for f in markers.fields}:
         return pl.col("markers").struct.field(name)  # a score a reader put on markers
@@ -124,6 +127,6 @@ def choose_scorer(df: pl.DataFrame, scorer: str, source: str) -> pl.DataFrame:
     reward = pl.col("markers").struct.field(scorer)
     return df.with_columns(
         reward.alias("reward"),
-        pl.lit(scorer).alias("judge_name"),
+        pl.when(reward.is_null()).then(pl.lit(None, pl.String)).otherwise(pl.lit(scorer)).alias("judge_name"),
         pl.when(reward.is_null()).then(pl.lit("missing_reward")).otherwise(pl.lit("ok")).alias("judge_status"),
     )
