@@ -60,7 +60,7 @@ def read_experiment(path: str | Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     keys: list[str] = []
     for event in events:
-        origin = event.get("origin") if isinstance(event.get("origin"), Mapping) else {}
+        origin = _formats.as_map(event.get("origin"))
         record = origin.get("id") or event.get("dataset_record_id")
         raw_input = event.get("input")
         keys.append(str(record) if record is not None else dumps(raw_input))

@@ -266,3 +266,8 @@ def rollout_indices(keys: list[str]) -> list[int]:
         out.append(seen.get(key, 0))
         seen[key] = out[-1] + 1
     return out
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else an empty one (a field a tool may leave out or null)."""
+    return value if isinstance(value, Mapping) else {}

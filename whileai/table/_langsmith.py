@@ -88,8 +88,8 @@ def read_runs(path: str | Path) -> list[dict[str, Any]]:
         judge = next((k for k in order if k in markers), None)
         reward = markers.get(judge) if judge is not None else None
         error = run.get("error")
-        extra = run.get("extra") if isinstance(run.get("extra"), Mapping) else {}
-        metadata = extra.get("metadata") if isinstance(extra.get("metadata"), Mapping) else None
+        extra = _formats.as_map(run.get("extra"))
+        metadata = dict(_formats.as_map(extra.get("metadata"))) or None
         turns = _formats.messages_of(inputs)
         reply = _reply(outputs)
         final = _formats.text_of(outputs) if not reply else None

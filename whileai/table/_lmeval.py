@@ -108,7 +108,7 @@ def read_samples(path: str | Path, *, model: str | None = None) -> list[dict[str
         if generated and resps and isinstance(resps[0], list):
             replies = [r if isinstance(r, str) else json.dumps(r) for r in resps[0]]
         else:
-            replies = [_choice(requests, resps)]
+            replies = [_choice(requests, resps)]  # type: ignore[list-item]
         for index, reply in enumerate(replies):
             same = len(replies) == 1 or (isinstance(scored, str) and reply == scored)
             reward = score if same else None
@@ -143,7 +143,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     data = _formats.load_document(path)
     files = samples_of(path)
     if not files:
-        tasks = sorted((data.get("results") or {})) if isinstance(data, Mapping) else []
+        tasks = sorted(data.get("results") or {}) if isinstance(data, Mapping) else []
         raise SchemaError(
             f"file {str(path)!r} holds lm-eval aggregates only (tasks {tasks}), not one row per document, and no "
             "samples_<task>_<date>.jsonl of the same run is beside it. Re-run lm-eval with --log_samples and pass "

@@ -8,6 +8,7 @@ and ``task_key`` is built from them. ``frame(source, scorer="polite")`` makes a 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import polars as pl
 
@@ -67,7 +68,7 @@ def _source_expr(df: pl.DataFrame, name: str, source: str) -> pl.Expr:
         expr = pl.col(head)
         dtype = df.schema[head]
         for part in rest.split("."):
-            fields = {f.name: f.dtype for f in dtype.fields} if isinstance(dtype, pl.Struct) else {}
+            fields: dict[str, Any] = {f.name: f.dtype for f in dtype.fields} if isinstance(dtype, pl.Struct) else {}
             if part not in fields:
                 raise SchemaError(f"{source}: mapping source {name!r} must name a field of {head!r}, "
                                   f"got {part!r} (fields: {', '.join(fields) or 'none'}). Fix the mapping.")
@@ -108,7 +109,7 @@ def apply(df: pl.DataFrame, mapping: Mapping[str, str], source: str) -> pl.DataF
             # the mapped identity replaces whatever key a reader derived
             df = df.drop([c for c in ("scenario_id", "task_id") if c not in plain and c in df.columns])
     if markers:
-        have = df.schema.get("markers")
+        have: Any = df.schema.get("markers")
         old = ([pl.col("markers").struct.field(f.name).alias(f.name) for f in have.fields
                 if f.name not in markers] if isinstance(have, pl.Struct) else [])
         df = df.with_columns(pl.struct([*old, *(e.alias(n) for n, e in markers.items())]).alias("markers"))
@@ -120,7 +121,8 @@ def choose_scorer(df: pl.DataFrame, scorer: str, source: str) -> pl.DataFrame:
     if "judge_name" in df.columns and df["judge_name"].drop_nulls().eq(scorer).all() \
             and df["judge_name"].null_count() < df.height:
         return df
-    fields = [f.name for f in df.schema["markers"].fields] if isinstance(df.schema.get("markers"), pl.Struct) else []
+    markers: Any = df.schema.get("markers")
+    fields = [f.name for f in markers.fields] if isinstance(markers, pl.Struct) else []
     if scorer not in fields:
         raise SchemaError(f"{source}: scorer must be one of the scores it holds ({', '.join(fields) or 'none'}), "
                           f"got {scorer!r}. Pass one of those, or map a column with mapping={{'reward': ...}}.")

@@ -29,7 +29,7 @@ _FAILURE_ERROR = 2
 
 
 def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
-    """promptfoo eval results as row dicts.
+    """Read promptfoo eval results as row dicts.
 
     Returns:
         Rows with scenario_id, rollout_index, rollout_id, prompt, final_text, reward,
@@ -50,14 +50,14 @@ def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
     for result in results:
         if not isinstance(result, Mapping):
             continue
-        test = result.get("testCase") if isinstance(result.get("testCase"), Mapping) else {}
-        variables = result.get("vars") if isinstance(result.get("vars"), Mapping) else test.get("vars") or {}
+        test = _formats.as_map(result.get("testCase"))
+        variables = _formats.as_map(result.get("vars")) or _formats.as_map(test.get("vars"))
         name = test.get("description") or "t-" + hashlib.sha256(dumps(variables).encode()).hexdigest()[:12]
         key = f"{name}/p{result.get('promptIdx', 0)}" if many_prompts else str(name)
         keys.append(key)
-        prompt = result.get("prompt") if isinstance(result.get("prompt"), Mapping) else {}
-        response = result.get("response") if isinstance(result.get("response"), Mapping) else {}
-        grading = result.get("gradingResult") if isinstance(result.get("gradingResult"), Mapping) else {}
+        prompt = _formats.as_map(result.get("prompt"))
+        response = _formats.as_map(result.get("response"))
+        grading = _formats.as_map(result.get("gradingResult"))
         provider = result.get("provider")
         provider_id = provider.get("id") if isinstance(provider, Mapping) else provider
         errored = result.get("failureReason") == _FAILURE_ERROR or bool(result.get("error") and not grading)

@@ -43,7 +43,7 @@ def task_of(row: Mapping[str, Any]) -> str | None:
 
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:
-    """vf-eval ``results.jsonl`` rows as row dicts (the prompt and completion make one conversation)."""
+    """Read vf-eval ``results.jsonl`` rows as row dicts (the prompt and completion make one conversation)."""
     path = Path(path)
     rows = _formats.iter_json_lines(path)
     keys = [task_of(r) or "" for r in rows]
@@ -77,7 +77,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
             row["error"] = error if isinstance(error, str) else json.dumps(error, default=str)
         elif row.get("reward") is not None:
             row.setdefault("judge_status", "ok")
-        lineage = row.get("lineage") if isinstance(row.get("lineage"), Mapping) else {}
+        lineage = _formats.as_map(row.get("lineage"))
         row["lineage"] = {"source": "verifiers", "log": str(path), **lineage}
         out.append(row)
     return out

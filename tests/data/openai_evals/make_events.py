@@ -1,9 +1,11 @@
 """Write an openai/evals event log with evals' own LocalRecorder (no model call)."""
-import os, sys
+import os
+import sys
+
 os.environ.setdefault("OPENAI_API_KEY", "sk-offline-not-used")
+import evals.record as rec
 from evals.base import RunSpec
 from evals.record import LocalRecorder
-import evals.record as rec
 
 spec = RunSpec(completion_fns=["dummy-completion-fn"], eval_name="arithmetic.dev.v0", base_eval="arithmetic",
                split="dev", run_config={"eval_spec": {"cls": "evals.elsuite.basic.match:Match"}, "seed": 20220722},

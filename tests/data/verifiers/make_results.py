@@ -13,7 +13,10 @@ import json
 import sys
 from pathlib import Path
 
-from openai.types.chat.chat_completion_message_tool_call import ChatCompletionMessageToolCall, Function
+from openai.types.chat.chat_completion_message_tool_call import (
+    ChatCompletionMessageToolCall,
+    Function,
+)
 from verifiers.utils.save_utils import save_outputs, state_to_output
 
 TASKS = [("s-refund-17", "Refund order A-17."), ("s-status-4", "Where is order B-4?")]
