@@ -18,6 +18,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_choice, check_fraction, check_int, check_number
 from whileai.defaults import (
     JUDGE_AGREEMENT_FLOOR,
     JUDGE_CONCURRENCY,
@@ -29,7 +30,6 @@ from whileai.defaults import (
 from whileai.errors import ArgumentError, JudgeError
 from whileai.grade._contract import STATUSES, Verdict, check_judge, check_scale, judge_name_of
 from whileai.grade._execute import run_calls, to_verdict
-from whileai.grade._probes import _check_rate
 from whileai.grade._rows import iter_row_chunks
 from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
 from whileai.report import Report
@@ -94,28 +94,6 @@ class GradeReport(Report):
                          f"{tr.agreement_ci95[1]:.0%}], kappa {kappa}, n={tr.n_gold} {gold_words(tr.gold_kind or 'unknown')})")
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
-
-
-def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ArgumentError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}. "
-                            f"Pass {name}={choices[0]!r}.")
-    return str(value)
-
-
-def _check_timeout(timeout: Any) -> float | None:
-    if timeout is None or timeout == "default":
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or math.isinf(timeout):
-        raise ArgumentError(f"timeout must be a positive number of seconds, 'default' or None, got {timeout!r}. "
-                            "Pass timeout=30.")
-    return float(timeout)
-
-
-def _check_concurrency(concurrency: Any) -> int:
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ArgumentError(f"concurrency must be an integer >= 1, got {concurrency!r}. Pass concurrency=8.")
-    return concurrency
 
 
 def run_judge(
@@ -183,13 +161,15 @@ def run_judge(
         ([1.0], ['ok'])
     """
     check_judge(judge)
-    source = _check_choice(source, "source", _SOURCES)  # type: ignore[assignment]
-    trust = _check_choice(trust, "trust", _TRUST_MODES)  # type: ignore[assignment]
-    concurrency = _check_concurrency(concurrency)
+    source = check_choice("source", source, _SOURCES, fix=f"Pass source={_SOURCES[0]!r}.")  # type: ignore[assignment]
+    trust = check_choice("trust", trust, _TRUST_MODES, fix=f"Pass trust={_TRUST_MODES[0]!r}.")  # type: ignore[assignment]
+    concurrency = check_int("concurrency", concurrency, fix="Pass concurrency=8.")
     off_thread_timeout = JUDGE_TIMEOUT_S if timeout == "default" else None
-    timeout = _check_timeout(timeout)
+    timeout = None if timeout == "default" else check_number(
+        "timeout", timeout, low=0.0, open_low=True, allow_none=True, fix="Pass timeout=30, 'default' or None.")
     scale_pair = check_scale(scale)
-    max_skipped_share = _check_rate(max_skipped_share, "max_skipped_share")
+    max_skipped_share = check_fraction("max_skipped_share", max_skipped_share,
+                                       fix="Pass max_skipped_share=0.1 for example.")
     if not isinstance(allow_model_gold, bool):
         raise ArgumentError(f"allow_model_gold must be True or False, got {allow_model_gold!r}.")
     name = judge_name_of(judge, judge_name)
