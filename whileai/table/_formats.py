@@ -40,26 +40,43 @@ _LM_EVAL_KEYS = {"doc_id", "doc", "arguments", "resps", "filtered_resps"}
 
 
 def _first_record(path: Path) -> tuple[Any, bool]:
-    """The file's first JSON value and whether it is the whole file (a document, not JSONL)."""
+    """The file's first JSON value and whether it is the whole file (a document, not JSONL).
+
+    The first line is read whole (a JSONL row can be long); only when it is not a JSON value on
+    its own (a pretty-printed document) is the whole file parsed.
+    """
     with open(path, "rb") as handle:
-        head = handle.read(_HEAD_BYTES)
-    text = head.lstrip()
-    if not text:
+        first_line = handle.readline()
+        while first_line and not first_line.strip():
+            first_line = handle.readline()
+        more = handle.read(_HEAD_BYTES).strip()
+    if not first_line.strip():
         return None, False
-    first_line = text.split(b"\n", 1)[0]
     try:
-        value = json.loads(first_line)
+        return json.loads(first_line), not more
     except ValueError:
-        value = None
-    if value is not None:
-        rest = text[len(first_line):].strip()
-        return value, not rest
-    # the first line is not a JSON value on its own: a pretty-printed document (or broken JSONL)
+        pass
     try:
         with open(path, "rb") as handle:
             return json.load(handle), True
     except ValueError:
         return None, False
+
+
+def _head_shape(path: Path) -> str | None:
+    """A pretty-printed document's shape from its first bytes, so it is parsed once, by its reader."""
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+    stripped = head.lstrip()
+    if not stripped.startswith(b"{") or stripped.split(b"\n", 1)[0].rstrip().endswith(b"}"):
+        return None  # not a pretty-printed object (or a one-line one, which the line parse reads)
+    if b'"eval"' in head and (b'"samples"' in head or b'"version"' in head) and b'"task"' in head:
+        return "inspect"
+    if b'"evalId"' in head and b'"results"' in head:
+        return "promptfoo"
+    if _LM_EVAL_RESULTS.match(path.name) and b'"results"' in head:
+        return "lm_eval_results"
+    return None
 
 
 def sniff(path: Path) -> str | None:
@@ -69,6 +86,9 @@ def sniff(path: Path) -> str | None:
         return "inspect"
     if name.endswith(".gz") or not name.endswith((".json", ".jsonl", ".ndjson")):
         return None
+    shape = _head_shape(path)
+    if shape is not None:
+        return shape
     value, whole = _first_record(path)
     if isinstance(value, Mapping):
         keys = set(value)

@@ -253,7 +253,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
             ) from exc
     shape = _formats.sniff(path)
     if shape is not None:
-        return _from_dicts(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
+        return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
     if not name.endswith(".gz") and not _starts_with_array(path):
         return _read_plain_jsonl(path, f"file {text!r}")
     opener = gzip.open if name.endswith(".gz") else open
@@ -265,6 +265,21 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
                           path=text) from exc
     return _concat_chunks(chunks)
+
+
+def _from_reader_rows(rows: list[dict[str, Any]], source: str) -> pl.DataFrame:
+    """Rows a format reader built: columnar when they carry no conversation, else row by row.
+
+    Without ``messages`` (lm-eval, promptfoo, plain-text Braintrust or LangSmith rows) Polars
+    builds the columns at once and the frame step builds the conversation from prompt and reply
+    columnar; a column whose values Polars cannot type together takes the row path.
+    """
+    if rows and not any("messages" in r for r in rows):
+        try:
+            return pl.from_dicts(rows, infer_schema_length=None)
+        except (TypeError, ValueError, pl.exceptions.PolarsError, OverflowError):
+            pass
+    return _from_dicts(rows, source)
 
 
 def _starts_with_array(path: Path) -> bool:
