@@ -179,6 +179,7 @@ def test_openai_evals_event_log():
         ("arithmetic.dev.0", 1.0, "4"), ("arithmetic.dev.1", 0.0, "6"), ("arithmetic.dev.2", 1.0, "3")]
     assert df["system_prompt"].unique().to_list() == ["Answer with the number only."]
     assert df["judge_name"].unique().to_list() == ["match"]
+    assert df["model_version"].unique().to_list() == ["dummy"]  # the sampling events' model
 
 
 def test_langsmith_runs():

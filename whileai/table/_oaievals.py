@@ -51,6 +51,7 @@ def read_event_log(path: str | Path) -> list[dict[str, Any]]:
         reward = None
         judge = None
         expected = None
+        sampler = None
         for event in events:
             data = event["data"]
             kind = event.get("type")
@@ -58,6 +59,7 @@ def read_event_log(path: str | Path) -> list[dict[str, Any]]:
                 turns = _prompt_messages(data.get("prompt"))
                 # a later sampling event repeats the conversation so far: keep only what is new
                 messages = turns if len(turns) >= len(messages) else messages + turns
+                sampler = data.get("model") or sampler
                 sampled = data.get("sampled")
                 text = sampled[0] if isinstance(sampled, list) and sampled else sampled
                 if text is not None:
@@ -85,7 +87,7 @@ def read_event_log(path: str | Path) -> list[dict[str, Any]]:
             "judge_status": "ok" if reward is not None else "missing_reward",
             "markers": markers or None,
             "target": expected,
-            "model_version": model,
+            "model_version": None if sampler is None and model is None else str(sampler or model),
             "lineage": {k: str(v) for k, v in {"source": "openai_evals", "log": str(path),
                                                "eval_name": spec.get("eval_name"),
                                                "run_id": spec.get("run_id")}.items() if v is not None},
