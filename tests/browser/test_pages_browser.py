@@ -93,13 +93,15 @@ def _shot(page, name: str) -> None:
     where = os.environ.get("WAI_SCREENSHOT_DIR")
     if where:
         Path(where).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(where) / f"pages-{name}.png"), full_page=name != "runs")
+        page.screenshot(path=str(Path(where) / f"pages-{name}.png"), full_page=name in ("rows-x",))
 
 
 def test_signin_link_lands_on_the_runs_page(browser_page):
     page, _ = browser_page
     assert page.url.endswith(f"/agents/{AGENT}")
     assert page.locator("h1").first.inner_text() == AGENT
+    page.locator(".main-svg").first.wait_for()
+    _shot(page, "runs")
 
 
 def test_brief_text_is_brief_markdown(browser_page, server):
@@ -127,9 +129,10 @@ def test_every_chart_has_drawn_with_its_traces(browser_page):
         assert node.evaluate("n => n.data.length") == want
         assert node.evaluate("n => n._fullData.length") == want
         assert node.locator("g.trace").count() >= 1
-    _shot(page, "runs")
-    page.screenshot(path=str(Path(os.environ.get("WAI_SCREENSHOT_DIR", "/tmp")) / "pages-runs-full.png"),
-                    full_page=True) if os.environ.get("WAI_SCREENSHOT_DIR") else None
+    page.locator("#scores").evaluate("n => n.scrollIntoView()")
+    _shot(page, "runs-charts")
+    page.locator("#moved").evaluate("n => n.scrollIntoView()")
+    _shot(page, "runs-tables")
 
 
 def test_posted_script_does_not_run(browser_page):

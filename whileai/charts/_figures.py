@@ -463,7 +463,12 @@ def train_curves(series: Sequence[tuple[str, str, Sequence[float], Sequence[Numb
     for i, metric in enumerate(metrics):
         top = 1.0 - i * (height_each + gap)
         key = "yaxis" if i == 0 else f"yaxis{i + 1}"
-        extra[key] = {"domain": [max(top - height_each, 0.0), top], "title": {"text": metric}, "anchor": "x"}
+        extra[key] = {"domain": [max(top - height_each, 0.0), top], "title": {"text": metric}, "anchor": "x",
+                      "exponentformat": "e"}
+        finite = [v for m, _, _, vals in series if m == metric for v in _nums(vals) if v is not None]
+        if finite and min(finite) == max(finite):  # a constant (a fixed lr): autorange would centre it on 0 +- 1
+            v = finite[0]
+            extra[key]["range"] = [v - abs(v) * 0.5, v + abs(v) * 0.5] if v else [-1.0, 1.0]
     extra["xaxis"] = {"anchor": f"y{'' if n == 1 else n}", "title": {"text": "step"}}
     return {"data": data, "layout": _layout(title, height=max(CHART_HEIGHT, 150 * n + 80), showlegend=len(runs) > 1,
                                             **extra)}

@@ -10,6 +10,7 @@
       if (!source || typeof Plotly === "undefined") continue;
       var fig = JSON.parse(source.textContent);
       var layout = fig.layout || {};
+      delete layout.width;  // fill the grid cell
       layout.autosize = true;
       Plotly.newPlot(node, fig.data, layout, {displaylogo: false, responsive: true});
     }
