@@ -16,13 +16,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from whileai._aliases import ALIASES
-
-__version__ = "0.1.0"
+from whileai._version import __version__ as __version__
 
 #: Public name -> the module that defines it: the one public door (docs/architecture.md).
 _PUBLIC: dict[str, str] = {
     # whileai.data
+    "PreferencePairs": "whileai.data",
     "RolloutData": "whileai.data",
+    "build_preference_pairs": "whileai.data",
     "ScoredData": "whileai.data",
     "Selection": "whileai.data",
     "SimulationData": "whileai.data",
@@ -68,6 +69,7 @@ _PUBLIC: dict[str, str] = {
     "detectable_effect": "whileai.measure",
     "eval_variance": "whileai.measure",
     "format_delta_report": "whileai.measure",
+    "group_stats": "whileai.measure",
     "holdout_size": "whileai.measure",
     "marker_summary": "whileai.measure",
     "metric_summary": "whileai.measure",
@@ -91,12 +93,9 @@ _PUBLIC: dict[str, str] = {
     "rubric_judge": "whileai.grade",
     # whileai.selection
     "Calibration": "whileai.selection",
-    "PreferencePairs": "whileai.selection",
-    "build_preference_pairs": "whileai.selection",
     "calibration_of": "whileai.selection",
     "curriculum": "whileai.selection",
     "group_signal": "whileai.selection",
-    "group_stats": "whileai.selection",
     "publish_gate": "whileai.selection",
     "retire_solved": "whileai.selection",
     # whileai.exporters
@@ -167,9 +166,12 @@ def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES))
 
 
-if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names as _PUBLIC; tested)
+if TYPE_CHECKING:  # pragma: no cover - what type checkers see: _PUBLIC and ALIASES, nothing else (tested)
     from whileai._loop import (
         quickstart as quickstart,
+    )
+    from whileai.data import (
+        PreferencePairs as PreferencePairs,
     )
     from whileai.data import (
         RolloutData as RolloutData,
@@ -182,6 +184,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
     )
     from whileai.data import (
         SimulationData as SimulationData,
+    )
+    from whileai.data import (
+        build_preference_pairs as build_preference_pairs,
     )
     from whileai.data import (
         calibrate as calibrate,
@@ -402,6 +407,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
         format_delta_report as format_delta_report,
     )
     from whileai.measure import (
+        group_stats as group_stats,
+    )
+    from whileai.measure import (
         holdout_size as holdout_size,
     )
     from whileai.measure import (
@@ -429,12 +437,6 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
         Calibration as Calibration,
     )
     from whileai.selection import (
-        PreferencePairs as PreferencePairs,
-    )
-    from whileai.selection import (
-        build_preference_pairs as build_preference_pairs,
-    )
-    from whileai.selection import (
         calibration_of as calibration_of,
     )
     from whileai.selection import (
@@ -442,9 +444,6 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
     )
     from whileai.selection import (
         group_signal as group_signal,
-    )
-    from whileai.selection import (
-        group_stats as group_stats,
     )
     from whileai.selection import (
         publish_gate as publish_gate,

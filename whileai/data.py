@@ -24,9 +24,9 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.defaults import PASS_THRESHOLD
+from whileai.defaults import PAIR_MIN_MARGIN, PASS_THRESHOLD
 from whileai.grade import _run as _grade_run
-from whileai.selection import _calibration, _optimize, _rl, _sft
+from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
 from whileai.simulation import _engine
 
 __all__ = [
@@ -34,6 +34,8 @@ __all__ = [
     "ScoredData",
     "Selection",
     "SimulationData",
+    "PreferencePairs",
+    "build_preference_pairs",
     "calibrate",
     "optimize",
     "run_judge",
@@ -216,3 +218,24 @@ select = optimize
 select_for_rl = _fluent(_rl.select_for_rl, Selection)
 select_for_sft = _fluent(_sft.select_for_sft, Selection)
 calibrate = _fluent(_calibration.calibrate, ScoredData, keep_class=True)
+
+
+class PreferencePairs(_pairs.PreferencePairs):
+    """What ``build_preference_pairs`` returns: the pairs (``.df``, ``.report``) and ``.export``."""
+
+    def export(self, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Write the pairs for a preference trainer (see ``whileai.exporters.export_preference``)."""
+        from whileai.exporters import export_preference
+
+        return export_preference(self, path, **options)
+
+
+def build_preference_pairs(rows: table.IntoRows, /, *, max_pairs_per_prompt: int = 1,
+                           min_margin: float = PAIR_MIN_MARGIN, length_match: bool = True) -> PreferencePairs:
+    """The select step's ``build_preference_pairs``, its pairs made a fluent :class:`PreferencePairs`."""
+    pairs = _pairs.build_preference_pairs(rows, max_pairs_per_prompt=max_pairs_per_prompt, min_margin=min_margin,
+                                          length_match=length_match)
+    return PreferencePairs(pairs.df, report=pairs.report, meta=pairs.meta)
+
+
+build_preference_pairs.__doc__ = _pairs.build_preference_pairs.__doc__

@@ -9,7 +9,8 @@ import polars as pl
 import pytest
 
 from whileai import table
-from whileai.selection import group_signal, group_stats
+from whileai.measure import group_stats
+from whileai.selection import group_signal
 from whileai.testing import rollout_table
 
 

@@ -244,7 +244,7 @@ def export_environment(
 
 
 def _version() -> str:
-    from whileai import __version__
+    from whileai._version import __version__
 
     return __version__
 

@@ -91,7 +91,9 @@ class PreferencePairs:
 
     ``.df`` has ``task_key, prompt, chosen, rejected, chosen_reward, rejected_reward, margin``
     (+ ``tools``, ``system_prompt`` when the rows had them); ``chosen`` and ``rejected`` are full
-    conversations (List(MESSAGE)). ``export_preference`` reads ``.df`` as is.
+    conversations (List(MESSAGE)). ``export_preference`` reads ``.df`` as is; the fluent
+    layer's ``whileai.data.PreferencePairs`` (what ``wai.build_preference_pairs`` returns) adds
+    ``.export``, since the select step never imports the export step below it.
     """
 
     def __init__(self, df: pl.DataFrame, *, report: PairsReport | None = None,
@@ -113,12 +115,6 @@ class PreferencePairs:
             for side in ("chosen", "rejected"):
                 out[side] = [table.message_out(m) for m in row[side] or []]
             yield out
-
-    def export(self, path: str | os.PathLike[str], **options: Any) -> Any:
-        """Write the pairs for a preference trainer (see ``whileai.exporters.export_preference``)."""
-        from whileai.exporters import export_preference  # type: ignore[attr-defined]
-
-        return export_preference(self, path, **options)
 
     def __repr__(self) -> str:
         return f"PreferencePairs(pairs={self.df.height})"
