@@ -45,10 +45,10 @@ def _callable_schema(fn: Callable[..., Any]) -> dict[str, Any] | None:
         value = value() if callable(value) else value
         if isinstance(value, Mapping):
             return dict(value)
-    try:  # a plain function: the Simulate step's @wai.tool builds its schema
-        from whileai.simulation import tool as make_tool
-    except ImportError:
-        return None
+    from whileai.simulation import (
+        tool as make_tool,  # a plain function: simulate's @wai.tool builds it
+    )
+
     try:
         schema = make_tool(fn).schema
     except (WaiError, TypeError, ValueError):

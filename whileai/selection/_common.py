@@ -263,11 +263,8 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
     info: dict[str, Any] = {"checked": False, "n_checked": 0, "n_dropped": 0, "leaked": []}
     if not any(has(df, c) for c in _PRIVILEGED):
         return None, info
-    try:
-        from whileai.guard import leak_report  # type: ignore[attr-defined]
-    except ImportError:
-        warnings.append("privileged-leak check skipped: whileai.guard is not available in this build")
-        return None, info
+    from whileai.guard import leak_report
+
     report = leak_report(df)
     leaked = list(getattr(report, "leaked", []) or [])
     info = {"checked": bool(getattr(report, "checked", False)), "n_checked": int(getattr(report, "n_checked", 0)),

@@ -12,7 +12,7 @@ import polars as pl
 
 from whileai import table
 from whileai.defaults import DIFFICULTY_BAND
-from whileai.measure import task_stats
+from whileai.measure import pass_at, task_stats
 from whileai.report import Report, fmt_num
 from whileai.selection._common import check_band, has
 from whileai.table import IntoRows
@@ -118,12 +118,7 @@ def group_signal(rows: IntoRows, /, *, band: tuple[float, float] = DIFFICULTY_BA
 
 
 def _k_way(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
-    """k, pass^k, pass@k and headroom from ``whileai.measure.pass_at`` (NaN when it is unavailable)."""
-    try:
-        from whileai.measure import pass_at  # type: ignore[attr-defined]
-    except ImportError:
-        warnings.append("pass^k and pass@k are n/a: whileai.measure.pass_at is not available in this build")
-        return {}
+    """k, pass^k, pass@k and headroom from ``whileai.measure.pass_at`` (NaN when it cannot run)."""
     try:
         result = pass_at(df)
     except Exception as exc:  # a measure failure must not hide the group counts

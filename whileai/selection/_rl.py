@@ -548,11 +548,8 @@ def _empty_message(report: dict[str, Any], dropped: dict[str, int], lo: float, h
 
 
 def _hack_scan(selected: pl.DataFrame, endorsed: list[str], hygiene: list[str]) -> Any:
-    try:
-        from whileai.guard import hack_scan  # type: ignore[attr-defined]
-    except ImportError:
-        hygiene.append("hack scan skipped: whileai.guard.hack_scan is not available in this build")
-        return None
+    from whileai.guard import hack_scan
+
     try:
         scan = hack_scan(selected, endorsed=endorsed)
     except WaiError as exc:

@@ -330,10 +330,8 @@ def _object_schema(cls: type, where: str) -> dict[str, Any]:
 
 
 def _is_pydantic_model(cls: type) -> bool:
-    try:
-        from pydantic import BaseModel
-    except ImportError:  # pragma: no cover - pydantic is a dependency
-        return False
+    from pydantic import BaseModel
+
     return issubclass(cls, BaseModel)
 
 
