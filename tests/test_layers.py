@@ -208,3 +208,9 @@ def test_the_layers_on_the_architecture_page():
     for unit in RANK:
         if (ROOT / unit).exists() or (ROOT / f"{unit}.py").exists():
             assert f"`{unit}" in page or f"{unit}/" in page or f"{unit}.py" in page, unit
+
+
+def test_other_packages_import_only_the_public_names_of_table():
+    private = [f"{source} -> {target}" for source, targets in GRAPH.items() for target in targets
+               if target.startswith("whileai.table._") and unit_of(source) != "table"]
+    assert private == []

@@ -11,8 +11,8 @@ from typing import Any
 
 from whileai._checks import check_choice as check_choice
 from whileai.errors import ArgumentError, InputFileError, WaiError
-from whileai.table import _normalize as nz
 from whileai.table import atomic_path
+from whileai.table import normalize as nz
 
 __all__ = ["check_choice", "resolve_tools", "target_path", "writing"]
 

@@ -27,7 +27,7 @@ from whileai.errors import ArgumentError, InputFileError, TrainingSelectionError
 from whileai.exporters._common import resolve_tools
 from whileai.exporters._env_template import MODULE_TEMPLATE
 from whileai.exporters._report import EnvironmentReport
-from whileai.table import _normalize as nz
+from whileai.table import normalize as nz
 
 __all__ = ["export_environment", "holdout_bucket", "load_environment"]
 

@@ -15,8 +15,8 @@ from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
 from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
 from whileai.exporters._encode import Encoding, field_piece, message_json, valid_object
 from whileai.exporters._report import PreferenceExportReport, ToolCallRoundtrip
-from whileai.table import _normalize as nz
 from whileai.table import meta_of
+from whileai.table import normalize as nz
 from whileai.table.schema import MESSAGE, TOOL_CALL
 
 __all__ = ["export_preference", "preference_rows"]

@@ -32,7 +32,7 @@ from whileai.grade._probes import _check_rate
 from whileai.grade._rows import iter_row_chunks
 from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
 from whileai.report import Report
-from whileai.table import _normalize as nz
+from whileai.table import normalize as nz
 
 __all__ = ["GradeReport", "run_judge"]
 

@@ -1,4 +1,4 @@
-"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power."""
+"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, correlation."""
 
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
 from whileai.stats.bootstrap import (
@@ -7,6 +7,8 @@ from whileai.stats.bootstrap import (
     bootstrap_moments,
     paired_bootstrap_ci,
 )
+from whileai.stats.cluster import cluster_mean_ci
+from whileai.stats.correlation import pearson
 from whileai.stats.intervals import mean_interval, t_interval, t_quantile
 from whileai.stats.passk import comb_ratio, pass_at_k, pass_pow_k
 from whileai.stats.permutation import SignFlip, sign_flip_pvalue, sign_flip_test
@@ -30,6 +32,7 @@ __all__ = [
     "bootstrap_means",
     "bootstrap_moments",
     "check_rng",
+    "cluster_mean_ci",
     "cohen_kappa",
     "comb_ratio",
     "concentrated_paired_var",
@@ -42,6 +45,7 @@ __all__ = [
     "paired_tasks_needed",
     "pass_at_k",
     "pass_pow_k",
+    "pearson",
     "percent_agreement",
     "power_at",
     "sign_flip_pvalue",

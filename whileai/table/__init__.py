@@ -1,7 +1,13 @@
-"""The rollout table: schema, readers, writers, task identity and derived columns."""
+"""The rollout table: schema, readers, writers, task identity and derived columns.
 
+Other packages import only the names here and the public modules ``derive``, ``normalize``
+(message and JSON normalisation) and ``schema``; the ``_`` modules are this package's own.
+"""
+
+from whileai.table import normalize
 from whileai.table._kind import StepResult, is_fluent, like_input, meta_of
 from whileai.table._read import IntoRows, frame, read_jsonl_rows, scan
+from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dicts
 from whileai.table._write import (
     atomic_path,
     iter_rows,
@@ -25,12 +31,14 @@ from whileai.table.schema import COLUMNS, MESSAGE, TOOL_CALL, Column
 
 __all__ = [
     "COLUMNS",
+    "JSON_COLUMNS",
     "MESSAGE",
     "TOOL_CALL",
     "Column",
     "IntoRows",
     "StepResult",
     "atomic_path",
+    "column_values",
     "frame",
     "is_fluent",
     "iter_rows",
@@ -40,8 +48,11 @@ __all__ = [
     "meta_of",
     "n_tool_calls",
     "n_turns",
+    "no_gc",
+    "normalize",
     "read_jsonl_rows",
     "reply_chars",
+    "row_dicts",
     "rows",
     "scan",
     "task_key",

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from whileai.defaults import CHUNK_ROWS
 from whileai.errors import EmptyInputError, InputFileError, SchemaError
-from whileai.table import _normalize as nz
+from whileai.table import normalize as nz
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from whileai.table._normalize import prompt_hash
+from whileai.table.normalize import prompt_hash
 
 __all__ = [
     "markers_of",
