@@ -27,6 +27,7 @@ from whileai.errors import ArgumentError, InputFileError, TrainingSelectionError
 from whileai.exporters._common import resolve_tools
 from whileai.exporters._env_template import MODULE_TEMPLATE
 from whileai.exporters._report import EnvironmentReport
+from whileai.table import IntoRows
 from whileai.table import normalize as nz
 
 __all__ = ["export_environment", "holdout_bucket", "load_environment"]
@@ -123,7 +124,7 @@ def _task_row(task: dict[str, Any], index: int, name: str, sys_prompt: str | Non
 
 
 def export_environment(
-    source: Any,
+    source: IntoRows,
     out: str | os.PathLike[str],
     /,
     *,

@@ -43,6 +43,7 @@ from whileai.exporters._encode import valid_object
 from whileai.exporters._privileged import PRIVILEGED_COLUMNS, find_leaks
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.exporters._rows import CARRIED, Counts, Options, build_chunk, prepare_frame
+from whileai.table import IntoRows
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
@@ -231,7 +232,7 @@ class _Run:
 
 
 def export_dataset(
-    source: Any,
+    source: IntoRows,
     output: str | os.PathLike[str] | None = None,
     /,
     *,
@@ -389,7 +390,7 @@ def _large_to_small(dtype: pa.DataType) -> pa.DataType:
 
 
 def training_rows(
-    source: Any,
+    source: IntoRows,
     /,
     *,
     format: Literal["openai", "trl"] = EXPORT_FORMAT,  # type: ignore[assignment]
@@ -423,7 +424,7 @@ def training_rows(
     return out
 
 
-def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"] = "training",
+def to_trl(rows: IntoRows, /, *, kind: Literal["training", "completion", "preference"] = "training",
            **options: Any) -> list[dict[str, Any]]:
     """Rows in the shape TRL's data utilities take.
 
@@ -447,7 +448,7 @@ def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"
     return training_rows(rows, format="trl", **options)
 
 
-def trl_dataset(source: Any, /, *, kind: Literal["training", "completion", "preference"] = "training",
+def trl_dataset(source: IntoRows, /, *, kind: Literal["training", "completion", "preference"] = "training",
                 **options: Any) -> Any:
     """TRL rows as a ``datasets.Dataset`` that keeps every message exactly as written.
 
@@ -501,7 +502,7 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
     return flags
 
 
-def tool_call_roundtrip(rows: Any, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT  # type: ignore[assignment]
+def tool_call_roundtrip(rows: IntoRows, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT  # type: ignore[assignment]
                         ) -> ToolCallRoundtrip:
     """Check that every tool call's arguments parse back as a JSON object.
 

@@ -15,7 +15,7 @@ from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
 from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
 from whileai.exporters._encode import Encoding, field_piece, message_json, valid_object
 from whileai.exporters._report import PreferenceExportReport, ToolCallRoundtrip
-from whileai.table import meta_of
+from whileai.table import IntoRows, meta_of
 from whileai.table import normalize as nz
 from whileai.table.schema import MESSAGE, TOOL_CALL
 
@@ -276,7 +276,7 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
     return lines, report
 
 
-def preference_rows(pairs: Any, /, *, format: Literal["openai", "trl", "fireworks"] = "openai",  # type: ignore[assignment]
+def preference_rows(pairs: IntoRows, /, *, format: Literal["openai", "trl", "fireworks"] = "openai",  # type: ignore[assignment]
                     drop_ties: bool = True, validate: bool = True, system_prompt: str | None = None,
                     tools: Any = None) -> list[dict[str, Any]]:
     """The rows ``export_preference`` would write, as a list of dicts (no file)."""
@@ -285,7 +285,7 @@ def preference_rows(pairs: Any, /, *, format: Literal["openai", "trl", "firework
 
 
 def export_preference(
-    pairs: Any,
+    pairs: IntoRows,
     output: str | os.PathLike[str],
     /,
     *,

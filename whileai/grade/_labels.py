@@ -24,6 +24,7 @@ from pydantic import Field
 from whileai import table
 from whileai.errors import JudgeError
 from whileai.report import Report
+from whileai.table import IntoRows
 
 __all__ = ["LabelReport", "Labeled", "attach_labels"]
 
@@ -160,7 +161,7 @@ class _LabelColumns:
 
 
 def attach_labels(
-    rows: Any,
+    rows: IntoRows,
     /,
     labels: Any,
     *,

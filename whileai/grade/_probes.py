@@ -44,6 +44,7 @@ from whileai.grade._rows import row_dicts
 from whileai.report import Report
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
+from whileai.table import IntoRows
 
 __all__ = ["ProbeReport", "judge_probes", "resolvable_rate"]
 
@@ -203,7 +204,7 @@ def _passes(verdicts: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def judge_probes(
-    rows: Any,
+    rows: IntoRows,
     /,
     judge: Callable[[Any], Any],
     *,

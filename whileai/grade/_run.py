@@ -32,6 +32,7 @@ from whileai.grade._probes import _check_rate
 from whileai.grade._rows import iter_row_chunks
 from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
 from whileai.report import Report
+from whileai.table import IntoRows
 from whileai.table import normalize as nz
 
 __all__ = ["GradeReport", "run_judge"]
@@ -117,7 +118,7 @@ def _check_concurrency(concurrency: Any) -> int:
 
 
 def run_judge(
-    rows: Any,
+    rows: IntoRows,
     /,
     judge: Callable[[Any], Any],
     *,

@@ -48,6 +48,7 @@ from whileai.report import Report
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
+from whileai.table import IntoRows
 
 __all__ = ["GOLD_KINDS", "JudgeTrustReport", "format_judge_trust", "gold_words", "judge_trust", "trust_summary"]
 
@@ -225,7 +226,7 @@ _COLUMNS = ("reward", "gold_reward", "gold_kind", "final_text", "rollout_id", "s
 
 
 def judge_trust(
-    rows: Any,
+    rows: IntoRows,
     /,
     judge: Callable[[Any], Any] | None = None,
     *,

@@ -50,7 +50,7 @@ from whileai.guard._common import check_fraction, check_positive_int, check_stri
 from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
-from whileai.table import like_input
+from whileai.table import IntoRows, like_input
 
 __all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
 
@@ -144,9 +144,9 @@ class Decontaminated(NamedTuple):
 
 
 def decontaminate(
-    rows: Any,
+    rows: IntoRows,
     /,
-    eval: Any = None,  # noqa: A002 - the seeds' name for the argument
+    eval: IntoRows | Sequence[IntoRows] | None = None,  # noqa: A002 - the seeds' name for the argument
     *,
     against: Any = None,
     fields: Sequence[str] | str = ("prompt",),

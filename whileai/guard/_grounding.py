@@ -8,8 +8,9 @@ result that came before the call. No categories, any agent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 import polars as pl
@@ -30,7 +31,7 @@ from whileai.guard._common import (
     stamp_markers,
 )
 from whileai.report import Report, fmt_ci
-from whileai.table import like_input
+from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"]
 
@@ -79,7 +80,19 @@ def _ungrounded(df: pl.DataFrame, ignore_keys: Sequence[str], allow: Sequence[st
     return bad, has_calls
 
 
-def mark_grounding(rows: Any, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+@overload
+def mark_grounding(rows: FluentT, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> FluentT: ...
+@overload
+def mark_grounding(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> pl.DataFrame: ...
+@overload
+def mark_grounding(rows: Iterable[Mapping[str, Any]], /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> list[dict[str, Any]]: ...
+@overload
+def mark_grounding(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> Any: ...
+def mark_grounding(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
                    min_len: int = GROUNDING_MIN_CHARS) -> Any:
     """Stamp ``argument_grounding``: 1.0 when every string argument of every call is grounded.
 
@@ -169,7 +182,7 @@ class GroundingReport(Report):
         return "\n".join(lines)
 
 
-def grounding_report(rows: Any, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+def grounding_report(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
                      min_len: int = GROUNDING_MIN_CHARS, examples: int = GUARD_EXAMPLES * 4) -> GroundingReport:
     """Grounded share of rows, its interval over tasks, and the invented arguments by tool and key.
 

@@ -45,6 +45,7 @@ from whileai.guard._common import agent_text_of, check_fraction, check_positive_
 from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
 from whileai.report import Report, fmt_num
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["HackScanReport", "hack_scan"]
 
@@ -184,7 +185,7 @@ def _fmt_signed(value: float) -> str:
 
 
 def hack_scan(
-    rows: Any,
+    rows: IntoRows,
     /,
     *,
     endorsed: Sequence[str] | str | None = None,

@@ -17,7 +17,7 @@ from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD, LENGTH_MAX_SPREAD, 
 from whileai.guard._common import check_fraction, graded_mask, pearson
 from whileai.guard._tokens import combine, tokenize
 from whileai.report import Report, fmt_num
-from whileai.table import like_input
+from whileai.table import IntoRows, like_input
 
 __all__ = [
     "CorrelationReport",
@@ -64,7 +64,7 @@ class CorrelationReport(Report):
         return "\n".join(lines)
 
 
-def reward_correlations(rows: Any, /, *, threshold: float = HACK_THRESHOLD) -> CorrelationReport:
+def reward_correlations(rows: IntoRows, /, *, threshold: float = HACK_THRESHOLD) -> CorrelationReport:
     """Pooled Pearson correlation of reward with reply length, tool calls and assistant turns.
 
     The older, coarser check beside :func:`hack_scan`: pooled over every graded row, so it also
@@ -153,7 +153,7 @@ class Deduped(NamedTuple):
     report: DedupeReport
 
 
-def dedupe_groups(rows: Any, /) -> Deduped:
+def dedupe_groups(rows: IntoRows, /) -> Deduped:
     """Drop repeated trajectories within an ask, keeping the first of each.
 
     The same trajectory twice adds nothing to a group-relative advantage (seeds, "Prune before
@@ -241,7 +241,7 @@ class NearDuplicateReport(Report):
         return "\n".join(lines)
 
 
-def near_duplicate_prompts(rows: Any, /, *, threshold: float = NEAR_DUP_JACCARD,
+def near_duplicate_prompts(rows: IntoRows, /, *, threshold: float = NEAR_DUP_JACCARD,
                            examples: int = GUARD_EXAMPLES) -> NearDuplicateReport:
     """Pairs of distinct prompts whose word sets have Jaccard similarity at or above ``threshold``.
 
@@ -389,7 +389,7 @@ class LengthReport(Report):
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
 
 
-def length_report(rows: Any, /, *, max_spread: float = LENGTH_MAX_SPREAD) -> LengthReport:
+def length_report(rows: IntoRows, /, *, max_spread: float = LENGTH_MAX_SPREAD) -> LengthReport:
     """Reply length in characters: median, maximum, truncations, and asks with a wide spread.
 
     A wide spread inside one ask (longest reply over ``max_spread`` times the shortest) is where a

@@ -15,9 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from whileai import table
 from whileai.errors import ArgumentError, StageError
 from whileai.report import Report
+from whileai.table import FluentT, IntoRows
 
 __all__ = [
     "STAGES",
@@ -98,7 +99,15 @@ def _check_stage(stage: Any) -> str:
     return str(stage)
 
 
-def stamp_stage(rows: Any, /, stage: str) -> Any:
+@overload
+def stamp_stage(rows: FluentT, /, stage: str) -> FluentT: ...
+@overload
+def stamp_stage(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], /, stage: str) -> pl.DataFrame: ...
+@overload
+def stamp_stage(rows: Iterable[Mapping[str, Any]], /, stage: str) -> list[dict[str, Any]]: ...
+@overload
+def stamp_stage(rows: IntoRows, /, stage: str) -> Any: ...
+def stamp_stage(rows: IntoRows, /, stage: str) -> Any:
     """Record which pipeline stage the rows fed (seeds, "Stage lineage"), as ``lineage.stage``.
 
     Args:
@@ -174,7 +183,7 @@ def _render_stages(report: StageReport) -> str:
     return "\n".join([line, *(f"  ! {w}" for w in report.warnings)])
 
 
-def stage_report(rows: Any, /) -> StageReport:
+def stage_report(rows: IntoRows, /) -> StageReport:
     """Count rows and tasks per stage and flag tasks used in both eval and a training stage.
 
     A task (``task_key``) scored in eval and trained on in sft, rm, rl or mid makes the eval
@@ -360,7 +369,15 @@ def spec_version(spec: Any, /) -> str:
     return load_spec(spec).version
 
 
-def stamp_spec(rows: Any, spec: Any, /) -> Any:
+@overload
+def stamp_spec(rows: FluentT, spec: Any, /) -> FluentT: ...
+@overload
+def stamp_spec(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], spec: Any, /) -> pl.DataFrame: ...
+@overload
+def stamp_spec(rows: Iterable[Mapping[str, Any]], spec: Any, /) -> list[dict[str, Any]]: ...
+@overload
+def stamp_spec(rows: IntoRows, spec: Any, /) -> Any: ...
+def stamp_spec(rows: IntoRows, spec: Any, /) -> Any:
     """Tag every row with the spec it was judged under: ``lineage.spec_id`` and ``lineage.spec_version``.
 
     Then you can ask whether adherence held from one spec (or model) version to the next.

@@ -46,6 +46,7 @@ from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, t_quantile
 from whileai.stats.power import detectable_effect_sd, noise_band_width, paired_tasks_needed
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 
@@ -210,7 +211,7 @@ def _ci_words(ci: tuple[float, float] | None) -> str:
     return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
 
 
-def delta_report(before: Any, after: Any, *, target: str | None = None, must_not_regress: Sequence[str] = (),
+def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None, must_not_regress: Sequence[str] = (),
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,

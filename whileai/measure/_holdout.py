@@ -41,6 +41,7 @@ from whileai.stats.power import (
     z_sum,
 )
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["HoldoutSizeReport", "detectable_effect", "holdout_size"]
 
@@ -110,7 +111,7 @@ def _check_effect(effect: Any) -> float:
 
 
 def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None = None, power: float = POWER,
-                 alpha: float = ALPHA, before: Any = None, after: Any = None, task_std: float | None = None,
+                 alpha: float = ALPHA, before: IntoRows | None = None, after: IntoRows | None = None, task_std: float | None = None,
                  ceiling_pass_rate: float = CEILING_PASS_RATE, n_boot: int = BOOTSTRAP_DRAWS,
                  level: float = CI_LEVEL, seed: int | np.random.Generator | None = DEFAULT_SEED) -> HoldoutSizeReport:
     """Paired tasks a holdout needs to prove a gain of ``effect`` at ``power``.

@@ -37,6 +37,7 @@ from whileai.report import Report, fmt_num
 from whileai.stats.intervals import IntervalMethod
 from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["PassAt", "pass_at"]
 
@@ -159,7 +160,7 @@ class PassAt(Report):
         return "\n".join("\t".join(r) for r in rows)
 
 
-def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
+def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
             level: float = CI_LEVEL, ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
             kway_ci_method: IntervalMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
             binary_ci: Literal["wilson"] | None = BINARY_CI_METHOD,  # type: ignore[assignment]

@@ -29,6 +29,7 @@ from whileai.measure._common import (
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["MarkerSummary", "MetricSummary", "marker_summary", "metric_summary"]
 
@@ -134,7 +135,7 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
     return out
 
 
-def metric_summary(rows: Any, /, metric: str = PASS_AT_1, *, level: float = CI_LEVEL,
+def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float = CI_LEVEL,
                    ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MetricSummary:
     """One metric's mean over tasks with an interval over tasks (seeds, "Intervals and comparison").
@@ -182,7 +183,7 @@ def metric_summary(rows: Any, /, metric: str = PASS_AT_1, *, level: float = CI_L
     return s
 
 
-def marker_summary(rows: Any, /, *, names: Sequence[str] | None = None, level: float = CI_LEVEL,
+def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, level: float = CI_LEVEL,
                    ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MarkerSummary:
     """Every marker's mean over tasks with its interval; degenerate markers named in one warning.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import polars as pl
@@ -23,6 +22,7 @@ from whileai.measure._common import (
 from whileai.report import Report
 from whileai.stats.intervals import t_quantile
 from whileai.stats.power import noise_band_width
+from whileai.table import IntoRows
 
 __all__ = ["EvalVarianceReport", "eval_variance", "noise_band", "run_labels", "run_means"]
 
@@ -169,7 +169,7 @@ def run_means(values: pl.DataFrame, metrics: list[str]) -> tuple[dict[str, dict[
     return out, common
 
 
-def eval_variance(*runs: Any, metric: str = PASS_AT_1, by: str | None = None, level: float = CI_LEVEL) -> EvalVarianceReport:
+def eval_variance(*runs: IntoRows, metric: str = PASS_AT_1, by: str | None = None, level: float = CI_LEVEL) -> EvalVarianceReport:
     """The eval's own re-run standard deviation over three or more evaluations of the same model.
 
     One evaluation is a draw, not a number: re-running the same eval on the same model moves it,

@@ -5,8 +5,17 @@ Other packages import only the names here and the public modules ``derive``, ``n
 """
 
 from whileai.table import normalize
-from whileai.table._kind import StepResult, is_fluent, like_input, meta_of
-from whileai.table._read import IntoRows, frame, read_jsonl_rows, scan
+from whileai.table._kind import (
+    Fluent,
+    FluentT,
+    HasFrame,
+    IntoRows,
+    StepResult,
+    is_fluent,
+    like_input,
+    meta_of,
+)
+from whileai.table._read import frame, read_jsonl_rows, scan
 from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dicts
 from whileai.table._write import (
     atomic_path,
@@ -35,6 +44,9 @@ __all__ = [
     "MESSAGE",
     "TOOL_CALL",
     "Column",
+    "Fluent",
+    "FluentT",
+    "HasFrame",
     "IntoRows",
     "StepResult",
     "atomic_path",

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -19,12 +19,11 @@ import pyarrow as pa
 from whileai.defaults import CHUNK_ROWS
 from whileai.errors import EmptyInputError, InputFileError, SchemaError
 from whileai.table import normalize as nz
+from whileai.table._kind import IntoRows
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 
-#: Everything a step accepts as rows.
-IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, str, os.PathLike, Sequence[Mapping[str, Any]], Any]
 
 _MESSAGES_DTYPE = pl.List(MESSAGE)
 _ARROW_MESSAGES = pl.Series("m", [], dtype=_MESSAGES_DTYPE).to_arrow().type
