@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from whileai import table
 from whileai.defaults import PAIR_MIN_MARGIN, PASS_THRESHOLD
+from whileai.errors import translate
 from whileai.grade import _run as _grade_run
 from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
 from whileai.simulation import _engine
@@ -203,7 +204,9 @@ def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bo
     def call(*args: P.args, **kwargs: P.kwargs) -> D:
         source = args[0] if rows_in and args else None
         out_cls = cast("type[D]", type(source)) if keep_class and isinstance(source, RolloutData) else cls
-        return _wrap(source, step(*args, **kwargs), out_cls)
+        with translate(step.__name__):  # the steps' boundary: a foreign error becomes ours, from exc
+            result = step(*args, **kwargs)
+        return _wrap(source, result, out_cls)
 
     call.__module__ = __name__
     call.__qualname__ = step.__name__

@@ -126,7 +126,7 @@ class _Run:
                 f"principle or hidden state) in an assistant turn (rows {shown}{'...' if n_leaked > 10 else ''}); the "
                 "export scrubs the key, not the reply, so training on them teaches the model to say what only the grader "
                 "was told. Drop those rows (leak_report names them) or pass validate=False.",
-                reason="privileged_leak", rows=leaked, n_leaked=n_leaked,
+                reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
     def _build(self, start: int) -> tuple[pl.DataFrame, Counts]:

@@ -253,7 +253,7 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
     if pairs_n == 0:
         raise TrainingSelectionError(
             f"pairs must leave at least one pair to write, got none of {counts['n']} ({dropped or 'all dropped'}). "
-            "Check that chosen and rejected differ at an agent turn.", reason="no_pairs", dropped=dropped,
+            "Check that chosen and rejected differ at an agent turn.", reason="no_pairs", counts=dropped,
         )
     if validate and counts["bad"]:
         raise TrainingSelectionError(

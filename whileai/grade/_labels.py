@@ -245,7 +245,7 @@ def attach_labels(
             f"{first['_key']!r} as {first['_matched_as']} names {first['n']} rows). Pooled runs on one pinned grid share "
             "scenario_id#rollout_index; stamp a unique rollout_id on every row (for example "
             "row['rollout_id'] = f'{run}-{i:05d}') and key the labels on it. Nothing was changed.",
-            n_ambiguous=multi.height,
+            counts={"n_ambiguous": multi.height},
         )
     unmatched = pending.sort("_li")
     report.matched = matched["_li"].n_unique()
@@ -262,7 +262,7 @@ def attach_labels(
             f"labels must name rows of this table, got {len(records)} label(s) that name none (first: "
             f"{report.unmatched_keys[0] if report.unmatched_keys else '?'}). A key is the row's rollout_id, "
             "'scenario_id#rollout_index', or its prompt; check the labels belong to these rows.",
-            n_labels=len(records),
+            counts={"n_labels": len(records)},
         )
     if unmatched.height:
         report.warnings.append(

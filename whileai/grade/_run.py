@@ -353,5 +353,6 @@ def _trust_outcome(report: GradeReport, trust_report: JudgeTrustReport, mode: st
         line = f"judge check {word}: {detail}".rstrip(": ")
     if mode == "require":
         raise JudgeError(f"the judge must pass its check against gold labels under trust='require', got: {line} "
-                         "Or pass trust='warn' to grade anyway.", trust=report.trust)
+                         "Or pass trust='warn' to grade anyway.", reason=trust_report.status,
+                         report=trust_report)
     report.warnings.append(line)

@@ -381,7 +381,7 @@ def measure_trust(
                        "are not a measurement of the judge. Label rows by hand (kind='human') or with a program "
                        "(kind='program'), or pass allow_model_gold=True to read them anyway.")
             if refuse_model_gold:
-                raise JudgeError(message, n_model=n_model)
+                raise JudgeError(message, counts={"n_model": n_model})
             report.warnings.append("judge trust is unmeasured: " + message)
             report.skipped = {"partial": 0, "ungraded": 0, "model_gold": n_model, "share": float("nan")}
             report.gold_kind = "model"

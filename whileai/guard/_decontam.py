@@ -507,7 +507,7 @@ def _embed(embedder: Callable[[list[str]], Any], texts: list[str], what: str, di
             raise ContaminationError(
                 f"embedder must return one vector per text, shape ({len(batch)}, {want_d}) for {len(batch)} {what}, "
                 f"got shape {arr.shape}. Return a 2-D array with one row per input text.",
-                shape=tuple(arr.shape),
+                value=tuple(arr.shape),
             )
         if not np.isfinite(arr).all():
             raise ContaminationError(f"embedder returned NaN or infinite values for {what}. Fix the embedder.")

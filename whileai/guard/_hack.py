@@ -639,7 +639,7 @@ def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str,
             f"feature {name!r} raised {type(exc).__name__}: {exc} on graded row {index} "
             f"(task {row.get('task_key') or row.get('scenario_id') or row.get('task_id')!r}). "
             "Make the function handle every row (return None for 'not measured'), or drop it from features=.",
-            feature=name, row=index,
+            name=name, row=index,
         ) from exc
     if value is None:
         return float("nan")
@@ -649,7 +649,7 @@ def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str,
         return float(value)
     raise ArgumentError(
         f"feature {name!r} must return a number, a bool or None, got {value!r} on graded row {index}. "
-        "Return a number.", feature=name, row=index,
+        "Return a number.", name=name, row=index,
     )
 
 

@@ -23,7 +23,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from whileai import table
-from whileai.errors import ArgumentError, StageError
+from whileai.errors import ArgumentError, SpecError, StageError
 from whileai.report import Report
 from whileai.table import FluentT, IntoRows
 
@@ -46,10 +46,6 @@ __all__ = [
 STAGES: tuple[str, ...] = ("sft", "rm", "rl", "eval", "mid")
 _TRAINING = ("sft", "rm", "rl", "mid")
 _SPEC_HASH_CHARS = 12  # whileai 0.131 spec versions are 12 hex characters of the content hash
-
-
-class SpecError(ArgumentError, TypeError):
-    """A spec that cannot be loaded (also a TypeError, as whileai 0.131 raised)."""
 
 
 # ------------------------------------------------------------------------------------------
@@ -95,7 +91,7 @@ def _stage_expr(df: pl.DataFrame) -> pl.Expr:
 def _check_stage(stage: Any) -> str:
     if stage not in STAGES:
         raise StageError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}. Use 'sft', 'rm', 'rl', 'eval' or 'mid'.",
-                         stage=stage)
+                         value=stage)
     return str(stage)
 
 

@@ -170,7 +170,7 @@ def require_graded(df: pl.DataFrame, what: str) -> None:
         raise TrainingSelectionError(
             f"{what} needs graded rows, but none of the {df.height} rows carries a reward. "
             "Grade first: scored = data.grade(judge=...) (or whileai.grade.run_judge), then select.",
-            n_rows=df.height,
+            counts={"n_rows": df.height},
         )
 
 

@@ -218,7 +218,7 @@ def publish_gate(
         warnings=warnings,
     )
     if refusal is not None and strict:
-        raise PublishGateError(f"{refusal[0]}: {refusal[1]}", refusal=refusal[0], report=report)
+        raise PublishGateError(f"{refusal[0]}: {refusal[1]}", reason=refusal[0], report=report)
     return report
 
 

@@ -335,7 +335,7 @@ def select_for_rl(
         "band": int(counts["band_rows"]) if enforce_band else 0,
     }
     if eligible.height == 0:
-        raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, dropped=dropped)
+        raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, counts=dropped)
 
     # 6. order whole groups and take them up to target
     eligible = eligible.join(_group_fault_kinds(work, eligible), on="_tid", how="left")

@@ -210,7 +210,7 @@ def select_for_sft(
             f"{best!r} over {df.height - report['n_ungraded']} graded rows"
             + (f" ({report['n_junk']} junk rows excluded)" if report["n_junk"] else "")
             + ". Lower min_reward= for a partial-credit grader, or grade more completions per prompt.",
-            min_reward=min_reward, best_reward=best,
+            value=min_reward, counts={"best_reward": best},
         )
     report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
 

@@ -323,7 +323,7 @@ class Endpoint:
         return EndpointError(
             f"model server at {self.base_url} must answer within {self.timeout:g} s, but it {kind} "
             f"{self.max_retries + 1} times. Check the server is up and base_url is right, or raise timeout=.",
-            base_url=self.base_url, kind=type(exc).__name__,
+            url=self.base_url, reason=type(exc).__name__,
         )
 
     def _decode(self, response: httpx.Response) -> Any:
@@ -340,7 +340,7 @@ class Endpoint:
                   "The request was refused; the message above says why.")
             raise EndpointError(
                 f"model server at {self.base_url} must accept the request, but it answered {status}{tries}: {body!r}. {fix}",
-                status=status, base_url=self.base_url,
+                status=status, url=self.base_url,
             )
         try:
             return response.json()
@@ -348,7 +348,7 @@ class Endpoint:
             raise EndpointError(
                 f"model server at {self.base_url} must answer JSON, got {self._redact(response.text[:120])!r}. "
                 "Check base_url points at the /v1 API, not a web page.",
-                base_url=self.base_url,
+                url=self.base_url,
             ) from None
 
     def _redact(self, text: str) -> str:
@@ -360,12 +360,12 @@ class Endpoint:
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             raise EndpointError(
                 f"model server at {self.base_url} must answer with choices, got {self._redact(str(data)[:160])!r}. "
-                "Check the server speaks the OpenAI chat-completions API.", base_url=self.base_url)
+                "Check the server speaks the OpenAI chat-completions API.", url=self.base_url)
         choice = choices[0]
         raw = choice.get("message")
         if not isinstance(raw, Mapping):
             raise EndpointError(f"model server at {self.base_url} must answer a message in choices[0], got "
-                                f"{self._redact(str(choice)[:160])!r}. Check the server version.", base_url=self.base_url)
+                                f"{self._redact(str(choice)[:160])!r}. Check the server version.", url=self.base_url)
         message: dict[str, Any] = {"role": "assistant", "content": raw.get("content")}
         if raw.get("tool_calls"):
             message["tool_calls"] = raw["tool_calls"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai.defaults import STORE_ENV, STORE_PATH
-from whileai.errors import StoreBusyError, StoreError
+from whileai.errors import StoreBusyError, StoreError, translate
 from whileai.store._migrations import migrate
 
 __all__ = ["connect", "resolve_path", "transaction"]
@@ -90,7 +90,8 @@ def connect(path: Path, *, timeout: float, create: bool = True) -> Iterator[Any]
                 f"store file {str(path)!r} cannot be migrated ({exc}). Move it aside and let whileai create a new one.",
                 path=str(path),
             ) from exc
-        yield con
+        with translate(f"the store at {str(path)!r}", path=str(path), store=True):
+            yield con
     finally:
         con.close()
 

@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from whileai.defaults import CHUNK_ROWS
-from whileai.errors import EmptyInputError, InputFileError, SchemaError
+from whileai.errors import EmptyInputError, InputFileError, SchemaError, translate
 from whileai.table import normalize as nz
 from whileai.table._kind import IntoRows
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
@@ -61,16 +61,17 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
         ('t1', 1.0)
     """
     source = _describe(rows)
-    df = _load(rows, columns)
-    # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
-    build_messages = not columns or "messages" in columns
-    if df.height == 0:
-        if allow_empty:
-            return _normalize_frame(df, source, build_messages=build_messages)
-        raise EmptyInputError(
-            f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
-        )
-    return _normalize_frame(df, source, build_messages=build_messages)
+    with translate(f"reading rows from {source}", path=rows if isinstance(rows, (str, os.PathLike)) else None):
+        df = _load(rows, columns)
+        # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
+        build_messages = not columns or "messages" in columns
+        if df.height == 0:
+            if allow_empty:
+                return _normalize_frame(df, source, build_messages=build_messages)
+            raise EmptyInputError(
+                f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
+            )
+        return _normalize_frame(df, source, build_messages=build_messages)
 
 
 def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai.defaults import CHUNK_ROWS, SCHEMA_VERSION
-from whileai.errors import InputFileError
+from whileai.errors import InputFileError, translate
 from whileai.table._rowdicts import _row_out, message_out, row_dicts
 from whileai.table.schema import DERIVED_COLUMNS
 
@@ -102,9 +102,10 @@ def write_parquet(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
 def write(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write to JSONL or Parquet by the path's suffix (``.parquet``/``.pq``, else JSONL)."""
     name = str(path).lower()
-    if name.endswith((".parquet", ".pq")):
-        return write_parquet(df, path)
-    return write_jsonl(df, path)
+    with translate(f"writing {str(path)!r}", path=path):
+        if name.endswith((".parquet", ".pq")):
+            return write_parquet(df, path)
+        return write_jsonl(df, path)
 
 
 def to_arrow(df: pl.DataFrame) -> pa.Table:
