@@ -214,3 +214,20 @@ def test_other_packages_import_only_the_public_names_of_table():
     private = [f"{source} -> {target}" for source, targets in GRAPH.items() for target in targets
                if target.startswith("whileai.table._") and unit_of(source) != "table"]
     assert private == []
+
+
+def test_code_and_docs_cite_papers_and_our_pages_not_planning_files():
+    import re
+
+    banned = re.compile(r"\([Ss]eeds[,:] [A-Za-z\"]|\b[Ss]eeds,? \"|\bSeeds[,:]|\bthe seeds\b|DESIGN\.md|CONVENTIONS\.md|/work/shared")
+    repo = ROOT.parent
+    found = []
+    for folder in ("whileai", "docs", "recipes", "benchmarks", "tests"):
+        for path in (repo / folder).rglob("*"):
+            if path.suffix in (".py", ".md", ".txt") and path.name != "test_layers.py":
+                for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                    if banned.search(line):
+                        found.append(f"{path.relative_to(repo)}:{number}: {line.strip()}")
+    found += [f"README.md: {line}" for line in (repo / "README.md").read_text(encoding="utf-8").splitlines()
+              if banned.search(line)]
+    assert found == []

@@ -140,7 +140,7 @@ def export_environment(
 ) -> EnvironmentReport:
     """Write a ``verifiers`` environment package a GRPO trainer can load: a module plus its data.
 
-    The package (seeds, "The loop": "A verifiers environment for GRPO") holds ``README.md``,
+    The package (docs/export.md, "A verifiers environment for GRPO": "A verifiers environment for GRPO") holds ``README.md``,
     ``pyproject.toml``, ``<name>/__init__.py`` with ``load_environment()``, ``<name>/spec.json``
     (system prompt, tools, max turns, reward) and ``<name>/data/train.jsonl`` and
     ``holdout.jsonl``: one row per task (``prompt`` messages, ``info`` with the task's pass rate

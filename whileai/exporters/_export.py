@@ -247,7 +247,7 @@ def export_dataset(
 ) -> ExportReport:
     """Write training rows for a trainer, to JSONL or Parquet, streaming and atomically.
 
-    Each rollout becomes one training row (seeds, "Export training rows"): the whole conversation
+    Each rollout becomes one training row (docs/export.md, "What a row holds"): the whole conversation
     with the system prompt first, a ``loss_mask`` of one 0/1 per message (1 on the agent's turns,
     0 on system, user and tool-output turns: tool output is the environment's text, not the
     policy's), the tool schemas, the reward and the task's group stats (group_id, k, n0/n1,
@@ -404,8 +404,8 @@ def training_rows(
 ) -> list[dict[str, Any]]:
     """The training rows ``export_dataset`` would write, as a list of dicts (no file).
 
-    Same arguments and the same rows as :func:`export_dataset` (seeds: "training_rows is the
-    list-returning half of the same path"); see there.
+    Same arguments and the same rows as :func:`export_dataset` (docs/export.md: training_rows is the
+    list-returning half of the same path); see there.
 
     Examples:
         >>> rows = [{"scenario_id": "t1", "prompt": "hi", "final_text": "hello", "reward": 1.0}]
@@ -487,7 +487,7 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
               mode: Literal["assistant", "final"] = EXPORT_MASK_MODE) -> list[int]:  # type: ignore[assignment]
     """One 0/1 per message: 1 on the agent's turns, 0 on system, user and tool turns.
 
-    ``mode="final"`` sets 1 on the last assistant message only (seeds, "Export training rows").
+    ``mode="final"`` sets 1 on the last assistant message only (docs/export.md, "What a row holds").
 
     Examples:
         >>> msgs = [{"role": "user"}, {"role": "assistant"}, {"role": "tool"}, {"role": "assistant"}]
@@ -508,8 +508,8 @@ def tool_call_roundtrip(rows: IntoRows, /, *, format: Literal["openai", "trl"] =
 
     ``format`` names the encoding the check vouches for: ``"openai"`` checks arguments as a JSON
     string that decodes to an object, ``"trl"`` as the object a chat template renders with
-    ``| tojson`` (seeds: "the tool_call_roundtrip block names which of the two encodings it
-    checked, so invalid: 0 says what it actually vouches for").
+    ``| tojson``: the report names which of the two encodings it checked, so ``invalid: 0`` says
+    what it actually vouches for (docs/export.md, "Checks that refuse").
 
     Examples:
         >>> call = {"function": {"name": "f", "arguments": "{bad"}}

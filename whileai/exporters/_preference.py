@@ -299,7 +299,7 @@ def export_preference(
 
     ``format="openai"``: the ask as ``prompt`` and each side's whole conversation (system prompt
     first) as ``chosen``/``rejected``. ``format="trl"``: the one-turn preference TRL's
-    ``DPOTrainer`` trains as it should (seeds, "Export training rows"): ``prompt`` is the prefix
+    ``DPOTrainer`` trains as it should (docs/export.md, "Preference pairs"): ``prompt`` is the prefix
     both sides share (tool turns and later asks included) and ``chosen``/``rejected`` are each the
     one assistant turn where the sides diverge, because DPO masks the prompt and scores every
     completion token (Lambert 2025, chapter Direct Alignment); later turns are cut and the pairs

@@ -1,6 +1,6 @@
 """Attach gold labels (people's or a program's 0/1 verdicts) to rows, by key.
 
-Seeds, "Trust the numbers": labels come as ``[{"key": ..., "label": 0 or 1}, ...]`` or a
+docs/grade.md, "Labels": labels come as ``[{"key": ..., "label": 0 or 1}, ...]`` or a
 ``{key: label}`` dict. A key names its row as the row's ``rollout_id``, as
 ``"scenario_id#rollout_index"``, as ``scenario_id`` plus ``rollout_index`` given as two fields,
 or as the prompt. A key that names no row is listed under warnings with the form it was read
@@ -169,7 +169,7 @@ def attach_labels(
 ) -> Labeled:
     """Stamp gold labels on the rows they name: ``gold_reward`` (0/1) and ``gold_kind``.
 
-    Seeds, "Trust the numbers". A string key is matched as the row's ``rollout_id``, then as
+    docs/grade.md, "Labels". A string key is matched as the row's ``rollout_id``, then as
     ``"scenario_id#rollout_index"``, then as the prompt (the first form that names a row wins);
     records may instead give ``rollout_id``, ``scenario_id`` plus ``rollout_index``, or
     ``prompt`` as fields. A row named by several labels gets their majority (an even split

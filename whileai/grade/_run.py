@@ -133,7 +133,7 @@ def run_judge(
     allow_model_gold: bool = False,
     max_skipped_share: float = MAX_SKIPPED_SHARE,
 ) -> table.StepResult:
-    """Grade every row with ``judge`` and return the scored rows (seeds, The loop, Grade).
+    """Grade every row with ``judge`` and return the scored rows (README.md, "The loop, offline, no key", Grade).
 
     The judge takes one row dict and returns a number in [0, 1], a bool, or
     ``{"reward": ..., "markers": {...}, "reason": ..., ...}``. Markers land in the ``markers``

@@ -1,6 +1,6 @@
 """Does the judge agree with people? Agreement, kappa, halves, length bias, consistency, probes.
 
-Seeds, "Trust the numbers": agreement with a Wilson interval and Cohen's kappa against gold
+docs/grade.md, "judge_trust": agreement with a Wilson interval and Cohen's kappa against gold
 labels, agreement on two task halves (tune the rubric on one, read the other), the judge's pass
 rate on short versus long replies within the same human label (length bias the humans rule out),
 and with the judge callable a re-judge of a sample as-is (consistency) and with neutral filler
@@ -52,7 +52,7 @@ from whileai.table import IntoRows
 
 __all__ = ["GOLD_KINDS", "JudgeTrustReport", "format_judge_trust", "gold_words", "judge_trust", "trust_summary"]
 
-#: Accepted gold kinds; "verifier" reads as "program" (seeds, "Trust the numbers").
+#: Accepted gold kinds; "verifier" reads as "program" (docs/grade.md, "judge_trust").
 GOLD_KINDS = ("human", "program", "model")
 
 _NOT_MEASURED = (
@@ -243,7 +243,7 @@ def judge_trust(
     level: float = CI_LEVEL,
     judge_name: str | None = None,
 ) -> JudgeTrustReport:
-    """Check the judge's rewards against gold labels (seeds, "Trust the numbers").
+    """Check the judge's rewards against gold labels (docs/grade.md, "judge_trust").
 
     Counts the labeled rows whose judge reward is exactly 0 or 1 (partial-credit rows are
     skipped and counted; over ``max_skipped_share`` the check is INCONCLUSIVE) and gives

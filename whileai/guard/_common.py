@@ -33,7 +33,7 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------------------------
-# argument checks (before any data is touched; CONVENTIONS.md point 7)
+# argument checks (before any data is touched; docs/architecture.md, "Errors")
 # ------------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,6 @@
 """Argument grounding: does every string argument of every tool call come from somewhere?
 
-Seeds, "Argument grounding": a policy trained to call a tool learns to call it before it learns
+docs/guard.md, "Argument grounding": a policy trained to call a tool learns to call it before it learns
 when not to, and invents arguments (an order id on a prompt that gave none). A string argument is
 grounded when it appears (case-insensitively) in the prompt, the user and system turns, or a tool
 result that came before the call. No categories, any agent.
@@ -96,7 +96,7 @@ def mark_grounding(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = (), 
                    min_len: int = GROUNDING_MIN_CHARS) -> Any:
     """Stamp ``argument_grounding``: 1.0 when every string argument of every call is grounded.
 
-    Seeds, "Argument grounding": a string argument is grounded when it appears in the prompt,
+    docs/guard.md, "Argument grounding": a string argument is grounded when it appears in the prompt,
     the user and system turns, or an earlier tool result; rows with no calls count as grounded.
     ``must_not_regress=["argument_grounding"]`` then fails the run that learned to invent.
 

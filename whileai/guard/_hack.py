@@ -1,6 +1,6 @@
 """``hack_scan``: what will the policy learn? Reward against every candidate feature, within ask.
 
-Seeds, "What will the policy learn?": reward and every candidate feature are centred within ask
+docs/guard.md, "What will the policy learn?": reward and every candidate feature are centred within ask
 (task_key), ranked by that correlation, and compared to a noise floor ``tau`` from shuffling the
 reward within ask. The kernel is a handful of matrix products:
 
@@ -201,7 +201,7 @@ def hack_scan(
     seed: int | np.random.Generator = DEFAULT_SEED,
     top_features: int = HACK_TOP_FEATURES,
 ) -> HackScanReport:
-    r"""Rank what the reward tracks within ask against a shuffle floor (seeds, "What will the policy learn?").
+    r"""Rank what the reward tracks within ask against a shuffle floor (docs/guard.md, "What will the policy learn?").
 
     Reward and every candidate feature are centred within ask (``task_key``), ranked by their
     correlation, and compared with ``tau``, the (1 - ``alpha``) quantile of the largest |rho| over

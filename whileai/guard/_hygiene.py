@@ -156,8 +156,8 @@ class Deduped(NamedTuple):
 def dedupe_groups(rows: IntoRows, /) -> Deduped:
     """Drop repeated trajectories within an ask, keeping the first of each.
 
-    The same trajectory twice adds nothing to a group-relative advantage (seeds, "Prune before
-    training"). A trajectory is the whole conversation (every message, tool call and result) and
+    The same trajectory twice adds nothing to a group-relative advantage (docs/select.md,
+    "the difficulty band"). A trajectory is the whole conversation (every message, tool call and result) and
     the final reply; two rollouts of one ask with equal trajectories are duplicates.
 
     Args:

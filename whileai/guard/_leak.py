@@ -2,8 +2,8 @@
 
 The grader's context (``privileged``: the expected-outcome reference, the hidden world state, a
 principle or rubric) is scrubbed from exported rows, but a reply that quotes it is not: training
-on such rows teaches the model to say what only the grader was told (seeds, "Export training
-rows"). Every string of at least ``min_len`` characters in a row's privileged context is looked
+on such rows teaches the model to say what only the grader was told (docs/export.md, "Checks
+that refuse"). Every string of at least ``min_len`` characters in a row's privileged context is looked
 for, case-insensitively, in that row's assistant turns: one join and one literal ``contains``.
 """
 

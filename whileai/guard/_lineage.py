@@ -1,9 +1,9 @@
 """Stage lineage and the model spec as an object.
 
-Seeds, "Stage lineage": the pipeline is a sequence of stages (SFT, reward modelling, RL, the eval
+docs/guard.md, "Stage lineage and the spec": the pipeline is a sequence of stages (SFT, reward modelling, RL, the eval
 that judges the result; Lambert 2025, RLHF book, chapter Training Overview); ``stamp_stage``
 records which stage a row fed and ``stage_report`` flags the one mistake it most needs caught, a
-task used both in eval and in a training stage. Seeds, "Model spec as an object": a spec is a
+task used both in eval and in a training stage. docs/guard.md, "Stage lineage and the spec": a spec is a
 living, versioned document whose version is a content hash, so any edit to a principle changes it.
 
 Both stamps live in the row's ``lineage`` struct (``lineage.stage``, ``lineage.spec_id``,
@@ -104,7 +104,7 @@ def stamp_stage(rows: Iterable[Mapping[str, Any]], /, stage: str) -> list[dict[s
 @overload
 def stamp_stage(rows: IntoRows, /, stage: str) -> Any: ...
 def stamp_stage(rows: IntoRows, /, stage: str) -> Any:
-    """Record which pipeline stage the rows fed (seeds, "Stage lineage"), as ``lineage.stage``.
+    """Record which pipeline stage the rows fed (docs/guard.md, "Stage lineage and the spec"), as ``lineage.stage``.
 
     Args:
         rows: Rollouts (any input ``table.frame`` reads).
@@ -183,7 +183,7 @@ def stage_report(rows: IntoRows, /) -> StageReport:
     """Count rows and tasks per stage and flag tasks used in both eval and a training stage.
 
     A task (``task_key``) scored in eval and trained on in sft, rm, rl or mid makes the eval
-    measure memory, not skill (seeds, "Stage lineage").
+    measure memory, not skill (docs/guard.md, "Stage lineage and the spec").
 
     Args:
         rows: Rollouts from any stages (any input ``table.frame`` reads), e.g. the training and
@@ -244,7 +244,7 @@ class Trait(BaseModel):
 
 
 class Spec(BaseModel):
-    """A model spec or constitution as a versioned object (seeds, "Model spec as an object")."""
+    """A model spec or constitution as a versioned object (docs/guard.md, "Stage lineage and the spec")."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 

@@ -1,6 +1,6 @@
 """Style and refusal markers: the over-optimisation behaviours, with the delta-ready polarity.
 
-Seeds, "Markers: five families, one polarity": 1.0 is the good outcome, higher is better, and a
+docs/guard.md, "Style, refusal, leaks": 1.0 is the good outcome, higher is better, and a
 significant drop is the regression ``must_not_regress=`` fails on. ``style_markers`` stamps
 ``no_boilerplate``, ``no_hedging``, ``no_apology``, ``no_sycophancy`` and ``answered`` from phrase
 lists (whileai 0.131 names); each report covers its own family and says which it did not stamp.

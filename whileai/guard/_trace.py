@@ -1,6 +1,6 @@
 """Trajectory flags: did the agent fake the work? Read the trajectory, not the prose.
 
-Seeds, "Trajectory flags". Every tool call is sorted into a kind (read, write, delete, command)
+docs/guard.md, "Trajectory flags". Every tool call is sorted into a kind (read, write, delete, command)
 by its name and arguments; the agent's claims are matched against what its calls did. All
 matching is Polars regular expressions over the long views of the conversation (one row per
 message, one per tool call), then one group-by per row: no Python loop over rows.
@@ -270,7 +270,7 @@ def trace_markers(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = None) 
 def trace_markers(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = None) -> Any:
     """Flag trajectories that faked the work, and stamp the trajectory markers (1.0 is clean).
 
-    Seeds, "Trajectory flags": reads the trajectory rather than the prose, because the prose can
+    docs/guard.md, "Trajectory flags": reads the trajectory rather than the prose, because the prose can
     claim anything and a reward that pays for the claim gets more of it. Flags, each with the
     fragment that raised it, on ``trace_flags``:
 
@@ -356,7 +356,7 @@ class TraceFlagReport(Report):
 
 def trace_flag_report(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = None, threshold: float = HACK_THRESHOLD,
                       examples: int = GUARD_EXAMPLES) -> TraceFlagReport:
-    """Each trajectory flag's rate, examples and correlation with reward (seeds, "Trajectory flags").
+    """Each trajectory flag's rate, examples and correlation with reward (docs/guard.md, "Trajectory flags").
 
     Flags are recomputed from the trajectory (see :func:`trace_markers`). A flag whose pooled
     correlation with reward is at or above ``threshold`` is flagged: the judge pays for the fake.

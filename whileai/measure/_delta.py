@@ -154,8 +154,8 @@ class DeltaReport(Report):
 def format_delta_report(report: DeltaReport) -> str:
     """The delta report as text: the headline first, then the reading, then one line per metric.
 
-    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (seeds,
-    "Run the eval three times").
+    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (docs/measure.md,
+    "delta_report (and compare)").
 
     Args:
         report: A :class:`DeltaReport`.
@@ -224,7 +224,7 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
     Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, a
     Student-t interval on the paired differences, a sign-flip p-value; Miller 2024,
     arXiv:2411.00640, section 4). Its verdict word reads the interval against the eval's own
-    re-run band (seeds, "Before and after" and "Run the eval three times"): ``moved`` (the
+    re-run band (docs/measure.md, "delta_report (and compare)" and "Run the eval three times"): ``moved`` (the
     interval excludes zero and the delta clears the band), ``moved_unreplicated`` (excludes zero,
     but one eval run a side and no run_std), ``within_eval_noise`` (excludes zero, inside the
     band: equivalence, not a win), ``no_change_detected`` (the interval covers zero). The band is

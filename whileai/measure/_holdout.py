@@ -118,7 +118,7 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
 
     ``n = (z_{1-alpha/2} + z_power)^2 sd^2 / effect^2`` over paired tasks (Miller 2024,
     arXiv:2411.00640, equation 9), with sd the per-task paired difference's standard deviation
-    from one of three sources (seeds, holdout sizing):
+    from one of three sources (docs/measure.md, "holdout_size and detectable_effect"):
 
     * model (default): binomial, k rollouts a side, the gain spread evenly across tasks and the
       arms independent; sd^2 = (p(1-p) + q(1-q)) / k. It also returns ``n_tasks_concentrated``,

@@ -175,7 +175,7 @@ def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unan
     interval is a Student-t interval on task means (``CI_METHOD``, Miller 2024, "Adding Error
     Bars to Evals", arXiv:2411.00640), which holds 95% coverage at 8 to 50 tasks where the
     percentile bootstrap does not; pass^k and pass@k carry a bootstrap over the k-eligible
-    tasks (seeds, "Intervals and comparison"). Where every task's value is 0 or 1 (one rollout
+    tasks (docs/measure.md, "The interval"). Where every task's value is 0 or 1 (one rollout
     a task, or n == k for pass^k and pass@k) the mean is a proportion of tasks and the interval
     is Wilson's over tasks (``BINARY_CI_METHOD``), which holds coverage near 0 and 1 where the
     bootstrap collapses to a point. Ungraded rows (reward null) are left out.

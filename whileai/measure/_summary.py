@@ -138,7 +138,7 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
 def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float = CI_LEVEL,
                    ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MetricSummary:
-    """One metric's mean over tasks with an interval over tasks (seeds, "Intervals and comparison").
+    """One metric's mean over tasks with an interval over tasks (docs/measure.md, "The interval").
 
     The metric is averaged within each task, then over tasks; the interval is a Student-t
     interval on the task means (``CI_METHOD``, Miller 2024, arXiv:2411.00640). A metric with the
@@ -191,7 +191,7 @@ def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, lev
     Markers live in ``row["markers"]`` (1.0 is the good outcome). Each is averaged within task
     over the rows that carry it, then over tasks, with a Student-t interval on the task means.
     A marker that came out the same on every row is degenerate: no interval, a line saying so
-    next to the mean, and one warning naming every such marker (seeds, "Markers").
+    next to the mean, and one warning naming every such marker (docs/measure.md, "metric_summary and marker_summary").
 
     Args:
         rows: Rows with markers.

@@ -63,7 +63,7 @@ def group_stats(rows: IntoRows, /) -> pl.DataFrame:
     """Per-task group statistics a grouped trainer reads: k, n0/n1, reward mean and std.
 
     The counts come from ``whileai.measure.task_stats`` (a graded rollout passes at reward >= 0.5,
-    so partial credit splits there, seeds "Prune before training"); ``reward_std`` is the
+    so partial credit splits there, docs/select.md, "the difficulty band"); ``reward_std`` is the
     population standard deviation (ddof 0) of the graded rewards, the spread a group-relative
     advantage divides by (Shao et al. 2024, DeepSeekMath GRPO, arXiv:2402.03300, eq. 3).
 

@@ -251,8 +251,8 @@ _PRIVILEGED = ("privileged", "hidden_state", "principle", "rubric")
 def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series | None, dict[str, Any]]:
     """Rows whose reply quotes their own privileged context (an answer key the judge also read).
 
-    A pass that recites the grader's reference is not a demonstration (seeds: "leaked answer keys
-    dropped"). The check is ``whileai.guard.leak_report`` (one implementation in the library);
+    A pass that recites the grader's reference is not a demonstration (README.md: leaked answer keys
+    dropped). The check is ``whileai.guard.leak_report`` (one implementation in the library);
     it runs only when the table carries a privileged column, and is skipped with a warning when
     guard cannot be imported.
 

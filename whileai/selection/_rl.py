@@ -1,6 +1,6 @@
 """RL selection: prune a graded rollout table to the groups a grouped update learns from.
 
-Seeds, "Prune before training": drop, in this order, junk rows; duplicate rollouts within an ask;
+docs/select.md, "the difficulty band": drop, in this order, junk rows; duplicate rollouts within an ask;
 truncated rollouts; unanimous asks; asks outside the difficulty band. Then keep whole groups
 round-robin across fault kinds and, within a fault kind, across pass rates. Every step is a
 Polars expression or group-by over the table; nothing loops over rows or tasks.
@@ -201,7 +201,7 @@ def select_for_rl(
 ) -> table.StepResult:
     """Keep the groups of rollouts a grouped RL update (GRPO) learns from.
 
-    Drops, in this order and counted per reason (seeds, "Prune before training"): replies that
+    Drops, in this order and counted per reason (docs/select.md, "the difficulty band"): replies that
     quote their own privileged context (the answer key the judge read; ``whileai.guard.leak_report``,
     only when the rows carry one); junk rows (no reply and no tool call, or a reply with no letter
     or digit, or no reward); duplicate rollouts within an ask (the same tool calls with the same arguments and the same final
@@ -251,7 +251,7 @@ def select_for_rl(
     warnings: list[str] = []
     hygiene: list[str] = []
 
-    # Pass rates as graded: before any dedupe or trim (seeds: k is the repeats the grader saw).
+    # Pass rates as graded: before any dedupe or trim (docs/select.md, "The calibration stamp": k is the repeats the grader saw).
     stats = task_stats(df)
     graded_stats = stats.filter(pl.col("n_graded") > 0)
     report["n_tasks"] = stats.height

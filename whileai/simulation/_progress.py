@@ -1,6 +1,6 @@
 """The progress line: ``36/64 rollouts, 39 situations written, 0s elapsed, ~1s left``.
 
-Drawn on a terminal only (seeds, "The loop"); silent when stderr is not a TTY.
+Drawn on a terminal only (docs/simulate.md, "Progress"); silent when stderr is not a TTY.
 """
 
 from __future__ import annotations
