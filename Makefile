@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench test-trl clean
+.PHONY: install demo test lint typecheck unit bench test-trl clean install-sandbox
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,16 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/wai quickstart
 
-unit: $(STAMP)
+# bubblewrap for CodeExec's sandbox (docs/security.md): installed with apt-get when missing and
+# we are root; skipped with a note otherwise (the namespaces launcher needs nothing installed).
+install-sandbox:
+	@if command -v bwrap >/dev/null 2>&1; then echo "install-sandbox: bwrap is installed"; \
+	elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "install-sandbox: bwrap is missing and apt-get (as root) is not available; the bwrap escape tests will skip"; \
+	else (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) || \
+		echo "install-sandbox: apt-get could not install bubblewrap; the bwrap escape tests will skip"; fi
+
+unit: $(STAMP) install-sandbox
 	$(PY) -m pytest -p no:cacheprovider --ignore=tests/exporters/test_trl.py whileai tests
 
 lint: $(STAMP)

@@ -44,6 +44,7 @@ RANK: dict[str, int] = {
     "stats": 30,
     # base
     "_checks": 12,
+    "_timeouts": 12,
     "report": 11,
     "defaults": 10,
     "errors": 10,

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from whileai import table
 from whileai.defaults import PAIR_MIN_MARGIN, PASS_THRESHOLD
-from whileai.errors import translate
+from whileai.errors import ArgumentError, translate
 from whileai.grade import _run as _grade_run
 from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
 from whileai.simulation import _engine
@@ -214,7 +214,29 @@ def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bo
     return call
 
 
-simulate = _fluent(_engine.simulate, SimulationData, rows_in=False)
+def simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
+    """Run an agent through a covering grid of situations and return every rollout (``SimulationData``).
+
+    The simulate step (``whileai.simulation.simulate``, whose arguments this takes) with its
+    result wrapped; ``grader=`` is the judge dynamic sampling grades groups with
+    (``repeat_policy="dynamic"``, DAPO, Yu et al. 2025): it becomes the step's ``score_rows``
+    through :func:`run_judge`, and the rows come back graded.
+    """
+    if grader is not None:
+        if options.get("repeat_policy") != "dynamic":
+            raise ArgumentError(f"grader must come with repeat_policy='dynamic', got repeat_policy="
+                                f"{options.get('repeat_policy', 'fixed')!r}. Grade afterwards with data.grade(judge=...), "
+                                "or pass repeat_policy='dynamic' for DAPO dynamic sampling.", argument="grader")
+        options["score_rows"] = lambda df: _grade_run.run_judge(df, grader, trust="off").df
+    return _wrap(None, _engine.simulate(*args, **options), SimulationData)
+
+
+_step_signature = inspect.signature(_engine.simulate)
+simulate.__signature__ = _step_signature.replace(  # type: ignore[attr-defined]
+    parameters=[p if p.name != "score_rows" else p.replace(name="grader", annotation="Any")
+                for p in _step_signature.parameters.values()],
+    return_annotation="SimulationData")
+simulate.__doc__ = f"{simulate.__doc__}\n{_engine.simulate.__doc__}"
 run_judge = _fluent(_grade_run.run_judge, ScoredData)
 optimize = _fluent(_optimize.optimize, Selection)
 select = optimize

@@ -471,3 +471,70 @@ EXPORT_WORKERS = 2
 # Wilson and 0.81 with the percentile bootstrap; pass^4 at 8 tasks 0.93 against 0.84.
 # None on a call keeps the general method.
 BINARY_CI_METHOD = "wilson"
+
+# ---- sandbox (CodeExec isolation) and optional timeouts ----
+# CodeExec isolation: "auto" takes bubblewrap when it can run the interpreter unprivileged, else
+# our own namespaces launcher, and refuses (SandboxError) when neither works; "none" only on
+# purpose (docs/security.md).
+CODE_ISOLATION = "auto"
+# The uid/gid the sandbox runs as when whileai runs as root: the kernel does not enforce
+# RLIMIT_NPROC for root (kernel/fork.c, copy_process), so a fork bomb would not be capped.
+# 65534 is "nobody" on Debian, Ubuntu and Fedora.
+CODE_SANDBOX_UID = 65534
+CODE_SANDBOX_GID = 65534
+# Bytes of stdout + stderr the grader keeps; past it the program is killed and fails (the
+# 300 MB print that took the grader from 14 to 615 MB; convention, untested).
+CODE_MAX_OUTPUT_BYTES = 1 << 20
+# RLIMIT_NPROC inside the sandbox: processes (threads count too) the sandbox's user may hold in
+# its user namespace, the program itself included (bubblewrap's PID 1 counts too). Measured: a
+# fork bomb stops at 31 forks (namespaces) or 30 (bwrap). Convention, untested beyond that.
+CODE_MAX_PROCS = 32
+# RLIMIT_FSIZE: the largest file the program may write, in MB (convention, untested).
+CODE_FSIZE_MB = 64
+# Default wall-clock timeouts, so a hang no longer waits forever; None turns each off.
+# A judge call (grade/run_judge): a model judge behind ENDPOINT_TIMEOUT_S with its retries
+# stays far below it; CodeExec's own CODE_TIMEOUT_S is 10 s (convention, untested).
+JUDGE_TIMEOUT_S = 300.0
+# One agent turn (policy call) in simulate: a model call with retries at ENDPOINT_TIMEOUT_S
+# fits well inside (convention, untested).
+AGENT_TIMEOUT_S = 300.0
+# One tool call in simulate: tools are local functions; a minute is generous (convention).
+TOOL_TIMEOUT_S = 60.0
+
+# --------------------------------------------------------------------------------------------
+# ---- simulate: models named as strings, the simulated user, dynamic sampling ----
+# --------------------------------------------------------------------------------------------
+
+# Where a model named "provider/model" is served: provider -> (OpenAI-compatible base URL, the
+# provider's own key variable or None for a local server that needs none, source). Every entry
+# speaks POST {base_url}/chat/completions with "Authorization: Bearer <key>". Base URLs as each
+# provider documents its OpenAI-compatible API (read 2026-12-01); local servers at their default
+# loopback ports (vLLM `vllm serve` 8000, Ollama 11434, LM Studio 1234); base_url= overrides.
+MODEL_PROVIDERS: dict[str, tuple[str, str | None, str]] = {
+    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY", "platform.openai.com/docs/api-reference"),
+    "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
+                  "docs.anthropic.com, OpenAI SDK compatibility"),
+    "together": ("https://api.together.xyz/v1", "TOGETHER_API_KEY", "docs.together.ai, OpenAI compatibility"),
+    "fireworks": ("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY",
+                  "docs.fireworks.ai, OpenAI compatibility"),
+    "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY", "console.groq.com/docs/openai"),
+    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openrouter.ai/docs/quickstart"),
+    "deepseek": ("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "api-docs.deepseek.com"),
+    "mistral": ("https://api.mistral.ai/v1", "MISTRAL_API_KEY", "docs.mistral.ai/api"),
+    "vllm": ("http://127.0.0.1:8000/v1", None, "docs.vllm.ai, OpenAI-compatible server (vllm serve, port 8000)"),
+    "ollama": ("http://127.0.0.1:11434/v1", None, "github.com/ollama/ollama docs/openai.md (port 11434)"),
+    "lmstudio": ("http://127.0.0.1:1234/v1", None, "lmstudio.ai/docs, OpenAI compatibility (port 1234)"),
+}
+
+# The provider of a bare model name ("gpt-4o-mini"): OpenAI, except names Anthropic publishes
+# ("claude-..."), which go to Anthropic (convention).
+DEFAULT_PROVIDER = "openai"
+
+# User turns the simulated user may add after the opening message before the rollout ends
+# (whileai 0.131 patience="normal" walked away after the second question; convention, untested).
+MAX_USER_TURNS = 3
+
+# Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): rollouts an ask may reach while its group is
+# all-pass or all-fail, as a multiple of repeats (DAPO over-samples until the batch is full of
+# mixed groups; the cap bounds the cost of an ask that never mixes; convention, untested).
+DYNAMIC_SAMPLING_CAP = 4

@@ -20,7 +20,8 @@ built-in it replaces, so ``except ValueError`` written against older code keeps 
     ├── StageError(WaiError, ValueError)           an unknown pipeline stage
     ├── StoreError(WaiError, RuntimeError)         the local store cannot be read or written
     │   └── StoreBusyError(StoreError)             another process holds the store; retry
-    └── MissingExtraError(WaiError, ImportError)   an optional dependency is not installed
+    ├── MissingExtraError(WaiError, ImportError)   an optional dependency is not installed
+    └── SandboxError(WaiError, RuntimeError)       submitted code cannot be run isolated here
 
 Messages follow one shape: ``"<thing> must be <constraint>, got <value!r>. <what to do>."``
 
@@ -62,6 +63,7 @@ __all__ = [
     "JudgeError",
     "MissingExtraError",
     "PublishGateError",
+    "SandboxError",
     "SchemaError",
     "SimulationError",
     "SpecError",
@@ -180,6 +182,10 @@ class MissingExtraError(WaiError, ImportError):  # type: ignore[misc]  # ImportE
         """The module that could not be imported."""
         self.extra = extra
         """The pip extra that installs it (``pip install 'whileai[<extra>]'``)."""
+
+
+class SandboxError(WaiError, RuntimeError):
+    """No isolated sandbox can run submitted code on this machine (``docs/security.md``)."""
 
 
 def missing_extra(package: str, extra: str, what: str) -> MissingExtraError:

@@ -128,7 +128,7 @@ def test_policy_clauses_get_their_own_tasks():
         ({"repeats": 2.5}, ArgumentError, "repeats must be an integer"),
         ({"budget": 3, "repeats": 4}, ArgumentError, "budget must be at least repeats"),
         ({"mode": "dpo"}, ArgumentError, "mode must be one of 'rl', 'sft', 'eval', got 'dpo'"),
-        ({"repeat_policy": "successive"}, ArgumentError, "repeat_policy must be 'fixed' or 'none'"),
+        ({"repeat_policy": "successive"}, ArgumentError, "repeat_policy must be 'fixed', 'none' or 'dynamic'"),
         ({"repeat_policy": "always"}, ArgumentError, "repeat_policy must be one of"),
         ({"runs": 0}, ArgumentError, "runs must be an integer >= 1"),
         ({"hard_share": 1.5}, ArgumentError, "hard_share must be a number between 0 and 1"),

@@ -17,12 +17,17 @@ from whileai.defaults import EXPORT_FORMAT, EXPORT_MASK_MODE
 @click.option("--mask-mode", type=click.Choice(["assistant", "final"]), default=EXPORT_MASK_MODE, show_default=True,
               help="Train on every agent turn, or only the final reply.")
 @click.option("--unroll", is_flag=True, help="One training row per agent turn.")
+@click.option("--no-validate", "no_validate", is_flag=True,
+              help="Write rows whose reply quotes their own privileged context instead of refusing them "
+                   "(the report still counts them).")
 @json_option
-def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, as_json: bool) -> None:
+def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, no_validate: bool,
+           as_json: bool) -> None:
     """Write FILE's rollouts as training rows to OUTPUT, with loss masks and group stats."""
     from whileai.exporters import export_dataset
 
-    emit(export_dataset(file, output, format=format_, mask_mode=mask_mode, unroll=unroll), as_json)  # type: ignore[arg-type]
+    emit(export_dataset(file, output, format=format_, mask_mode=mask_mode, unroll=unroll,  # type: ignore[arg-type]
+                        validate=not no_validate), as_json)
 
 
 export.help = f"{export.help}\n\n{ROWS_HELP}"

@@ -40,7 +40,6 @@ from whileai.exporters._common import (
     writing,
 )
 from whileai.exporters._encode import valid_object
-from whileai.exporters._privileged import PRIVILEGED_COLUMNS, find_leaks
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.exporters._rows import CARRIED, Counts, Options, build_chunk, prepare_frame
 from whileai.table import IntoRows
@@ -51,7 +50,7 @@ FORMATS: tuple[str, ...] = ("openai", "trl")
 
 #: The columns an export reads (``frame`` adds what task identity needs).
 _READ_COLUMNS: tuple[str, ...] = ("messages", "prompt", "final_text", "system_prompt", "tools", "reward",
-                                  *CARRIED, *PRIVILEGED_COLUMNS)
+                                  *CARRIED, *table.PRIVILEGED_COLUMNS)
 MASK_MODES: tuple[str, ...] = ("assistant", "final")
 
 _TRL_ALL_TOKENS = ("TRL trains on every token of every turn (its SFTTrainer reads no per-message mask); set "
@@ -115,7 +114,11 @@ class _Run:
         self.counts = Counts()
 
     def _check_leaks(self, df: pl.DataFrame) -> None:
-        n_checked, n_leaked, leaked = find_leaks(df)
+        from whileai.guard import leak_report
+
+        found = leak_report(df)
+        n_checked, n_leaked = found.n_checked, found.n_leaked
+        leaked = [int(x["index"]) for x in found.leaked[:EXPORT_EXAMPLES]]
         self.leaks.n_checked, self.leaks.n_leaked, self.leaks.leaked = n_checked, n_leaked, leaked
         self.leaks.summary = (f"{n_leaked} of {n_checked} rows with privileged context quote it in an assistant turn"
                               if n_checked else "no row carries privileged context")
@@ -208,7 +211,7 @@ class _Run:
     def _warnings(self) -> list[str]:
         c, r, out = self.counts, self.rewards, []
         if r.n_fail:
-            out.append(f"{r.n_fail} of {self.n} rows have reward below 0.5 and are exported as SFT targets; a model "
+            out.append(f"{r.n_fail} of {self.n} rows have reward below {PASS_THRESHOLD:g} and are exported as SFT targets; a model "
                        "trained on them learns the failure. Pass scored.passes() (or filter on reward) unless that is "
                        "intended.")
         if r.n_ungraded:

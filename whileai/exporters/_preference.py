@@ -10,11 +10,13 @@ from typing import Any, Literal
 
 import polars as pl
 
+from whileai import table
 from whileai.defaults import EXPORT_EXAMPLES, SCHEMA_VERSION
 from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
 from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
 from whileai.exporters._encode import Encoding, field_piece, message_json, valid_object
 from whileai.exporters._report import PreferenceExportReport, ToolCallRoundtrip
+from whileai.stats import length_confound
 from whileai.table import IntoRows, meta_of
 from whileai.table import normalize as nz
 from whileai.table.schema import MESSAGE, TOOL_CALL
@@ -148,9 +150,6 @@ def _build(df: pl.DataFrame, fmt: str, *, drop_ties: bool, sys_prompt: str | Non
             pl.col("tool_calls").list.len().fill_null(0).cast(pl.Int64).alias("_calls"),
             pl.col("tool_calls").list.eval((~valid_object(pl.element().struct.field("arguments").fill_null("{}")))
                                            .cast(pl.Int64)).list.sum().fill_null(0).alias("_bad"),
-            (pl.col("content").fill_null("").str.len_chars()
-             + pl.col("tool_calls").list.eval(pl.element().struct.field("arguments").str.len_chars()).list.sum().fill_null(0)
-             ).alias("_chars"),
         )
     # where the sides first differ: compare message by message (role, content, name, ids, calls)
     same = ["role", "content", "name", "tool_call_id", "tool_calls"]
@@ -163,7 +162,7 @@ def _build(df: pl.DataFrame, fmt: str, *, drop_ties: bool, sys_prompt: str | Non
             .join(diverge, on="_p", how="left")
             .with_columns(pl.coalesce("_d", pl.min_horizontal("_len_chosen", "_len_rejected")).alias("_d")))
     role_at = {s: flats[s].join(info.select("_p", "_d"), on="_p").filter(pl.col("_i") == pl.col("_d"))
-               .select("_p", pl.col("role").alias(f"_role_{s}"), pl.col("_chars").alias(f"_chars_{s}")) for s in _SIDES}
+               .select("_p", pl.col("role").alias(f"_role_{s}")) for s in _SIDES}
     info = info.join(role_at["chosen"], on="_p", how="left").join(role_at["rejected"], on="_p", how="left")
     identical = (pl.col("_d") >= pl.col("_len_chosen")) & (pl.col("_d") >= pl.col("_len_rejected"))
     counts["identical"] = int(info.select(identical.sum()).item())
@@ -177,18 +176,16 @@ def _build(df: pl.DataFrame, fmt: str, *, drop_ties: bool, sys_prompt: str | Non
         info = info.filter(contrast.fill_null(False))
         cut = (pl.col("_len_chosen") > pl.col("_d") + 1) | (pl.col("_len_rejected") > pl.col("_d") + 1)
         counts["turns_cut"] = int(info.select(cut.sum()).item())
-        counts["chosen_longer"] = int(info.select((pl.col("_chars_chosen") > pl.col("_chars_rejected")).sum()).item())
     counts["first_turn_identical"] = int(info.select((pl.col("_fa") < pl.col("_d")).sum()).item())
     df = df.join(info.select("_p", "_d"), on="_p", how="inner", maintain_order="left")
     counts["pairs"] = df.height
+    counts["chosen_longer"] = int(df.select((table.pair_length_delta() > 0).sum()).item())
 
     def joined(flat: pl.DataFrame, cond: pl.Expr, name: str) -> pl.DataFrame:
         return (flat.join(df.select("_p", "_d"), on="_p", how="inner").filter(cond)
                 .group_by("_p", maintain_order=True).agg(pl.col("_m").str.join(",").alias(name),
                                                          pl.col("_calls").sum().alias(f"_calls_{name}"),
-                                                         pl.col("_bad").sum().alias(f"_bad_{name}"),
-                                                         pl.col("_chars").filter(pl.col("role") == "assistant").sum()
-                                                         .alias(f"_achars_{name}")))
+                                                         pl.col("_bad").sum().alias(f"_bad_{name}")))
 
     d, i = pl.col("_d"), pl.col("_i")
     if one_turn:
@@ -203,8 +200,6 @@ def _build(df: pl.DataFrame, fmt: str, *, drop_ties: bool, sys_prompt: str | Non
     bad = sum((df[f"_bad_{n}"].fill_null(0).sum() for n in names), 0)
     bad_rows = df.filter(pl.any_horizontal([pl.col(f"_bad_{n}").fill_null(0) > 0 for n in names]))["_p"]
     counts.update(calls=int(calls), bad=int(bad), bad_rows=[int(x) for x in bad_rows.head(EXPORT_EXAMPLES).to_list()])
-    if not one_turn:
-        counts["chosen_longer"] = int(df.select((pl.col("_achars__chosen") > pl.col("_achars__rejected")).sum()).item())
     counts["margin_sum"] = float(df["margin"].fill_nan(None).sum() or 0.0)
     counts["margin_n"] = int(df["margin"].fill_nan(None).count())
     return df.select(pl.concat_str(_line(fmt)).alias("line"))
@@ -269,7 +264,7 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
         report.warnings.append(
             f"{dropped['no_one_turn_contrast']} pairs first differ at a turn that is not the agent's (a tool result or a "
             "user turn), so they have no one-turn contrast and were left out.")
-    if pairs_n and report.chosen_longer_frac > 0.6:
+    if length_confound(counts["chosen_longer"], pairs_n):
         report.warnings.append(
             f"the chosen side is the longer one in {report.chosen_longer_frac:.0%} of pairs; DPO learns length faster "
             "than behaviour, so length-match the pairs (build_preference_pairs does) before training.")

@@ -8,8 +8,8 @@ One chunk of rows goes through three frames:
    cut, the loss mask is set and each message is written as JSON text (or an Arrow struct);
 3. *joined back* per sample with ``group_by`` and written as one JSON line (or Parquet row).
 
-No Python runs per row; the only per-row Python in the export is the privileged-leak check, over
-the rows that carry privileged context.
+No Python runs per row (the privileged-leak check before them is ``whileai.guard.leak_report``,
+columnar too).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from whileai.defaults import (
 )
 from whileai.exporters._encode import Encoding, enc, field_piece, message_json, valid_object
 from whileai.measure import group_stats as measure_group_stats
-from whileai.table.schema import COLUMN_BY_NAME
+from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
 __all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "prepare_frame"]
 
@@ -46,7 +46,8 @@ CARRIED: tuple[str, ...] = (
 )
 
 #: Keys never written, at any depth of a carried struct (the grader's context, not the policy's).
-FORBIDDEN_KEYS: frozenset[str] = frozenset({"privileged", "reference", "principle", "hidden_state", "rubric", "vector"})
+#: ``vector`` (an embedding) is not teacher context, so no leak, but never a training field either.
+FORBIDDEN_KEYS: frozenset[str] = frozenset({*PRIVILEGED_COLUMNS, "vector"})
 
 _GROUP_COLUMNS = ("group_id", "k", "n0", "n1", "reward_mean", "reward_std")
 _JSON_KINDS = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")

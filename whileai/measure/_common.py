@@ -30,7 +30,10 @@ MARKER_PREFIX = "marker:"
 #: Columns (or lineage fields) read into ``config``: what the rows were produced with.
 CONFIG_KEYS: tuple[str, ...] = (
     "temperature",
+    "top_p",
     "max_tokens",
+    "provider",
+    "base_url",
     "policy_version",
     "model_version",
     "judge_name",

@@ -54,7 +54,8 @@ GainVerdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_ch
 Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
                    "not_comparable"]
 
-_CONFOUNDS = ("temperature", "max_tokens", "judge_name", "judge_version", "user_model", "writer_model")
+_CONFOUNDS = ("temperature", "top_p", "max_tokens", "provider", "base_url", "judge_name", "judge_version", "user_model",
+              "writer_model")
 _MAX_GROUPS = 50
 
 

@@ -13,11 +13,13 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from whileai import table
 from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
 from whileai.defaults import HACK_THRESHOLD
 from whileai.errors import ArgumentError, TrainingSelectionError
+from whileai.guard._hygiene import truncated_flag as truncated_flag
 
 __all__ = [
     "check_band",
@@ -38,8 +40,6 @@ __all__ = [
     "privileged_leaks",
     "require_graded",
     "take_rows",
-    "trajectory_hash",
-    "trajectory_hash_expr",
     "truncated_flag",
 ]
 
@@ -72,26 +72,14 @@ def has(df: pl.DataFrame, name: str) -> bool:
     return name in df.columns and df.schema[name] != pl.Null
 
 
-def _tool_calls(df: pl.DataFrame) -> pl.Expr | None:
-    if not has(df, "messages"):
-        return None
-    return pl.col("messages").list.eval(pl.element().struct.field("tool_calls").explode().drop_nulls())
-
-
 def n_tool_calls_expr(df: pl.DataFrame) -> pl.Expr:
-    """Tool calls across the conversation (0 without a ``messages`` column)."""
-    if not has(df, "messages"):
-        return pl.lit(0, pl.Int64)
-    return (pl.col("messages").list.eval(pl.element().struct.field("tool_calls").list.len())
-            .list.sum().fill_null(0).cast(pl.Int64))
+    """``table.n_tool_calls()``, or 0 without a ``messages`` column."""
+    return table.n_tool_calls() if has(df, "messages") else pl.lit(0, pl.Int64).alias("n_tool_calls")
 
 
 def n_turns_expr(df: pl.DataFrame) -> pl.Expr:
-    """Assistant turns (0 without a ``messages`` column)."""
-    if not has(df, "messages"):
-        return pl.lit(0, pl.Int64)
-    return (pl.col("messages").list.eval((pl.element().struct.field("role") == "assistant").cast(pl.Int64))
-            .list.sum().fill_null(0).cast(pl.Int64))
+    """``table.n_turns()`` (assistant turns), or 0 without a ``messages`` column."""
+    return table.n_turns() if has(df, "messages") else pl.lit(0, pl.Int64).alias("n_turns")
 
 
 def reply_expr(df: pl.DataFrame) -> pl.Expr:
@@ -100,8 +88,8 @@ def reply_expr(df: pl.DataFrame) -> pl.Expr:
 
 
 def reply_chars_expr(df: pl.DataFrame) -> pl.Expr:
-    """Characters in the final reply."""
-    return reply_expr(df).str.len_chars().cast(pl.Int64)
+    """``table.reply_chars()``, or 0 without a ``final_text`` column."""
+    return table.reply_chars() if has(df, "final_text") else pl.lit(0, pl.Int64).alias("reply_chars")
 
 
 def junk_flag(df: pl.DataFrame) -> pl.Expr:
@@ -125,38 +113,6 @@ def junk_split(df: pl.DataFrame, junk: pl.Series) -> tuple[int, int]:
     replies = df.select(reply_expr(df).alias("r")).filter(junk)["r"]
     blank = int((~replies.str.contains(r"\S")).sum())
     return blank, n - blank
-
-
-def truncated_flag(df: pl.DataFrame) -> pl.Expr:
-    """A rollout that hit a limit: ``truncated`` is true or ``finish_reason == "length"``."""
-    parts: list[pl.Expr] = []
-    if has(df, "truncated"):
-        parts.append(pl.col("truncated").cast(pl.Boolean).fill_null(False))
-    if has(df, "finish_reason"):
-        parts.append((pl.col("finish_reason") == "length").fill_null(False))
-    if not parts:
-        return pl.lit(False)
-    return pl.any_horizontal(parts)
-
-
-def trajectory_hash_expr(df: pl.DataFrame) -> pl.Expr:
-    """A 64-bit hash of (task, tool-call sequence with arguments, final reply), per row.
-
-    Two rollouts of one ask with the same hash took the same trajectory: the same calls with the
-    same arguments in the same order and the same final text (tool results and call ids are not
-    read). Collision odds among a million rollouts are about 3e-8 (birthday bound on 64 bits).
-    """
-    parts = [pl.col("task_key").hash(11).alias("t"), reply_expr(df).hash(13).alias("r")]
-    calls = _tool_calls(df)
-    if calls is not None:
-        call = pl.element().struct
-        parts.append(calls.list.eval(pl.struct(call.field("name"), call.field("arguments"))).hash(17).alias("c"))
-    return pl.struct(parts).hash(23)
-
-
-def trajectory_hash(df: pl.DataFrame) -> pl.Series:
-    """:func:`trajectory_hash_expr` evaluated on ``df``."""
-    return df.select(trajectory_hash_expr(df).alias("trajectory")).to_series()
 
 
 # ------------------------------------------------------------------------------------------
@@ -192,11 +148,14 @@ def eval_sourced_warning(count: int, what: str) -> str:
 
 
 #: The pooled features ``correlations`` reads, in report order.
-CORRELATION_FEATURES = ("reply_length", "tool_calls", "turns")
+CORRELATION_FEATURES = ("reply_length", "tool_calls", "assistant_turns")
 
 
 def correlations(df: pl.DataFrame, *, threshold: float = HACK_THRESHOLD) -> dict[str, Any]:
-    """Pooled Pearson correlation of reward with reply length, tool calls and turns, in one pass.
+    """Pooled Pearson correlation of reward with reply length, tool calls and assistant turns, in one pass.
+
+    The features are keyed as ``whileai.guard.reward_correlations`` and ``hack_scan`` key them
+    (``reply_length``, ``tool_calls``, ``assistant_turns``).
 
     A feature that is constant (or a table with fewer than 3 graded rows) has no correlation:
     ``None`` in ``correlations`` and nothing flagged. ``flagged`` holds those with
@@ -208,7 +167,7 @@ def correlations(df: pl.DataFrame, *, threshold: float = HACK_THRESHOLD) -> dict
         pl.col("reward").cast(pl.Float64) if has(graded, "reward") else pl.lit(None, pl.Float64).alias("reward"),
         reply_chars_expr(graded).cast(pl.Float64).alias("reply_length"),
         n_tool_calls_expr(graded).cast(pl.Float64).alias("tool_calls"),
-        n_turns_expr(graded).cast(pl.Float64).alias("turns"),
+        n_turns_expr(graded).cast(pl.Float64).alias("assistant_turns"),
     )
     out: dict[str, float | None] = {}
     if feats.height >= 3:
@@ -221,7 +180,7 @@ def correlations(df: pl.DataFrame, *, threshold: float = HACK_THRESHOLD) -> dict
     return {"n_graded": graded.height, "threshold": threshold, "correlations": out, "flagged": flagged}
 
 
-_FEATURE_WORDS = {"reply_length": "reply length", "tool_calls": "the number of tool calls", "turns": "the number of turns"}
+_FEATURE_WORDS = {"reply_length": "reply length", "tool_calls": "the number of tool calls", "assistant_turns": "the number of assistant turns"}
 
 
 def correlation_warnings(report: dict[str, Any]) -> list[str]:
@@ -244,10 +203,6 @@ def take_rows(df: pl.DataFrame, positions: pl.Series) -> pl.DataFrame:
     return df.filter(mask)
 
 
-#: Columns holding teacher-only context a reply must not quote.
-_PRIVILEGED = ("privileged", "hidden_state", "principle", "rubric")
-
-
 def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series | None, dict[str, Any]]:
     """Rows whose reply quotes their own privileged context (an answer key the judge also read).
 
@@ -261,7 +216,7 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
         summary ``{checked, n_checked, n_dropped, leaked}``.
     """
     info: dict[str, Any] = {"checked": False, "n_checked": 0, "n_dropped": 0, "leaked": []}
-    if not any(has(df, c) for c in _PRIVILEGED):
+    if not any(has(df, c) for c in table.PRIVILEGED_COLUMNS):
         return None, info
     from whileai.guard import leak_report
 

@@ -1,8 +1,8 @@
 """Data-hygiene scans the publish gate reports: duplicate rollouts, near-duplicate asks, length spread.
 
-All three are reported, never applied: the drops live in ``select(mode="rl")``. Duplicates are
-counted with the prune's own trajectory signature, so the gate's count is the count the prune
-would drop. Near-duplicate asks are compared one prompt per task with a linear-work MinHash
+All three are reported, never applied: the drops live in ``select(mode="rl")``. Duplicates and
+length spread are guard's ``dedupe_groups`` and ``length_report``; the prune dedupes on the same
+trajectory signature, so the gate's count is the count the prune would drop. Near-duplicate asks are compared one prompt per task with a linear-work MinHash
 (``whileai.guard.near_duplicate_prompts`` compares every distinct prompt, phrasings included).
 """
 
@@ -14,8 +14,10 @@ import numpy as np
 import polars as pl
 
 from whileai.defaults import LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.guard._hygiene import star_pairs
-from whileai.selection._common import has, reply_chars_expr, trajectory_hash, truncated_flag
+from whileai.guard._hygiene import dedupe_groups, star_pairs
+from whileai.guard._hygiene import length_report as guard_length_report
+from whileai.selection._common import has
+from whileai.stats.minhash import band_keys, minhash_signatures
 
 __all__ = ["duplicate_report", "length_report", "near_duplicate_asks"]
 
@@ -28,53 +30,24 @@ _EXAMPLES = 5  # near-duplicate pairs listed on the report (convention)
 
 
 def duplicate_report(df: pl.DataFrame) -> dict[str, Any]:
-    """Duplicate rollouts within an ask (same tool calls and arguments, same final text).
+    """Duplicate rollouts within an ask: ``whileai.guard.dedupe_groups``'s report, as a dict.
 
-    The same signature ``select(mode="rl")`` dedupes on, so the count the gate reports is the
-    count the prune would drop.
+    Its signature (tool calls and arguments, final text) is the one ``select(mode="rl")`` dedupes
+    on, so the count the gate reports is the count the prune would drop.
     """
-    if df.height == 0:
-        return {"n": 0, "n_kept": 0, "n_dropped": 0, "groups_affected": 0, "duplicate_rate": 0.0}
-    h = trajectory_hash(df)
-    first = h.is_first_distinct()
-    n_dup = int((~first).sum())
-    groups = df.filter(~first)["task_key"].n_unique() if n_dup else 0
-    return {"n": df.height, "n_kept": df.height - n_dup, "n_dropped": n_dup, "groups_affected": int(groups),
-            "duplicate_rate": round(n_dup / df.height, 4)}
+    out = dedupe_groups(df).report.to_dict()
+    out.pop("warnings", None)
+    return out
 
 
 def length_report(df: pl.DataFrame, *, max_spread: float = LENGTH_MAX_SPREAD) -> dict[str, Any]:
-    """Reply-length spread: asks whose longest reply is more than ``max_spread`` times their median.
+    """Reply-length spread per ask: ``whileai.guard.length_report``'s report, as a dict.
 
-    The median, not the shortest reply, is the yardstick (whileai 0.131's wording: "a reply more
-    than 4x the ask's median length"), so one empty reply does not flag an ask.
+    An ask spreads wide when its longest reply is more than ``max_spread`` times the ask's median.
     """
-    if df.height == 0:
-        return {"n": 0, "median_chars": None, "max_chars": None, "n_truncated": 0, "n_groups_multi": 0,
-                "n_groups_wide_spread": 0, "max_spread": max_spread}
-    work = df.select("task_key", reply_chars_expr(df).alias("_len"), truncated_flag(df).alias("_trunc"))
-    per = work.group_by("task_key").agg(pl.len().alias("n"), pl.col("_len").median().alias("med"),
-                                        pl.col("_len").max().alias("mx"))
-    multi = per.filter(pl.col("n") >= 2)
-    wide = multi.filter((pl.col("med") > 0) & (pl.col("mx") > max_spread * pl.col("med"))).height
-    return {
-        "n": df.height,
-        "median_chars": float(work["_len"].median()),  # type: ignore[arg-type]
-        "max_chars": int(work["_len"].max()),  # type: ignore[arg-type]
-        "n_truncated": int(work["_trunc"].sum()),
-        "n_groups_multi": multi.height,
-        "n_groups_wide_spread": wide,
-        "max_spread": max_spread,
-    }
-
-
-def _fmix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser: a bijection on uint64 that mixes every bit."""
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(0xFF51AFD7ED558CCD)
-    x = x ^ (x >> np.uint64(33))
-    x = x * np.uint64(0xC4CEB9FE1A85EC53)
-    return x ^ (x >> np.uint64(33))
+    out = guard_length_report(df, max_spread=max_spread).to_dict()
+    out.pop("warnings", None)
+    return out
 
 
 def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD) -> dict[str, Any]:
@@ -106,21 +79,14 @@ def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD
     )
     if words.height == 0:
         return empty
-    t = words["_t"].to_numpy()
-    h = words["h"].to_numpy()
-    starts = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
-    task_ids = t[starts]
-    seeds = _fmix64(np.arange(1, _BANDS * _ROWS + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-    cand = []
-    for b in range(_BANDS):  # a loop over 16 bands; each band is vectorised over every task
-        key = np.zeros(task_ids.size, dtype=np.uint64)
-        for r in range(_ROWS):
-            key = _fmix64(key ^ np.minimum.reduceat(_fmix64(h ^ seeds[b * _ROWS + r]), starts))
-        cand.append(star_pairs(task_ids, key))
+    task_ids, sig = minhash_signatures(words["_t"].to_numpy(), words["h"].to_numpy().astype(np.uint64),
+                                       n_hashes=_BANDS * _ROWS)
+    keys = band_keys(sig, _BANDS)
+    cand = [star_pairs(task_ids, keys[:, b]) for b in range(_BANDS)]  # 16 bands, each vectorised over tasks
     pairs = np.unique(np.concatenate(cand), axis=0)
     if pairs.size == 0:
         return empty
-    sizes = pl.DataFrame({"_t": task_ids, "_n": np.diff(np.r_[starts, t.size])})
+    sizes = words.group_by("_t").len("_n")
     w = words.select("_t", "h")
     hits = (
         pl.DataFrame({"a": pairs[:, 0], "b": pairs[:, 1]})

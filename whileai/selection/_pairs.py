@@ -10,7 +10,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai.defaults import ALPHA, PAIR_LENGTH_CONFOUND, PAIR_MIN_MARGIN
+from whileai.defaults import PAIR_MIN_MARGIN
 from whileai.errors import ArgumentError
 from whileai.report import Report, fmt_num
 from whileai.selection._common import (
@@ -22,6 +22,7 @@ from whileai.selection._common import (
     require_graded,
     take_rows,
 )
+from whileai.stats import length_confound
 from whileai.table import IntoRows
 from whileai.table.schema import MESSAGE
 
@@ -239,7 +240,7 @@ def _assemble(df: pl.DataFrame, pairs_idx: pl.DataFrame) -> pl.DataFrame:
         (pl.col("reward") - pl.col("reward_r")).alias("margin"),
         *extras,
         # bookkeeping for the report, dropped by the caller
-        (pl.col("_len") - pl.col("_len_r")).alias("_delta"),
+        table.pair_length_delta("m", "m_r").alias("_delta"),
         (pl.col("policy") == pl.col("policy_r")).alias("_same"),
         (pl.col("_eval") | pl.col("_eval_r")).alias("_eval"),
         (pl.col("_first") == pl.col("_first_r")).alias("_ident"),
@@ -277,7 +278,7 @@ def _report(out: pl.DataFrame, pairs_idx: pl.DataFrame, summary: pl.DataFrame,
         frac = longer / n
         stats = {"median_delta": float(out["_delta"].median()), "chosen_longer": longer,  # type: ignore[arg-type]
                  "chosen_longer_frac": round(frac, 4)}
-        if frac >= PAIR_LENGTH_CONFOUND and _binom_p(longer, n) < ALPHA:
+        if length_confound(longer, n):
             warnings.append(f"chosen is the longer reply in {longer} of {n} pairs ({frac:.0%}); a preference trainer "
                             "learns length before behaviour (Lambert 2025, chapter Direct Alignment). Keep "
                             "length_match=True and look at why passing replies run longer.")
@@ -313,10 +314,3 @@ def _report(out: pl.DataFrame, pairs_idx: pl.DataFrame, summary: pl.DataFrame,
         eval_sourced=n_eval,
         warnings=warnings,
     )
-
-
-def _binom_p(successes: int, n: int) -> float:
-    """One-sided binomial test p-value of ``successes`` of ``n`` against a fair 0.5."""
-    from scipy.stats import binomtest
-
-    return float(binomtest(successes, n, 0.5, alternative="greater").pvalue)

@@ -22,9 +22,11 @@ from whileai.defaults import (
     CI_LEVEL,
     DIFFICULTY_BAND,
     HACK_THRESHOLD,
+    PASS_THRESHOLD,
     SELECT_TARGET,
 )
 from whileai.errors import TrainingSelectionError, WaiError
+from whileai.guard._hygiene import trajectory_signature
 from whileai.measure import task_stats
 from whileai.report import Report
 from whileai.selection._calibration import stamp_calibration
@@ -42,7 +44,6 @@ from whileai.selection._common import (
     privileged_leaks,
     require_graded,
     take_rows,
-    trajectory_hash_expr,
     truncated_flag,
 )
 from whileai.stats.wilson import wilson
@@ -266,7 +267,7 @@ def select_for_rl(
         pl.col("reward").cast(pl.Float64),
         junk_flag(df).alias("_junk"),
         truncated_flag(df).alias("_trunc"),
-        trajectory_hash_expr(df).alias("_traj"),
+        trajectory_signature(df).alias("_traj"),
         (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
     ).collect()
     # 0. replies that quote their own privileged context (the answer key the judge read)
@@ -421,8 +422,8 @@ def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float
     counts = groups.select(
         unanimous.sum().alias("unanimous"),
         (size < 2).sum().alias("single"),
-        ((size >= 2) & same & (pl.col("_min") >= 0.5)).sum().alias("all_pass"),
-        ((size >= 2) & same & (pl.col("_min") < 0.5)).sum().alias("all_fail"),
+        ((size >= 2) & same & (pl.col("_min") >= PASS_THRESHOLD)).sum().alias("all_pass"),
+        ((size >= 2) & same & (pl.col("_min") < PASS_THRESHOLD)).sum().alias("all_fail"),
         (unanimous & (pl.col("c") > 0) & (pl.col("c") < pl.col("n_graded"))).sum().alias("collapsed"),
         pl.when(unanimous).then(size).otherwise(0).sum().alias("unanimous_rows"),
         (~unanimous & too_easy).sum().alias("too_easy"),

@@ -24,10 +24,11 @@ from typing import Any, NamedTuple
 
 from whileai.errors import ArgumentError
 from whileai.simulation._tools import ToolSpec
-from whileai.simulation._util import canonical
+from whileai.simulation._util import canonical, hint
 from whileai.simulation._writer import Situation
 
-__all__ = ["AgentCall", "InvalidReply", "RolloutContext", "current_rollout", "normalize_reply", "resolve_agent"]
+__all__ = ["AgentCall", "InvalidReply", "RolloutContext", "current_rollout", "normalize_reply", "resolve_agent",
+           "sampling_seed"]
 
 _SYNC_METHODS = ("chat", "respond", "act", "step", "run")
 _ASYNC_METHODS = ("achat", "arespond", "aact", "astep", "arun")
@@ -93,6 +94,15 @@ def _arity_call(fn: Callable[..., Any]) -> Callable[[list[dict[str, Any]], list[
     return lambda messages, tools: fn(messages, tools)
 
 
+def sampling_seed(ctx: RolloutContext) -> int:
+    """The sampling seed a model endpoint gets for one rollout: the run's seed, the task, the rollout.
+
+    Each of the k rollouts of a task draws its own sample (one seed for all would make the group
+    k copies), and the same run seed gives the same seeds again.
+    """
+    return hint(ctx.seed, ctx.situation.scenario_id, ctx.rollout_index, ctx.eval_run) % 2**31
+
+
 def _name_of(agent: Any) -> str:
     name = getattr(agent, "model_version", None) or getattr(agent, "__name__", None)
     if not isinstance(name, str) or not name:
@@ -108,7 +118,9 @@ def resolve_agent(agent: Any) -> AgentCall:
         endpoint = agent
 
         async def call_endpoint(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
-            return await endpoint._acomplete(messages, tools=tools or None)
+            ctx = _CURRENT.get()
+            params = {} if ctx is None else endpoint.seed_params(sampling_seed(ctx))
+            return await endpoint._acomplete(messages, tools=tools or None, **params)
 
         return AgentCall(call_endpoint, True, endpoint.model, False, endpoint)
     if agent is None or isinstance(agent, (str, bytes, int, float, Mapping, Sequence)):

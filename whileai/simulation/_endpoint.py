@@ -1,10 +1,14 @@
 """``wai.Endpoint``: any OpenAI-compatible chat-completions server as an agent or a judge backend.
 
-vLLM, Ollama, OpenAI, or anything else that speaks ``POST {base_url}/chat/completions``. Requests
-go through httpx with a concurrency limit, a timeout, and retries with exponential backoff on 429,
-5xx and transport errors (honouring ``Retry-After``); other 4xx answers fail at once with the
-reason. The API key comes from ``api_key=`` or an environment variable and never appears in a
-repr, a log line, an error message or a row.
+vLLM, Ollama, OpenAI, or anything else that speaks ``POST {base_url}/chat/completions``. A model
+can be named as a string, ``"provider/model"`` (``"openai/gpt-4o-mini"``, ``"anthropic/claude-..."``,
+``"vllm/Qwen/Qwen3-4B"``): ``MODEL_PROVIDERS`` in ``whileai.defaults`` maps the provider to its
+base URL and its own key variable. Requests go through httpx with a concurrency limit, a timeout,
+and retries with exponential backoff on 429, 5xx and transport errors (honouring ``Retry-After``);
+other 4xx answers fail at once with the reason. The API key comes from ``api_key=`` or the
+provider's environment variable and never appears in a repr, a log line, an error message or a
+row. Each endpoint counts what it sent (requests, tokens in and out) for the run's egress report,
+and refuses every request while an ``offline=True`` run is in progress.
 """
 
 from __future__ import annotations
@@ -15,16 +19,20 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
 from whileai._checks import check_int
 from whileai.defaults import (
+    DEFAULT_PROVIDER,
     ENDPOINT_BACKOFF_CAP_S,
     ENDPOINT_BACKOFF_S,
     ENDPOINT_KEY_ENV,
     ENDPOINT_MAX_RETRIES,
     ENDPOINT_TIMEOUT_S,
+    MODEL_PROVIDERS,
     SIM_CONCURRENCY,
 )
 from whileai.errors import ArgumentError, EndpointError
@@ -32,11 +40,95 @@ from whileai.errors import ArgumentError, EndpointError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Endpoint"]
+__all__ = ["Endpoint", "ModelRef", "as_endpoint", "offline", "resolve_model"]
 
 log = logging.getLogger("whileai.simulation")
 
-_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_DEFAULT_BASE_URL = MODEL_PROVIDERS["openai"][0]
+_LOCAL_PROVIDERS = frozenset(name for name, (_, key_env, _src) in MODEL_PROVIDERS.items() if key_env is None)
+_SEED_FIELD = {"anthropic": None, "mistral": "random_seed"}  # providers whose API names the sampling seed otherwise
+_offline_lock = threading.Lock()
+_offline_depth = 0
+
+
+class ModelRef(NamedTuple):
+    """A model named as a string, resolved: where it is served and which key it needs."""
+
+    provider: str | None
+    """The provider from ``MODEL_PROVIDERS`` (None for a bare name on a server given by ``base_url``)."""
+    model: str
+    """The name sent in the request's ``model`` field."""
+    base_url: str
+    """The server's ``/v1`` base."""
+    key_env: str | None
+    """The provider's own key variable (None: a local server that needs none)."""
+
+
+def resolve_model(name: str, *, base_url: str | None = None) -> ModelRef:
+    """Resolve ``"provider/model"`` (or a bare model name) to its server, model field and key variable.
+
+    ``MODEL_PROVIDERS`` (``whileai.defaults``) holds the table. A bare name (``"gpt-4o-mini"``) is
+    an OpenAI model (``"claude-..."`` an Anthropic one) unless ``base_url`` names another server,
+    where it is sent as written. With ``base_url`` the name is sent verbatim too, except that a
+    local-server prefix (``vllm/``, ``ollama/``, ``lmstudio/``) is taken off: ``"ollama/llama3"``
+    with ``base_url="http://gpu-box:11434/v1"`` sends ``llama3`` there.
+
+    Raises:
+        ArgumentError: An empty name, or ``"provider/"`` with nothing after it.
+
+    Examples:
+        >>> resolve_model("openai/gpt-4o-mini")
+        ModelRef(provider='openai', model='gpt-4o-mini', base_url='https://api.openai.com/v1', key_env='OPENAI_API_KEY')
+        >>> resolve_model("vllm/Qwen/Qwen3-4B").base_url
+        'http://127.0.0.1:8000/v1'
+        >>> resolve_model("Qwen/Qwen3-4B", base_url="http://127.0.0.1:9000/v1").model
+        'Qwen/Qwen3-4B'
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ArgumentError(f"model must be a non-empty model name, got {name!r}. Pass e.g. 'openai/gpt-4o-mini' or "
+                            "'vllm/Qwen/Qwen3-4B'.", argument="model")
+    name = name.strip()
+    prefix, sep, rest = name.partition("/")
+    provider = prefix.lower() if sep and prefix.lower() in MODEL_PROVIDERS else None
+    if provider is not None and not rest.strip():
+        raise ArgumentError(f"model must name a model after the provider, got {name!r}. Pass e.g. '{provider}/<model>'.",
+                            argument="model")
+    if base_url is not None:
+        if provider in _LOCAL_PROVIDERS:
+            return ModelRef(provider, rest, base_url, None)
+        return ModelRef(None, name, base_url, None)
+    if provider is None:
+        env_url = os.environ.get("OPENAI_BASE_URL")
+        if env_url:
+            return ModelRef(None, name, env_url, ENDPOINT_KEY_ENV)
+        provider = "anthropic" if name.lower().startswith("claude") else DEFAULT_PROVIDER
+        rest = name
+    url, key_env, _ = MODEL_PROVIDERS[provider]
+    return ModelRef(provider, rest, url, key_env)
+
+
+def as_endpoint(model: Any, **settings: Any) -> Any:
+    """``model`` as an :class:`Endpoint` when it is a model name; anything else comes back as it is.
+
+    The one place a model named as a string becomes an endpoint: the agent, the situation writer,
+    the simulated user and the rubric judge all go through it.
+    """
+    if isinstance(model, str):
+        return Endpoint(model, **settings)
+    return model
+
+
+@contextmanager
+def offline() -> Iterator[None]:
+    """While inside, every :class:`Endpoint` refuses to send a request (``simulate(offline=True)``)."""
+    global _offline_depth
+    with _offline_lock:
+        _offline_depth += 1
+    try:
+        yield
+    finally:
+        with _offline_lock:
+            _offline_depth -= 1
 _SENT_MESSAGE_KEYS = ("role", "content", "name", "tool_calls", "tool_call_id")
 
 
@@ -69,24 +161,30 @@ class Endpoint:
     OpenAI messages and return the assistant message as a dict.
 
     Args:
-        model: The model name the server knows (``"Qwen/Qwen3-4B"``, ``"gpt-4.1-mini"``, ``"llama3"``).
+        model: The model: ``"provider/model"`` (``"openai/gpt-4o-mini"``, ``"groq/llama-3.3-70b"``,
+            ``"ollama/llama3"``; see :func:`resolve_model`), or the name the server at ``base_url``
+            knows (``"Qwen/Qwen3-4B"``).
         base_url: The server's ``/v1`` base (``http://localhost:8000/v1`` for vLLM,
-            ``http://localhost:11434/v1`` for Ollama). Default: ``$OPENAI_BASE_URL``, else OpenAI.
-        api_key: The key. Default: the ``api_key_env`` environment variable; none is sent when
-            neither is set (local servers need none).
-        api_key_env: The environment variable the key is read from.
+            ``http://localhost:11434/v1`` for Ollama). Default: the provider's, else
+            ``$OPENAI_BASE_URL``, else OpenAI.
+        api_key: The key. Default: the provider's own key variable (``OPENAI_API_KEY``,
+            ``ANTHROPIC_API_KEY``, ...), or ``api_key_env`` when given; none is sent when neither
+            is set (local servers need none). A hosted provider's endpoint without its key raises.
+        api_key_env: The environment variable the key is read from (default: the provider's).
         timeout: Seconds per request.
         max_retries: Retries after a 429, a 5xx or a transport error, with exponential backoff.
         backoff_s: The first backoff; each retry doubles it, up to ``ENDPOINT_BACKOFF_CAP_S``.
         concurrency: Requests in flight at once through this endpoint.
         temperature: Sent when given; the server's default otherwise.
         max_tokens: Sent when given.
+        top_p: Sent when given.
         headers: Extra HTTP headers.
         params: Extra request fields sent with every request (``{"top_p": 0.9}``,
             ``{"extra_body": ...}`` fields flattened in).
 
     Raises:
         ArgumentError: A missing model name, a base URL that is not http(s), or a bad limit.
+        EndpointError: A hosted provider's model with its key variable unset and no ``api_key=``.
 
     Examples:
         >>> ep = Endpoint("my-model", base_url="http://127.0.0.1:8000/v1", api_key="sk-secret")
@@ -97,15 +195,16 @@ class Endpoint:
     """
 
     def __init__(self, model: str, /, *, base_url: str | None = None, api_key: str | None = None,
-                 api_key_env: str = ENDPOINT_KEY_ENV, timeout: float = ENDPOINT_TIMEOUT_S,
+                 api_key_env: str | None = None, timeout: float = ENDPOINT_TIMEOUT_S,
                  max_retries: int = ENDPOINT_MAX_RETRIES, backoff_s: float = ENDPOINT_BACKOFF_S,
                  concurrency: int = SIM_CONCURRENCY, temperature: float | None = None,
-                 max_tokens: int | None = None, headers: Mapping[str, str] | None = None,
-                 params: Mapping[str, Any] | None = None) -> None:
+                 max_tokens: int | None = None, top_p: float | None = None,
+                 headers: Mapping[str, str] | None = None, params: Mapping[str, Any] | None = None) -> None:
         if not isinstance(model, str) or not model.strip():
             raise ArgumentError(f"model must be a non-empty model name, got {model!r}. Pass the name the server serves, "
                                 "e.g. Endpoint('Qwen/Qwen3-4B', base_url='http://localhost:8000/v1').")
-        url = base_url if base_url is not None else os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL
+        ref = resolve_model(model, base_url=base_url)
+        url = ref.base_url
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ArgumentError(f"base_url must be an http(s) URL ending in /v1, got {url!r}. "
                                 "Pass e.g. base_url='http://localhost:8000/v1'.")
@@ -114,11 +213,21 @@ class Endpoint:
                 raise ArgumentError(f"{name} must be a positive number of seconds, got {value!r}. Pass e.g. {name}=30.")
         check_int("max_retries", max_retries, minimum=0)
         check_int("concurrency", concurrency, minimum=1)
-        self.model = model
+        self.model = ref.model
+        self.provider = ref.provider
         self.base_url = url.rstrip("/")
-        key = api_key if api_key is not None else os.environ.get(api_key_env)
+        env = api_key_env or ref.key_env or ENDPOINT_KEY_ENV
+        key = api_key if api_key is not None else os.environ.get(env)
+        if not key and api_key_env is None and ref.key_env and ref.provider not in _LOCAL_PROVIDERS and \
+                self.base_url == MODEL_PROVIDERS[ref.provider or DEFAULT_PROVIDER][0].rstrip("/"):
+            raise EndpointError(
+                f"{ref.key_env} must be set to call {model!r} at {self.base_url}, got nothing in the environment. "
+                f"Set the provider's own key (export {ref.key_env}=...) or pass api_key=.",
+                url=self.base_url, name=self.model, argument=ref.key_env)
         self._key = _Secret(key or None)
-        self.key_source = "api_key=" if api_key else (api_key_env if key else "none")
+        self._key_env = ref.key_env
+        self.key_source = "api_key=" if api_key else (env if key else "none")
+        self.top_p = top_p
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff_s = float(backoff_s)
@@ -132,6 +241,7 @@ class Endpoint:
         self._sem = threading.BoundedSemaphore(self.concurrency)
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, asyncio.Semaphore]] = (
             weakref.WeakKeyDictionary())
+        self._sent = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
 
     # --- what people see --------------------------------------------------------------------
 
@@ -145,6 +255,45 @@ class Endpoint:
     def model_version(self) -> str:
         """The name rows carry in ``model_version``."""
         return self.model
+
+    @property
+    def host(self) -> str:
+        """The host requests go to (``api.openai.com``, ``127.0.0.1:8000``)."""
+        return urlsplit(self.base_url).netloc
+
+    def settings(self) -> dict[str, Any]:
+        """The generation settings rows record: model, provider, base URL (never the key) and sampling knobs."""
+        return {"model": self.model, "provider": self.provider, "base_url": self.base_url,
+                "temperature": self.params.get("temperature", self.temperature),
+                "top_p": self.params.get("top_p", self.top_p),
+                "max_tokens": self.params.get("max_tokens", self.max_tokens)}
+
+    def with_settings(self, **settings: Any) -> Endpoint:
+        """A copy with other sampling settings (``temperature``, ``top_p``, ``max_tokens``); the key carries over."""
+        clone = object.__new__(Endpoint)
+        clone.__dict__.update({k: v for k, v in self.__dict__.items()
+                               if k not in ("_lock", "_client", "_sem", "_loops", "_sent")})
+        clone.params = dict(self.params)
+        for name, value in settings.items():
+            if value is not None:
+                setattr(clone, name, value)
+        clone._lock = threading.Lock()
+        clone._client = None
+        clone._sem = threading.BoundedSemaphore(clone.concurrency)
+        clone._loops = weakref.WeakKeyDictionary()
+        clone._sent = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+        return clone
+
+    def seed_params(self, seed: int) -> dict[str, Any]:
+        """The request field that carries a sampling seed on this provider (``{}`` where there is none)."""
+        field = _SEED_FIELD.get(self.provider or "", "seed")
+        return {field: int(seed)} if field and "seed" not in self.params else {}
+
+    def sent(self) -> dict[str, Any]:
+        """What this endpoint has sent so far: host, model, requests, and the tokens the server reported."""
+        with self._lock:
+            counts = dict(self._sent)
+        return {"host": self.host, "base_url": self.base_url, "model": self.model, "provider": self.provider, **counts}
 
     # --- the public calls -------------------------------------------------------------------
 
@@ -239,6 +388,8 @@ class Endpoint:
             payload["temperature"] = self.temperature
         if self.max_tokens is not None:
             payload["max_tokens"] = self.max_tokens
+        if self.top_p is not None:
+            payload["top_p"] = self.top_p
         payload.update(self.params)
         payload.update(params)
         return payload
@@ -274,9 +425,30 @@ class Endpoint:
             self._loops[loop] = state
         return state
 
+    def _refuse_offline(self) -> None:
+        if _offline_depth:
+            raise EndpointError(
+                f"offline=True must make no network call, but model {self.model!r} at {self.base_url} was about to be "
+                "asked. Use an offline agent (wai.seeded_agent, a callable) and simulator=False, or drop offline=True.",
+                url=self.base_url, name=self.model, reason="offline")
+
+    def _count(self, data: Any) -> None:
+        usage = data.get("usage") if isinstance(data, Mapping) else None
+        with self._lock:
+            self._sent["requests"] += 1
+            if isinstance(usage, Mapping):
+                for ours, theirs in (("input_tokens", ("prompt_tokens", "input_tokens")),
+                                     ("output_tokens", ("completion_tokens", "output_tokens"))):
+                    for key in theirs:
+                        value = usage.get(key)
+                        if isinstance(value, (int, float)) and not isinstance(value, bool):
+                            self._sent[ours] += int(value)
+                            break
+
     def _post_sync(self, payload: dict[str, Any]) -> Any:
         import httpx
 
+        self._refuse_offline()
         client = self._sync_client()
         for attempt in range(self.max_retries + 1):
             try:
@@ -291,12 +463,15 @@ class Endpoint:
                 self._log_retry(str(response.status_code), attempt)
                 time.sleep(self._delay(attempt, response))
                 continue
-            return self._decode(response)
+            data = self._decode(response)
+            self._count(data)
+            return data
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _post_async(self, client: httpx.AsyncClient, payload: dict[str, Any]) -> Any:
         import httpx
 
+        self._refuse_offline()
         for attempt in range(self.max_retries + 1):
             try:
                 response = await client.post(self._url, json=payload, headers=self._request_headers())
@@ -310,7 +485,9 @@ class Endpoint:
                 self._log_retry(str(response.status_code), attempt)
                 await asyncio.sleep(self._delay(attempt, response))
                 continue
-            return self._decode(response)
+            data = self._decode(response)
+            self._count(data)
+            return data
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _log_retry(self, what: str, attempt: int) -> None:
@@ -332,15 +509,16 @@ class Endpoint:
             body = self._redact(response.text[:300])
             tries = f" after {self.max_retries + 1} tries" if _retryable(status) else ""
             fix = {
-                401: f"Set the key in ${self.key_source if self.key_source not in ('none', 'api_key=') else ENDPOINT_KEY_ENV} or pass api_key=.",
+                401: f"Set the key in ${self.key_source if self.key_source not in ('none', 'api_key=') else (self._key_env or ENDPOINT_KEY_ENV)} or pass api_key=.",
                 403: "The key is not allowed to use this model; check its permissions.",
                 404: f"Check base_url ends in /v1 and that the server serves model {self.model!r}.",
                 429: "The server is rate limiting; lower concurrency= or raise max_retries=.",
             }.get(status, "Check the server log; 5xx answers mean the server failed." if status >= 500 else
                   "The request was refused; the message above says why.")
             raise EndpointError(
-                f"model server at {self.base_url} must accept the request, but it answered {status}{tries}: {body!r}. {fix}",
-                status=status, url=self.base_url,
+                f"model server at {self.base_url} must accept the request for model {self.model!r}, but it answered "
+                f"{status}{tries}: {body!r}. {fix}",
+                status=status, url=self.base_url, name=self.model,
             )
         try:
             return response.json()

@@ -1,12 +1,16 @@
 """``wai.simulate``: run an agent through a covering grid of situations, one row per rollout.
 
 The agent meets a world that fails on purpose; every conversation comes back as a row of the
-rollout table.
+rollout table. The agent is a callable, an object with a chat method, a ``wai.Endpoint``, or a
+model named as a string (``model="openai/gpt-4o-mini"``: the default tool-calling agent over that
+endpoint). A simulated user can answer the agent's clarifying questions, generation settings are
+recorded on every row, and the report lists what left the machine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
 import os
@@ -22,17 +26,23 @@ import numpy as np
 import polars as pl
 
 from whileai import table
+from whileai._timeouts import check_timeout, with_timeout
 from whileai.defaults import (
+    AGENT_TIMEOUT_S,
     CLAUSE_TASK_SHARE,
     DEFAULT_SEED,
+    DYNAMIC_SAMPLING_CAP,
     EVAL_REPEATS,
     FAULT_RATE,
     HARD_SHARE,
     MAX_TURNS,
+    MAX_USER_TURNS,
+    PASS_THRESHOLD,
     RL_REPEATS,
     SFT_COMPLETIONS_PER_PROMPT,
     SIM_BUDGET,
     SIM_CONCURRENCY,
+    TOOL_TIMEOUT_S,
 )
 from whileai.errors import ArgumentError, EndpointError, SchemaError
 from whileai.simulation._agents import (
@@ -43,11 +53,13 @@ from whileai.simulation._agents import (
     normalize_reply,
     resolve_agent,
 )
-from whileai.simulation._endpoint import Endpoint
+from whileai.simulation._endpoint import Endpoint, as_endpoint
+from whileai.simulation._endpoint import offline as offline_mode
 from whileai.simulation._progress import Progress
 from whileai.simulation._report import LOST_REASONS, SimulationReport
 from whileai.simulation._rows import Outcome, RowBuffer
 from whileai.simulation._tools import ToolSpec, normalize_tools
+from whileai.simulation._user import ModelUser, TemplateUser, resolve_user
 from whileai.simulation._util import (
     canonical,
     check_choice,
@@ -72,16 +84,19 @@ from whileai.table.schema import MESSAGE
 __all__ = ["simulate"]
 
 Mode = Literal["rl", "sft", "eval"]
-RepeatPolicy = Literal["fixed", "none"]
+RepeatPolicy = Literal["fixed", "none", "dynamic"]
 
 MODES = ("rl", "sft", "eval")
-REPEAT_POLICIES = ("fixed", "none")
+REPEAT_POLICIES = ("fixed", "none", "dynamic")
+_FAIL_FAST = (401, 403, 404)  # an endpoint that answers these to the first call will answer them to every call
 MODE_REPEATS = {"rl": RL_REPEATS, "sft": SFT_COMPLETIONS_PER_PROMPT, "eval": EVAL_REPEATS}
 _BATCH = 2048  # rollouts per Arrow batch (bounded memory: a batch's dicts are dropped once flattened)
 _DEAD_AGENT = 16  # the first this-many rollouts all lost: the agent is dead, stop (whileai 0.131 DEAD_AGENT_MIN_ERRORS)
 _LOST_EXAMPLES = 20
 _KNOWN = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "tasks", "runs",
-          "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress")
+          "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress", "model",
+          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows",
+          "max_rollouts", "timeout", "tool_timeout")
 
 _WRITER_SYSTEM = (
     "You write the first message a person sends to an AI assistant that can call tools. Write only that message, "
@@ -101,11 +116,14 @@ Item = tuple[Situation, int, "int | None", int]  # task, rollout index, eval run
 
 
 def simulate(
-    agent: Any,
+    agent: Any = None,
     *,
+    model: str | Endpoint | None = None,
     tools: Sequence[Any] | None = None,
     system_prompt: str | None = None,
-    simulator: Literal[False] | Endpoint | None = False,
+    simulator: Literal[False] | str | Endpoint | None = False,
+    user_simulator: bool | str | Endpoint | None = None,
+    max_user_turns: int = MAX_USER_TURNS,
     mode: Mode = "rl",
     repeats: int | None = None,
     repeat_policy: RepeatPolicy = "fixed",
@@ -117,9 +135,17 @@ def simulate(
     hard_share: float = HARD_SHARE,
     fault_rate: float = FAULT_RATE,
     max_turns: int = MAX_TURNS,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
     execute: Callable[[str, dict[str, Any]], Any] | None = None,
+    offline: bool = False,
+    score_rows: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    max_rollouts: int | None = None,
     output: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    timeout: float | None = AGENT_TIMEOUT_S,
+    tool_timeout: float | None = TOOL_TIMEOUT_S,
     **unknown: Any,
 ) -> table.StepResult:
     """Run an agent through the situations of a covering grid and return every rollout as a row.
@@ -132,21 +158,36 @@ def simulate(
     tool call is answered from the task's generated world, with faults scheduled on a
     ``fault_rate`` share of tasks (timeout, server error, rate limit, malformed output, empty
     result, partial result). Each task is rolled ``repeats`` times; the agent runs multi-turn
-    until it answers without a tool call or hits ``max_turns`` (the row is then truncated).
+    until it answers without a tool call or hits ``max_turns`` (the row is then truncated). With
+    a simulated user the rollout goes on after such an answer when the person has more to say
+    (an answer to the agent's clarifying question), up to ``max_user_turns``.
 
     Args:
         agent: A callable ``(messages, tools) -> assistant message`` (sync or async), an object
-            with ``achat``/``chat``/``respond``, a ``wai.Endpoint``, or ``wai.seeded_agent(tools)``.
+            with ``achat``/``chat``/``respond``, a ``wai.Endpoint``, ``wai.seeded_agent(tools)``,
+            or a model named as a string (the same as ``model=``).
+        model: Instead of ``agent``: a model named as a string (``"openai/gpt-4o-mini"``,
+            ``"anthropic/claude-..."``, ``"vllm/<model>"``; the provider's own key variable) or a
+            ``wai.Endpoint``. The default tool-calling agent sends the conversation and the tool
+            schemas, and runs the calls it answers with against the world.
         tools: ``@wai.tool`` functions or OpenAI tool schemas.
         system_prompt: The agent's policy; each normative sentence ("Never refund more than
             $100 without a manager.") is a clause with its own block of tasks.
-        simulator: ``False`` for the template writer; an ``Endpoint`` to have a model write each
-            situation from the same grid cell (the template's text is the fallback).
+        simulator: ``False`` for the template writer; a model (name or ``Endpoint``) to have it
+            write each situation from the same grid cell (the template's text is the fallback,
+            and so is a duplicate of an earlier written prompt); each keeps its cell's task id.
+        user_simulator: Who plays the person after the opening message: None (nobody: the
+            rollout ends at the agent's first answer), ``"template"`` or True (the offline user,
+            which answers a clarifying question from the situation by stance), or a model (name
+            or ``Endpoint``). Rows record every user turn in ``messages``.
+        max_user_turns: User turns the simulated user may add to one rollout (``MAX_USER_TURNS``).
         mode: ``"rl"`` (k = RL_REPEATS), ``"sft"`` (k = SFT_COMPLETIONS_PER_PROMPT) or ``"eval"``
             (k = EVAL_REPEATS) when ``repeats`` is not given. Stored in ``data.meta["mode"]``.
         repeats: Rollouts per task (k).
         repeat_policy: ``"fixed"`` rolls every task k times; ``"none"`` draws a new task for
-            every rollout (k = 1).
+            every rollout (k = 1); ``"dynamic"`` (DAPO dynamic sampling, Yu et al. 2025, with
+            a grader: ``wai.simulate(..., grader=judge)``) rolls k, then keeps adding k rollouts
+            to an ask whose group is all-pass or all-fail, up to ``max_rollouts``.
         budget: Rollouts per run (default SIM_BUDGET); the run takes ``budget // k`` tasks.
             With ``tasks=`` the default is every pinned task at k.
         tasks: Re-run exactly these tasks (an earlier ``SimulationData``, its rows, or a
@@ -160,10 +201,24 @@ def simulate(
         hard_share: Share of tasks from the hard tiers (ambiguous, boundary, adversarial).
         fault_rate: Share of tasks whose world schedules a tool fault.
         max_turns: Agent turns before a rollout is cut and marked ``truncated``.
+        temperature: Sent to the agent's endpoint; recorded on every row (``lineage``) either way.
+        top_p: Likewise.
+        max_tokens: Likewise.
         execute: Answer tool calls with ``execute(tool_name, arguments)`` instead of the
             generated world (scheduled faults still fire first).
+        offline: Refuse every network call: a model endpoint anywhere in the run raises before
+            the first rollout, and one reached from inside an agent raises when it is called.
+        score_rows: Dynamic sampling's grader as a function from rows to the same rows graded
+            (``reward`` and the judge columns); the fluent ``wai.simulate(grader=judge)`` builds it
+            from a judge with ``run_judge``. The rows come back graded.
+        max_rollouts: Dynamic sampling's cap on rollouts per ask (default
+            ``DYNAMIC_SAMPLING_CAP`` x k).
         output: Also write the rows to this JSONL or Parquet path (atomically).
         progress: Show the progress line (default: only when stderr is a terminal).
+        timeout: Seconds one agent turn may take (``AGENT_TIMEOUT_S``); past it the rollout is
+            lost as ``agent_error``. None: no limit. The seeded agent is never timed.
+        tool_timeout: Seconds one ``execute`` call may take (``TOOL_TIMEOUT_S``); past it the
+            agent sees a ``tool_error``. None: no limit.
         **unknown: Rejected with a ``TypeError`` naming each unknown keyword.
 
     Returns:
@@ -174,8 +229,12 @@ def simulate(
 
     Raises:
         ArgumentError: ``budget`` or ``repeats`` below 1, ``budget`` below ``repeats``, an
-            unknown ``mode``/``repeat_policy``, a share outside [0, 1], or something that is
-            not an agent.
+            unknown ``mode``/``repeat_policy``, a share outside [0, 1], something that is not an
+            agent, both or neither of ``agent`` and ``model``, ``repeat_policy="dynamic"`` without
+            a grader, or a model endpoint under ``offline=True``.
+        EndpointError: The agent's endpoint answered 401, 403 or 404 (a wrong key, a key without
+            access, a wrong URL or model): the run stops at once rather than losing every rollout;
+            or a hosted provider's key variable is unset.
         TypeError: An unknown keyword argument (``UnknownArgumentError``).
 
     Examples:
@@ -193,11 +252,24 @@ def simulate(
     mode = check_choice("mode", mode, MODES, fix="Pass mode='rl' for training groups, 'sft' or 'eval'.")  # type: ignore[assignment]
     if repeat_policy in ("successive", "adaptive"):
         raise ArgumentError(
-            f"repeat_policy must be 'fixed' or 'none', got {repeat_policy!r}. Dynamic sampling needs a grader in the loop, "
-            "which simulate does not run: use 'fixed', grade, then select(mode='rl') keeps the informative groups.",
-            argument="repeat_policy", value=repeat_policy)
+            f"repeat_policy must be 'fixed', 'none' or 'dynamic', got {repeat_policy!r}. For DAPO dynamic sampling pass "
+            "repeat_policy='dynamic' with grader=judge.", argument="repeat_policy", value=repeat_policy)
     repeat_policy = check_choice("repeat_policy", repeat_policy, REPEAT_POLICIES,  # type: ignore[assignment]
-                                 fix="Pass 'fixed' (k rollouts per task) or 'none' (one per task).")
+                                 fix="Pass 'fixed' (k rollouts per task), 'none' (one per task) or 'dynamic' "
+                                     "(with grader=).")
+    if repeat_policy == "dynamic" and score_rows is None:
+        raise ArgumentError("grader must be given with repeat_policy='dynamic', got none. Dynamic sampling grades each "
+                            "group to see whether it is mixed: pass wai.simulate(..., repeat_policy='dynamic', "
+                            "grader=judge).", argument="grader")
+    if agent is not None and model is not None:
+        raise ArgumentError(f"agent and model must not both be given, got agent={agent!r} and model={model!r}. Pass "
+                            "model='provider/name' for the default tool-calling agent, or agent= for your own.",
+                            argument="model")
+    if agent is None and model is None:
+        raise ArgumentError("agent must be given, got neither agent= nor model=. Pass model='openai/gpt-4o-mini' (the "
+                            "default tool-calling agent), your agent callable, or wai.seeded_agent(tools) offline.",
+                            argument="agent")
+    max_user_turns = check_int("max_user_turns", max_user_turns, minimum=0, fix="Pass max_user_turns=3.")
     if repeats is not None:
         repeats = check_int("repeats", repeats, minimum=1, fix="Pass repeats=4 for four rollouts per task.")
     if budget is not None:
@@ -205,13 +277,20 @@ def simulate(
     runs = check_int("runs", runs, minimum=1, fix="Pass runs=3 to replay the task set three times.")
     concurrency = check_int("concurrency", concurrency, minimum=1, fix="Pass concurrency=8 for eight rollouts at once.")
     max_turns = check_int("max_turns", max_turns, minimum=1, fix="Pass max_turns=10.")
+    timeout, tool_timeout = check_timeout("timeout", timeout), check_timeout("tool_timeout", tool_timeout)
     hard_share = check_share("hard_share", hard_share, fix="Pass hard_share=0.4.")
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
     seed_int = _seed_int(seed)
+    simulator = as_endpoint(simulator)
     if simulator is not False and simulator is not None and not isinstance(simulator, Endpoint):
-        raise ArgumentError(f"simulator must be False (the template writer) or a wai.Endpoint, got {simulator!r}. "
-                            "Pass simulator=False, or simulator=wai.Endpoint('model', base_url=...).",
+        raise ArgumentError(f"simulator must be False (the template writer), a model name or a wai.Endpoint, got "
+                            f"{simulator!r}. Pass simulator=False, or simulator='openai/gpt-4o-mini'.",
                             argument="simulator")
+    user = resolve_user(user_simulator)
+    settings = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
+    agent = as_endpoint(model if model is not None else agent)
+    if isinstance(agent, Endpoint) and any(v is not None for v in settings.values()):
+        agent = agent.with_settings(**settings)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise ArgumentError(f"system_prompt must be text, got {type(system_prompt).__name__}. Pass the policy as a string.")
     if execute is not None and not callable(execute):
@@ -219,10 +298,18 @@ def simulate(
     if repeat_policy == "none" and repeats not in (None, 1):
         raise ArgumentError(f"repeats must be 1 with repeat_policy='none', got {repeats!r}. "
                             "Use repeat_policy='fixed' for k rollouts per task.")
+    endpoints = _endpoints(agent, simulator if tasks is None else None, user)
+    if offline and endpoints:
+        role, ep = endpoints[0]
+        raise ArgumentError(f"offline must make no network call, but the {role} is the model {ep.model!r} at "
+                            f"{ep.base_url}. Use an offline agent (wai.seeded_agent, a callable), simulator=False and "
+                            "user_simulator='template', or drop offline=True.", argument="offline")
     specs = normalize_tools(tools)
     call = resolve_agent(agent)
     policy = system_prompt or ""
     warnings: list[str] = []
+    generation = _generation(agent, settings, seed_int)
+    sent_before = {id(ep): ep.sent() for _, ep in endpoints}
 
     # --- the tasks ----------------------------------------------------------------------------
     parent_runs: list[str] = []
@@ -258,11 +345,14 @@ def simulate(
         stopped = "budget"
     writer_errors = 0
     if isinstance(simulator, Endpoint) and tasks is None:
-        task_list, writer_errors = _run_coro(_write_with_model(simulator, task_list, specs, policy))
+        task_list, writer_errors, duplicates = _run_coro(_write_with_model(simulator, task_list, specs, policy))
         writer = simulator.model
         if writer_errors:
             warnings.append(f"the simulator model failed on {writer_errors} of {len(task_list)} situations; the template "
                             "wrote those instead (report writer_errors).")
+        if duplicates:
+            warnings.append(f"the simulator model wrote {duplicates} prompts that repeat an earlier one; the template's "
+                            "text stands in for those, so every task keeps a prompt of its own.")
 
     # --- the run ------------------------------------------------------------------------------
     schemas = [s.schema for s in specs]
@@ -271,7 +361,9 @@ def simulate(
                            execute is not None, writer, hkey(*(t.scenario_id + t.prompt for t in task_list)), chars=12)
     eval_runs: list[int | None] = [None] if runs == 1 else list(range(1, runs + 1))
     total = len(task_list) * k * runs
-    engine = _Engine(call, specs, policy, seed_int, max_turns, execute, concurrency, run_id)
+    timed_execute = None if execute is None else with_timeout(execute, tool_timeout, what="the tool (execute=)")
+    engine = _Engine(_timed_agent(call, timeout), specs, policy, seed_int, max_turns, timed_execute, concurrency, run_id,
+                     user, max_user_turns)
     progress_bar = Progress(total, enabled=progress)
     buffer = RowBuffer()
     lost_buffer = RowBuffer()
@@ -285,7 +377,25 @@ def simulate(
                 for index in range(k):
                     yield task, index, eval_run, ordinal
 
-    attempted = engine.run(items(), total, buffer, lost_buffer, lost_by, lost, stats, progress_bar)
+    # --- the table (also what dynamic sampling grades) ----------------------------------------------------------------------------
+    def finish(frame: pl.DataFrame) -> pl.DataFrame:
+        return table.frame(_finish_frame(frame, policy=policy, tools_json=tools_json, model_version=call.name,
+                                         run_id=run_id, seed=seed_int, writer=writer, replayed=tasks is not None,
+                                         parent_run=",".join(parent_runs) if parent_runs else None,
+                                         generation=generation, user_model=user.name if user is not None else None),
+                           allow_empty=True)
+
+    graded: pl.DataFrame | None = None
+    with offline_mode() if offline else _no_context():
+        attempted = engine.run(items(), total, buffer, lost_buffer, lost_by, lost, stats, progress_bar)
+        dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
+        if repeat_policy == "dynamic" and score_rows is not None and attempted == total:
+            cap = max_rollouts if max_rollouts is not None else DYNAMIC_SAMPLING_CAP * k
+            cap = check_int("max_rollouts", cap, minimum=k, fix=f"Pass max_rollouts={DYNAMIC_SAMPLING_CAP * k}.")
+            graded, dynamic = _oversample(engine, buffer, lost_buffer, lost_by, lost, stats, progress_bar,
+                                          task_list=task_list, eval_runs=eval_runs, k=k, cap=cap,
+                                          score_rows=score_rows, prepare=finish)
+            total += dynamic["rollouts_oversampled"]
     progress_bar.close()
     if attempted < total:
         stopped = "agent_failed"
@@ -308,19 +418,24 @@ def simulate(
                         "simulator=wai.Endpoint(...) for a model-written set.")
 
     # --- the table ----------------------------------------------------------------------------
-    def finish(frame: pl.DataFrame) -> pl.DataFrame:
-        return table.frame(_finish_frame(frame, policy=policy, tools_json=tools_json, model_version=call.name,
-                                         run_id=run_id, seed=seed_int, writer=writer, replayed=tasks is not None,
-                                         parent_run=",".join(parent_runs) if parent_runs else None), allow_empty=True)
-
     landed, failed = buffer.frame(), lost_buffer.frame()
-    df = finish(landed if landed is not None else _empty_frame())
+    df = graded if graded is not None else finish(landed if landed is not None else _empty_frame())
     lost_df = finish(failed if failed is not None else _empty_frame(lost=True))
     report = _report(df, plan=plan, task_list=task_list, k=k, runs=runs, asked=asked, mode=mode,
                      repeat_policy=repeat_policy, seed=seed_int, run_id=run_id, stopped=stopped, writer=writer,
                      agent=call.name, total=total, lost_by=lost_by, lost=lost, hard_share=hard_share,
                      fault_rate=fault_rate, stats=stats, writer_errors=writer_errors, concurrency=concurrency,
                      max_turns=max_turns, warnings=warnings, started=started)
+    report.generation = generation
+    report.user_simulator = user.name if user is not None else None
+    report.user_turns = stats.user_turns
+    report.offline = bool(offline)
+    report.egress = _egress(endpoints, sent_before, writer=writer)
+    for key, value in dynamic.items():
+        setattr(report, key, value)
+    if dynamic["asks_never_mixed"]:
+        report.warnings.append(f"dynamic sampling: {dynamic['asks_never_mixed']} asks stayed all-pass or all-fail at "
+                               "the cap; select(mode='rl') drops them as unanimous.")
     meta = {"system_prompt": policy, "tools": schemas, "mode": mode, "repeats": k, "repeat_policy": repeat_policy,
             "run_id": run_id, "seed": seed_int, "runs": runs, "budget": asked, "writer": writer}
     if output is not None:
@@ -337,13 +452,24 @@ def simulate(
 class _Stats:
     unknown_tool_calls: int = 0
     unknown_tools: set[str] = dataclasses.field(default_factory=set)
+    user_turns: int = 0
 
 
-def _episode(world: World, base: list[dict[str, Any]], max_turns: int) -> Generator[list[dict[str, Any]], Any, Outcome]:
-    """One rollout as a generator: yields the conversation, receives the agent's reply."""
+class _AskUser(list):  # type: ignore[type-arg]
+    """What the episode yields when it wants the simulated user's next message (the conversation so far)."""
+
+
+def _episode(world: World, base: list[dict[str, Any]], max_turns: int,
+             max_user_turns: int = 0) -> Generator[list[dict[str, Any]], Any, Outcome]:
+    """One rollout as a generator: yields the conversation, receives the agent's reply.
+
+    With a simulated user (``max_user_turns`` > 0), an answer without a tool call yields an
+    :class:`_AskUser` instead and receives the person's next message (None ends the rollout).
+    """
     messages = list(base)
     kinds: list[str] = []
     usage: dict[str, float] | None = None
+    user_turns = 0
     for turn in range(max_turns):
         reply = yield messages
         message, book = normalize_reply(reply, turn)
@@ -367,12 +493,19 @@ def _episode(world: World, base: list[dict[str, Any]], max_turns: int) -> Genera
             return Outcome(messages, None if calls else (text or ""), True, "length", world.met, kinds,
                            world.unknown_calls, usage)
         if not calls:
-            return Outcome(messages, text or "", False, "stop", world.met, kinds, world.unknown_calls, usage)
+            if user_turns < max_user_turns:
+                said = yield _AskUser(messages)
+                if isinstance(said, str) and said.strip():
+                    user_turns += 1
+                    messages.append({"role": "user", "content": said})
+                    continue
+            return Outcome(messages, text or "", False, "stop", world.met, kinds, world.unknown_calls, usage,
+                           user_turns=user_turns)
         for call in calls:
             fn = call["function"]
             result = world.call(fn["name"], fn["arguments"])
             messages.append({"role": "tool", "tool_call_id": call["id"], "name": fn["name"], "content": result})
-    return Outcome(messages, None, True, "length", world.met, kinds, world.unknown_calls, usage)
+    return Outcome(messages, None, True, "length", world.met, kinds, world.unknown_calls, usage, user_turns=user_turns)
 
 
 def _parts_text(content: Any) -> str:
@@ -390,7 +523,8 @@ class _Engine:
     """Runs rollouts (inline, on threads, or on an event loop) and lands them in batches."""
 
     def __init__(self, call: AgentCall, specs: list[ToolSpec], policy: str, seed: int, max_turns: int,
-                 execute: Callable[[str, dict[str, Any]], Any] | None, concurrency: int, run_id: str) -> None:
+                 execute: Callable[[str, dict[str, Any]], Any] | None, concurrency: int, run_id: str,
+                 user: TemplateUser | ModelUser | None = None, max_user_turns: int = 0) -> None:
         self.call = call
         self.specs = tuple(specs)
         self.tool_map = {s.name: s for s in specs}
@@ -401,6 +535,8 @@ class _Engine:
         self.execute = execute
         self.concurrency = concurrency
         self.run_id = run_id
+        self.user = user
+        self.max_user_turns = max_user_turns if user is not None else 0
         self.world_cache: dict[tuple[str, str, str], str] = {}
 
     # --- one rollout ------------------------------------------------------------------------
@@ -410,18 +546,36 @@ class _Engine:
         task, index, eval_run, _ = item
         token = _CURRENT.set(RolloutContext(task, index, eval_run, self.seed, self.specs))
         world = World(task, self.tool_map, self.execute, self.world_cache)
-        gen = _episode(world, [*self.system, {"role": "user", "content": task.prompt}], self.max_turns)
+        gen = _episode(world, [*self.system, {"role": "user", "content": task.prompt}], self.max_turns,
+                       self.max_user_turns)
         return gen, next(gen), world, token
+
+    def _user_sync(self, item: Item, messages: list[dict[str, Any]]) -> Any:
+        user, turn = self.user, sum(1 for m in messages if m.get("role") == "user")
+        if isinstance(user, ModelUser):
+            return _run_coro(user.areply(item[0], messages, turn))
+        return user.reply(item[0], messages, turn) if user is not None else None
+
+    async def _user_async(self, item: Item, messages: list[dict[str, Any]]) -> Any:
+        user, turn = self.user, sum(1 for m in messages if m.get("role") == "user")
+        if isinstance(user, ModelUser):
+            return await user.areply(item[0], messages, turn)
+        return user.reply(item[0], messages, turn) if user is not None else None
 
     def rollout_sync(self, item: Item) -> Outcome:
         gen, messages, world, token = self._start(item)
         try:
             while True:
                 try:
-                    reply = self.call.call(list(messages), self.schemas)
-                    if type(reply) is not dict and inspect.isawaitable(reply):
-                        reply = _run_coro(reply)
+                    if isinstance(messages, _AskUser):
+                        reply = self._user_sync(item, list(messages))
+                    else:
+                        reply = self.call.call(list(messages), self.schemas)
+                        if type(reply) is not dict and inspect.isawaitable(reply):
+                            reply = _run_coro(reply)
                 except EndpointError as exc:
+                    if _fatal(exc):
+                        raise
                     return _lost("endpoint_error", describe_error(exc), messages, world)
                 except Exception as exc:
                     return _lost("agent_error", describe_error(exc), messages, world)
@@ -439,10 +593,15 @@ class _Engine:
         try:
             while True:
                 try:
-                    reply = self.call.call(list(messages), self.schemas)
-                    if inspect.isawaitable(reply):
-                        reply = await reply
+                    if isinstance(messages, _AskUser):
+                        reply = await self._user_async(item, list(messages))
+                    else:
+                        reply = self.call.call(list(messages), self.schemas)
+                        if inspect.isawaitable(reply):
+                            reply = await reply
                 except EndpointError as exc:
+                    if _fatal(exc):
+                        raise
                     return _lost("endpoint_error", describe_error(exc), messages, world)
                 except Exception as exc:
                     return _lost("agent_error", describe_error(exc), messages, world)
@@ -474,6 +633,7 @@ class _Engine:
                     lost_buffer.add(task, index, eval_run, self._rollout_id(task, index, eval_run), out)
                     continue
                 state["landed"] += 1
+                stats.user_turns += out.user_turns
                 if out.unknown_calls:
                     stats.unknown_tool_calls += len(out.unknown_calls)
                     stats.unknown_tools.update(out.unknown_calls)
@@ -532,6 +692,14 @@ class _Engine:
         return f"{self.run_id}{run}/{task.scenario_id}#{index}"
 
 
+def _timed_agent(call: AgentCall, timeout: float | None) -> AgentCall:
+    """The agent with each turn limited to ``timeout`` seconds (inline agents are ours and never hang)."""
+    if timeout is None or call.inline:
+        return call
+    return dataclasses.replace(call, call=with_timeout(call.call, timeout, what=f"the agent {call.name!r}",
+                                                       returns_awaitable=call.is_async))
+
+
 def _batches(items: Iterator[Item], size: int, *, first: int) -> Iterator[list[Item]]:
     """The first batch is small (so a dead agent is noticed early); the rest are ``size`` long."""
     batch: list[Item] = []
@@ -574,7 +742,7 @@ def _run_coro(coro: Any) -> Any:
 
 
 async def _write_with_model(endpoint: Endpoint, tasks: list[Situation], specs: list[ToolSpec],
-                            policy: str) -> tuple[list[Situation], int]:
+                            policy: str) -> tuple[list[Situation], int, int]:
     by_name = {s.name: s for s in specs}
 
     async def write(task: Situation) -> tuple[Situation, bool]:
@@ -604,7 +772,18 @@ async def _write_with_model(endpoint: Endpoint, tasks: list[Situation], specs: l
         results = await asyncio.gather(*(write(t) for t in tasks))
     finally:
         await endpoint.aclose()
-    return [r[0] for r in results], sum(1 for r in results if not r[1])
+    seen: set[str] = set()
+    out: list[Situation] = []
+    duplicates = 0
+    for (written, ok), template in zip(results, tasks):
+        key = " ".join(written.prompt.casefold().split())
+        if ok and key in seen:  # a repeat of an earlier written prompt: the template's text keeps the task distinct
+            duplicates += 1
+            written = template
+            key = " ".join(template.prompt.casefold().split())
+        seen.add(key)
+        out.append(written)
+    return out, sum(1 for r in results if not r[1]), duplicates
 
 
 # ------------------------------------------------------------------------------------------
@@ -647,6 +826,119 @@ def _pinned(tasks: Any) -> tuple[list[Situation], int, list[str]]:
 # ------------------------------------------------------------------------------------------
 
 
+def _fatal(exc: EndpointError) -> bool:
+    """An endpoint answer no retry can change (a wrong key, no access, a wrong URL or model), or offline=True."""
+    return getattr(exc, "status", None) in _FAIL_FAST or getattr(exc, "reason", None) == "offline"
+
+
+@contextlib.contextmanager
+def _no_context() -> Iterator[None]:
+    yield
+
+
+def _endpoints(agent: Any, simulator: Any, user: Any) -> list[tuple[str, Endpoint]]:
+    """The model endpoints a run will call, with their role: what can leave the machine."""
+    out: list[tuple[str, Endpoint]] = []
+    if isinstance(agent, Endpoint):
+        out.append(("agent", agent))
+    if isinstance(simulator, Endpoint):
+        out.append(("writer", simulator))
+    if isinstance(user, ModelUser) and isinstance(user.endpoint, Endpoint):
+        out.append(("user", user.endpoint))
+    return out
+
+
+#: Which row fields each role's requests carry (docs/simulate.md, "What stays on your machine").
+_FIELDS_SENT = {
+    "agent": ["system_prompt", "prompt", "messages", "tools"],
+    "writer": ["system_prompt", "tools", "scenario_dimensions"],
+    "user": ["prompt", "messages", "scenario_dimensions.arguments", "stance"],
+}
+
+
+def _egress(endpoints: list[tuple[str, Endpoint]], before: dict[int, dict[str, Any]], *, writer: str) -> list[dict[str, Any]]:
+    """Per endpoint: its role, host, requests, tokens in and out during this run, and the fields sent."""
+    out = []
+    for role, ep in endpoints:
+        now, then = ep.sent(), before.get(id(ep), {})
+        entry = {"role": role, "host": now["host"], "base_url": now["base_url"], "model": now["model"],
+                 "provider": now["provider"]}
+        for key in ("requests", "input_tokens", "output_tokens"):
+            entry[key] = int(now[key]) - int(then.get(key, 0))
+        entry["fields_sent"] = list(_FIELDS_SENT[role]) if entry["requests"] else []
+        if role == "writer" and writer == "pinned":
+            continue
+        out.append(entry)
+    return out
+
+
+def _generation(agent: Any, settings: dict[str, Any], seed: int) -> dict[str, Any]:
+    """What every row records of how the agent generated: model, provider, base URL, sampling settings, seed."""
+    if isinstance(agent, Endpoint):
+        out = agent.settings()
+    else:
+        out = {"model": getattr(agent, "model_version", None) or getattr(agent, "__name__", None) or type(agent).__name__,
+               "provider": None, "base_url": None, **settings}
+    out["seed"] = seed
+    return out
+
+
+def _oversample(engine: _Engine, buffer: RowBuffer, lost_buffer: RowBuffer, lost_by: dict[str, int],
+                lost: list[dict[str, Any]], stats: _Stats, progress: Progress, *, task_list: list[Situation],
+                eval_runs: list[int | None], k: int, cap: int,
+                score_rows: Callable[[pl.DataFrame], pl.DataFrame],
+                prepare: Callable[[pl.DataFrame], pl.DataFrame]) -> tuple[pl.DataFrame, dict[str, int]]:
+    """DAPO dynamic sampling (Yu et al. 2025, section 3.2): add k rollouts to unanimous asks until mixed or capped.
+
+    Every group is graded; an all-pass or all-fail ask gets k more rollouts until it is mixed or
+    has ``cap``. Returns the graded rows and the counts.
+    """
+    first = buffer.frame()
+    graded = [score_rows(prepare(first if first is not None else _empty_frame()))]
+    by_id = {t.scenario_id: (ordinal, t) for ordinal, t in enumerate(task_list)}
+    oversampled: set[tuple[str, int | None]] = set()
+    extra = 0
+    state: dict[tuple[str, int | None], tuple[int, int, int]] = {}  # key -> (rollouts, graded, passes)
+
+    def tally(df: pl.DataFrame) -> None:
+        if not df.height:
+            return
+        run = (pl.col("lineage").struct.field("eval_run") if "lineage" in df.columns else pl.lit(None, pl.Int64))
+        counts = (df.with_columns(run.alias("_run"))
+                  .group_by("scenario_id", "_run")
+                  .agg(pl.len().alias("n"), pl.col("reward").is_not_null().sum().alias("g"),
+                       (pl.col("reward") >= PASS_THRESHOLD).sum().alias("p")))
+        for sid, run_id, n, g, p in counts.iter_rows():
+            old = state.get((sid, run_id), (0, 0, 0))
+            state[(sid, run_id)] = (old[0] + n, old[1] + g, old[2] + p)
+
+    tally(graded[0])
+    while True:
+        todo = [(key, n) for key, (n, g, p) in state.items() if g and p in (0, g) and n < cap]
+        if not todo:
+            break
+        items: list[Item] = []
+        for (sid, run), n in todo:
+            ordinal, task = by_id[sid]
+            oversampled.add((sid, run))
+            items.extend((task, index, run, ordinal) for index in range(n, min(n + k, cap)))
+        fresh = RowBuffer()
+        engine.run(iter(items), len(items), fresh, lost_buffer, lost_by, lost, stats, progress)
+        extra += len(items)
+        landed = fresh.frame()
+        if landed is None:
+            break
+        more = score_rows(prepare(landed))
+        graded.append(more)
+        tally(more)
+        for (sid, run), n in todo:  # an ask whose new rollouts were all lost stops growing
+            if state[(sid, run)][0] == n:
+                state[(sid, run)] = (cap, *state[(sid, run)][1:])
+    never = sum(1 for key in oversampled if state[key][1] and state[key][2] in (0, state[key][1]))
+    df = pl.concat(graded, how="diagonal_relaxed") if len(graded) > 1 else graded[0]
+    return df, {"asks_oversampled": len(oversampled), "asks_never_mixed": never, "rollouts_oversampled": extra}
+
+
 def _seed_int(seed: Any) -> int:
     if seed is None:
         return DEFAULT_SEED
@@ -675,7 +967,8 @@ _ORDER = ("scenario_id", "rollout_index", "rollout_id", "lost_reason", "error", 
 
 
 def _finish_frame(df: pl.DataFrame, *, policy: str, tools_json: str, model_version: str, run_id: str, seed: int,
-                  writer: str, replayed: bool, parent_run: str | None) -> pl.DataFrame:
+                  writer: str, replayed: bool, parent_run: str | None, generation: dict[str, Any],
+                  user_model: str | None) -> pl.DataFrame:
     sha = short_hash(policy)
     df = df.with_columns(
         pl.lit(policy, pl.String).alias("system_prompt"),
@@ -691,6 +984,12 @@ def _finish_frame(df: pl.DataFrame, *, policy: str, tools_json: str, model_versi
             pl.lit(sha, pl.String).alias("system_prompt_sha"),
             pl.lit(replayed, pl.Boolean).alias("replayed"),
             pl.lit(parent_run, pl.String).alias("parent_run"),
+            pl.lit(generation.get("provider"), pl.String).alias("provider"),
+            pl.lit(generation.get("base_url"), pl.String).alias("base_url"),
+            pl.lit(generation.get("temperature"), pl.Float64).alias("temperature"),
+            pl.lit(generation.get("top_p"), pl.Float64).alias("top_p"),
+            pl.lit(generation.get("max_tokens"), pl.Int64).alias("max_tokens"),
+            pl.lit(user_model, pl.String).alias("user_model"),
         ).alias("lineage"),
     ).drop("_eval_run")
     rest = [c for c in df.columns if c not in _ORDER]

@@ -88,6 +88,22 @@ class SimulationReport(Report):
     """Agent turns before a rollout is cut."""
     elapsed_s: float = 0.0
     """Wall-clock seconds."""
+    generation: dict[str, Any] = Field(default_factory=dict)
+    """The agent's generation settings: model, provider, base URL (never the key), temperature, top_p, max_tokens, seed."""
+    user_simulator: str | None = None
+    """Who played the person after the opening message (None: nobody, one user turn per rollout)."""
+    user_turns: int = 0
+    """User turns the simulated user added across all rows (answers to the agent's questions)."""
+    egress: list[dict[str, Any]] = Field(default_factory=list)
+    """What left this machine: per model endpoint, its role, host, requests, tokens in and out, and which row fields were sent."""
+    offline: bool = False
+    """The run refused every network call (``offline=True``)."""
+    asks_oversampled: int = 0
+    """Dynamic sampling: asks that got more than k rollouts because their first group was unanimous."""
+    asks_never_mixed: int = 0
+    """Dynamic sampling: asks still all-pass or all-fail at the cap."""
+    rollouts_oversampled: int = 0
+    """Dynamic sampling: rollouts run beyond k."""
 
     def __call__(self) -> SimulationReport:
         """The report itself, so ``data.report()["rollouts_lost"]`` reads like whileai 0.131."""
@@ -117,6 +133,16 @@ class SimulationReport(Report):
         if self.seeded_rows:
             seeded = ", ".join(f"{k} {v}" for k, v in self.seeded_by_kind.items())
             lines.append(f"  seeded {self.seeded_rows} rows ({seeded})")
+        if self.user_simulator:
+            lines.append(f"  simulated user {self.user_simulator}: {self.user_turns} user turns after the opening messages")
+        if self.asks_oversampled or self.asks_never_mixed:
+            lines.append(f"  dynamic sampling: {self.asks_oversampled} asks oversampled ({self.rollouts_oversampled} extra "
+                         f"rollouts), {self.asks_never_mixed} never mixed")
+        for e in self.egress:
+            lines.append(f"  sent to {e['host']} ({e['role']}, {e['model']}): {e['requests']} requests, "
+                         f"{e['input_tokens']} tokens in, {e['output_tokens']} out; fields: {', '.join(e['fields_sent'])}")
+        if self.offline:
+            lines.append("  offline: no network call was made")
         if self.rollouts_lost:
             why = ", ".join(f"{v} {k}" for k, v in self.rollouts_lost_by.items() if v)
             lines.append(f"  lost {self.rollouts_lost} of {self.rollouts_requested} rollouts ({why})")

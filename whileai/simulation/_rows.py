@@ -49,6 +49,7 @@ class Outcome:
     usage: dict[str, float] | None = None
     lost_reason: str | None = None
     error: str | None = None
+    user_turns: int = 0
 
 
 class RowBuffer:
@@ -120,7 +121,7 @@ class RowBuffer:
             columns["error"] = pl.Series([o.error for o in outs], dtype=pl.String)
         if any(o.usage is not None for o in outs):
             columns["usage"] = pl.Series([_usage(o.usage) for o in outs],
-                                         dtype=pl.Struct({"prompt_tokens": pl.Int64, "completion_tokens": pl.Int64}))
+                                         dtype=pl.Struct({"input_tokens": pl.Int64, "output_tokens": pl.Int64}))
         self._frames.append(pl.DataFrame(columns))
 
     def frame(self) -> pl.DataFrame | None:
@@ -156,5 +157,5 @@ def _usage(usage: Mapping[str, Any] | None) -> dict[str, int | None] | None:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 return int(value)
         return None
-    return {"prompt_tokens": grab("prompt_tokens", "input_tokens"),
-            "completion_tokens": grab("completion_tokens", "output_tokens")}
+    return {"input_tokens": grab("prompt_tokens", "input_tokens"),
+            "output_tokens": grab("completion_tokens", "output_tokens")}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,6 +16,7 @@ from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_share
 from whileai._checks import check_int as check_int
 from whileai.errors import UnknownArgumentError, WaiError
+from whileai.table.normalize import dumps as canonical_json
 
 __all__ = [
     "UnknownArgumentError",
@@ -55,12 +55,9 @@ def short_hash(text: str, chars: int = 16) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:chars]
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def canonical(value: Any) -> str:
-    """Canonical JSON text (sorted keys, compact), the form every JSON column holds."""
-    return _ENCODER.encode(value)
+    """Canonical JSON text (``table.canonical_json``), the form every JSON column holds."""
+    return canonical_json(value)
 
 
 def reject_unknown(function: str, unknown: dict[str, Any], known: Iterable[str]) -> None:

@@ -15,7 +15,6 @@ wording) is a hash of its cell, never a draw from a shared stream.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 import struct
@@ -29,6 +28,7 @@ import numpy as np
 from whileai.simulation._covering import covered_pairs, order_block
 from whileai.simulation._tools import ToolSpec
 from whileai.simulation._util import h01, hkey
+from whileai.table.normalize import dumps as canonical_json
 
 __all__ = [
     "ASK_FAMILIES",
@@ -93,7 +93,7 @@ class Situation:
         }
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode  # dicts built sorted
+_ENCODE = canonical_json
 
 
 def _finish(s: Situation) -> Situation:

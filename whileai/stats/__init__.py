@@ -1,6 +1,7 @@
-"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, correlation."""
+"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, correlation, MinHash."""
 
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.binomial import binomial_greater_p, length_confound
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
     bootstrap_means,
@@ -10,6 +11,7 @@ from whileai.stats.bootstrap import (
 from whileai.stats.cluster import cluster_mean_ci
 from whileai.stats.correlation import pearson
 from whileai.stats.intervals import mean_interval, t_interval, t_quantile
+from whileai.stats.minhash import band_keys, fmix64, minhash_signatures
 from whileai.stats.passk import comb_ratio, pass_at_k, pass_pow_k
 from whileai.stats.permutation import SignFlip, sign_flip_pvalue, sign_flip_test
 from whileai.stats.power import (
@@ -27,6 +29,8 @@ from whileai.stats.wilson import wilson
 
 __all__ = [
     "SignFlip",
+    "band_keys",
+    "binomial_greater_p",
     "binomial_paired_var",
     "bootstrap_mean_ci",
     "bootstrap_means",
@@ -39,7 +43,10 @@ __all__ = [
     "confusion_2x2",
     "detectable_effect_binomial",
     "detectable_effect_sd",
+    "length_confound",
+    "fmix64",
     "mean_interval",
+    "minhash_signatures",
     "noise_band_width",
     "paired_bootstrap_ci",
     "paired_tasks_needed",

@@ -797,7 +797,7 @@ def harness_fingerprint(rows: table.IntoRows) -> str | None:
              "model": _most_common(df, "model_version")}
     if all(v is None for v in parts.values()):
         return None
-    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = table.canonical_json(parts)
     return "h-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 

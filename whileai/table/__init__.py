@@ -28,20 +28,26 @@ from whileai.table._write import (
     write_parquet,
 )
 from whileai.table.derive import (
+    final_reply,
     markers_of,
     n_tool_calls,
     n_turns,
+    pair_length_delta,
     reply_chars,
     task_key,
     task_key_expr,
     tools_used,
 )
-from whileai.table.schema import COLUMNS, MESSAGE, TOOL_CALL, Column
+from whileai.table.normalize import CANONICAL_JSON
+from whileai.table.normalize import dumps as canonical_json
+from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL, Column
 
 __all__ = [
+    "CANONICAL_JSON",
     "COLUMNS",
     "JSON_COLUMNS",
     "MESSAGE",
+    "PRIVILEGED_COLUMNS",
     "TOOL_CALL",
     "Column",
     "Fluent",
@@ -50,7 +56,9 @@ __all__ = [
     "IntoRows",
     "StepResult",
     "atomic_path",
+    "canonical_json",
     "column_values",
+    "final_reply",
     "frame",
     "is_fluent",
     "iter_rows",
@@ -62,6 +70,7 @@ __all__ = [
     "n_turns",
     "no_gc",
     "normalize",
+    "pair_length_delta",
     "read_jsonl_rows",
     "reply_chars",
     "row_dicts",

@@ -20,6 +20,7 @@ from whileai.defaults import CHUNK_ROWS
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, translate
 from whileai.table import normalize as nz
 from whileai.table._kind import IntoRows
+from whileai.table.derive import final_reply
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
@@ -380,6 +381,12 @@ def _jsonl_batches(handle: io.TextIOBase | Any, source: str,
         yield offset, batch
 
 
+def _held_as_read(name: str) -> bool:
+    """Whether a column keeps the reader's type (an extra column, or one of kind ``as_read``)."""
+    spec = COLUMN_BY_NAME.get(name)
+    return spec is None or spec.kind == "as_read"
+
+
 def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
     """Stack per-batch frames; a column nested in one batch and text in another becomes JSON text."""
     chunks = [c for c in chunks if c.width] or chunks[:1]
@@ -388,7 +395,7 @@ def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
     kinds: dict[str, set[bool]] = {}
     for chunk in chunks:
         for name, dtype in chunk.schema.items():
-            kinds.setdefault(name, set()).add(dtype.is_nested() and name not in COLUMN_BY_NAME)
+            kinds.setdefault(name, set()).add(dtype.is_nested() and _held_as_read(name))
     mixed = [n for n, k in kinds.items() if len(k) > 1]
     if mixed:
         chunks = [c.with_columns(pl.Series(n, [v if v is None or isinstance(v, str) else nz.dumps(_drop_none(v))
@@ -723,11 +730,7 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
             if system.null_count() < df.height:  # only when some conversation opens with a system turn
                 additions.append(pl.lit(system))
         if "final_text" not in cols:
-            last = msgs.list.last()
-            additions.append(
-                pl.when((last.struct.field("role") == "assistant") & (last.struct.field("tool_calls").list.len().fill_null(0) == 0))
-                .then(last.struct.field("content")).otherwise(None).alias("final_text")
-            )
+            additions.append(final_reply(msgs).alias("final_text"))
         if additions:
             df = df.with_columns(additions)
     return df

@@ -27,9 +27,24 @@ __all__ = [
 _MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls")
 
 
+#: The tag of the canonical JSON form (sorted keys, ``,``/``:`` separators, UTF-8 kept, anything
+#: else through ``str``). A hash over it names this tag, so a change of form is a change of tag.
+CANONICAL_JSON = "json-sorted-compact-v1"
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
 def dumps(value: Any) -> str:
-    """Canonical JSON text: sorted keys, compact, UTF-8 kept (the form every json column holds)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Canonical JSON text (:data:`CANONICAL_JSON`): the form every json column holds.
+
+    The one implementation: json columns, tool-call arguments, content hashes (a spec's version,
+    a harness fingerprint) and the simulator's cached JSON all call it (``table.canonical_json``).
+
+    Examples:
+        >>> dumps({"b": 1, "a": [1, "é"]})
+        '{"a":[1,"é"],"b":1}'
+    """
+    return _CANONICAL(value)
 
 
 def loads_or_raw(text: Any) -> Any:
