@@ -124,6 +124,19 @@ def test_translate_maps_a_held_lock_to_store_busy():
             _raise(IOException('Could not set lock on file "s.duckdb": Conflicting lock is held'))
 
 
+def test_a_layer_words_the_errors_it_knows_and_leaves_the_rest_to_translate():
+    def mapper(exc):
+        return StoreError("store file 's' cannot be read. Check the disk.") if isinstance(exc, OSError) else None
+
+    with pytest.raises(StoreError, match="cannot be read") as info:
+        with translate("the store", mapper=mapper):
+            _raise(OSError("disk"))
+    assert isinstance(info.value.__cause__, OSError)
+    with pytest.raises(SchemaError, match="the store failed: ColumnNotFoundError"):
+        with translate("the store", mapper=mapper):
+            _raise(_polars_error())
+
+
 @pytest.mark.parametrize("exc", [ArgumentError("ours"), KeyError("a bug"), ZeroDivisionError()])
 def test_translate_passes_our_errors_and_unknown_ones_through(exc):
     with pytest.raises(type(exc)) as info:
@@ -151,7 +164,7 @@ def test_the_store_boundary_translates_a_duckdb_error(tmp_path):
     pytest.importorskip("duckdb", reason="the store extra is not installed")
     from whileai.store._db import connect
 
-    with pytest.raises(StoreError, match="failed: CatalogException") as info:
+    with pytest.raises(StoreError, match=r"must have the tables .* a query failed \(Catalog Error") as info:
         with connect(tmp_path / "s.duckdb", timeout=1.0) as con:
             con.execute("select * from no_such_table")
     assert type(info.value.__cause__).__module__.lstrip("_").startswith("duckdb")

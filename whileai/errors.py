@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -235,8 +235,8 @@ def _foreign(exc: BaseException) -> tuple[type[WaiError], str] | None:
 
 
 @contextlib.contextmanager
-def translate(what: str, *, path: str | os.PathLike[str] | None = None,
-              store: bool = False) -> Iterator[None]:
+def translate(what: str, *, path: str | os.PathLike[str] | None = None, store: bool = False,
+              mapper: Callable[[BaseException], WaiError | None] | None = None) -> Iterator[None]:
     """Map an error of duckdb, polars, pyarrow, pydantic or the OS inside the block to our tree.
 
     The boundary each layer puts around the calls into a library (httpx's
@@ -249,6 +249,8 @@ def translate(what: str, *, path: str | os.PathLike[str] | None = None,
         what: What the block was doing, the first words of the message (``"reading 'runs.jsonl'"``).
         path: The file or folder involved, kept on the error as ``path``.
         store: The block works on the local store: an OS error there is a :class:`StoreError`.
+        mapper: A layer's own wording for a foreign error it knows better (the store names the
+            file and the fix); None from it, or no mapper, gives the default translation.
 
     Raises:
         WaiError: The translated error (a subclass; see the tree above).
@@ -269,6 +271,9 @@ def translate(what: str, *, path: str | os.PathLike[str] | None = None,
         mapped = _foreign(exc)
         if mapped is None:
             raise
+        own = mapper(exc) if mapper is not None else None
+        if own is not None:
+            raise own from exc
         cls, advice = mapped
         if store and cls is InputFileError:
             cls, advice = StoreError, "Check the store path (WAI_STORE), its permissions and free disk space."

@@ -150,9 +150,13 @@ def _inline_loop(judge: Callable[[Any], Any], chunks: Iterable[list[Any]], total
         start = 0
         while len(out) < _PROBE_CALLS and start < n:
             row = chunk[start]
-            t0 = clock()
-            raw = _call_raw(judge, row) if timeout is None else _call_on_helper(judge, row, timeout)
-            probe_spent += clock() - t0
+            if timeout is None:
+                t0 = clock()
+                raw = _call_raw(judge, row)
+                probe_spent += clock() - t0
+            else:  # the judge's own time, not the thread hop (which a loaded machine makes slow)
+                raw, spent = _call_on_helper(judge, row, timeout)
+                probe_spent += spent
             start += 1
             if inspect.isawaitable(raw):
                 _close(raw)
@@ -182,12 +186,24 @@ def _call_raw(judge: Callable[[Any], Any], row: Any) -> Any:
         return Raised(exc)
 
 
-def _call_on_helper(judge: Callable[[Any], Any], row: Any, timeout: float) -> Any:
-    """One call on a daemon thread, waited for at most ``timeout`` (a hung call is dropped)."""
+def _call_on_helper(judge: Callable[[Any], Any], row: Any, timeout: float) -> tuple[Any, float]:
+    """One call on a daemon thread, waited for at most ``timeout`` (a hung call is dropped).
+
+    Returns the judge's answer and the seconds the judge itself took (``timeout`` when it hung).
+    """
+    spent = [timeout]
+
+    def timed() -> Any:
+        t0 = time.perf_counter()
+        try:
+            return _call_raw(judge, row)
+        finally:
+            spent[0] = time.perf_counter() - t0
+
     try:
-        return run_with_timeout(lambda: _call_raw(judge, row), timeout, what="the judge")
+        return run_with_timeout(timed, timeout, what="the judge"), spent[0]
     except CallTimeout:
-        return TIMED_OUT
+        return TIMED_OUT, timeout
 
 
 def _compact(out: list[Any], first: int) -> None:
