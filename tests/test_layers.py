@@ -25,7 +25,6 @@ RANK: dict[str, int] = {
     # apps
     "platform": 90,
     "train": 90,
-    "testing": 90,
     # the fluent layer
     "_loop": 81,
     "data": 80,
@@ -38,6 +37,10 @@ RANK: dict[str, int] = {
     "grade": 52,
     "verify": 51,
     "simulation": 50,
+    # test helpers over rows and kernels (a scripted policy's table); apps and tests use them
+    "testing": 40,
+    # the report base draws its figure with charts
+    "report": 31,
     # rows, figures and kernels: none of them imports another
     "charts": 30,
     "table": 30,
@@ -45,7 +48,7 @@ RANK: dict[str, int] = {
     # base
     "_checks": 12,
     "_timeouts": 12,
-    "report": 11,
+    "_progress": 12,
     "defaults": 10,
     "errors": 10,
     "_aliases": 10,

@@ -137,7 +137,7 @@ _PUBLIC: dict[str, str] = {
 }
 
 _SUBMODULES = ("cli", "data", "defaults", "errors", "exporters", "grade", "guard", "measure", "report", "selection",
-               "simulation", "stats", "store", "table", "testing", "verify")
+               "simulation", "stats", "store", "table", "testing", "train", "verify")
 
 
 def _register(module: str, names: tuple[str, ...]) -> None:
@@ -145,6 +145,9 @@ def _register(module: str, names: tuple[str, ...]) -> None:
     for name in names:
         _PUBLIC.setdefault(name, module)
 
+
+_register("whileai.train", ("HackMonitor", "TrainResult", "format_hack_monitor", "profile", "selection_report", "trl_reward"))
+_register("whileai.train.judge", ("reward_model",))  # the trained RM as a judge; wai.train.reward_model trains one
 
 __all__ = sorted([*_PUBLIC, *ALIASES, "__version__"])
 
@@ -477,4 +480,25 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: _PUBLIC and ALIA
     )
     from whileai.table import (
         task_key as task_key,
+    )
+    from whileai.train import (
+        HackMonitor as HackMonitor,
+    )
+    from whileai.train import (
+        TrainResult as TrainResult,
+    )
+    from whileai.train import (
+        format_hack_monitor as format_hack_monitor,
+    )
+    from whileai.train import (
+        profile as profile,
+    )
+    from whileai.train import (
+        selection_report as selection_report,
+    )
+    from whileai.train import (
+        trl_reward as trl_reward,
+    )
+    from whileai.train.judge import (
+        reward_model as reward_model,
     )

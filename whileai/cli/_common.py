@@ -6,12 +6,18 @@ command module.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import click
 
-__all__ = ["ROWS_HELP", "check_output", "emit", "json_option", "read_rows", "rows_argument", "store_option"]
+__all__ = ["ROWS_HELP", "check_output", "colour_enabled", "emit", "json_option", "read_rows", "rows_argument",
+           "store_option", "styled"]
+
+#: click colours per verdict tone (Report.verdict_word).
+_TONE_COLOURS = {"good": "green", "bad": "red", "warn": "yellow"}
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,13 +48,41 @@ def read_rows(source: str, *, columns: Sequence[str] | None = None) -> Any:
     return table.frame(source, columns=columns)
 
 
+def colour_enabled(stream: TextIO | None = None) -> bool:
+    """Colour only on a terminal, and never with ``NO_COLOR`` set (no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    out = stream if stream is not None else sys.stdout
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty()) if callable(isatty) else False
+
+
+def styled(report: Any, *, colour: bool | None = None) -> str:
+    """A report's text with its verdict word coloured (green good, red bad, yellow warn) on a terminal."""
+    text = str(report)
+    verdict = getattr(report, "verdict_word", None)
+    found = verdict() if callable(verdict) else None
+    if not found or not (colour_enabled() if colour is None else colour):
+        return text
+    word, tone = found
+    first, sep, rest = text.partition("\n")
+    if tone in _TONE_COLOURS and word in first:
+        first = first.replace(word, click.style(word, fg=_TONE_COLOURS[tone], bold=True), 1)
+    return first + sep + rest
+
+
 def emit(report: Any, as_json: bool, *, output: str | None = None) -> None:
-    """Print a report: its text (``str``) or, with ``--json``, ``report.to_json()``.
+    """Print a report: its text (verdict word coloured on a terminal) or, with ``--json``, ``report.to_json()``.
 
     When the rows went to standard output (``-o -`` or ``-o /dev/stdout``) the report goes to
     stderr, so the rows stay clean for a pipe.
     """
-    click.echo(report.to_json() if as_json else str(report), err=output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"))
+    err = output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+    if as_json:
+        click.echo(report.to_json(), err=err)
+        return
+    colour = colour_enabled(sys.stderr if err else None)
+    click.echo(styled(report, colour=colour), color=colour, err=err)
 
 
 def check_output(output: str) -> str:

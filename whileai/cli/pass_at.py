@@ -24,7 +24,7 @@ def pass_at(file: str, k: int | None, as_table: bool, as_json: bool) -> None:
         raise EmptyInputError(f"{where} must hold graded rollouts, got no rows. Check the path, or run the eval "
                               "that should have filled it.", source=file)
     if as_table and not as_json:
-        click.echo(report.table())
+        click.echo(report.table(style="text"))
     else:
         emit(report, as_json)
 

@@ -1,6 +1,6 @@
 """Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, correlation, MinHash."""
 
-from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
 from whileai.stats.binomial import binomial_greater_p, length_confound
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
@@ -45,6 +45,7 @@ __all__ = [
     "detectable_effect_sd",
     "length_confound",
     "fmix64",
+    "kappa_interval",
     "mean_interval",
     "minhash_signatures",
     "noise_band_width",
