@@ -15,6 +15,7 @@ from whileai.table._kind import (
     like_input,
     meta_of,
 )
+from whileai.table._mapping import parse_pairs as parse_mapping
 from whileai.table._read import frame, read_jsonl_rows, scan
 from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dicts
 from whileai.table._write import (
@@ -77,6 +78,7 @@ __all__ = [
     "normalize",
     "open_binary",
     "output_format",
+    "parse_mapping",
     "pair_length_delta",
     "read_jsonl_rows",
     "reply_chars",

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, Union, overload
 
 import polars as pl
 import pyarrow as pa
+
+if TYPE_CHECKING:  # pragma: no cover - pandas is optional, never imported at run time
+    import pandas as pd
 
 __all__ = ["Fluent", "FluentT", "HasFrame", "IntoRows", "StepResult", "is_fluent", "like_input", "meta_of"]
 
@@ -35,9 +38,9 @@ class Fluent(HasFrame, Protocol):
 FluentT = TypeVar("FluentT", bound=Fluent)
 """A fluent object's own class, which a stamping step hands back."""
 
-#: Everything a step accepts as rows: a frame, an Arrow table, a path (``-`` is stdin), row dicts
-#: or an object holding its rows in ``.df``.
-IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, pa.RecordBatch, str, "os.PathLike[str]",
+#: Everything a step accepts as rows: a frame (Polars or pandas), an Arrow table, a path (``-`` is
+#: stdin), row dicts or an object holding its rows in ``.df``.
+IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, pa.RecordBatch, "pd.DataFrame", str, "os.PathLike[str]",
                  Iterable[Mapping[str, Any]], HasFrame]
 
 
