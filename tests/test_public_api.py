@@ -90,3 +90,19 @@ def test_the_package_ships_py_typed():
     from pathlib import Path
 
     assert (Path(wai.__file__).parent / "py.typed").exists()
+
+
+ROW_ARGUMENTS = {"rows", "source", "before", "after", "runs", "pairs"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in wai._PUBLIC if n[0].islower()))
+def test_rows_arguments_are_typed_as_into_rows(name):
+    import inspect
+
+    obj = getattr(wai, name)
+    if not inspect.isfunction(obj):
+        return
+    for param in inspect.signature(obj).parameters.values():
+        positional = param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD, param.VAR_POSITIONAL)
+        if positional and param.name in ROW_ARGUMENTS:
+            assert "IntoRows" in str(param.annotation), f"{name}({param.name}: {param.annotation})"
