@@ -49,7 +49,8 @@ def test_numbers_match_formulas_and_scipy():
     assert r.summary() == {"agreement": pytest.approx(po), "agreement_low": pytest.approx(ci.low),
                            "kappa": pytest.approx(r.kappa), "n_gold": n, "ok": True, "status": "ok"}
     text = format_judge_trust(r)
-    assert text.splitlines()[0].startswith("OK") and "agreement 95% (95% 88%..98%, n=80), kappa 0.88" in text
+    assert text.splitlines()[0].startswith("OK") and "agreement 95% (95% 88%..98%, n=80 over 10 tasks, clustered by task), kappa 0.88" in text
+    assert r.agreement_method == "cluster_wilson" and r.n_gold_tasks == 10
 
 
 def test_all_agree():
