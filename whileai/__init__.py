@@ -53,7 +53,7 @@ def _register(module: str, names: tuple[str, ...]) -> None:
 
 
 # Step packages list their public names here as they land (kept in sync by tests/test_public_api.py).
-_register("whileai.measure", ("Comparison", "DeltaReport", "EvalVarianceReport", "HoldoutSizeReport", "MarkerSummary", "MetricSummary", "PassAt", "SelfCheckReport", "compare", "compare_runs", "delta_report", "detectable_effect", "eval_variance", "format_delta_report", "holdout_size", "marker_summary", "metric_summary", "noise_band", "pass_at", "self_check", "task_stats"))
+_register("whileai.measure", ("Comparison", "DeltaReport", "EvalVarianceReport", "FailureTable", "HoldoutSizeReport", "MarkerSummary", "MetricSummary", "PassAt", "SelfCheckReport", "compare", "compare_runs", "delta_report", "detectable_effect", "eval_variance", "failure_table", "format_delta_report", "holdout_size", "marker_summary", "metric_summary", "noise_band", "pass_at", "self_check", "task_stats"))
 _register("whileai.simulate", ("Endpoint", "SimulationReport", "Tool", "quickstart", "seeded_agent", "simulate", "tool"))
 _register("whileai.grade", ("Criterion", "Rubric", "attach_labels", "cheat_probes", "format_judge_trust", "judge_probes", "judge_trust", "rubric_judge", "run_judge"))
 _register("whileai.select", ("Calibration", "PreferencePairs", "build_preference_pairs", "calibrate", "calibration_of", "curriculum", "format_curriculum", "group_signal", "group_stats", "optimize", "publish_gate", "retire_solved", "select", "select_for_rl", "select_for_sft"))

@@ -488,3 +488,14 @@ PASS_CI_METHOD = "score"
 
 # The methods pass_at accepts for pass@1 and for pass^k / pass@k (score first: the default).
 PASS_CI_METHODS = ("score", "t", "percentile", "bca")
+
+# The failure table's default dimension: the tool fault the rollout met (the landing page's Evals
+# table of where the agent fails; the world fails on purpose, so faults are the first cut).
+FAILURE_BY = ("fault_kind",)
+
+# Groups kept per dimension in the failure table, most failures first (a table a person reads;
+# convention, untested).
+FAILURE_MAX_GROUPS = 50
+
+# The group a missing value falls in (no fault met, no tool called, marker unset).
+FAILURE_NONE_LABEL = "(none)"

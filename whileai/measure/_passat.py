@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +33,7 @@ from whileai.measure._common import (
     read_rows,
     run_config,
 )
+from whileai.measure._failures import check_by, group_frame
 from whileai.measure._tasks import task_stats
 from whileai.report import Report, fmt_num
 from whileai.stats.passk import pass_at_k, pass_pow_k
@@ -106,6 +108,11 @@ class PassAt(Report):
     """Bootstrap draws behind bootstrap intervals."""
     per_task: Any = Field(default=None, exclude=True)
     """Per-task table (polars DataFrame): task_key, n, n_graded, c, pass_rate, pass_pow_k, pass_at_k, short."""
+    by: list[str] | None = None
+    """The ``by=`` dimensions, when given."""
+    groups: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """With ``by=``: per ``dimension=value``, pass_at_1, ci95, pass_pow_k, pass_at_k, n_tasks, n_rows
+    (each group measured as its own table, same options)."""
     config: dict[str, Any] = Field(default_factory=dict)
     """What the rows were produced with (temperature, max_tokens, policy/model/judge versions, shares)."""
     note: str = ""
@@ -135,7 +142,9 @@ class PassAt(Report):
         line = (f"pass@1 {part(self.pass_at_1, self.ci95)} | pass^{k} (pass_pow_k) "
                 f"{part(self.pass_pow_k, self.pass_pow_k_ci95)} | pass@{k} {part(self.pass_at_k, self.pass_at_k_ci95)}"
                 f" | headroom {fmt_num(self.headroom)} ({tail})")
-        return "\n".join([line, *(f"! {w}" for w in self.warnings)])
+        group_lines = [f"  {name}: pass@1 {part(g['pass_at_1'], g['ci95'])} ({g['n_tasks']} tasks, {g['n_rows']} rows)"
+                       for name, g in self.groups.items()]
+        return "\n".join([line, *group_lines, *(f"! {w}" for w in self.warnings)])
 
     def table(self, *, style: Literal["tsv", "markdown"] = "tsv") -> str:
         """The metric table with the 'What it says' column (the landing page's table form)."""
@@ -168,7 +177,8 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
             level: float = CI_LEVEL, ci_method: PassMethod = PASS_CI_METHOD,  # type: ignore[assignment]
             kway_ci_method: PassMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
             binary_ci: Literal["wilson"] | None = BINARY_CI_METHOD,  # type: ignore[assignment]
-            n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> PassAt:
+            n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED,
+            by: str | Sequence[str] | None = None) -> PassAt:
     """pass@1, pass^k and pass@k over tasks, each with an interval over tasks.
 
     Rows are grouped into tasks by ``task_key`` (a task is a situation, not a string). Per task:
@@ -205,6 +215,9 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
             keeps ``ci_method`` / ``kway_ci_method`` there too.
         n_boot: Bootstrap draws (``BOOTSTRAP_DRAWS``).
         seed: Seed or Generator for the bootstrap.
+        by: A column, ``tools_used`` or a marker (or a list of them): each group is also
+            measured on its own and listed in ``groups`` (``failure_table`` adds failure shares
+            and a below-the-rest flag).
 
     Returns:
         A :class:`PassAt`; ``print`` gives ``pass@1 0.67 [0.55..0.78] | pass^4 (pass_pow_k) ...``
@@ -227,10 +240,12 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     if binary_ci is not None:
         check_choice("binary_ci", binary_ci, ("wilson",))
     check_int("n_boot", n_boot, minimum=1)
+    names = None if by is None else check_by(by)
     rng = check_rng(seed)
     warnings: list[str] = []
     notes: list[str] = []
-    df = clean_rewards(read_rows(rows), warnings)
+    extra = [] if names is None else [*names, *(["messages"] if "tools_used" in names else [])]
+    df = clean_rewards(read_rows(rows, extra=extra), warnings)
     report = PassAt(level=level, ci_method=ci_method, kway_ci_method=kway_ci_method, n_boot=n_boot, n_rows=df.height)
     stats = task_stats(df, threshold=PASS_THRESHOLD) if df.height else pl.DataFrame(
         schema={"task_key": pl.String, "n": pl.Int64, "n_graded": pl.Int64, "c": pl.Int64,
@@ -320,7 +335,24 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     )
     report.note = "; ".join(notes)
     report.warnings = warnings
+    if names is not None:
+        _by_groups(report, df, names, k=k, min_k=min_k, unanimous_short=unanimous_short, level=level,
+                   ci_method=ci_method, kway_ci_method=kway_ci_method, binary_ci=binary_ci, n_boot=n_boot, seed=rng)
     return report
+
+
+def _by_groups(report: PassAt, df: pl.DataFrame, names: list[str], **options: Any) -> None:
+    """Each ``by`` group measured on its own rows (the group-by is one partition per dimension)."""
+    report.by = []
+    for key in names:
+        frame, dim = group_frame(df, key) if df.height else (df.with_columns(pl.lit(None, pl.String).alias("_group")), key)
+        report.by.append(dim)
+        for (value,), sub in sorted(frame.partition_by("_group", as_dict=True).items(), key=lambda kv: str(kv[0][0])):
+            g = pass_at(sub.drop("_group"), **options)
+            report.groups[f"{dim}={value}"] = {
+                "pass_at_1": g.pass_at_1, "ci95": g.ci95, "pass_pow_k": g.pass_pow_k,
+                "pass_pow_k_ci95": g.pass_pow_k_ci95, "pass_at_k": g.pass_at_k, "pass_at_k_ci95": g.pass_at_k_ci95,
+                "n_tasks": g.n_groups, "n_rows": g.n_rows}
 
 
 def _score_pass1(rates: np.ndarray, n_graded: np.ndarray, reward_sum: np.ndarray, level: float,
