@@ -177,6 +177,102 @@ def _f(v: Any) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
+def hack(reps: int) -> None:
+    """hack_scan's false-alarm rate (no shortcut) and power at three planted strengths."""
+    from whileai.guard import hack_scan
+    from whileai.testing import word_table
+
+    runs = max(100, reps // 2)
+    print("| table | shortcut strength | runs | above floor (false alarm or detection) | top is the shortcut |")
+    print("|---|---:|---:|---:|---:|")
+    for tasks, k in ((20, 8), (60, 4)):
+        for strength in (0.0, 0.2, 0.35, 0.5):
+            above = top = 0
+            n = runs if strength == 0.0 else runs // 2
+            for s in range(n):
+                r = hack_scan(word_table(tasks, k, seed=s, shortcut=strength), n_perm=100, seed=1_000_003 + s, trace=False)
+                above += r.n_above_floor > 0
+                top += bool(r.features) and r.features[0].name == "contains:w00" and r.features[0].above_floor
+            print(f"| {tasks} tasks x {k}, 12 words | {strength:.2f} | {n} | {above / n:.3f} | {top / n:.3f} |")
+
+
+def trust(reps: int) -> None:
+    """Coverage of judge_trust's agreement interval: rows read as independent vs clustered by task."""
+    from whileai.stats.score import cluster_wilson
+    from whileai.stats.wilson import wilson
+
+    rng = np.random.default_rng(5)
+    print("| tasks | labelled rows a task | judge accuracy by task | Wilson over rows | clustered by task |")
+    print("|---:|---:|---|---:|---:|")
+    for tasks in (10, 20, 40):
+        for m in (1, 2, 4, 8):
+            for a, b in ((8.5, 1.5), (17.0, 3.0), (1.7, 0.3)):
+                acc = rng.beta(a, b, size=(reps, tasks))
+                x = rng.binomial(m, acc)
+                truth = a / (a + b)
+                lo, hi = wilson(x.sum(axis=1), tasks * m)
+                plain = float(np.mean((lo <= truth) & (truth <= hi)))
+                lo, hi = cluster_wilson(x, m)
+                clus = float(np.mean((lo <= truth) & (truth <= hi)))
+                print(f"| {tasks} | {m} | Beta({a:g},{b:g}) | {plain:.3f} | {clus:.3f} |")
+
+
+def compare(reps: int) -> None:
+    """compare_runs under the null: false-alarm rate of the verdict, and verdict/p disagreements."""
+    from whileai.measure import compare_runs
+    from whileai.stats.intervals import t_interval
+
+    print("| tasks | k | runs | verdict false alarm | t interval alone | verdict vs p disagree | interval disagrees (noted) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for tasks, k in ((8, 4), (16, 4), (30, 4)):
+        rng = np.random.default_rng(tasks)
+        alarms = t_alarm = disagree = noted = 0
+        runs = max(200, reps // 2)
+        for _ in range(runs):
+            p = rng.uniform(0.2, 0.7, tasks)
+            ca, cb = rng.binomial(k, p), rng.binomial(k, p)
+            a = [{"task_id": f"t{i}", "reward": float(r < ca[i])} for i in range(tasks) for r in range(k)]
+            b = [{"task_id": f"t{i}", "reward": float(r < cb[i])} for i in range(tasks) for r in range(k)]
+            c = compare_runs(a, b)
+            sig = c.verdict in ("a_better", "b_better")
+            alarms += sig
+            disagree += sig != (c.p_value < 0.05)
+            noted += not c.interval_agrees
+            lo, hi = t_interval((cb - ca) / k)
+            t_alarm += bool(lo > 0 or hi < 0)
+        print(f"| {tasks} | {k} | {runs} | {alarms / runs:.3f} | {t_alarm / runs:.3f} | {disagree / runs:.3f} | "
+              f"{noted / runs:.3f} |")
+
+
+def band(reps: int) -> None:
+    """The noise band's cost: P(moved) for a real gain, against moved_detectable_effect."""
+    import polars as pl
+
+    from whileai.measure import delta_report
+    from whileai.testing import rollout_table
+
+    print("| tasks | k | run_std | gain | runs | reads moved | interval alone excludes 0 | moved_detectable_effect | "
+          "detectable_effect |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    runs = max(100, reps // 5)
+    for tasks, k, run_std, gain in ((50, 4, 0.03, 0.10), (50, 4, 0.03, 0.16), (100, 4, 0.02, 0.10)):
+        moved = sig = 0
+        mde, de = [], []
+        for s in range(runs):
+            before = rollout_table(tasks, k, seed=s, messages=False, markers=())
+            after = rollout_table(tasks, k, seed=s, messages=False, markers=(), shift=gain, replica=1)
+            after = after.with_columns(pl.lit("v2").alias("policy_version"))
+            r = delta_report(before, after, run_std=run_std, run_std_runs=3)
+            moved += r.target_verdict == "moved"
+            sig += r.target_verdict in ("moved", "within_eval_noise")
+            if r.moved_detectable_effect is not None:
+                mde.append(r.moved_detectable_effect)
+            if r.detectable_effect is not None:
+                de.append(r.detectable_effect)
+        print(f"| {tasks} | {k} | {run_std:.2f} | +{gain:.2f} | {runs} | {moved / runs:.3f} | {sig / runs:.3f} | "
+              f"{np.median(mde):+.3f} | {np.median(de):+.3f} |")
+
+
 SECTIONS = ("intervals", "hack", "trust", "compare", "band")
 
 
@@ -193,9 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         if section == "intervals":
             _print_intervals(intervals(args.reps, args.old_reps, args.wai131))
         else:
-            from benchmarks_sections import run_section  # type: ignore[import-not-found]
-
-            run_section(section, args.reps)
+            {"hack": hack, "trust": trust, "compare": compare, "band": band}[section](args.reps)
         print(f"({section}: {time.perf_counter() - t0:.1f} s)\n")
     return 0
 

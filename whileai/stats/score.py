@@ -300,7 +300,7 @@ def cluster_wilson(successes: ArrayLike, trials: ArrayLike, *, level: float = CI
     if clusters > 1:
         shrink, _ = _t_shrink(level, clusters)
         # the t correction once the variance is read between clusters (deff above 1)
-        neff = total / deff * np.where(deff > 1.0, shrink, 1.0)
+        neff = total / deff * np.where(deff > 1.0 + 1e-9, shrink, 1.0)
     else:
         neff = total
     lo, hi = modified_wilson(p * neff, neff, level=level)
