@@ -251,25 +251,28 @@ def band(reps: int) -> None:
     from whileai.measure import delta_report
     from whileai.testing import rollout_table
 
-    print("| tasks | k | run_std | gain | runs | reads moved | interval alone excludes 0 | moved_detectable_effect | "
-          "detectable_effect |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| tasks | k | run_std | shift | mean delta | runs | reads moved | interval alone excludes 0 | "
+          "moved_detectable_effect | detectable_effect |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     runs = max(100, reps // 5)
-    for tasks, k, run_std, gain in ((50, 4, 0.03, 0.10), (50, 4, 0.03, 0.16), (100, 4, 0.02, 0.10)):
+    for tasks, k, run_std, gain in ((50, 4, 0.03, 0.10), (50, 4, 0.03, 0.16), (50, 4, 0.03, 0.30), (100, 4, 0.02, 0.10),
+                                    (100, 4, 0.02, 0.18)):
         moved = sig = 0
-        mde, de = [], []
+        mde, de, deltas = [], [], []
         for s in range(runs):
             before = rollout_table(tasks, k, seed=s, messages=False, markers=())
             after = rollout_table(tasks, k, seed=s, messages=False, markers=(), shift=gain, replica=1)
             after = after.with_columns(pl.lit("v2").alias("policy_version"))
             r = delta_report(before, after, run_std=run_std, run_std_runs=3)
             moved += r.target_verdict == "moved"
+            deltas.append(r.target_delta)
             sig += r.target_verdict in ("moved", "within_eval_noise")
             if r.moved_detectable_effect is not None:
                 mde.append(r.moved_detectable_effect)
             if r.detectable_effect is not None:
                 de.append(r.detectable_effect)
-        print(f"| {tasks} | {k} | {run_std:.2f} | +{gain:.2f} | {runs} | {moved / runs:.3f} | {sig / runs:.3f} | "
+        print(f"| {tasks} | {k} | {run_std:.2f} | +{gain:.2f} | {np.mean(deltas):+.3f} | {runs} | {moved / runs:.3f} | "
+              f"{sig / runs:.3f} | "
               f"{np.median(mde):+.3f} | {np.median(de):+.3f} |")
 
 

@@ -13,7 +13,12 @@ from whileai.measure import pass_at
 from whileai.stats.grid import coverage, draw_passes, truth
 from whileai.stats.multiplicity import holm
 from whileai.stats.passk import pass_at_k, pass_pow_k
-from whileai.stats.score import cluster_wilson, clustered_rate_interval, modified_wilson, score_interval
+from whileai.stats.score import (
+    cluster_wilson,
+    clustered_rate_interval,
+    modified_wilson,
+    score_interval,
+)
 
 
 def test_modified_wilson_is_wilson_away_from_the_ends_and_poisson_near_them():

@@ -44,7 +44,12 @@ from whileai.measure._compare import Comparison, aligned, compare_arrays
 from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, t_quantile
-from whileai.stats.power import detectable_effect_sd, detectable_moved, noise_band_width, paired_tasks_needed
+from whileai.stats.power import (
+    detectable_effect_sd,
+    detectable_moved,
+    noise_band_width,
+    paired_tasks_needed,
+)
 from whileai.stats.rng import check_rng
 
 __all__ = ["DeltaReport", "compare", "delta_report", "format_delta_report"]

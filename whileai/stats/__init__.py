@@ -22,7 +22,13 @@ from whileai.stats.power import (
     z_sum,
 )
 from whileai.stats.rng import check_rng
-from whileai.stats.score import cluster_wilson, clustered_rate_interval, effective_tasks, modified_wilson, score_interval
+from whileai.stats.score import (
+    cluster_wilson,
+    clustered_rate_interval,
+    effective_tasks,
+    modified_wilson,
+    score_interval,
+)
 from whileai.stats.wilson import wilson
 
 __all__ = [

@@ -9,10 +9,9 @@ __all__ = ["holm"]
 
 
 def holm(p_values: ArrayLike) -> np.ndarray:
-    """Holm's step-down adjusted p-values (Holm 1979, "A Simple Sequentially Rejective Multiple Test
-    Procedure", Scandinavian Journal of Statistics 6:65).
+    """Holm's step-down adjusted p-values (Holm 1979, Scandinavian Journal of Statistics 6:65).
 
-    Sorted ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``; rejecting where
+    "A Simple Sequentially Rejective Multiple Test Procedure". Sorted ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``; rejecting where
     the adjusted value is under alpha holds the family-wise error rate at alpha under any
     dependence. NaN p-values are left out of the family and stay NaN.
 

@@ -109,7 +109,7 @@ def detectable_moved(n_tasks: int, sd: float, band: float, *, power: float = POW
 
     Examples:
         >>> round(detectable_moved(100, 0.3, 0.0), 4), round(detectable_moved(100, 0.3, 0.1), 4)
-        (0.084, 0.1253)
+        (0.084, 0.1252)
     """
     from scipy.special import ndtri
 

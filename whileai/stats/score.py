@@ -71,9 +71,9 @@ def modified_wilson(successes: ArrayLike, trials: ArrayLike, *, level: float = C
         >>> lo, hi = modified_wilson(1, 100)
         >>> round(float(lo), 5), round(float(hi), 4)
         (0.00051, 0.0545)
-        >>> lo, hi = modified_wilson(8, 10)
+        >>> lo, hi = modified_wilson(30, 50)
         >>> round(float(lo), 4), round(float(hi), 4)
-        (0.4902, 0.9433)
+        (0.4618, 0.7239)
     """
     from scipy.special import gammaincinv
 
