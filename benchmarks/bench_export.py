@@ -82,7 +82,7 @@ def _with_cpu(fn: Any, box: list[float]) -> Any:
 
 def run(sizes: list[int]) -> list[dict[str, Any]]:
     from whileai import table
-    from whileai.export import export_dataset
+    from whileai.exporters import export_dataset
 
     out: list[dict[str, Any]] = []
     tmp = Path(tempfile.mkdtemp(prefix="bench_export_"))

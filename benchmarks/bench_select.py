@@ -67,7 +67,7 @@ def _cpu_seconds(fn: Any) -> float:
 
 def run(sizes: list[int]) -> list[dict[str, Any]]:
     from whileai import table
-    from whileai.select import build_preference_pairs, curriculum, publish_gate, select
+    from whileai.selection import build_preference_pairs, curriculum, publish_gate, select
 
     out: list[dict[str, Any]] = []
     for n in sizes:

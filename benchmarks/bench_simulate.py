@@ -38,7 +38,7 @@ print(time.perf_counter() - t, len(data.rows()))
 
 
 def _tools() -> list[Any]:
-    from whileai.simulate import tool
+    from whileai.simulation import tool
 
     @tool
     def get_order(order_id: str) -> dict:  # type: ignore[empty-body]
@@ -67,7 +67,7 @@ def _reference(n: int, note: list[str]) -> float | None:
 
 
 def run(sizes: list[int]) -> list[dict[str, Any]]:
-    from whileai.simulate import seeded_agent, simulate
+    from whileai.simulation import seeded_agent, simulate
 
     tools = _tools()
     simulate(seeded_agent(tools), tools=tools, repeats=4, budget=64)  # warm imports
@@ -86,8 +86,8 @@ def run(sizes: list[int]) -> list[dict[str, Any]]:
         r["reference_seconds"] = ref
         out.append(r)
         if n <= 20_000:
-            from whileai.simulate._tools import normalize_tools
-            from whileai.simulate._writer import plan_tasks
+            from whileai.simulation._tools import normalize_tools
+            from whileai.simulation._writer import plan_tasks
 
             specs = normalize_tools(tools)
             out.append(row("plan_tasks (covering grid, template writer)", n // 4,

@@ -14,7 +14,7 @@ import numpy as np
 
 from whileai.errors import ArgumentError
 
-__all__ = ["check_choice", "check_fraction", "check_int", "check_strings"]
+__all__ = ["check_choice", "check_fraction", "check_int", "check_number", "check_strings"]
 
 
 def check_choice(name: str, value: Any, choices: Iterable[str], *, fix: str = "Pass one of those.") -> str:
@@ -87,3 +87,52 @@ def check_strings(name: str, value: Any) -> tuple[str, ...]:
         return tuple(value)
     raise ArgumentError(f"{name} must be a string or a list of strings, got {value!r}. Pass for example {name}=['a', 'b'].",
                         argument=name, value=value)
+
+
+@overload
+def check_number(name: str, value: Any, *, low: float | None = ..., high: float | None = ..., open_low: bool = ...,
+                 open_high: bool = ..., allow_none: Literal[False] = ..., allow_inf: bool = ..., fix: str = ...) -> float: ...
+
+
+@overload
+def check_number(name: str, value: Any, *, low: float | None = ..., high: float | None = ..., open_low: bool = ...,
+                 open_high: bool = ..., allow_none: bool, allow_inf: bool = ..., fix: str = ...) -> float | None: ...
+
+
+def check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None,
+                 open_low: bool = False, open_high: bool = False, allow_none: bool = False,
+                 allow_inf: bool = False, fix: str = "") -> float | None:
+    """``value`` as a float within ``[low, high]`` (either end open on request), else an ArgumentError.
+
+    ``None`` passes through when ``allow_none``; a bool, NaN, or (unless ``allow_inf``) an infinite
+    value never does.
+
+    Examples:
+        >>> check_number("timeout", 30, low=0, open_low=True)
+        30.0
+        >>> check_number("min_kappa", 0.6, low=-1, high=1)
+        0.6
+    """
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = not math.isnan(v) and (allow_inf or math.isfinite(v))
+        ok = ok and (low is None or (v > low if open_low else v >= low))
+        ok = ok and (high is None or (v < high if open_high else v <= high))
+    if not ok:
+        if low is not None and high is not None:
+            what = f"a number in {'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
+        elif low == 0 and open_low:
+            what = "a positive number"
+        elif low is not None:
+            what = f"a number {'>' if open_low else '>='} {low:g}"
+        elif high is not None:
+            what = f"a number {'<' if open_high else '<='} {high:g}"
+        else:
+            what = "a finite number"
+        what += " or None" if allow_none else ""
+        fix = fix or f"Pass for example {name}={high if low is None and high is not None else max(low or 0, 0) + 1:g}."
+        raise ArgumentError(f"{name} must be {what}, got {value!r}. {fix}", argument=name, value=value)
+    return float(value)

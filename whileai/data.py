@@ -1,23 +1,48 @@
-"""The fluent data objects: thin wrappers over one rollout table.
+"""The fluent layer: data objects over one rollout table, and the loop calls that return them.
 
-``SimulationData`` (what ``simulate`` returns), ``ScoredData`` (what ``grade`` returns) and
-``Selection`` (what ``select`` returns) each hold one ``polars.DataFrame`` in ``.df`` plus the
-run's context (system prompt, tools) in ``.meta`` and the report of the step that made them.
-They hold no logic: every method delegates to the step function of the same name.
+``SimulationData`` (what ``wai.simulate`` returns), ``ScoredData`` (what ``wai.run_judge`` and
+``data.grade`` return) and ``Selection`` (what ``wai.select`` returns) each hold one
+``polars.DataFrame`` in ``.df`` plus the run's context (system prompt, tools) in ``.meta`` and the
+report of the step that made them. They hold no logic: every method delegates to a step.
+
+The steps below this layer (``whileai.simulation``, ``whileai.grade``, ``whileai.selection``)
+return a :class:`whileai.table.StepResult` (rows, report, run context) and never import this
+module; the functions at the end of this module are those steps with the result wrapped, so
+``wai.simulate`` is a plain function with the step's own signature (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar, cast
 
 import polars as pl
 import pyarrow as pa
 
 from whileai import table
+from whileai.defaults import PASS_THRESHOLD
+from whileai.errors import ArgumentError
+from whileai.grade import _run as _grade_run
+from whileai.selection import _calibration, _optimize, _rl, _sft
+from whileai.simulation import _engine
 
-__all__ = ["RolloutData", "ScoredData", "Selection", "SimulationData"]
+__all__ = [
+    "RolloutData",
+    "ScoredData",
+    "Selection",
+    "SimulationData",
+    "calibrate",
+    "optimize",
+    "run_judge",
+    "select",
+    "select_for_rl",
+    "select_for_sft",
+    "simulate",
+]
 
 
 class RolloutData:
@@ -101,20 +126,16 @@ class RolloutData:
         return pass_at(self.df)
 
     def grade(self, judge: Any = None, *, grader: Any = None, **options: Any) -> ScoredData:
-        """Grade every row with a judge or verifier (see ``whileai.grade.run_judge``)."""
-        from whileai.grade import run_judge
-
+        """Grade every row with a judge or verifier (see :func:`run_judge`)."""
         return run_judge(self, judge if judge is not None else grader, **options)
 
     def select(self, *, mode: Literal["rl", "sft"] = "rl", **options: Any) -> Selection:
-        """Keep the rows that carry training signal (see ``whileai.select.optimize``)."""
-        from whileai.select import optimize
-
+        """Keep the rows that carry training signal (see :func:`optimize`)."""
         return optimize(self, mode=mode, **options)
 
     def export(self, path: str | os.PathLike[str] | None = None, **options: Any) -> Any:
-        """Write training rows for a trainer (see ``whileai.export.export_dataset``)."""
-        from whileai.export import export_dataset
+        """Write training rows for a trainer (see ``whileai.exporters.export_dataset``)."""
+        from whileai.exporters import export_dataset
 
         return export_dataset(self, path, **options)
 
@@ -135,12 +156,12 @@ class ScoredData(RolloutData):
     """What ``grade`` returns: the rollouts with ``reward``, ``judge_status`` and lineage."""
 
     def passes(self) -> ScoredData:
-        """Rows with reward >= 0.5."""
-        return self._derive(ScoredData, self.df.filter(pl.col("reward") >= 0.5), self.report)
+        """Rows that pass (reward >= ``PASS_THRESHOLD``)."""
+        return self._derive(ScoredData, self.df.filter(pl.col("reward") >= PASS_THRESHOLD), self.report)
 
     def failures(self) -> ScoredData:
-        """Rows with reward < 0.5."""
-        return self._derive(ScoredData, self.df.filter(pl.col("reward") < 0.5), self.report)
+        """Rows that fail (reward < ``PASS_THRESHOLD``)."""
+        return self._derive(ScoredData, self.df.filter(pl.col("reward") < PASS_THRESHOLD), self.report)
 
     def unjudged(self) -> ScoredData:
         """Rows the judge left without a reward."""
@@ -152,3 +173,69 @@ class Selection(RolloutData):
 
     def __str__(self) -> str:
         return str(self.report) if self.report is not None else repr(self)
+
+
+# ------------------------------------------------------------------------------------------
+# the loop calls, wrapped: each is its step with the StepResult made a fluent object
+# ------------------------------------------------------------------------------------------
+
+P = ParamSpec("P")
+D = TypeVar("D", bound=RolloutData)
+
+
+def _wrap(source: Any, result: table.StepResult, cls: type[D]) -> D:
+    """The fluent object for ``result``: meta and warnings carried from a fluent ``source``."""
+    meta = {**table.meta_of(source), **(result.meta or {})}
+    carried = list(getattr(source, "warnings", []) or []) if table.is_fluent(source) else []
+    own = list(getattr(result.report, "warnings", []) or [])
+    out = cls(result.df, meta=meta, report=result.report, warnings=[*carried, *(w for w in own if w not in carried)])
+    if result.lost is not None:
+        out.lost = result.lost  # type: ignore[attr-defined]
+    return out
+
+
+def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bool = False,
+            rows_in: bool = True) -> Callable[P, D]:
+    """``step`` with its result wrapped as ``cls`` (or the input's own fluent class, ``keep_class``)."""
+
+    @functools.wraps(step)
+    def call(*args: P.args, **kwargs: P.kwargs) -> D:
+        source = args[0] if rows_in and args else None
+        out_cls = cast("type[D]", type(source)) if keep_class and isinstance(source, RolloutData) else cls
+        return _wrap(source, step(*args, **kwargs), out_cls)
+
+    call.__module__ = __name__
+    call.__qualname__ = step.__name__
+    call.__signature__ = inspect.signature(step).replace(return_annotation=cls.__name__)  # type: ignore[attr-defined]
+    return call
+
+
+def simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
+    """Run an agent through a covering grid of situations and return every rollout (``SimulationData``).
+
+    The simulate step (``whileai.simulation.simulate``, whose arguments this takes) with its
+    result wrapped; ``grader=`` is the judge dynamic sampling grades groups with
+    (``repeat_policy="dynamic"``, DAPO, Yu et al. 2025): it becomes the step's ``score_rows``
+    through :func:`run_judge`, and the rows come back graded.
+    """
+    if grader is not None:
+        if options.get("repeat_policy") != "dynamic":
+            raise ArgumentError(f"grader must come with repeat_policy='dynamic', got repeat_policy="
+                                f"{options.get('repeat_policy', 'fixed')!r}. Grade afterwards with data.grade(judge=...), "
+                                "or pass repeat_policy='dynamic' for DAPO dynamic sampling.", argument="grader")
+        options["score_rows"] = lambda df: _grade_run.run_judge(df, grader, trust="off").df
+    return _wrap(None, _engine.simulate(*args, **options), SimulationData)
+
+
+_step_signature = inspect.signature(_engine.simulate)
+simulate.__signature__ = _step_signature.replace(  # type: ignore[attr-defined]
+    parameters=[p if p.name != "score_rows" else p.replace(name="grader", annotation="Any")
+                for p in _step_signature.parameters.values()],
+    return_annotation="SimulationData")
+simulate.__doc__ = f"{simulate.__doc__}\n{_engine.simulate.__doc__}"
+run_judge = _fluent(_grade_run.run_judge, ScoredData)
+optimize = _fluent(_optimize.optimize, Selection)
+select = optimize
+select_for_rl = _fluent(_rl.select_for_rl, Selection)
+select_for_sft = _fluent(_sft.select_for_sft, Selection)
+calibrate = _fluent(_calibration.calibrate, ScoredData, keep_class=True)

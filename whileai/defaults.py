@@ -499,3 +499,92 @@ FAILURE_MAX_GROUPS = 50
 
 # The group a missing value falls in (no fault met, no tool called, marker unset).
 FAILURE_NONE_LABEL = "(none)"
+# ---- sandbox (CodeExec isolation) and optional timeouts ----
+# CodeExec isolation: "auto" takes bubblewrap when it can run the interpreter unprivileged, else
+# our own namespaces launcher, and refuses (SandboxError) when neither works; "none" only on
+# purpose (docs/security.md).
+CODE_ISOLATION = "auto"
+# The uid/gid the sandbox runs as when whileai runs as root: the kernel does not enforce
+# RLIMIT_NPROC for root (kernel/fork.c, copy_process), so a fork bomb would not be capped.
+# 65534 is "nobody" on Debian, Ubuntu and Fedora.
+CODE_SANDBOX_UID = 65534
+CODE_SANDBOX_GID = 65534
+# Bytes of stdout + stderr the grader keeps; past it the program is killed and fails (the
+# 300 MB print that took the grader from 14 to 615 MB; convention, untested).
+CODE_MAX_OUTPUT_BYTES = 1 << 20
+# RLIMIT_NPROC inside the sandbox: processes (threads count too) the sandbox's user may hold in
+# its user namespace, the program itself included (bubblewrap's PID 1 counts too). Measured: a
+# fork bomb stops at 31 forks (namespaces) or 30 (bwrap). Convention, untested beyond that.
+CODE_MAX_PROCS = 32
+# RLIMIT_FSIZE: the largest file the program may write, in MB (convention, untested).
+CODE_FSIZE_MB = 64
+# Default wall-clock timeouts, so a hang no longer waits forever; None turns each off.
+# A judge call (grade/run_judge): a model judge behind ENDPOINT_TIMEOUT_S with its retries
+# stays far below it; CodeExec's own CODE_TIMEOUT_S is 10 s (convention, untested).
+JUDGE_TIMEOUT_S = 300.0
+# One agent turn (policy call) in simulate: a model call with retries at ENDPOINT_TIMEOUT_S
+# fits well inside (convention, untested).
+AGENT_TIMEOUT_S = 300.0
+# One tool call in simulate: tools are local functions; a minute is generous (convention).
+TOOL_TIMEOUT_S = 60.0
+
+# --------------------------------------------------------------------------------------------
+# ---- simulate: models named as strings, the simulated user, dynamic sampling ----
+# --------------------------------------------------------------------------------------------
+
+# Where a model named "provider/model" is served: provider -> (OpenAI-compatible base URL, the
+# provider's own key variable or None for a local server that needs none, source). Every entry
+# speaks POST {base_url}/chat/completions with "Authorization: Bearer <key>". Base URLs as each
+# provider documents its OpenAI-compatible API (read 2026-12-01); local servers at their default
+# loopback ports (vLLM `vllm serve` 8000, Ollama 11434, LM Studio 1234); base_url= overrides.
+MODEL_PROVIDERS: dict[str, tuple[str, str | None, str]] = {
+    "openai": ("https://api.openai.com/v1", "OPENAI_API_KEY", "platform.openai.com/docs/api-reference"),
+    "anthropic": ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY",
+                  "docs.anthropic.com, OpenAI SDK compatibility"),
+    "together": ("https://api.together.xyz/v1", "TOGETHER_API_KEY", "docs.together.ai, OpenAI compatibility"),
+    "fireworks": ("https://api.fireworks.ai/inference/v1", "FIREWORKS_API_KEY",
+                  "docs.fireworks.ai, OpenAI compatibility"),
+    "groq": ("https://api.groq.com/openai/v1", "GROQ_API_KEY", "console.groq.com/docs/openai"),
+    "openrouter": ("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openrouter.ai/docs/quickstart"),
+    "deepseek": ("https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "api-docs.deepseek.com"),
+    "mistral": ("https://api.mistral.ai/v1", "MISTRAL_API_KEY", "docs.mistral.ai/api"),
+    "vllm": ("http://127.0.0.1:8000/v1", None, "docs.vllm.ai, OpenAI-compatible server (vllm serve, port 8000)"),
+    "ollama": ("http://127.0.0.1:11434/v1", None, "github.com/ollama/ollama docs/openai.md (port 11434)"),
+    "lmstudio": ("http://127.0.0.1:1234/v1", None, "lmstudio.ai/docs, OpenAI compatibility (port 1234)"),
+}
+
+# The provider of a bare model name ("gpt-4o-mini"): OpenAI, except names Anthropic publishes
+# ("claude-..."), which go to Anthropic (convention).
+DEFAULT_PROVIDER = "openai"
+
+# User turns the simulated user may add after the opening message before the rollout ends
+# (whileai 0.131 patience="normal" walked away after the second question; convention, untested).
+MAX_USER_TURNS = 3
+
+# Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): rollouts an ask may reach while its group is
+# all-pass or all-fail, as a multiple of repeats (DAPO over-samples until the batch is full of
+# mixed groups; the cap bounds the cost of an ask that never mixes; convention, untested).
+DYNAMIC_SAMPLING_CAP = 4
+
+# ---- reliability (writes, store, keys, inputs) ----
+# Temporary files a write makes beside its target are named ``.<name>.<pid>.<token>`` plus this
+# suffix, so a later write to the same folder can recognise (and sweep) the ones a killed process
+# left (docs/reliability.md, "Writes"; convention).
+TEMP_SUFFIX = ".wai-tmp"
+# A leftover temporary file is swept only when the process that made it is gone and it has not
+# been written for this many seconds: a live writer touches its file continuously, and the age
+# keeps a writer on another machine sharing the folder safe from a pid that only looks dead here
+# (convention, docs/reliability.md).
+STALE_TEMP_AGE_S = 600.0
+# Output suffixes a row writer accepts, and the format each means; any other suffix is refused
+# rather than written as JSONL under a misleading name (docs/reliability.md, "Writes").
+OUTPUT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
+                   ".parquet": "parquet", ".pq": "parquet"}
+# The DuckDB storage format a new store file is created with: v1.1.0 files open in every DuckDB
+# release from 1.1 on, which is what users' notebooks and BI tools have (DuckDB docs, "Storage
+# Versions and Format"; checked: a 2.0.x file written with it opens in duckdb 1.4.4 and 1.1.3).
+STORE_STORAGE_VERSION = "v1.1.0"
+# Header and parameter names whose values an Endpoint never shows: any name containing one of
+# these (case-insensitive), e.g. Authorization, api-key, x-auth-token, client_secret (OWASP
+# Logging Cheat Sheet, "Data to exclude"; convention).
+SECRET_NAME_PARTS = ("key", "auth", "token", "secret")

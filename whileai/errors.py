@@ -18,7 +18,8 @@ built-in it replaces, so ``except ValueError`` written against older code keeps 
     ├── StageError(WaiError, ValueError)           an unknown pipeline stage
     ├── StoreError(WaiError, RuntimeError)         the local store cannot be read or written
     │   └── StoreBusyError(StoreError)             another process holds the store; retry
-    └── MissingExtraError(WaiError, ImportError)   an optional dependency is not installed
+    ├── MissingExtraError(WaiError, ImportError)   an optional dependency is not installed
+    └── SandboxError(WaiError, RuntimeError)       submitted code cannot be run isolated here
 
 Messages follow one shape: ``"<thing> must be <constraint>, got <value!r>. <what to do>."``
 """
@@ -36,6 +37,7 @@ __all__ = [
     "JudgeError",
     "MissingExtraError",
     "PublishGateError",
+    "SandboxError",
     "SchemaError",
     "SimulationError",
     "StageError",
@@ -119,6 +121,10 @@ class StoreBusyError(StoreError):
 
 class MissingExtraError(WaiError, ImportError):
     """An optional dependency is not installed; the message names the pip extra."""
+
+
+class SandboxError(WaiError, RuntimeError):
+    """No isolated sandbox can run submitted code on this machine (``docs/security.md``)."""
 
 
 def missing_extra(package: str, extra: str, what: str) -> MissingExtraError:

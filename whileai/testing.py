@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from whileai.defaults import DEFAULT_SEED
+from whileai.defaults import DEFAULT_SEED, PASS_THRESHOLD
 from whileai.stats.rng import check_rng
 from whileai.table.schema import MESSAGE, TOOL_CALL
 
@@ -88,7 +88,7 @@ def rollout_table(
         reward = np.round(rng.binomial(4, p[task]) / 4.0, 2)
     else:
         reward = (rng.random(n) < p[task]).astype(np.float64)
-    passed = reward >= 0.5
+    passed = reward >= PASS_THRESHOLD
     n_calls = rng.poisson(1.2, n).clip(0, 4)
     tool_ix = rng.integers(0, len(TOOLS), n)
     fault_ix = np.where(rng.random(n) < 0.3, rng.integers(1, len(FAULTS), n), 0)

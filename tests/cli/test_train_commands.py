@@ -7,10 +7,10 @@ import json
 import polars as pl
 import pytest
 
-from whileai import table
-from whileai.export import export_dataset
+from whileai import optimize, table
+from whileai.exporters import export_dataset
 from whileai.grade import attach_labels, judge_trust
-from whileai.select import optimize, publish_gate
+from whileai.selection import publish_gate
 from whileai.testing import rollout_table
 
 

@@ -14,13 +14,14 @@ from whileai.grade import attach_labels
 
 
 def _rows():
-    return [
+    """Plain rows as a DataFrame (attach_labels hands rows back in the kind they came in)."""
+    return pl.DataFrame([
         {"rollout_id": "r0", "scenario_id": "s1", "rollout_index": 0, "prompt": "alpha"},
         {"rollout_id": "r1", "scenario_id": "s1", "rollout_index": 1, "prompt": "alpha"},
         {"rollout_id": "r2", "scenario_id": "s2", "rollout_index": 0, "prompt": "beta"},
         {"rollout_id": "r3", "scenario_id": "s3", "rollout_index": 0, "prompt": "gamma", "gold_reward": 1,
          "gold_kind": "program"},
-    ]
+    ])
 
 
 def test_key_forms():
@@ -55,7 +56,7 @@ def test_unknown_keys_warn_and_none_raises():
 
 
 def test_key_naming_two_rows_raises_before_any_change():
-    rows = _rows()
+    rows = _rows().to_dicts()
     before = json.dumps(rows, sort_keys=True)
     with pytest.raises(JudgeError, match="name more than one .* unique rollout_id") as info:
         attach_labels(rows, [{"key": "r0", "label": 1}, {"prompt": "alpha", "label": 0}])
@@ -117,6 +118,8 @@ def test_fluent_objects_keep_their_class_and_meta(tmp_path):
     assert df["gold_reward"][2] == 1.0
 
 
-def test_result_is_a_dataframe_for_plain_rows():
+def test_result_comes_back_in_the_kind_it_came_in():
     labeled = attach_labels(_rows(), {"r0": 1})
     assert isinstance(labeled.rows, pl.DataFrame) and labeled.report.matched == 1
+    as_list = attach_labels(_rows().to_dicts(), {"r0": 1})
+    assert isinstance(as_list.rows, list) and as_list.rows[0]["gold_reward"] == 1.0

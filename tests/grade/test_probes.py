@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from scipy.stats import binom
 
-from whileai import table
+from whileai import cheat_probes, table
 from whileai.errors import ArgumentError, JudgeError
-from whileai.grade import PROBES, cheat_probes, judge_probes
+from whileai.grade import PROBES, judge_probes
 from whileai.grade._perturb import FILLER, probe_row, rubric_words
 from whileai.grade._probes import resolvable_rate
 from whileai.stats.wilson import wilson

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from whileai import run_judge
 from whileai.errors import JudgeError
-from whileai.grade import Criterion, Rubric, judge_trust, rubric_judge, run_judge
+from whileai.grade import Criterion, Rubric, judge_trust, rubric_judge
 from whileai.grade._rubric import tool_facts
 
 

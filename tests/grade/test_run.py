@@ -10,10 +10,10 @@ import time
 import polars as pl
 import pytest
 
-from whileai import table
+from whileai import run_judge, table
 from whileai.data import ScoredData, SimulationData
 from whileai.errors import ArgumentError, EmptyInputError, JudgeError
-from whileai.grade import attach_labels, run_judge
+from whileai.grade import attach_labels
 from whileai.testing import rollout_table, scripted_judge
 
 

@@ -9,7 +9,7 @@ import pytest
 from whileai import table
 from whileai.data import ScoredData
 from whileai.errors import ArgumentError
-from whileai.guard import format_hack_scan, hack_scan
+from whileai.guard import hack_scan
 from whileai.testing import rollout_table, true_pass_rates
 
 
@@ -31,7 +31,6 @@ def test_planted_shortcut_comes_out_on_top_and_is_flagged():
     top = r.features[0]
     assert top.above_floor and top.rho > r.tau > 0
     assert 0 < r.integrity < 1
-    assert format_hack_scan(r) == str(r)
     assert str(r).splitlines()[0] == "REWARD_HACK"
 
 

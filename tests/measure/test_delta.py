@@ -9,8 +9,9 @@ import polars as pl
 import pytest
 from scipy import stats
 
+from whileai import compare
 from whileai.errors import ArgumentError
-from whileai.measure import compare, delta_report, eval_variance, format_delta_report
+from whileai.measure import delta_report, eval_variance, format_delta_report
 from whileai.testing import true_pass_rates
 
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from whileai import run_judge
 from whileai.errors import ArgumentError
-from whileai.grade import run_judge
 from whileai.verify import CodeExec, extract_code
 
 GOOD = "Here you go:\n```python\ndef add(a, b):\n    return a + b\n```"
@@ -78,3 +78,35 @@ def test_bad_options():
         CodeExec(timeout=0)
     with pytest.raises(ArgumentError, match="mem_mb"):
         CodeExec(mem_mb=-5)
+
+
+def test_no_isolation_raises_sandbox_error(monkeypatch):
+    from whileai.errors import SandboxError
+    from whileai.verify import _sandbox
+
+    monkeypatch.setattr(_sandbox, "_probe", lambda name, python: f"{name} failed here: test")
+    with pytest.raises(SandboxError, match="got no working isolation for isolation='auto'.*isolation='none'"):
+        CodeExec(tests="pass")
+    with pytest.raises(SandboxError, match="isolation='bwrap'"):
+        CodeExec(tests="pass", isolation="bwrap")
+    judge = CodeExec(tests="assert add(2, 3) == 5", isolation="none")
+    out = judge({"final_text": GOOD})
+    assert out["reward"] == 1.0 and out["judge_meta"]["isolation"] == "none"
+
+
+def test_bad_isolation_and_limits():
+    with pytest.raises(ArgumentError, match="isolation must be one of auto, bwrap, namespaces, none, got 'docker'"):
+        CodeExec(isolation="docker")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="max_output_bytes must be an integer >= 1024"):
+        CodeExec(max_output_bytes=10)
+    with pytest.raises(ArgumentError, match="max_procs must be an integer >= 4"):
+        CodeExec(max_procs=1)
+
+
+def test_graded_rows_record_the_isolation():
+    import json
+
+    judge = CodeExec(tests="assert add(2, 3) == 5")
+    scored = run_judge([{"prompt": "add", "final_text": GOOD}], judge)
+    meta = json.loads(scored.df["judge_meta"][0])
+    assert meta["isolation"] in ("bwrap", "namespaces") and meta["isolation"] == judge.isolation

@@ -7,8 +7,8 @@ from fractions import Fraction
 import pytest
 
 import whileai as wai
+from whileai import run_judge
 from whileai.errors import ArgumentError
-from whileai.grade import run_judge
 from whileai.verify import MathEqual, extract_answer, math_value
 
 

@@ -1,28 +1,34 @@
-"""``wai export``: training rows for a trainer (whileai.export.export_dataset)."""
+"""``wai export``: training rows for a trainer (whileai.exporters.export_dataset)."""
 
 from __future__ import annotations
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, rows_argument
 from whileai.defaults import EXPORT_FORMAT, EXPORT_MASK_MODE
 
 
 @click.command()
 @rows_argument()
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the training rows (.jsonl, .jsonl.gz or .parquet), atomically.")
+@click.option("-o", "--output", required=True, type=str,
+              help="Where to write the training rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically.")
 @click.option("--format", "format_", type=click.Choice(["openai", "trl"]), default=EXPORT_FORMAT, show_default=True,
               help="openai: messages with a loss_mask; trl: what TRL's chat-template helpers accept.")
 @click.option("--mask-mode", type=click.Choice(["assistant", "final"]), default=EXPORT_MASK_MODE, show_default=True,
               help="Train on every agent turn, or only the final reply.")
 @click.option("--unroll", is_flag=True, help="One training row per agent turn.")
+@click.option("--no-validate", "no_validate", is_flag=True,
+              help="Write rows whose reply quotes their own privileged context instead of refusing them "
+                   "(the report still counts them).")
 @json_option
-def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, as_json: bool) -> None:
+def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, no_validate: bool,
+           as_json: bool) -> None:
     """Write FILE's rollouts as training rows to OUTPUT, with loss masks and group stats."""
-    from whileai.export import export_dataset
+    from whileai.exporters import export_dataset
 
-    emit(export_dataset(file, output, format=format_, mask_mode=mask_mode, unroll=unroll), as_json)  # type: ignore[arg-type]
+    check_output(output)
+    emit(export_dataset(file, output, format=format_, mask_mode=mask_mode, unroll=unroll,  # type: ignore[arg-type]
+                        validate=not no_validate), as_json, output=output)
 
 
 export.help = f"{export.help}\n\n{ROWS_HELP}"

@@ -1,4 +1,4 @@
-"""``wai gate``: the publish gate (whileai.select.publish_gate)."""
+"""``wai gate``: the publish gate (whileai.selection.publish_gate)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
 def gate(ctx: click.Context, file: str, mode: str | None, endorsed: tuple[str, ...], strict_hacks: bool,
          as_json: bool) -> None:
     """Check a training set before it is published; exit 1 when the gate refuses it."""
-    from whileai.select import publish_gate
+    from whileai.selection import publish_gate
 
     report = publish_gate(file, mode=mode, endorsed=list(endorsed) or None, strict_hacks=strict_hacks,  # type: ignore[arg-type]
                           strict=False)

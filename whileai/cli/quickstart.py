@@ -1,4 +1,4 @@
-"""``wai quickstart``: the offline loop end to end (whileai.simulate.quickstart), recorded in the store."""
+"""``wai quickstart``: the offline loop end to end (whileai.simulation.quickstart), recorded in the store."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from whileai.defaults import DEFAULT_SEED
 def quickstart(out: str, seed: int, store_path: str | None, as_json: bool) -> None:
     """Simulate, grade, measure, select and export offline, then record the run in the local store."""
     from whileai import store
-    from whileai.simulate import quickstart as loop
+    from whileai._loop import quickstart as loop
 
     result = loop(out=out, seed=seed)
     run = store.open(store_path).record_run(report=result["pass_at"], name="quickstart", seed=seed,

@@ -11,7 +11,7 @@ and ``judge_probes`` tries the reward hacks a policy finds first. ``Rubric``/``C
 from whileai.grade._contract import STATUSES, Verdict, judge_name_of, normalize_judge_result
 from whileai.grade._labels import Labeled, LabelReport, attach_labels
 from whileai.grade._perturb import ADDITIVE_PROBES, FILLER, PROBES, REPLACEMENT_PROBES, rubric_words
-from whileai.grade._probes import ProbeReport, cheat_probes, judge_probes, resolvable_rate
+from whileai.grade._probes import ProbeReport, judge_probes, resolvable_rate
 from whileai.grade._rubric import Criterion, Rubric, RubricJudge, rubric_judge, tool_facts
 from whileai.grade._run import GradeReport, run_judge
 from whileai.grade._trust import (
@@ -39,7 +39,6 @@ __all__ = [
     "RubricJudge",
     "Verdict",
     "attach_labels",
-    "cheat_probes",
     "format_judge_trust",
     "gold_words",
     "judge_name_of",

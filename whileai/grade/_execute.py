@@ -4,7 +4,11 @@ Three ways to run, chosen per call:
 
 - **inline**: a sync judge with no ``timeout`` is called on the main thread. A thread hop per
   row would cost more than a trivial rule. The first calls are timed; a judge that averages
-  over ``JUDGE_SLOW_S`` a call is moved onto workers for the rest of the rows.
+  over ``JUDGE_SLOW_S`` a call is moved onto workers for the rest of the rows. With
+  ``off_thread_timeout`` (``run_judge``'s default) those first calls run one at a time on a
+  helper thread under it, and so do the workers and the async loop a judge moves to: a judge
+  that hangs at once, or a slow (model) judge that hangs later, is cut off; a judge fast enough
+  to stay inline is not timed.
 - **threads**: ``concurrency`` worker threads. With ``timeout`` a call that runs past it is
   recorded as ``timeout`` and its worker is replaced, so a hung judge cannot stall the run (the
   stuck thread is a daemon and its late answer is dropped).
@@ -28,6 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from whileai._timeouts import CallTimeout, run_with_timeout
 from whileai.defaults import JUDGE_SLOW_S
 from whileai.grade._contract import is_async_judge
 
@@ -92,8 +97,12 @@ def run_calls(
     concurrency: int,
     timeout: float | None,
     label: str = "grading",
+    off_thread_timeout: float | None = None,
 ) -> tuple[list[Any], str]:
     """Call ``judge`` on every row of ``chunks`` (lists of row dicts) and return the outcomes.
+
+    ``timeout`` times every call (each on a worker); without it, ``off_thread_timeout`` times the
+    calls that run off the main thread (the first calls, slow and async judges).
 
     Returns:
         The outcomes in row order, and the mode used (``inline``, ``threads`` or ``async``).
@@ -101,10 +110,10 @@ def run_calls(
     progress = _Progress(total, label)
     try:
         if is_async_judge(judge):
-            return _run_async(judge, _rows(chunks), total, concurrency, timeout, progress), "async"
+            return _run_async(judge, _rows(chunks), total, concurrency, timeout or off_thread_timeout, progress), "async"
         if timeout is not None:
             return _run_threads(judge, enumerate(_rows(chunks)), [None] * total, concurrency, timeout, progress), "threads"
-        return _run_inline(judge, chunks, total, concurrency, progress)
+        return _run_inline(judge, chunks, total, concurrency, progress, off_thread_timeout)
     finally:
         progress.close()
 
@@ -115,21 +124,21 @@ def _rows(chunks: Iterable[list[Any]]) -> Iterator[Any]:
 
 
 def _run_inline(judge: Callable[[Any], Any], chunks: Iterable[list[Any]], total: int, concurrency: int,
-                progress: _Progress) -> tuple[list[Any], str]:
+                progress: _Progress, timeout: float | None) -> tuple[list[Any], str]:
     # A fast judge over a million rows allocates millions of small containers; the cyclic
     # collector would walk all of them again and again. It is paused during the loop, and the
     # young generations (where a judge's own cyclic garbage lives) are collected between chunks.
     was = gc.isenabled()
     gc.disable()
     try:
-        return _inline_loop(judge, chunks, total, concurrency, progress)
+        return _inline_loop(judge, chunks, total, concurrency, progress, timeout)
     finally:
         if was:
             gc.enable()
 
 
 def _inline_loop(judge: Callable[[Any], Any], chunks: Iterable[list[Any]], total: int, concurrency: int,
-                 progress: _Progress) -> tuple[list[Any], str]:
+                 progress: _Progress, timeout: float | None) -> tuple[list[Any], str]:
     out: list[Any] = []
     append = out.append
     clock = time.perf_counter
@@ -141,22 +150,23 @@ def _inline_loop(judge: Callable[[Any], Any], chunks: Iterable[list[Any]], total
         start = 0
         while len(out) < _PROBE_CALLS and start < n:
             row = chunk[start]
-            t0 = clock()
-            try:
-                raw = judge(row)
-            except Exception as exc:  # the judge's failure is data, not ours to raise
-                raw = Raised(exc)
-            probe_spent += clock() - t0
+            if timeout is None:
+                t0 = clock()
+                raw = _call_raw(judge, row)
+                probe_spent += clock() - t0
+            else:  # the judge's own time, not the thread hop (which a loaded machine makes slow)
+                raw, spent = _call_on_helper(judge, row, timeout)
+                probe_spent += spent
             start += 1
             if inspect.isawaitable(raw):
                 _close(raw)
                 rest = _rows(_chain([chunk], chunk_iter))
-                return _run_async(judge, rest, total, concurrency, None, progress), "async"
+                return _run_async(judge, rest, total, concurrency, timeout, progress), "async"
             append(raw)
             if probe_spent / len(out) > JUDGE_SLOW_S:
                 remaining = enumerate(_rows(_chain([chunk[start:]], chunk_iter)), start=len(out))
                 done = out + [None] * (total - len(out))
-                return _run_threads(judge, remaining, done, concurrency, None, progress), "threads"
+                return _run_threads(judge, remaining, done, concurrency, timeout, progress), "threads"
         first = len(out)
         for row in chunk[start:] if start else chunk:
             try:
@@ -167,6 +177,33 @@ def _inline_loop(judge: Callable[[Any], Any], chunks: Iterable[list[Any]], total
         gc.collect(1)
         progress.update(len(out))
     return out, "inline"
+
+
+def _call_raw(judge: Callable[[Any], Any], row: Any) -> Any:
+    try:
+        return judge(row)
+    except Exception as exc:  # the judge's failure is data, not ours to raise
+        return Raised(exc)
+
+
+def _call_on_helper(judge: Callable[[Any], Any], row: Any, timeout: float) -> tuple[Any, float]:
+    """One call on a daemon thread, waited for at most ``timeout`` (a hung call is dropped).
+
+    Returns the judge's answer and the seconds the judge itself took (``timeout`` when it hung).
+    """
+    spent = [timeout]
+
+    def timed() -> Any:
+        t0 = time.perf_counter()
+        try:
+            return _call_raw(judge, row)
+        finally:
+            spent[0] = time.perf_counter() - t0
+
+    try:
+        return run_with_timeout(timed, timeout, what="the judge"), spent[0]
+    except CallTimeout:
+        return TIMED_OUT, timeout
 
 
 def _compact(out: list[Any], first: int) -> None:

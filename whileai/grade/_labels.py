@@ -99,8 +99,7 @@ def _read_labels(labels: Any) -> _LabelColumns:
         if not path.exists():
             raise JudgeError(f"labels must be a list, a dict or a JSONL path, got the path {str(labels)!r}, which does "
                              "not exist. Check the path.", value=str(labels))
-        with open(path, encoding="utf-8") as handle:
-            labels = [json.loads(line) for line in handle if line.strip()]
+        labels = _read_label_file(path)
     records: list[dict[str, Any]] = []
     if isinstance(labels, Mapping):
         return _LabelColumns.from_mapping(labels)
@@ -136,6 +135,29 @@ def _read_labels(labels: Any) -> _LabelColumns:
         records.append(rec)
     return _LabelColumns([r["form"] for r in records], [r["key"] for r in records], [r["label"] for r in records],
                          [r["shown"] for r in records])
+
+
+def _read_label_file(path: Path) -> list[Any]:
+    """The records of a JSONL labels file; a file that cannot be opened or decoded is a JudgeError."""
+    shown = str(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            records = []
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append(json.loads(line))
+                except ValueError as exc:
+                    raise JudgeError(f"labels file {shown!r}: line {lineno} must be one JSON record, got {line[:60]!r} "
+                                     f"({exc}). Fix or remove that line.", value=shown, line=lineno) from exc
+            return records
+    except UnicodeDecodeError as exc:
+        raise JudgeError(f"labels file {shown!r} must be UTF-8 JSONL, got bytes that do not decode ({exc.reason} at "
+                         f"byte {exc.start}). Re-save it as UTF-8.", value=shown) from exc
+    except OSError as exc:
+        raise JudgeError(f"labels file {shown!r} cannot be read ({exc.strerror or exc}). Check its permissions, or "
+                         "pass another path.", value=shown) from exc
 
 
 @dataclass(frozen=True)
@@ -184,7 +206,8 @@ def attach_labels(
         kind: Who wrote the labels: ``human``, ``program`` (or ``verifier``) or ``model``.
 
     Returns:
-        ``Labeled(rows, report)``; unpack as ``rows, report = attach_labels(...)``.
+        ``Labeled(rows, report)``, the rows in the kind they came in (``table.like_input``);
+        unpack as ``rows, report = attach_labels(...)``.
 
     Raises:
         JudgeError: A label that is not 0/1, an unknown ``kind``, no label naming any row, or a
@@ -193,7 +216,7 @@ def attach_labels(
     Examples:
         >>> rows = [{"rollout_id": "r1", "prompt": "a"}, {"rollout_id": "r2", "prompt": "b"}]
         >>> labeled, report = attach_labels(rows, {"r1": 1})
-        >>> labeled["gold_reward"].to_list(), report.matched
+        >>> [row.get("gold_reward") for row in labeled], report.matched
         ([1.0, None], 1)
     """
     gold_kind = _check_kind(kind)
@@ -276,7 +299,7 @@ def attach_labels(
         pl.col("_row"), (pl.col("_mean") > 0.5).cast(pl.Float64).alias("_gold"))
     report.rows_labeled = decided.height
     out = _stamp(df, decided, gold_kind)
-    return Labeled(_wrap(rows, out, report), report)
+    return Labeled(table.like_input(rows, out), report)
 
 
 def _stamp(df: pl.DataFrame, decided: pl.DataFrame, gold_kind: str) -> pl.DataFrame:
@@ -289,11 +312,3 @@ def _stamp(df: pl.DataFrame, decided: pl.DataFrame, gold_kind: str) -> pl.DataFr
         pl.when(hit).then(pl.lit(gold_kind)).otherwise(old_kind).alias("gold_kind"),
     ).drop("_row", "_gold")
     return out
-
-
-def _wrap(src: Any, df: pl.DataFrame, report: LabelReport) -> Any:
-    from whileai.data import RolloutData
-
-    if isinstance(src, RolloutData):
-        return type(src)(df, meta=src.meta, report=src.report, warnings=src.warnings)
-    return df

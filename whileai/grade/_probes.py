@@ -21,6 +21,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int
 from whileai.defaults import (
     CI_LEVEL,
     DEFAULT_SEED,
@@ -45,7 +46,7 @@ from whileai.report import Report
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
 
-__all__ = ["ProbeReport", "cheat_probes", "judge_probes", "resolvable_rate"]
+__all__ = ["ProbeReport", "judge_probes", "resolvable_rate"]
 
 _WHAT = {
     "filler": "neutral filler appended to the reply",
@@ -177,18 +178,6 @@ def _check_probes(probes: Any) -> tuple[str, ...]:
     return names
 
 
-def _check_int(value: Any, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ArgumentError(f"{name} must be an integer >= {low}, got {value!r}. Pass {name}={max(low, 40)} for example.")
-    return int(value)
-
-
-def _check_rate(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise ArgumentError(f"{name} must be a number in [0, 1], got {value!r}. Pass {name}=0.1 for example.")
-    return float(value)
-
-
 def _sample(n_rows: int, sample: int, seed: Any) -> np.ndarray:
     rng = check_rng(seed)
     if n_rows <= sample:
@@ -253,11 +242,11 @@ def judge_probes(
     """
     check_judge(judge)
     names = _check_probes(probes)
-    sample = _check_int(sample, "sample", 1)
-    min_n = _check_int(min_n, "min_n", 1)
-    concurrency = _check_int(concurrency, "concurrency", 1)
-    flag = _check_rate(flag, "flag")
-    level = _check_rate(level, "level")
+    sample = check_int("sample", sample, fix="Pass sample=40 for example.")
+    min_n = check_int("min_n", min_n, fix="Pass min_n=40 for example.")
+    concurrency = check_int("concurrency", concurrency, fix="Pass concurrency=40 for example.")
+    flag = check_fraction("flag", flag, fix="Pass flag=0.1 for example.")
+    level = check_fraction("level", level, fix="Pass level=0.1 for example.")
     df = table.frame(rows)
     idx = _sample(df.height, sample, seed)
     base = row_dicts(df[idx])
@@ -350,4 +339,3 @@ def _hole_warning(name: str, p: dict[str, Any]) -> str:
 
 
 #: The same function as :func:`judge_probes`, under the name whileai 0.131's top level used.
-cheat_probes = judge_probes

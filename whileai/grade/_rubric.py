@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from whileai.defaults import RUBRIC_TRANSCRIPT_CHARS
+from whileai.defaults import PASS_THRESHOLD, RUBRIC_TRANSCRIPT_CHARS
 from whileai.errors import JudgeError
 
 __all__ = ["Criterion", "Rubric", "RubricJudge", "rubric_judge", "tool_facts"]
@@ -247,7 +247,7 @@ def _met(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
-        return bool(value >= 0.5)
+        return bool(value >= PASS_THRESHOLD)
     if isinstance(value, str):
         v = value.strip().lower()
         if v in ("yes", "true", "met", "pass", "1"):
@@ -385,7 +385,7 @@ def rubric_judge(
     if not isinstance(rubric, Rubric):
         rubric = Rubric(rubric)
     if isinstance(endpoint, str):
-        from whileai.simulate import Endpoint
+        from whileai.simulation import Endpoint
 
         endpoint = Endpoint(endpoint)
     if not (callable(getattr(endpoint, "chat", None)) or callable(endpoint)):

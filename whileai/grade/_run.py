@@ -18,17 +18,18 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_choice, check_fraction, check_int, check_number
 from whileai.defaults import (
     JUDGE_AGREEMENT_FLOOR,
     JUDGE_CONCURRENCY,
     JUDGE_KAPPA_FLOOR,
+    JUDGE_TIMEOUT_S,
     MAX_SKIPPED_SHARE,
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError, JudgeError
 from whileai.grade._contract import STATUSES, Verdict, check_judge, check_scale, judge_name_of
 from whileai.grade._execute import run_calls, to_verdict
-from whileai.grade._probes import _check_rate
 from whileai.grade._rows import iter_row_chunks
 from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
 from whileai.report import Report
@@ -95,27 +96,6 @@ class GradeReport(Report):
         return "\n".join(lines)
 
 
-def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ArgumentError(f"{name} must be one of {', '.join(repr(c) for c in choices)}, got {value!r}. "
-                            f"Pass {name}={choices[0]!r}.")
-    return str(value)
-
-
-def _check_timeout(timeout: Any) -> float | None:
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or math.isinf(timeout):
-        raise ArgumentError(f"timeout must be a positive number of seconds or None, got {timeout!r}. Pass timeout=30.")
-    return float(timeout)
-
-
-def _check_concurrency(concurrency: Any) -> int:
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ArgumentError(f"concurrency must be an integer >= 1, got {concurrency!r}. Pass concurrency=8.")
-    return concurrency
-
-
 def run_judge(
     rows: Any,
     /,
@@ -124,14 +104,14 @@ def run_judge(
     judge_name: str | None = None,
     source: Literal["grade", "eval"] = "grade",
     concurrency: int = JUDGE_CONCURRENCY,
-    timeout: float | None = None,
+    timeout: float | Literal["default"] | None = "default",
     scale: tuple[float, float] | None = None,
     version: str | None = None,
     run_id: str | None = None,
     trust: Literal["warn", "require", "off"] = "warn",
     allow_model_gold: bool = False,
     max_skipped_share: float = MAX_SKIPPED_SHARE,
-) -> Any:
+) -> table.StepResult:
     """Grade every row with ``judge`` and return the scored rows (seeds, The loop, Grade).
 
     The judge takes one row dict and returns a number in [0, 1], a bool, or
@@ -155,7 +135,10 @@ def run_judge(
             ``lambda_judge``, a verifier its class name).
         source: ``grade`` for training rewards, ``eval`` for held-out scores (lineage.source).
         concurrency: Calls in flight for slow or async judges (``JUDGE_CONCURRENCY``).
-        timeout: Seconds per call; a call past it is ``timeout`` (runs the judge on workers).
+        timeout: Seconds per call; a call past it is ``timeout`` (runs every call on workers).
+            ``"default"``: ``JUDGE_TIMEOUT_S`` on the calls made off the main thread (the first
+            calls, slow and async judges; a judge fast on its first calls stays inline,
+            untimed). None: no timeout.
         scale: ``(lo, hi)``: the judge returns ratings on this scale, mapped to [0, 1].
         version: Stamped as ``lineage.judge_version``.
         run_id: The scoring run id (default: ``score_`` plus 12 random hex).
@@ -164,7 +147,9 @@ def run_judge(
         max_skipped_share: Partial-credit share past which the judge check is INCONCLUSIVE.
 
     Returns:
-        ``ScoredData`` with the rewards, its ``.report`` a :class:`GradeReport`.
+        A :class:`whileai.table.StepResult`: the rows with the rewards in ``df``, a
+        :class:`GradeReport` in ``report``. ``wai.run_judge`` and ``data.grade`` wrap it as
+        ``ScoredData``.
 
     Raises:
         JudgeError: ``judge`` is not callable, or ``trust="require"`` and the check fails.
@@ -176,12 +161,15 @@ def run_judge(
         ([1.0], ['ok'])
     """
     check_judge(judge)
-    source = _check_choice(source, "source", _SOURCES)  # type: ignore[assignment]
-    trust = _check_choice(trust, "trust", _TRUST_MODES)  # type: ignore[assignment]
-    concurrency = _check_concurrency(concurrency)
-    timeout = _check_timeout(timeout)
+    source = check_choice("source", source, _SOURCES, fix=f"Pass source={_SOURCES[0]!r}.")  # type: ignore[assignment]
+    trust = check_choice("trust", trust, _TRUST_MODES, fix=f"Pass trust={_TRUST_MODES[0]!r}.")  # type: ignore[assignment]
+    concurrency = check_int("concurrency", concurrency, fix="Pass concurrency=8.")
+    off_thread_timeout = JUDGE_TIMEOUT_S if timeout == "default" else None
+    timeout = None if timeout == "default" else check_number(
+        "timeout", timeout, low=0.0, open_low=True, allow_none=True, fix="Pass timeout=30, 'default' or None.")
     scale_pair = check_scale(scale)
-    max_skipped_share = _check_rate(max_skipped_share, "max_skipped_share")
+    max_skipped_share = check_fraction("max_skipped_share", max_skipped_share,
+                                       fix="Pass max_skipped_share=0.1 for example.")
     if not isinstance(allow_model_gold, bool):
         raise ArgumentError(f"allow_model_gold must be True or False, got {allow_model_gold!r}.")
     name = judge_name_of(judge, judge_name)
@@ -190,8 +178,10 @@ def run_judge(
     df = table.frame(rows)
     if trust == "require":
         check_gold(df)  # bad labels fail before a single judge call, not after all of them
-    raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout)
-    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair, timeout)
+    raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout,
+                           off_thread_timeout=off_thread_timeout)
+    rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair,
+                                                                           timeout or off_thread_timeout)
     del raws
     report = GradeReport(judge_name=name, scoring_run_id=scoring_run_id, source=source, n_rows=df.height,
                          mode=mode, concurrency=concurrency)
@@ -232,11 +222,7 @@ def run_judge(
         _trust_outcome(report, trust_report, trust, skipped=skipped)
     out = out.with_columns(_judge_meta(metas, trust_stamp, include_trust=trust != "off"))
     report.seconds = time.perf_counter() - started
-    from whileai.data import RolloutData, ScoredData
-
-    if isinstance(rows, RolloutData):
-        return ScoredData(out, meta=rows.meta, report=report, warnings=[*rows.warnings, *report.warnings])
-    return ScoredData(out, report=report, warnings=list(report.warnings))
+    return table.StepResult(out, report)
 
 
 def _collect(raws: list[Any], scale: tuple[float, float] | None,

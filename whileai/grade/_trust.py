@@ -23,6 +23,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int, check_number
 from whileai.defaults import (
     CI_LEVEL,
     DEFAULT_SEED,
@@ -38,11 +39,11 @@ from whileai.defaults import (
     REVIEW_QUEUE_MAX,
     TRUST_SAMPLE,
 )
-from whileai.errors import ArgumentError, JudgeError
+from whileai.errors import JudgeError
 from whileai.grade._contract import check_judge, judge_name_of
 from whileai.grade._execute import judge_rows
 from whileai.grade._perturb import FILLER, append_reply
-from whileai.grade._probes import _check_int, _check_probes, _check_rate, _sample, judge_probes
+from whileai.grade._probes import _check_probes, _sample, judge_probes
 from whileai.grade._rows import row_dicts
 from whileai.report import Report
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
@@ -292,12 +293,13 @@ def judge_trust(
     if judge is not None:
         check_judge(judge)
     probe_names = _check_probes(probes) if probes is not None else None
-    sample = _check_int(sample, "sample", 1)
-    concurrency = _check_int(concurrency, "concurrency", 1)
-    floors = {"min_agreement": _check_rate(min_agreement, "min_agreement"),
-              "min_kappa": _check_kappa(min_kappa),
-              "max_skipped_share": _check_rate(max_skipped_share, "max_skipped_share")}
-    level = _check_rate(level, "level")
+    sample = check_int("sample", sample, fix="Pass sample=40 for example.")
+    concurrency = check_int("concurrency", concurrency, fix="Pass concurrency=40 for example.")
+    floors = {"min_agreement": check_fraction("min_agreement", min_agreement, fix="Pass min_agreement=0.1 for example."),
+              "min_kappa": check_number("min_kappa", min_kappa, low=-1.0, high=1.0, fix="Pass min_kappa=0.6 for example."),
+              "max_skipped_share": check_fraction("max_skipped_share", max_skipped_share,
+                                                   fix="Pass max_skipped_share=0.1 for example.")}
+    level = check_fraction("level", level, fix="Pass level=0.1 for example.")
     df = table.frame(rows, columns=None if judge is not None else _COLUMNS)
     report = measure_trust(df, floors=floors, allow_model_gold=allow_model_gold, seed=seed, level=level,
                            refuse_model_gold=True)
@@ -318,12 +320,6 @@ def judge_trust(
     elif judge_name is not None:
         report.judge_name = judge_name
     return report
-
-
-def _check_kappa(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= float(value) <= 1.0:
-        raise ArgumentError(f"min_kappa must be a number in [-1, 1], got {value!r}. Pass min_kappa=0.6 for example.")
-    return float(value)
 
 
 def _normalized_kind() -> pl.Expr:

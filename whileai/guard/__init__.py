@@ -11,7 +11,7 @@ from whileai.guard._grounding import (
     mark_grounding,
     ungrounded_arguments,
 )
-from whileai.guard._hack import HackScanReport, format_hack_scan, hack_scan
+from whileai.guard._hack import HackScanReport, hack_scan
 from whileai.guard._hygiene import (
     CorrelationReport,
     Deduped,
@@ -23,14 +23,13 @@ from whileai.guard._hygiene import (
     near_duplicate_prompts,
     reward_correlations,
 )
-from whileai.guard._leak import LeakReport, format_leak_report, leak_report
+from whileai.guard._leak import LeakReport, leak_report
 from whileai.guard._lineage import (
     STAGES,
     Spec,
     SpecError,
     StageReport,
     Trait,
-    format_stages,
     load_spec,
     spec_version,
     stage_of,
@@ -76,9 +75,6 @@ __all__ = [
     "Trait",
     "decontaminate",
     "dedupe_groups",
-    "format_hack_scan",
-    "format_leak_report",
-    "format_stages",
     "grounding_report",
     "hack_scan",
     "leak_report",

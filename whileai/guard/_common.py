@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from whileai import table
 from whileai._checks import check_choice as check_choice
@@ -23,7 +21,6 @@ from whileai.defaults import CI_LEVEL
 
 __all__ = [
     "agent_text",
-    "as_input_kind",
     "calls_long",
     "check_choice",
     "check_fraction",
@@ -43,25 +40,6 @@ __all__ = [
 # ------------------------------------------------------------------------------------------
 # output of the input's kind
 # ------------------------------------------------------------------------------------------
-
-
-def as_input_kind(src: Any, df: pl.DataFrame, report: Any = None) -> Any:
-    """Return ``df`` in the kind ``src`` came as.
-
-    The same fluent class (meta carried, ``report`` attached), a DataFrame, a pyarrow Table, or a
-    list of row dicts (wire shape). Paths and LazyFrames come back as DataFrames. ``src`` itself
-    is never changed.
-    """
-    if hasattr(src, "df") and isinstance(getattr(src, "df", None), pl.DataFrame) and hasattr(src, "meta"):
-        return type(src)(df, meta=src.meta, report=report if report is not None else getattr(src, "report", None),
-                         warnings=list(getattr(src, "warnings", []) or []))
-    if isinstance(src, (pa.Table, pa.RecordBatch)):
-        return table.to_arrow(df)
-    if isinstance(src, (pl.DataFrame, pl.LazyFrame, str)) or hasattr(src, "__fspath__"):
-        return df
-    if isinstance(src, Sequence) or (hasattr(src, "__iter__") and not isinstance(src, Mapping)):
-        return table.rows(df)
-    return df
 
 
 # ------------------------------------------------------------------------------------------

@@ -46,10 +46,11 @@ from whileai.defaults import (
     EMBED_BATCH,
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
-from whileai.guard._common import as_input_kind, check_fraction, check_positive_int, check_strings
+from whileai.guard._common import check_fraction, check_positive_int, check_strings
 from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
+from whileai.table import like_input
 
 __all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
 
@@ -218,6 +219,11 @@ def decontaminate(
 
     ev, described = _read_sources(sources)
     df = table.frame(rows, allow_empty=True)
+    missing = [f for f in fields_t if f not in df.columns]
+    if df.height and missing:  # a check that silently checks nothing would pass CI
+        text_cols = [c for c, t in df.schema.items() if t == pl.String and c != "task_key"]
+        raise ArgumentError(f"fields must name text fields the training rows have, got {missing[0]!r}, which they "
+                            f"do not. Pick from {', '.join(text_cols) or 'none'}.", argument="fields", value=missing[0])
     report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
                                  similarity=similarity if embedder is not None else None, fields=list(fields_t))
     rule = np.zeros(df.height, dtype=np.int8)  # 0 clean, 1..4 the rule that caught the row first
@@ -332,7 +338,7 @@ def decontaminate(
             "dropped from the rows returned. Train on the clean rows so the eval measures what it claims."
         )
     clean = df.filter(pl.Series(rule == 0))
-    return Decontaminated(as_input_kind(rows, clean, report), report)
+    return Decontaminated(like_input(rows, clean, report), report)
 
 
 # ------------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from whileai import table
 from whileai.defaults import GROUNDING_MIN_CHARS, GUARD_EXAMPLES
 from whileai.errors import ArgumentError
 from whileai.guard._common import (
-    as_input_kind,
     calls_long,
     check_positive_int,
     check_strings,
@@ -31,6 +30,7 @@ from whileai.guard._common import (
     stamp_markers,
 )
 from whileai.report import Report, fmt_ci
+from whileai.table import like_input
 
 __all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"]
 
@@ -111,13 +111,13 @@ def mark_grounding(rows: Any, /, *, ignore_keys: Sequence[str] | str = (), allow
     ik, al, ml = _check(ignore_keys, allow, min_len)
     df = table.frame(rows, allow_empty=True)
     if df.height == 0:
-        return as_input_kind(rows, df)
+        return like_input(rows, df)
     bad, _ = _ungrounded(df, ik, al, ml)
     flag = np.ones(df.height)
     if bad.height:
         flag[bad["_row"].unique().to_numpy()] = 0.0
     out = stamp_markers(df.with_columns(pl.Series("_g", flag)), {MARKER: pl.col("_g")}).drop("_g")
-    return as_input_kind(rows, out)
+    return like_input(rows, out)
 
 
 def ungrounded_arguments(row: Mapping[str, Any], /, *, ignore_keys: Sequence[str] | str = (),

@@ -46,7 +46,7 @@ from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, toke
 from whileai.report import Report, fmt_num
 from whileai.stats.rng import check_rng
 
-__all__ = ["HackScanReport", "format_hack_scan", "hack_scan"]
+__all__ = ["HackScanReport", "hack_scan"]
 
 _TIE = 1e-9
 _PERM_CELLS = 4_000_000  # rows x shuffles held at once
@@ -172,11 +172,6 @@ class HackScanReport(Report):
                          f"rivals {', '.join(self.rivals[:5]) or 'none'}")
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
-
-
-def format_hack_scan(report: HackScanReport) -> str:
-    """The printed form of a hack_scan report (the same as ``str(report)``)."""
-    return report.render()
 
 
 def _fmt_signed(value: float) -> str:

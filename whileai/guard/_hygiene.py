@@ -13,10 +13,13 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_number
 from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.guard._common import as_input_kind, check_fraction, graded_mask, pearson
-from whileai.guard._tokens import combine, tokenize
+from whileai.guard._common import check_fraction, graded_mask, pearson
+from whileai.guard._tokens import tokenize
 from whileai.report import Report, fmt_num
+from whileai.stats.minhash import band_keys, minhash_signatures
+from whileai.table import like_input
 
 __all__ = [
     "CorrelationReport",
@@ -28,11 +31,12 @@ __all__ = [
     "length_report",
     "near_duplicate_prompts",
     "reward_correlations",
+    "trajectory_signature",
+    "truncated_flag",
 ]
 
 _MINHASH_K = 64  # hash functions; 16 bands of 4 rows
 _BANDS = 16
-_MINHASH_CHUNK = 262_144
 _BUCKET_ALL_PAIRS = 64  # a band bucket larger than this is paired as a star (linear, not quadratic)
 
 
@@ -155,9 +159,10 @@ class Deduped(NamedTuple):
 def dedupe_groups(rows: Any, /) -> Deduped:
     """Drop repeated trajectories within an ask, keeping the first of each.
 
-    The same trajectory twice adds nothing to a group-relative advantage (seeds, "Prune before
-    training"). A trajectory is the whole conversation (every message, tool call and result) and
-    the final reply; two rollouts of one ask with equal trajectories are duplicates.
+    The same trajectory twice adds nothing to a group-relative advantage (docs/select.md, the RL
+    prune). A trajectory is the tool calls with their arguments, in order, and the final reply
+    (:func:`trajectory_signature`: call ids and tool output are not read); two rollouts of one
+    ask with equal trajectories are duplicates, as ``select(mode="rl")`` drops them.
 
     Args:
         rows: Rollouts (any input ``table.frame`` reads).
@@ -175,9 +180,8 @@ def dedupe_groups(rows: Any, /) -> Deduped:
     df = table.frame(rows, allow_empty=True)
     report = DedupeReport(n=df.height)
     if df.height == 0:
-        return Deduped(as_input_kind(rows, df, report), report)
-    sig = _signature(df)
-    work = df.with_columns(sig.alias("_sig")).with_row_index("_i")
+        return Deduped(like_input(rows, df, report), report)
+    work = df.with_columns(trajectory_signature(df).alias("_sig")).with_row_index("_i")
     first = work.group_by(["task_key", "_sig"], maintain_order=True).agg(pl.col("_i").first())
     keep = np.zeros(df.height, dtype=bool)
     keep[first["_i"].to_numpy()] = True
@@ -198,17 +202,27 @@ def dedupe_groups(rows: Any, /) -> Deduped:
                 f"{conflicts} trajectories got different rewards on repeats within one ask: the judge is not "
                 "deterministic on identical input; check it with judge_trust before training."
             )
-    return Deduped(as_input_kind(rows, kept, report), report)
+    return Deduped(like_input(rows, kept, report), report)
 
 
-def _signature(df: pl.DataFrame) -> pl.Expr:
-    parts = [pl.col(c).hash() for c in ("messages", "final_text") if c in df.columns]
-    if not parts:
-        return pl.lit(0, pl.UInt64)
-    out = parts[0]
-    for p in parts[1:]:
-        out = out.hash() ^ p
-    return out
+def trajectory_signature(df: pl.DataFrame) -> pl.Expr:
+    """A 64-bit hash of (task, tool calls with their arguments in order, final reply), per row.
+
+    What a grouped update sees of a rollout is its actions and its answer: two rollouts of one ask
+    that make the same calls with the same arguments and end on the same text are the same
+    trajectory, whatever call ids the runtime gave them and whatever the tool returned (results
+    and ids are not read). ``dedupe_groups``, the publish gate's duplicate count and
+    ``select(mode="rl")``'s prune all use this signature. Collision odds among a million
+    rollouts are about 3e-8 (birthday bound on 64 bits).
+    """
+    present = {c for c in df.columns if df.schema[c] != pl.Null}
+    reply = pl.col("final_text").fill_null("") if "final_text" in present else pl.lit("", pl.String)
+    parts = [pl.col("task_key").hash(11).alias("t"), reply.hash(13).alias("r")]
+    if "messages" in present:
+        call = pl.element().struct
+        calls = pl.col("messages").list.eval(pl.element().struct.field("tool_calls").explode().drop_nulls())
+        parts.append(calls.list.eval(pl.struct(call.field("name"), call.field("arguments"))).hash(17).alias("c"))
+    return pl.struct(parts).hash(23)
 
 
 # ------------------------------------------------------------------------------------------
@@ -276,17 +290,11 @@ def near_duplicate_prompts(rows: Any, /, *, threshold: float = NEAR_DUP_JACCARD,
     toks = tokenize(prompts)
     pairs_rh = pl.DataFrame({"r": toks.row, "h": toks.hash}).unique().sort(["r", "h"])
     sizes = np.bincount(pairs_rh["r"].to_numpy(), minlength=len(prompts))
-    sig = _minhash(pairs_rh["r"].to_numpy(), pairs_rh["h"].to_numpy().astype(np.uint64), len(prompts))
-    has = sizes > 0
-    rows_per_band = _MINHASH_K // _BANDS
-    cand_parts = []
-    ids = np.flatnonzero(has)
-    for b in range(_BANDS):  # 16 bands: a loop over bands, each a vectorised self-join
-        cols = sig[ids, b * rows_per_band:(b + 1) * rows_per_band]
-        key = cols[:, 0]
-        for c in range(1, rows_per_band):
-            key = combine(key, cols[:, c])
-        cand_parts.append(_bucket_pairs(ids.astype(np.int64), key))
+    ids, sig = minhash_signatures(pairs_rh["r"].to_numpy(), pairs_rh["h"].to_numpy().astype(np.uint64),
+                                  n_hashes=_MINHASH_K)
+    keys = band_keys(sig, _BANDS)
+    # 16 bands: a loop over bands, each a vectorised self-join
+    cand_parts = [_bucket_pairs(ids.astype(np.int64), keys[:, b]) for b in range(_BANDS)]
     cand = pl.concat(cand_parts).unique()
     if cand.height == 0:
         return report
@@ -342,21 +350,6 @@ def star_pairs(ids: np.ndarray, key: np.ndarray) -> np.ndarray:
     return np.sort(np.stack([ids_sorted[run_start[follower]], ids_sorted[follower]], axis=1), axis=1)
 
 
-def _minhash(rows: np.ndarray, hashes: np.ndarray, n: int) -> np.ndarray:
-    """MinHash signatures (n x 64) from sorted (row, hash) pairs; rows without words stay max."""
-    seeds = np.random.default_rng(1997).integers(1, 2**63 - 1, size=_MINHASH_K, dtype=np.int64).astype(np.uint64)
-    sig = np.full((n, _MINHASH_K), np.iinfo(np.uint64).max, dtype=np.uint64)
-    for start in range(0, rows.size, _MINHASH_CHUNK):  # bounded memory: chunks of pairs
-        r = rows[start:start + _MINHASH_CHUNK]
-        h = hashes[start:start + _MINHASH_CHUNK]
-        mixed = combine(h[:, None], seeds[None, :])
-        starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
-        mins = np.minimum.reduceat(mixed, starts, axis=0)
-        urows = r[starts]
-        sig[urows] = np.minimum(sig[urows], mins)
-    return sig
-
-
 # ------------------------------------------------------------------------------------------
 # length_report
 # ------------------------------------------------------------------------------------------
@@ -376,7 +369,7 @@ class LengthReport(Report):
     n_groups_multi: int = 0
     """Asks with at least two rollouts."""
     n_groups_wide_spread: int = 0
-    """Asks whose longest reply is more than max_spread times their shortest."""
+    """Asks whose longest reply is more than max_spread times the ask's median reply."""
     max_spread: float = LENGTH_MAX_SPREAD
     """The spread ratio that counts as wide."""
 
@@ -388,44 +381,58 @@ class LengthReport(Report):
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
 
 
+def truncated_flag(df: pl.DataFrame) -> pl.Expr:
+    """A rollout that hit a limit: ``truncated`` is true or ``finish_reason == "length"``."""
+    parts: list[pl.Expr] = []
+    if "truncated" in df.columns and df.schema["truncated"] != pl.Null:
+        parts.append(pl.col("truncated").cast(pl.Boolean).fill_null(False))
+    if "finish_reason" in df.columns and df.schema["finish_reason"] != pl.Null:
+        parts.append((pl.col("finish_reason") == "length").fill_null(False))
+    return pl.any_horizontal(parts) if parts else pl.lit(False)
+
+
 def length_report(rows: Any, /, *, max_spread: float = LENGTH_MAX_SPREAD) -> LengthReport:
     """Reply length in characters: median, maximum, truncations, and asks with a wide spread.
 
-    A wide spread inside one ask (longest reply over ``max_spread`` times the shortest) is where a
-    length-biased reward has room to act; a grouped update then learns length.
+    An ask spreads wide when its longest reply is more than ``max_spread`` times the ask's median
+    reply (whileai 0.131: "a reply more than 4x the ask's median length"). The median, not the
+    shortest reply, is the yardstick, so one empty or one-word reply does not flag an ask; an ask
+    whose median reply is empty is not flagged. A wide spread inside one ask is where a
+    length-biased reward has room to act; a grouped update then learns length. The publish gate
+    reports this same measure.
 
     Args:
         rows: Rollouts (any input ``table.frame`` reads).
-        max_spread: Ratio of longest to shortest reply in an ask that counts as wide (> 1).
+        max_spread: Ratio of an ask's longest reply to its median that counts as wide (> 1).
 
     Returns:
         A :class:`LengthReport`.
 
     Examples:
-        >>> r = length_report([{"scenario_id": "a", "final_text": "x"}, {"scenario_id": "a", "final_text": "x" * 9}])
+        >>> r = length_report([{"scenario_id": "a", "final_text": "x"}, {"scenario_id": "a", "final_text": "x" * 2},
+        ...                    {"scenario_id": "a", "final_text": "x" * 9}])
         >>> r["median_chars"], r["n_groups_wide_spread"]
-        (5.0, 1)
+        (2.0, 1)
     """
-    if not isinstance(max_spread, (int, float)) or isinstance(max_spread, bool) or not max_spread > 1:
-        from whileai.errors import ArgumentError
-
-        raise ArgumentError(f"max_spread must be a number > 1, got {max_spread!r}. Pass for example max_spread=4.0.")
+    max_spread = check_number("max_spread", max_spread, low=1.0, open_low=True,
+                              fix="Pass for example max_spread=4.0.")
     df = table.frame(rows, allow_empty=True)
     report = LengthReport(n=df.height, max_spread=float(max_spread))
     if df.height == 0:
         return report
-    chars = df.select("task_key", (table.reply_chars() if "final_text" in df.columns else pl.lit(0)).alias("c"))
+    reply = table.reply_chars() if "final_text" in df.columns else pl.lit(0, pl.Int64)
+    chars = df.select("task_key", reply.alias("c"), truncated_flag(df).alias("t"))
     report.median_chars = float(chars.select(pl.col("c").median().cast(pl.Float64)).item())
     report.max_chars = int(chars.select(pl.col("c").max().cast(pl.Int64)).item())
-    if "truncated" in df.columns:
-        report.n_truncated = int(df["truncated"].fill_null(False).sum())
-    per = chars.group_by("task_key").agg(pl.len().alias("n"), pl.col("c").min().alias("lo"), pl.col("c").max().alias("hi"))
+    report.n_truncated = int(chars["t"].sum())
+    per = chars.group_by("task_key").agg(pl.len().alias("n"), pl.col("c").median().alias("med"),
+                                        pl.col("c").max().alias("hi"))
     multi = per.filter(pl.col("n") >= 2)
     report.n_groups_multi = multi.height
-    report.n_groups_wide_spread = multi.filter(pl.col("hi") > max_spread * pl.max_horizontal(pl.col("lo"), 1)).height
+    report.n_groups_wide_spread = multi.filter((pl.col("med") > 0) & (pl.col("hi") > max_spread * pl.col("med"))).height
     if report.n_groups_wide_spread:
         report.warnings.append(
-            f"{report.n_groups_wide_spread} asks have replies more than {max_spread:g}x apart in length: "
+            f"{report.n_groups_wide_spread} asks have a reply more than {max_spread:g}x the ask's median length: "
             "check hack_scan for reply_length before training."
         )
     return report

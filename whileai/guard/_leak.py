@@ -1,10 +1,15 @@
 """``leak_report``: replies that quote their own privileged context.
 
-The grader's context (``privileged``: the expected-outcome reference, the hidden world state, a
-principle or rubric) is scrubbed from exported rows, but a reply that quotes it is not: training
-on such rows teaches the model to say what only the grader was told (seeds, "Export training
-rows"). Every string of at least ``min_len`` characters in a row's privileged context is looked
-for, case-insensitively, in that row's assistant turns: one join and one literal ``contains``.
+The grader's context (the columns ``table.PRIVILEGED_COLUMNS`` names: ``privileged``, the
+expected-outcome reference, the hidden world state, a principle or rubric) is scrubbed from
+exported rows, but a reply that quotes it is not: training on such rows teaches the model to say
+what only the grader was told (docs/guard.md, "Style, refusal, leaks"). Every string of at least
+``min_len`` characters in a row's privileged context is looked for in that row's assistant turns,
+ignoring case and runs of whitespace, except a string the agent saw in the visible conversation
+(a fault name in a tool result, the user's own words): repeating what it was shown is not a leak.
+One join and one literal ``contains``; no Python runs per row.
+
+This is the one detector: the export's ``validate`` and the select step's leak drop call it.
 """
 
 from __future__ import annotations
@@ -19,10 +24,89 @@ from whileai.defaults import LEAK_MIN_CHARS
 from whileai.guard._common import agent_text_of, check_positive_int, json_strings
 from whileai.report import Report
 
-__all__ = ["LeakReport", "format_leak_report", "leak_report"]
+__all__ = ["LeakReport", "leak_report", "leaking_rows"]
 
-#: Columns holding teacher-only context (whileai 0.131 scrubs these at any depth on export).
-PRIVILEGED_COLUMNS = ("privileged", "hidden_state", "principle", "rubric")
+_EMPTY = pl.DataFrame(schema={"_row": pl.UInt32, "key": pl.String, "value": pl.String})
+
+
+def _norm(expr: pl.Expr) -> pl.Expr:
+    """Lower case, every run of whitespace one space, ends stripped (the match rule)."""
+    return expr.str.replace_all(r"\s+", " ").str.strip_chars().str.to_lowercase()
+
+
+def _needles(df: pl.DataFrame) -> pl.DataFrame:
+    """Every string leaf of each row's privileged context, long: ``_row``, key, value.
+
+    A text column holds either plain text (the value itself, keyed by the column) or JSON (its
+    keyed string values at any depth, read by regular expression); any other column (a struct,
+    a list, a number) is JSON-encoded under its own name first.
+    """
+    parts = []
+    for c in table.PRIVILEGED_COLUMNS:
+        if c not in df.columns or df.schema[c] == pl.Null:
+            continue
+        if df.schema[c] == pl.String:
+            src = df.select(pl.col(c).alias("_j")).with_row_index("_row")
+            is_json = pl.col("_j").str.strip_chars_start().str.slice(0, 1).is_in(["{", "["])
+            parts.append(src.filter(~is_json).drop_nulls("_j")
+                         .select("_row", pl.lit(c).alias("key"), pl.col("_j").alias("value")))
+            found = json_strings(src.filter(is_json), "_j", keep=["_row"])
+            if c != "privileged":  # privileged's own keys (reference, hidden_state...) name themselves
+                found = found.with_columns((pl.lit(f"{c}.") + pl.col("key")).alias("key"))
+        else:
+            src = df.select(pl.struct(pl.col(c)).struct.json_encode().alias("_j")).with_row_index("_row")
+            found = json_strings(src, "_j", keep=["_row"]).with_columns(
+                pl.when(pl.col("key") == c).then(pl.col("key")).otherwise(pl.lit(f"{c}.") + pl.col("key")).alias("key"))
+        parts.append(found)
+    if not parts:
+        return _EMPTY
+    return pl.concat([p.cast({"_row": pl.UInt32}) for p in parts], how="vertical_relaxed")
+
+
+def _seen_text(df: pl.DataFrame) -> pl.Series:
+    """What the agent was shown per row: every non-assistant turn (system, user, tool results).
+
+    Without a conversation, the prompt and system prompt.
+    """
+    shown = [c for c in ("system_prompt", "prompt") if c in df.columns and df.schema[c] == pl.String]
+    fallback = pl.concat_str([pl.col(c).fill_null("") for c in shown], separator="\n") if shown else pl.lit("")
+    if "messages" not in df.columns:
+        return df.select(fallback.alias("_s"))["_s"]
+    turns = (
+        pl.col("messages")
+        .list.eval(pl.element().filter(pl.element().struct.field("role") != "assistant")
+                   .struct.field("content").drop_nulls())
+        .list.join("\n")
+    )
+    return df.select(pl.when(pl.col("messages").is_null()).then(fallback).otherwise(turns.fill_null("")).alias("_s"))["_s"]
+
+
+def leaking_rows(df: pl.DataFrame, *, min_len: int = LEAK_MIN_CHARS) -> tuple[int, pl.DataFrame]:
+    """The detector on a ``table.frame`` output: rows checked, and one row per leaking row.
+
+    Returns:
+        ``(n_checked, hits)`` with ``hits`` columns ``_row`` (row position), key (the privileged
+        field) and value (the string quoted), sorted by row.
+    """
+    needles = _needles(df).with_columns(pl.col("value").str.strip_chars())
+    n_checked = needles["_row"].n_unique() if needles.height else 0
+    needles = needles.with_columns(_norm(pl.col("value")).alias("_v")).filter(pl.col("_v").str.len_chars() >= min_len)
+    if needles.height == 0:
+        return n_checked, _EMPTY
+    rows = needles["_row"].unique().implode()
+    text = (
+        pl.DataFrame({"_t": agent_text_of(df), "_s": _seen_text(df)}).with_row_index("_row")
+        .filter(pl.col("_row").is_in(rows))
+        .with_columns(_norm(pl.col("_t")), _norm(pl.col("_s")))
+    )
+    hits = (
+        needles.join(text, on="_row", how="inner")
+        .filter(pl.col("_t").str.contains(pl.col("_v"), literal=True)
+                & ~pl.col("_s").str.contains(pl.col("_v"), literal=True))
+        .group_by("_row", maintain_order=True).agg(pl.col("key").first(), pl.col("value").first())
+        .sort("_row")
+    )
+    return n_checked, hits
 
 
 class LeakReport(Report):
@@ -55,17 +139,17 @@ class LeakReport(Report):
         return "\n".join(lines)
 
 
-def format_leak_report(report: LeakReport) -> str:
-    """The printed form of a leak report (the same as ``str(report)``)."""
-    return report.render()
-
-
 def leak_report(rows: Any, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
     """Find replies that quote their own privileged context (reference, hidden state, principle, rubric).
 
+    A string counts when an assistant turn contains it (case and runs of whitespace ignored) and
+    no turn the agent was shown (system, user, tool result) does: a fault name the agent read in
+    its own tool result is an honest report, not a leak.
+
     Args:
-        rows: Rollouts (any input ``table.frame`` reads) carrying ``privileged`` (or
-            ``hidden_state``, ``principle``, ``rubric``).
+        rows: Rollouts (any input ``table.frame`` reads) carrying a privileged column
+            (``table.PRIVILEGED_COLUMNS``: ``privileged``, ``reference``, ``hidden_state``,
+            ``principle``, ``rubric``).
         min_len: Privileged strings shorter than this are not looked for (they match by accident).
 
     Returns:
@@ -88,50 +172,20 @@ def leak_report(rows: Any, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
     min_len = check_positive_int("min_len", min_len)
     df = table.frame(rows, allow_empty=True)
     report = LeakReport(n_rows=df.height)
-    cols = [c for c in PRIVILEGED_COLUMNS if c in df.columns]
-    if df.height == 0 or not cols:
-        report.summary = (f"checked 0 of {df.height} rows: none carried privileged context, so this says nothing "
-                          "about leaks")
-        return report
-    parts = []
-    for c in cols:
-        dtype = df.schema[c]
-        if dtype == pl.String:
-            src = df.select(pl.col(c).alias("_j")).with_row_index("_row")
-            plain = src.filter(~pl.col("_j").str.strip_chars_start().str.starts_with("{")
-                               & ~pl.col("_j").str.strip_chars_start().str.starts_with("["))
-            parts.append(plain.select("_row", pl.lit(c).alias("key"), pl.col("_j").alias("value")).drop_nulls("value"))
-            parts.append(json_strings(src, "_j", keep=["_row"]).with_columns(
-                (pl.lit(f"{c}.") + pl.col("key")).alias("key") if c != "privileged" else pl.col("key")))
-        else:
-            enc = pl.col(c).struct.json_encode() if isinstance(dtype, pl.Struct) else pl.col(c).cast(pl.String)
-            src = df.select(enc.alias("_j")).with_row_index("_row")
-            parts.append(json_strings(src, "_j", keep=["_row"]).with_columns((pl.lit(f"{c}.") + pl.col("key")).alias("key")))
-    needles = pl.concat(parts, how="vertical_relaxed").with_columns(pl.col("value").str.strip_chars())
-    carried = needles["_row"].unique()
-    report.n_checked = len(carried)
+    report.n_checked, hits = leaking_rows(df, min_len=min_len)
     report.checked = report.n_checked > 0
-    needles = needles.filter(pl.col("value").str.len_chars() >= min_len).with_columns(
-        pl.col("value").str.to_lowercase().alias("_v"))
-    text = pl.DataFrame({"_t": agent_text_of(df).str.to_lowercase()}).with_row_index("_row")
-    hits = (
-        needles.join(text, on="_row", how="inner")
-        .filter(pl.col("_t").str.contains(pl.col("_v"), literal=True))
-        .group_by("_row", maintain_order=True).agg(pl.col("key").first(), pl.col("value").first())
-        .sort("_row")
-    )
     report.n_leaked = hits.height
     report.rate = report.n_leaked / report.n_checked if report.n_checked else float("nan")
-    sid = df["scenario_id"] if "scenario_id" in df.columns else None
-    ridx = df["rollout_index"] if "rollout_index" in df.columns else None
-    for r, key, value in hits.iter_rows():
-        report.leaked.append({
-            "index": int(r),
-            "scenario_id": sid[r] if sid is not None else None,
-            "rollout_index": ridx[r] if ridx is not None else None,
-            "field": key,
-            "needle": value,
-        })
+    if hits.height:
+        ids = df.select(
+            (pl.col(c) if c in df.columns else pl.lit(None)).alias(c) for c in ("scenario_id", "rollout_index")
+        ).with_row_index("_row")
+        report.leaked = (
+            hits.join(ids, on="_row", how="left", maintain_order="left")
+            .select(pl.col("_row").cast(pl.Int64).alias("index"), "scenario_id", "rollout_index",
+                    pl.col("key").alias("field"), pl.col("value").alias("needle"))
+            .to_dicts()
+        )
     if report.n_checked:
         report.summary = (f"checked {report.n_checked} of {df.height} rows: {report.n_leaked} quoted privileged context "
                           f"({report.rate:.0%})")

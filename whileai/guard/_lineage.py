@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from whileai import table
 from whileai.errors import ArgumentError, StageError
-from whileai.guard._common import as_input_kind
 from whileai.report import Report
 
 __all__ = [
@@ -33,7 +32,6 @@ __all__ = [
     "SpecError",
     "StageReport",
     "Trait",
-    "format_stages",
     "load_spec",
     "spec_version",
     "stage_of",
@@ -119,7 +117,7 @@ def stamp_stage(rows: Any, /, stage: str) -> Any:
     """
     stage = _check_stage(stage)
     df = table.frame(rows, allow_empty=True)
-    return as_input_kind(rows, _with_lineage(df, {"stage": stage}))
+    return table.like_input(rows, _with_lineage(df, {"stage": stage}))
 
 
 def stage_of(row: Mapping[str, Any], /) -> str | None:
@@ -165,10 +163,10 @@ class StageReport(Report):
 
     def render(self) -> str:
         """The 0.131 layout."""
-        return format_stages(self)
+        return _render_stages(self)
 
 
-def format_stages(report: StageReport) -> str:
+def _render_stages(report: StageReport) -> str:
     """``  rl: 100  eval: 166`` then one line per warning."""
     line = "  " + "  ".join(f"{k}: {v}" for k, v in report.counts.items())
     if report.n_unstamped:
@@ -252,9 +250,10 @@ class Spec(BaseModel):
     source: Any = None
     """Where the spec came from, as given (a path, a URL, a dict of metadata)."""
     version: str = ""
-    """Content hash: the first 12 hex characters of sha256 over the canonical JSON (sorted keys,
-    compact) of the id and the traits; any edit to a principle changes it."""
-    hash_algorithm: str = "sha256/canonical-json"
+    """Content hash: the first 12 hex characters of sha256 over the canonical JSON
+    (``table.canonical_json``) of the traits; any edit to a trait changes it, the spec's name
+    does not."""
+    hash_algorithm: str = f"sha256/{table.CANONICAL_JSON}/traits"
     """How ``version`` was computed."""
 
     def behaviors(self) -> list[str]:
@@ -262,9 +261,13 @@ class Spec(BaseModel):
         return [t.id for t in self.traits]
 
 
-def _content_hash(spec_id: str, traits: Sequence[Trait]) -> str:
-    body = {"id": spec_id, "traits": [t.model_dump(mode="json") for t in traits]}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+def _content_hash(traits: Sequence[Trait]) -> str:
+    """sha256 over the canonical JSON of the traits, as :class:`Trait` normalises them.
+
+    Only the content: the spec's id is a name (a dict may carry none, a file is named by its
+    stem), so the same constitution from a dict and from its file has one version.
+    """
+    text = table.canonical_json([t.model_dump(mode="json") for t in traits])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:_SPEC_HASH_CHARS]
 
 
@@ -349,7 +352,7 @@ def _build(spec_id: str, traits: Sequence[Trait], source: Any) -> Spec:
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise SpecError(f"trait ids must be unique, got {', '.join(dup)} more than once. Give each trait its own id.")
-    return Spec(id=spec_id, traits=traits, source=source, version=_content_hash(spec_id, traits))
+    return Spec(id=spec_id, traits=traits, source=source, version=_content_hash(traits))
 
 
 def spec_version(spec: Any, /) -> str:
@@ -381,4 +384,4 @@ def stamp_spec(rows: Any, spec: Any, /) -> Any:
     """
     s = load_spec(spec)
     df = table.frame(rows, allow_empty=True)
-    return as_input_kind(rows, _with_lineage(df, {"spec_id": s.id, "spec_version": s.version}))
+    return table.like_input(rows, _with_lineage(df, {"spec_id": s.id, "spec_version": s.version}))

@@ -21,7 +21,6 @@ from whileai.defaults import HACK_THRESHOLD, REFUSAL_EXAMPLES
 from whileai.errors import ArgumentError
 from whileai.guard._common import (
     agent_text_of,
-    as_input_kind,
     check_fraction,
     check_positive_int,
     cluster_mean_ci,
@@ -31,6 +30,7 @@ from whileai.guard._common import (
 )
 from whileai.guard._trace import TRACE_MARKERS
 from whileai.report import Report, fmt_ci
+from whileai.table import like_input
 
 __all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "StyleReport", "refusal_report", "style_markers",
            "style_report"]
@@ -135,11 +135,11 @@ def style_markers(rows: Any, /, *, phrases: Mapping[str, Sequence[str]] | None =
     plist = _check_phrases(phrases)
     df = table.frame(rows, allow_empty=True)
     if df.height == 0:
-        return as_input_kind(rows, df)
+        return like_input(rows, df)
     cols, _ = _style_frame(df, plist)
     out = stamp_markers(df.with_columns(cols.rename({c: f"_s_{c}" for c in cols.columns})),
                         {c: pl.col(f"_s_{c}") for c in cols.columns})
-    return as_input_kind(rows, out.drop([f"_s_{c}" for c in cols.columns]))
+    return like_input(rows, out.drop([f"_s_{c}" for c in cols.columns]))
 
 
 class StyleReport(Report):

@@ -20,7 +20,6 @@ from whileai.defaults import CHUNK_ROWS, GUARD_EXAMPLES, HACK_THRESHOLD
 from whileai.errors import ArgumentError
 from whileai.guard._common import (
     agent_text_of,
-    as_input_kind,
     calls_long,
     check_fraction,
     check_positive_int,
@@ -31,6 +30,7 @@ from whileai.guard._common import (
     stamp_markers,
 )
 from whileai.report import Report, fmt_ci
+from whileai.table import like_input
 
 __all__ = ["FLAGS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report", "trace_markers"]
 
@@ -296,7 +296,7 @@ def trace_markers(rows: Any, /, *, kinds: Mapping[str, str] | None = None) -> An
     """
     kinds_d = _check_kinds(kinds)
     df = table.frame(rows, allow_empty=True)
-    return as_input_kind(rows, _stamp(df, kinds_d))
+    return like_input(rows, _stamp(df, kinds_d))
 
 
 def _stamp(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:

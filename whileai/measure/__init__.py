@@ -1,7 +1,7 @@
 """Measure: pass rates with intervals over tasks, paired comparison, noise and sizing.
 
 ``pass_at`` (pass@1, pass^k, pass@k with intervals over tasks), ``compare_runs`` (paired by task,
-an interval and a sign-flip p-value), ``delta_report`` / ``compare`` and ``format_delta_report``
+an interval and a sign-flip p-value), ``delta_report`` (``wai.compare``) and ``format_delta_report``
 (the before/after verdict), ``eval_variance`` and ``noise_band`` (the eval's own re-run noise),
 ``holdout_size`` and ``detectable_effect`` (sizing), ``metric_summary`` and ``marker_summary``,
 ``failure_table`` (where the agent fails, by group), ``self_check`` (the statistics checked by
@@ -9,7 +9,7 @@ simulation), and ``task_stats`` (the one group-by).
 """
 
 from whileai.measure._compare import Comparison, compare_runs
-from whileai.measure._delta import DeltaReport, compare, delta_report, format_delta_report
+from whileai.measure._delta import DeltaReport, delta_report, format_delta_report
 from whileai.measure._failures import FailureGroup, FailureTable, failure_table
 from whileai.measure._holdout import HoldoutSizeReport, detectable_effect, holdout_size
 from whileai.measure._passat import PassAt, pass_at
@@ -29,7 +29,6 @@ __all__ = [
     "MetricSummary",
     "PassAt",
     "SelfCheckReport",
-    "compare",
     "compare_runs",
     "delta_report",
     "detectable_effect",

@@ -52,13 +52,14 @@ from whileai.stats.power import (
 )
 from whileai.stats.rng import check_rng
 
-__all__ = ["DeltaReport", "compare", "delta_report", "format_delta_report"]
+__all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 
 GainVerdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "insufficient_data"]
 Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
                    "not_comparable"]
 
-_CONFOUNDS = ("temperature", "max_tokens", "judge_name", "judge_version", "user_model", "writer_model")
+_CONFOUNDS = ("temperature", "top_p", "max_tokens", "provider", "base_url", "judge_name", "judge_version", "user_model",
+              "writer_model")
 _MAX_GROUPS = 50
 
 
@@ -411,10 +412,6 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
     return report
 
 
-#: The same function object as :func:`delta_report` (whileai 0.131 ``wai.compare``).
-compare = delta_report
-
-
 def _names(what: str, value: Any) -> list[str]:
     if isinstance(value, str):
         value = [value]
@@ -518,7 +515,12 @@ def _comparability(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, warnin
     causes: list[str] = []
     graded_a = int(a["reward"].count()) if a.height else 0
     graded_b = int(b["reward"].count()) if b.height else 0
-    if not graded_a or not graded_b:
+    if not a.height or not b.height:
+        causes.append("ungraded")  # no rows at all: nothing graded either
+        empty = " and ".join(side for side, df in (("before", a), ("after", b)) if not df.height)
+        warnings.append(f"the {empty} side holds no rows ({a.height} before, {b.height} after), so there is nothing to "
+                        "compare. Check the file path, or run the eval that should have filled it.")
+    elif not graded_a or not graded_b:
         causes.append("ungraded")
         warnings.append(f"one arm has no graded rows ({graded_a} before, {graded_b} after): grade both arms first.")
     elif not math.isfinite(report.paired_share) or report.paired_share < MIN_PAIRED_SHARE:

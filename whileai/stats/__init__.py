@@ -1,6 +1,7 @@
-"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power."""
+"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, MinHash."""
 
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.binomial import binomial_greater_p
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
     bootstrap_means,
@@ -8,6 +9,7 @@ from whileai.stats.bootstrap import (
     paired_bootstrap_ci,
 )
 from whileai.stats.intervals import mean_interval, t_interval, t_quantile
+from whileai.stats.minhash import band_keys, fmix64, minhash_signatures
 from whileai.stats.passk import comb_ratio, pass_at_k, pass_pow_k
 from whileai.stats.permutation import SignFlip, sign_flip_pvalue, sign_flip_test
 from whileai.stats.power import (
@@ -33,6 +35,8 @@ from whileai.stats.wilson import wilson
 
 __all__ = [
     "SignFlip",
+    "band_keys",
+    "binomial_greater_p",
     "binomial_paired_var",
     "bootstrap_mean_ci",
     "bootstrap_means",
@@ -48,7 +52,9 @@ __all__ = [
     "detectable_effect_sd",
     "detectable_moved",
     "effective_tasks",
+    "fmix64",
     "mean_interval",
+    "minhash_signatures",
     "modified_wilson",
     "noise_band_width",
     "paired_bootstrap_ci",

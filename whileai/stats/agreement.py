@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from whileai.defaults import PASS_THRESHOLD
+
 __all__ = ["cohen_kappa", "confusion_2x2", "percent_agreement"]
 
 
@@ -31,8 +33,8 @@ def confusion_2x2(rater: ArrayLike, gold: ArrayLike) -> np.ndarray:
         >>> confusion_2x2([1, 1, 0, 0], [1, 0, 1, 0]).tolist()
         [[1, 1], [1, 1]]
     """
-    a = np.asarray(rater, dtype=np.float64).ravel() >= 0.5
-    b = np.asarray(gold, dtype=np.float64).ravel() >= 0.5
+    a = np.asarray(rater, dtype=np.float64).ravel() >= PASS_THRESHOLD
+    b = np.asarray(gold, dtype=np.float64).ravel() >= PASS_THRESHOLD
     if a.shape != b.shape:
         raise ValueError(f"rater and gold must have the same length, got {a.size} and {b.size}.")
     tp = int(np.count_nonzero(a & b))

@@ -22,14 +22,34 @@ __all__ = [
     "normalize_message",
     "normalize_messages",
     "prompt_hash",
+    "BadMessageError",
 ]
+
+
+class BadMessageError(ValueError):
+    """A message the table cannot hold as given; the reader re-raises it naming the row."""
 
 _MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls")
 
 
+#: The tag of the canonical JSON form (sorted keys, ``,``/``:`` separators, UTF-8 kept, anything
+#: else through ``str``). A hash over it names this tag, so a change of form is a change of tag.
+CANONICAL_JSON = "json-sorted-compact-v1"
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
 def dumps(value: Any) -> str:
-    """Canonical JSON text: sorted keys, compact, UTF-8 kept (the form every json column holds)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Canonical JSON text (:data:`CANONICAL_JSON`): the form every json column holds.
+
+    The one implementation: json columns, tool-call arguments, content hashes (a spec's version,
+    a harness fingerprint) and the simulator's cached JSON all call it (``table.canonical_json``).
+
+    Examples:
+        >>> dumps({"b": 1, "a": [1, "é"]})
+        '{"a":[1,"é"],"b":1}'
+    """
+    return _CANONICAL(value)
 
 
 def loads_or_raw(text: Any) -> Any:
@@ -125,6 +145,11 @@ def normalize_message(message: Any) -> dict[str, Any]:
                 "tool_call_id": None, "tool_calls": [], "extra": None}
     content, parts = _content_text(message.get("content"))
     calls = message.get("tool_calls") or []
+    if isinstance(calls, str):  # JSON text of a list is accepted; any other text is not a tool call
+        decoded = loads_or_raw(calls)
+        if not isinstance(decoded, list):
+            raise BadMessageError(f"tool_calls must be a list of tool calls, got the text {calls[:80]!r}")
+        calls = decoded
     if not isinstance(calls, list):
         calls = [calls]
     extra = {k: v for k, v in message.items() if k not in _MESSAGE_KEYS and v is not None}
@@ -136,7 +161,7 @@ def normalize_message(message: Any) -> dict[str, Any]:
     tool_call_id = message.get("tool_call_id")
     name = message.get("name")
     return {
-        "role": "user" if role is None else str(role),
+        "role": None if role is None else str(role),  # a missing role is refused by the reader, never guessed
         "content": content,
         "name": None if name is None else str(name),
         "tool_call_id": None if tool_call_id is None else str(tool_call_id),

@@ -20,21 +20,67 @@ from typing import Any
 import polars as pl
 
 from whileai.table import _normalize as nz
-from whileai.table._write import message_out
 from whileai.table.schema import COLUMN_BY_NAME, DERIVED_COLUMNS, MESSAGE
 
-__all__ = ["column_values", "row_dicts"]
+__all__ = ["column_values", "message_out", "row_dicts"]
 
 _JSON = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
 _MESSAGES = pl.List(MESSAGE)
 
 
 def _clean(value: Any) -> Any:
+    """Drop None values inside nested dicts (struct fields a row did not have)."""
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [_clean(v) for v in value]
     return value
+
+
+def message_out(message: dict[str, Any], *, arguments: str = "json_string") -> dict[str, Any]:
+    """One MESSAGE struct as an OpenAI chat message (tool-call arguments as a JSON string or dict)."""
+    out: dict[str, Any] = {"role": message["role"], "content": message.get("content")}
+    if message.get("name") is not None:
+        out["name"] = message["name"]
+    if message.get("tool_call_id") is not None:
+        out["tool_call_id"] = message["tool_call_id"]
+    calls = message.get("tool_calls") or []
+    if calls:
+        out["tool_calls"] = [
+            {
+                **({"id": c["id"]} if c.get("id") is not None else {}),
+                "type": "function",
+                "function": {
+                    "name": c.get("name"),
+                    "arguments": c.get("arguments") if arguments == "json_string" else nz.loads_or_raw(c.get("arguments")),
+                },
+            }
+            for c in calls
+        ]
+    extra = message.get("extra")
+    if extra:
+        decoded = nz.loads_or_raw(extra)
+        if isinstance(decoded, dict):
+            parts = decoded.pop("content_parts", None)
+            if parts is not None:
+                out["content"] = parts
+            for key, value in decoded.items():
+                out.setdefault(key, value)
+    return out
+
+
+def _row_out(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if value is None or key in DERIVED_COLUMNS:
+            continue
+        if key == "messages":
+            out[key] = [message_out(m) for m in value]
+        elif key in _JSON:
+            out[key] = nz.loads_or_raw(value)
+        else:
+            out[key] = _clean(value)
+    return out
 
 
 def _flat(series: pl.Series) -> tuple[list[int | None], pl.Series]:

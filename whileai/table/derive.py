@@ -10,8 +10,11 @@ import polars as pl
 from whileai.table._normalize import prompt_hash
 
 __all__ = [
+    "final_reply",
+    "length_confound",
     "markers_of",
     "n_tool_calls",
+    "pair_length_delta",
     "n_turns",
     "reply_chars",
     "task_key",
@@ -79,6 +82,54 @@ def n_turns() -> pl.Expr:
         .cast(pl.Int64)
         .alias("n_turns")
     )
+
+
+def final_reply(messages: pl.Expr | None = None) -> pl.Expr:
+    """The agent's final reply in a conversation, or null.
+
+    The last message when it is an assistant turn without tool calls (how ``frame`` derives
+    ``final_text`` from ``messages``).
+
+    Args:
+        messages: A ``List(MESSAGE)`` expression (default: the ``messages`` column).
+    """
+    last = (pl.col("messages") if messages is None else messages).list.last()
+    return (
+        pl.when((last.struct.field("role") == "assistant")
+                & (last.struct.field("tool_calls").list.len().fill_null(0) == 0))
+        .then(last.struct.field("content"))
+        .otherwise(None)
+    )
+
+
+def pair_length_delta(chosen: str = "chosen", rejected: str = "rejected") -> pl.Expr:
+    """Characters of the chosen side's final reply minus the rejected side's, per preference pair.
+
+    The one definition of "chosen is longer" (``> 0``): the pairs report and the preference
+    export both count it on the two sides' conversations (``List(MESSAGE)`` columns), with
+    :func:`final_reply` read as 0 characters when a side ends on no reply.
+    """
+    def chars(side: str) -> pl.Expr:
+        return final_reply(pl.col(side)).str.len_chars().fill_null(0).cast(pl.Int64)
+
+    return (chars(chosen) - chars(rejected)).alias("length_delta")
+
+
+def length_confound(chosen_longer: int, n: int) -> bool:
+    """Whether chosen is the longer side (``pair_length_delta() > 0``) too often to be chance.
+
+    At least ``PAIR_LENGTH_CONFOUND`` of the ``n`` pairs, and a one-sided exact binomial test
+    against a fair half below ``ALPHA`` (DPO learns length faster than behaviour: Park et al.
+    2024, arXiv:2403.19159). The pairs report and the preference export both warn on it.
+
+    Examples:
+        >>> length_confound(12, 12), length_confound(7, 10), length_confound(0, 0)
+        (True, False, False)
+    """
+    from whileai.defaults import ALPHA, PAIR_LENGTH_CONFOUND
+    from whileai.stats.binomial import binomial_greater_p
+
+    return n > 0 and chosen_longer / n >= PAIR_LENGTH_CONFOUND and binomial_greater_p(chosen_longer, n) < ALPHA
 
 
 def tools_used() -> pl.Expr:

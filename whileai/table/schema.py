@@ -10,6 +10,13 @@ required, its default, the other names readers accept for it, and its *kind*:
 - ``json``: free-form nested data (``tools``, ``steps``, ``judge_meta``...) held as canonical JSON
   text (sorted keys, compact) so heterogeneous values fit one Arrow column; decoded on
   ``rows()`` and on JSONL write, so a round trip gives back what was written.
+- ``as_read``: kept as the reader found it (no cast), like an extra column; for teacher-only
+  fields whose type varies by source (a reference may be a sentence, a number or a dict).
+
+A column flagged ``privileged`` holds context only the grader was given (the reference answer,
+the hidden world state, a principle or rubric): graders read it, exports never write it, and
+``whileai.guard.leak_report`` looks for it in the agent's replies. :data:`PRIVILEGED_COLUMNS` is
+the one list of them.
 
 Adding a column is one line in :data:`COLUMNS`.
 """
@@ -26,12 +33,13 @@ __all__ = [
     "COLUMN_BY_NAME",
     "DERIVED_COLUMNS",
     "MESSAGE",
+    "PRIVILEGED_COLUMNS",
     "TOOL_CALL",
     "Column",
     "alias_map",
 ]
 
-Kind = Literal["plain", "messages", "struct", "json"]
+Kind = Literal["plain", "messages", "struct", "json", "as_read"]
 
 #: A tool call inside an assistant message. ``arguments`` is canonical JSON text (sorted keys,
 #: compact separators) whatever the source wrote: a JSON string or a dict.
@@ -39,6 +47,9 @@ TOOL_CALL = pl.Struct({"id": pl.String, "name": pl.String, "arguments": pl.Strin
 
 #: One message of a conversation, OpenAI chat shape. ``extra`` holds any other keys the source
 #: message carried (``reasoning_content``, ``refusal``, multi-part content...) as JSON text.
+#: The roles a message may have (the OpenAI chat format's four); any other role is refused on read.
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
 MESSAGE = pl.Struct(
     {
         "role": pl.String,
@@ -57,13 +68,15 @@ class Column:
 
     Attributes:
         name: The canonical column name.
-        dtype: The Polars dtype (for ``struct`` columns, ``pl.Struct`` with fields decided by data).
+        dtype: The Polars dtype (for ``struct`` columns, ``pl.Struct`` with fields decided by data; None
+            for ``as_read`` columns, whose type is the source's).
         group: identity, content, situation, grading or bookkeeping (DESIGN.md, The rollout table).
-        kind: How values are held: plain, messages, struct or json (module docstring).
+        kind: How values are held: plain, messages, struct, json or as_read (module docstring).
         required: Whether a row must carry it (after aliases and derivations).
         default: The value a missing cell gets (``None`` leaves it null).
         aliases: Other names readers map onto this column (first match wins).
         doc: What the column means.
+        privileged: Teacher-only context: never exported, and a reply quoting it is a leak.
     """
 
     name: str
@@ -74,6 +87,7 @@ class Column:
     default: Any = None
     aliases: tuple[str, ...] = field(default_factory=tuple)
     doc: str = ""
+    privileged: bool = False
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -108,8 +122,18 @@ COLUMNS: tuple[Column, ...] = (
     Column("markers", pl.Struct, "grading", kind="struct", doc="Named behaviour measurements; 1.0 is the good outcome."),
     Column("gold_reward", pl.Float64, "grading", doc="The label a person (or program) gave: 0 or 1."),
     Column("gold_kind", pl.String, "grading", doc="human, program, model or unknown."),
-    Column("privileged", pl.String, "grading", kind="json",
+    Column("privileged", pl.String, "grading", kind="json", privileged=True,
            doc="Teacher-only context (reference answer, hidden state); graders read it, exports never write it."),
+    # teacher-only fields some sources write at the top level instead of inside ``privileged``
+    # (whileai 0.131 scrubs all of them at any depth on export)
+    Column("reference", None, "grading", kind="as_read", privileged=True,
+           doc="The expected outcome or answer a verifier compares with."),
+    Column("hidden_state", None, "grading", kind="as_read", privileged=True,
+           doc="The world state behind the tools (entity, fault plan) the agent never saw whole."),
+    Column("principle", None, "grading", kind="as_read", privileged=True,
+           doc="The constitution principle the grader scored against."),
+    Column("rubric", None, "grading", kind="as_read", privileged=True,
+           doc="The grader's rubric."),
     # bookkeeping
     Column("truncated", pl.Boolean, "bookkeeping", doc="The rollout hit the turn or token limit."),
     Column("finish_reason", pl.String, "bookkeeping", doc="stop, length, tool, error."),
@@ -121,6 +145,9 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 COLUMN_BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
+
+#: The columns flagged ``privileged`` (teacher-only context), in schema order.
+PRIVILEGED_COLUMNS: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.privileged)
 
 #: Columns computed by ``frame`` and never written back out.
 DERIVED_COLUMNS: tuple[str, ...] = ("task_key",)

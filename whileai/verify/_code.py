@@ -1,82 +1,100 @@
-"""``CodeExec``: run a reply's code against tests in a separate process, and say why it failed.
+"""``CodeExec``: run a reply's code against tests in an isolated process, and say why it failed.
 
 The reply's code (the last fenced block, else the whole reply) is written to a temporary folder
-with the setup before it and the tests after it, and run by a fresh Python interpreter:
+with the setup before it and the tests after it, and run by a fresh Python interpreter in the
+sandbox of ``whileai.verify._sandbox`` (``docs/security.md``): new user, network, mount and PID
+namespaces (bubblewrap or our own launcher), a read-only view of the interpreter and ``/usr``
+with only the work folder writable, a fresh ``/proc``, an empty environment, and limits:
 
-- a wall-clock ``timeout`` (the whole process group is killed past it),
-- an address-space limit (``mem_mb``, ``resource.RLIMIT_AS``) and optionally a CPU-seconds limit,
-- no network: the child gets a minimal environment (no proxy variables, no keys), Internet
-  sockets and name lookups raise inside it, and where the kernel allows it the child also moves
-  into its own empty network namespace (``unshare``),
-- isolated mode (``python -I``): no user site-packages, no ``PYTHON*`` variables.
+- a wall-clock ``timeout``: past it the whole process group is killed (the PID namespace takes
+  every process the program started with it);
+- ``RLIMIT_AS`` (``mem_mb``), ``RLIMIT_CPU`` (``cpu_seconds``, else the timeout rounded up),
+  ``RLIMIT_FSIZE`` (``CODE_FSIZE_MB``), ``RLIMIT_NPROC`` (``max_procs``), no core files;
+- at most ``max_output_bytes`` of output kept: past it the program is killed and fails.
 
-Exit status 0 is a pass. Otherwise the reason names the failure: the exception line and the
-failing line of the tests, a timeout, or the memory limit.
+A pass needs exit status 0 *and* a per-call random nonce, printed by the runner only after the
+last test returned: a program that calls ``sys.exit(0)`` or ``os._exit(0)`` before its tests
+fails. Otherwise the reason names the failure: the exception line and the failing line of the
+tests, a timeout, the memory limit, or the output cap. ``judge_meta["isolation"]`` records which
+isolation ran.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import secrets
 import signal
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai.defaults import CODE_MEM_MB, CODE_TIMEOUT_S
-from whileai.errors import ArgumentError, JudgeError
+from whileai.defaults import (
+    CODE_FSIZE_MB,
+    CODE_ISOLATION,
+    CODE_MAX_OUTPUT_BYTES,
+    CODE_MAX_PROCS,
+    CODE_MEM_MB,
+    CODE_TIMEOUT_S,
+)
+from whileai.errors import ArgumentError, JudgeError, SandboxError
 from whileai.verify._base import Verifier
+from whileai.verify._sandbox import ISOLATIONS, Isolation, available_isolation, run_sandboxed
 
 __all__ = ["CodeExec", "extract_code"]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+#: Printed (with the nonce) on its own line by the runner after the tests returned.
+_DONE = b"\n__wai_tests_done__ "
 
-# Runs in the child before the program: limits, no network, then the program as __main__.
+# Runs in the child: read the nonce from stdin (then stdin is /dev/null), set limits, block
+# Internet sockets at the Python level too (a clear reason; the network namespace is what
+# holds), run the program as __main__, and only if it returned print the nonce.
 _BOOT = r'''
 import os, sys
-path, mem, cpu, net = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
-try:
+def _boot():
+    nonce = sys.stdin.readline().strip()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    path, mem, cpu, fsize, nproc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     import resource
-    if mem > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    if cpu > 0:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
-except (ImportError, ValueError, OSError):
-    pass
-if not net:
-    unshare = getattr(os, "unshare", None)
-    if unshare is not None:
-        try:
-            unshare(os.CLONE_NEWUSER | os.CLONE_NEWNET)
-        except (OSError, AttributeError):
-            pass
-    import socket as _socket_mod, _socket
-    _base = _socket_mod.socket
-    _local = {getattr(_socket_mod, "AF_UNIX", None)}
-    def _refuse(*args, **kwargs):
-        raise OSError("network access is disabled in CodeExec")
-    class _GuardedSocket(_base):
-        def __init__(self, family=-1, type=-1, proto=-1, fileno=None):
-            if fileno is None and (family == -1 or family not in _local):
-                _refuse()
-            super().__init__(family, type, proto, fileno)
-    _socket_mod.socket = _GuardedSocket
-    _socket_mod.SocketType = _GuardedSocket
-    for _name in ("create_connection", "getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
-                  "create_server"):
-        if hasattr(_socket_mod, _name):
-            setattr(_socket_mod, _name, _refuse)
-        if hasattr(_socket, _name):
-            setattr(_socket, _name, _refuse)
-sys.argv = [path]
-sys.path.insert(0, os.path.dirname(path))
-import runpy
-runpy.run_path(path, run_name="__main__")
+    limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, fsize), (resource.RLIMIT_NPROC, nproc),
+              (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, mem)]
+    for kind, value in limits:
+        if value > 0 or kind == resource.RLIMIT_CORE:
+            try:
+                resource.setrlimit(kind, (value, value))
+            except (ValueError, OSError):
+                pass
+    if sys.argv[6] != "1":
+        import socket as _socket_mod, _socket
+        _base = _socket_mod.socket
+        _local = {getattr(_socket_mod, "AF_UNIX", None)}
+        def _refuse(*args, **kwargs):
+            raise OSError("network access is disabled in CodeExec")
+        class _GuardedSocket(_base):
+            def __init__(self, family=-1, type=-1, proto=-1, fileno=None):
+                if fileno is None and (family == -1 or family not in _local):
+                    _refuse()
+                super().__init__(family, type, proto, fileno)
+        _socket_mod.socket = _GuardedSocket
+        _socket_mod.SocketType = _GuardedSocket
+        for _name in ("create_connection", "getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
+                      "create_server"):
+            if hasattr(_socket_mod, _name):
+                setattr(_socket_mod, _name, _refuse)
+            if hasattr(_socket, _name):
+                setattr(_socket, _name, _refuse)
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(path))
+    import runpy
+    runpy.run_path(path, run_name="__main__")
+    sys.stdout.flush()
+    os.write(1, ("\n__wai_tests_done__ " + nonce + "\n").encode())
+_boot()
 '''
 
 
@@ -92,22 +110,6 @@ def extract_code(text: str) -> str:
         python = [body for lang, body in blocks if lang.lower() in ("python", "py", "python3", "")]
         return (python or [blocks[-1][1]])[-1]
     return text or ""
-
-
-def _child_env(tmp: str) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": tmp,
-        "TMPDIR": tmp,
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONIOENCODING": "utf-8",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-    }
 
 
 def _failure_reason(stderr: str, program_lines: list[str]) -> str:
@@ -126,7 +128,7 @@ def _failure_reason(stderr: str, program_lines: list[str]) -> str:
 
 
 class CodeExec(Verifier):
-    r"""Pass when the reply's code runs the tests to completion in a sandboxed subprocess.
+    r"""Pass when the reply's code runs the tests to completion in an isolated subprocess.
 
     Args:
         tests: Python run after the reply's code in the same module (asserts, or calls that
@@ -136,11 +138,21 @@ class CodeExec(Verifier):
         setup: Python run before the reply's code (imports, fixtures).
         timeout: Wall-clock seconds (``CODE_TIMEOUT_S``); past it the process group is killed.
         mem_mb: Address-space limit in MB (``CODE_MEM_MB``); 0 for none.
-        cpu_seconds: CPU-time limit; None for none (the wall clock still applies).
-        network: Allow network access (default False).
+        cpu_seconds: CPU-time limit; None: the timeout rounded up, plus one second.
+        max_output_bytes: stdout + stderr kept (``CODE_MAX_OUTPUT_BYTES``); past it the program
+            is killed and fails.
+        max_procs: ``RLIMIT_NPROC`` in the sandbox (``CODE_MAX_PROCS``).
+        isolation: ``"auto"`` (``CODE_ISOLATION``: bubblewrap, else our namespaces launcher),
+            ``"bwrap"``, ``"namespaces"``, or ``"none"`` to run unisolated on purpose.
+        network: Allow Internet sockets at the Python level (default False). The isolated
+            sandboxes have no network either way: only ``isolation="none"`` can reach one.
         python: The interpreter (default: the one running whileai).
         candidate_field: The row key holding the reply (default: the final reply).
         name: The judge name (default ``CodeExec``).
+
+    Raises:
+        SandboxError: No isolation works here (or not the one asked for), and ``isolation`` is
+            not ``"none"``.
 
     Examples:
         >>> judge = CodeExec(tests="assert add(2, 3) == 5")
@@ -150,14 +162,22 @@ class CodeExec(Verifier):
 
     def __init__(self, tests: str | Sequence[str] | None = None, *, tests_field: str = "tests", setup: str = "",
                  timeout: float = CODE_TIMEOUT_S, mem_mb: int = CODE_MEM_MB, cpu_seconds: int | None = None,
+                 max_output_bytes: int = CODE_MAX_OUTPUT_BYTES, max_procs: int = CODE_MAX_PROCS,
+                 isolation: Isolation = CODE_ISOLATION,  # type: ignore[assignment]
                  network: bool = False, python: str | None = None, candidate_field: str | None = None,
                  name: str | None = None) -> None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or math.isinf(timeout):
             raise ArgumentError(f"timeout must be a positive number of seconds, got {timeout!r}. Pass timeout=10.")
         if isinstance(mem_mb, bool) or not isinstance(mem_mb, int) or mem_mb < 0:
             raise ArgumentError(f"mem_mb must be an integer >= 0 (0: no limit), got {mem_mb!r}. Pass mem_mb=512.")
         if cpu_seconds is not None and (isinstance(cpu_seconds, bool) or not isinstance(cpu_seconds, int) or cpu_seconds < 1):
             raise ArgumentError(f"cpu_seconds must be an integer >= 1 or None, got {cpu_seconds!r}. Pass cpu_seconds=10.")
+        for label, value, low in (("max_output_bytes", max_output_bytes, 1024), ("max_procs", max_procs, 4)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ArgumentError(f"{label} must be an integer >= {low}, got {value!r}. Leave it at its default.")
+        if isolation not in ISOLATIONS:
+            raise ArgumentError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}. "
+                                "Pass isolation='auto'.")
         if tests is not None and not isinstance(tests, str):
             tests = "\n".join(str(t) for t in tests)
         super().__init__(candidate_field=candidate_field, name=name)
@@ -167,8 +187,11 @@ class CodeExec(Verifier):
         self.timeout = float(timeout)
         self.mem_mb = mem_mb
         self.cpu_seconds = cpu_seconds
+        self.max_output_bytes = max_output_bytes
+        self.max_procs = max_procs
         self.network = bool(network)
         self.python = python or sys.executable
+        self.isolation = available_isolation(isolation, self.python)
 
     def _tests_for(self, row: Mapping[str, Any]) -> str:
         if self.tests is not None:
@@ -182,49 +205,45 @@ class CodeExec(Verifier):
                          "field, got neither.")
 
     def check(self, candidate: str, row: Mapping[str, Any]) -> tuple[bool, str, dict[str, Any]]:
-        """Run setup, the reply's code and the tests in a subprocess."""
+        """Run setup, the reply's code and the tests in the sandbox; pass only if the nonce came back."""
         tests = self._tests_for(row)
         code = extract_code(candidate)
         if not code.strip():
-            return False, "no code found in the reply", {"returncode": None}
+            return False, "no code found in the reply", {"returncode": None, "isolation": self.isolation}
         program = f"{self.setup}\n{code}\n\n# ---- tests ----\n{tests}\n"
         lines = program.splitlines()
-        with tempfile.TemporaryDirectory(prefix="wai-codeexec-") as tmp:
-            path = os.path.join(tmp, "program.py")
-            boot = os.path.join(tmp, "boot.py")
+        nonce = secrets.token_hex(16)
+        cpu = self.cpu_seconds or math.ceil(self.timeout) + 1
+        with tempfile.TemporaryDirectory(prefix="wai-codeexec-") as folder:
+            work = os.path.join(folder, "work")
+            os.makedirs(work)
+            path = os.path.join(work, "program.py")
+            boot = os.path.join(work, "boot.py")
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(program)
             with open(boot, "w", encoding="utf-8") as handle:
                 handle.write(_BOOT)
-            args = [self.python, "-I", boot, path, str(self.mem_mb << 20), str(self.cpu_seconds or 0),
-                    "1" if self.network else "0"]
-            started = time.monotonic()
-            proc = subprocess.Popen(args, cwd=tmp, env=_child_env(tmp), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True)
-            try:
-                out, err = proc.communicate(timeout=self.timeout)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                out, err = proc.communicate()
-                timed_out = True
-            seconds = time.monotonic() - started
-        stderr = err.decode("utf-8", "replace")
-        meta: dict[str, Any] = {"returncode": proc.returncode, "seconds": round(seconds, 3),
-                                "stderr_tail": stderr[-500:] if stderr else ""}
-        if timed_out:
+            argv = [self.python, "-I", boot, path, str(self.mem_mb << 20), str(cpu), str(CODE_FSIZE_MB << 20),
+                    str(self.max_procs), "1" if self.network else "0"]
+            run = run_sandboxed(argv, isolation=self.isolation, folder=folder, stdin=f"{nonce}\n".encode(),
+                                timeout=self.timeout, max_output_bytes=self.max_output_bytes)
+        stdout, stderr = run.stdout, run.stderr.decode("utf-8", "replace")
+        meta: dict[str, Any] = {"returncode": run.returncode, "seconds": round(run.seconds, 3),
+                                "isolation": self.isolation, "stderr_tail": stderr[-500:] if stderr else ""}
+        if run.timed_out:
             return False, f"timed out after {self.timeout:g} s", meta
-        if proc.returncode == 0:
+        if run.output_capped:
+            return False, f"printed more than {self.max_output_bytes} bytes of output (the cap); it was killed", meta
+        if stderr.startswith("wai-sandbox:"):
+            raise SandboxError(f"the {self.isolation} sandbox must start, got: {stderr.strip()[:300]}. "
+                               "Check user namespaces are allowed, or pass isolation='none' on purpose.")
+        done = _DONE + nonce.encode()
+        if run.returncode == 0 and done in stdout:
             return True, "all tests passed", meta
-        if "MemoryError" in stderr or (proc.returncode in (-signal.SIGKILL,) and self.mem_mb):
+        if run.returncode == 0:
+            return False, "the program exited before its tests finished (exit status 0 without the runner's nonce)", meta
+        if "MemoryError" in stderr or (run.returncode in (-signal.SIGKILL, 128 + signal.SIGKILL) and self.mem_mb):
             return False, f"ran out of memory (limit {self.mem_mb} MB)", meta
-        if hasattr(signal, "SIGXCPU") and proc.returncode == -signal.SIGXCPU:
-            return False, f"used more than {self.cpu_seconds} s of CPU", meta
+        if hasattr(signal, "SIGXCPU") and run.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            return False, f"used more than {cpu} s of CPU", meta
         return False, _failure_reason(stderr, lines), meta
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError, OSError):
-        proc.kill()

@@ -1,0 +1,325 @@
+"""CodeExec escapes: each case submits code that tries one escape and asserts it fails.
+
+Every program records whether its escape worked and its test is ``assert escaped, "blocked"``,
+so a pass (reward 1.0) means the escape worked, and the reason ``AssertionError: blocked`` shows
+the program ran to its test and was stopped by the sandbox rather than by some other error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import secrets
+import site
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from whileai.defaults import CODE_MAX_OUTPUT_BYTES, CODE_MAX_PROCS
+from whileai.verify import CodeExec
+
+BLOCKED = "AssertionError: blocked"
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def run(box, code: str, *, tests: str = 'assert escaped, "blocked"', **options):
+    judge = CodeExec(tests=tests, isolation=box.isolation, python=box.python, **options)
+    return judge({"final_text": f"```python\n{code}\n```"})
+
+
+def assert_blocked(out, box) -> None:
+    assert out["reward"] == 0.0, out
+    assert out["reason"].startswith(BLOCKED), out
+    assert out["judge_meta"]["isolation"] == box.isolation
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 (free port) that counts the connections it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+@pytest.fixture
+def listener():
+    server = Listener()
+    yield server
+    server.close()
+
+
+def test_loopback_listener_via_raw_socket_module(box, listener):
+    code = f"""
+import _socket
+escaped = False
+try:
+    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    s.settimeout(2)
+    s.connect(("127.0.0.1", {listener.port}))
+    escaped = True
+except OSError:
+    pass
+"""
+    assert_blocked(run(box, code), box)
+    assert listener.accepted == 0
+
+
+def test_loopback_listener_via_subprocess(box, listener):
+    code = f"""
+import subprocess, sys
+probe = "import socket; s = socket.socket(); s.settimeout(2); s.connect(('127.0.0.1', {listener.port}))"
+escaped = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True).returncode == 0
+"""
+    assert_blocked(run(box, code), box)
+    assert listener.accepted == 0
+
+
+def test_host_unix_socket(box, tmp_path):
+    path = tmp_path / "host.sock"
+    abstract = f"\0wai-reliability-{secrets.token_hex(4)}"
+    servers = []
+    for address in (str(path), abstract):
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(address)
+        server.listen(1)
+        servers.append(server)
+    code = f"""
+import _socket
+escaped = False
+for address in ({str(path)!r}, {abstract!r}):
+    try:
+        s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        s.connect(address)
+        escaped = True
+    except OSError:
+        pass
+"""
+    try:
+        assert_blocked(run(box, code), box)
+    finally:
+        for server in servers:
+            server.close()
+
+
+def test_sys_exit_zero_before_tests(box):
+    out = run(box, "import sys\nsys.exit(0)", tests="assert False")
+    assert out["reward"] == 0.0 and "exited before its tests finished" in out["reason"]
+
+
+def test_os_exit_zero_before_tests(box):
+    out = run(box, "import os\nos._exit(0)", tests="assert False")
+    assert out["reward"] == 0.0 and "exited before its tests finished" in out["reason"]
+
+
+def test_read_etc_shadow(box):
+    assert os.path.exists("/etc/shadow") or os.path.exists("/etc/passwd")
+    code = """
+escaped = False
+for path in ("/etc/shadow", "/etc/passwd", "/etc/hostname"):
+    try:
+        open(path, "rb").read()
+        escaped = True
+    except OSError:
+        pass
+"""
+    assert_blocked(run(box, code), box)
+
+
+def test_read_home_folder(box):
+    home = Path.home()
+    secret = home / f".wai-reliability-{secrets.token_hex(6)}"
+    try:
+        secret.write_text("secret")
+    except OSError:
+        pytest.skip(f"the home folder {home} is not writable here, so no secret can be planted in it")
+    code = f"""
+import os
+escaped = False
+try:
+    escaped = open({str(secret)!r}).read() == "secret"
+except OSError:
+    pass
+try:
+    escaped = escaped or {secret.name!r} in os.listdir({str(home)!r})
+except OSError:
+    pass
+"""
+    try:
+        assert_blocked(run(box, code), box)
+    finally:
+        secret.unlink()
+
+
+def test_read_project_folder(box):
+    target = PROJECT / "pyproject.toml"
+    assert target.exists()
+    code = f"""
+escaped = False
+try:
+    escaped = "whileai" in open({str(target)!r}).read()
+except OSError:
+    pass
+"""
+    assert_blocked(run(box, code), box)
+
+
+def test_read_project_folder_is_readable_without_isolation():
+    """The control: unisolated on purpose, the same program reads the project (the test can fail)."""
+    code = f"escaped = 'whileai' in open({str(PROJECT / 'pyproject.toml')!r}).read()"
+    out = CodeExec(tests='assert escaped, "blocked"', isolation="none")({"final_text": code})
+    assert out["reward"] == 1.0 and out["judge_meta"]["isolation"] == "none"
+
+
+def test_write_outside_temp_site_packages(box):
+    name = f"wai_planted_{secrets.token_hex(6)}.py"
+    folders = sorted({*site.getsitepackages(), sys.prefix, "/usr/lib/python3/dist-packages", "/usr/local/lib"})
+    code = f"""
+import os
+escaped = False
+for folder in {folders!r}:
+    try:
+        with open(os.path.join(folder, {name!r}), "w") as handle:
+            handle.write("print('planted')")
+        escaped = True
+    except OSError:
+        pass
+"""
+    try:
+        assert_blocked(run(box, code), box)
+    finally:
+        planted = [os.path.join(f, name) for f in folders if os.path.exists(os.path.join(f, name))]
+        for path in planted:
+            os.unlink(path)
+    assert planted == []
+
+
+def test_write_inside_temp_still_works(box):
+    code = "open('scratch.txt', 'w').write('x')\nescaped = open('scratch.txt').read() == 'x'"
+    assert run(box, code)["reward"] == 1.0
+
+
+def test_read_parent_proc_environ(box):
+    grader = os.getpid()
+    code = f"""
+import os
+escaped = False
+for pid in ["self", str(os.getppid()), "{grader}", *[p for p in os.listdir("/proc") if p.isdigit()]]:
+    try:
+        data = open(f"/proc/{{pid}}/environ", "rb").read()
+    except OSError:
+        continue
+    if b"PATH=" in data or b"HOME=" in data:
+        escaped = True
+"""
+    assert_blocked(run(box, code), box)
+
+
+def test_child_in_own_session_holding_stdout(box):
+    code = """
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(20)"], start_new_session=True)
+time.sleep(20)
+"""
+    started = time.monotonic()
+    out = run(box, code, tests="pass", timeout=3)
+    elapsed = time.monotonic() - started
+    assert out["reward"] == 0.0 and out["reason"] == "timed out after 3 s"
+    assert elapsed < 6, elapsed
+
+
+def test_child_in_own_session_after_the_program_ends(box):
+    code = """
+import subprocess, sys
+subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(20)"], start_new_session=True)
+"""
+    started = time.monotonic()
+    out = run(box, code, tests="pass", timeout=3)
+    assert out["reward"] == 1.0
+    assert time.monotonic() - started < 3
+
+
+def test_output_300_mb(box):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code = "import sys\nchunk = 'x' * 1_000_000\nfor _ in range(300):\n    sys.stdout.write(chunk)\nescaped = True"
+    started = time.monotonic()
+    out = run(box, code)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert out["reward"] == 0.0 and f"more than {CODE_MAX_OUTPUT_BYTES} bytes" in out["reason"]
+    assert grown_mb < 64, grown_mb
+    assert time.monotonic() - started < 10
+
+
+def test_fork_bomb_capped(box):
+    code = """
+import os, time
+forked = 0
+for _ in range(150):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(3)
+        os._exit(0)
+    forked += 1
+"""
+    out = run(box, code, tests='assert forked >= 150, f"forked {forked}"', timeout=10)
+    assert out["reward"] == 0.0, out
+    match = re.match(r"AssertionError: forked (\d+)", out["reason"])
+    assert match, out["reason"]
+    assert int(match.group(1)) < CODE_MAX_PROCS
+
+
+def _host_processes_with(token: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if token.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+def test_children_do_not_outlive_the_call(box):
+    token = f"wai-orphan-{secrets.token_hex(6)}"
+    code = f"""
+import subprocess, sys
+for _ in range(3):
+    subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(30)", {token!r}], start_new_session=True)
+import time
+time.sleep(0.5)
+"""
+    out = run(box, code, tests="pass", timeout=5)
+    assert out["reward"] == 1.0, out
+    deadline = time.monotonic() + 2
+    while _host_processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _host_processes_with(token) == []

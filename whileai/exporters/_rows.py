@@ -1,0 +1,580 @@
+"""Training samples from a rollout table, columnar: system turn, unroll, masks, cuts, JSON text.
+
+One chunk of rows goes through three frames:
+
+1. *samples*: one row per training sample (a conversation, or one unrolled prefix of it) with the
+   message list, the position of the last trained assistant turn and the carried columns;
+2. *flat*: one row per message (``explode``), where think blocks are stripped, tool output is
+   cut, the loss mask is set and each message is written as JSON text (or an Arrow struct);
+3. *joined back* per sample with ``group_by`` and written as one JSON line (or Parquet row).
+
+No Python runs per row (the privileged-leak check before them is ``whileai.guard.leak_report``,
+columnar too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from whileai.defaults import (
+    EXPORT_EXAMPLES,
+    EXPORT_GROUP_ID_HEX,
+    PASS_THRESHOLD,
+    SCHEMA_VERSION,
+    TOOL_OUTPUT_TRUNCATION_MARKER,
+)
+from whileai.exporters._encode import Encoding, enc, field_piece, message_json, valid_object
+from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
+
+__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "prepare_frame"]
+
+Format = Literal["openai", "trl"]
+MaskMode = Literal["assistant", "final"]
+
+#: Row keys carried onto a training row, in the order they are written (whileai 0.131 training
+#: row order; ``task_id`` and ``fault_kind`` are ours). Everything else stays behind: markers,
+#: gold labels, steps, calibration, rollout ids, and never a privileged field.
+CARRIED: tuple[str, ...] = (
+    "scenario_id", "task_id", "world_state", "faults", "fault_kind", "judge_status", "judge_name", "lineage",
+    "policy_version", "writer_model", "tier", "ask_family", "ask", "stance", "texture", "length",
+    "intent_known", "tool_known",
+)
+
+#: Keys never written, at any depth of a carried struct (the grader's context, not the policy's).
+#: ``vector`` (an embedding) is not teacher context, so no leak, but never a training field either.
+FORBIDDEN_KEYS: frozenset[str] = frozenset({*PRIVILEGED_COLUMNS, "vector"})
+
+_GROUP_COLUMNS = ("group_id", "k", "n0", "n1", "reward_mean", "reward_std")
+_JSON_KINDS = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
+_THINK = r"(?s)<think>.*?</think>\s*"
+
+
+@dataclass(frozen=True)
+class Options:
+    """The export options after validation."""
+
+    format: Format
+    mask_mode: MaskMode
+    unroll: bool
+    max_tool_output_chars: int | None
+    strip_think: bool
+    parquet: bool
+
+    @property
+    def encoding(self) -> Encoding:
+        """Tool-call arguments: a JSON string for OpenAI, an object for TRL."""
+        return "dict" if self.format == "trl" else "json_string"
+
+    @property
+    def prompt_completion(self) -> bool:
+        """TRL rows written as prompt/completion (one trained turn) rather than messages."""
+        return self.format == "trl" and (self.mask_mode == "final" or self.unroll)
+
+    @property
+    def last_only(self) -> bool:
+        """Loss on the last assistant turn only."""
+        return self.mask_mode == "final" or self.unroll
+
+
+@dataclass
+class Counts:
+    """Running totals across chunks, turned into the report at the end."""
+
+    n_written: int = 0
+    with_system: int = 0
+    with_tools: int = 0
+    trained: int = 0
+    masked: int = 0
+    truncated_messages: int = 0
+    truncated_rows: int = 0
+    chars_cut: int = 0
+    calls_checked: int = 0
+    calls_invalid: int = 0
+    invalid_rows: list[int] = field(default_factory=list)
+    no_assistant: int = 0
+
+    def merge(self, other: Counts) -> None:
+        """Add another chunk's counts (in chunk order, so the listed rows stay in order)."""
+        for name in ("n_written", "with_system", "with_tools", "trained", "masked", "truncated_messages",
+                     "truncated_rows", "chars_cut", "calls_checked", "calls_invalid", "no_assistant"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.invalid_rows.extend(other.invalid_rows)
+        del self.invalid_rows[EXPORT_EXAMPLES:]
+
+
+# ------------------------------------------------------------------------------------------
+# whole-frame preparation
+# ------------------------------------------------------------------------------------------
+
+
+def group_stats(df: pl.DataFrame) -> pl.DataFrame:
+    """Per task: group_id, k (rows exported), n0/n1 (fail/pass, split at 0.5), reward_mean/std.
+
+    Uses ``whileai.selection.group_stats`` when the Select step provides it, else the per-task pass
+    counts of ``whileai.measure.task_stats`` (the one place pass counts come from) plus the
+    population standard deviation of the graded rewards.
+    """
+    select_group_stats: Any
+    try:  # the Select step's group stats, when present (same definitions)
+        from whileai.selection import group_stats as select_group_stats
+    except ImportError:
+        select_group_stats = None
+    if select_group_stats is not None:
+        stats = select_group_stats(df)
+        if {"task_key", "k", "n0", "n1", "reward_mean", "reward_std"} <= set(stats.columns):
+            return _with_group_id(stats.select("task_key", "k", "n0", "n1", "reward_mean", "reward_std"))
+    from whileai.measure import task_stats
+
+    base = task_stats(df.select("task_key", "reward"), threshold=PASS_THRESHOLD)
+    spread = df.lazy().group_by("task_key").agg(pl.col("reward").std(ddof=0).alias("reward_std")).collect()
+    stats = base.join(spread, on="task_key", how="left", maintain_order="left").select(
+        "task_key",
+        pl.col("n").alias("k"),
+        (pl.col("n_graded") - pl.col("c")).alias("n0"),
+        pl.col("c").alias("n1"),
+        pl.col("reward_mean"),
+        pl.col("reward_std"),
+    )
+    return _with_group_id(stats)
+
+
+def _with_group_id(stats: pl.DataFrame) -> pl.DataFrame:
+    ids = _fnv1a64(stats["task_key"].cast(pl.String).fill_null(""))
+    hexed = np.char.mod("%016x", ids)  # noqa: UP031 - numpy's vectorised printf
+    group_id = pl.Series("group_id", hexed, dtype=pl.String).str.slice(0, EXPORT_GROUP_ID_HEX)
+    return stats.with_columns(group_id).select("task_key", "group_id", "k", "n0", "n1", "reward_mean", "reward_std")
+
+
+def _fnv1a64(keys: pl.Series) -> np.ndarray:
+    """64-bit FNV-1a of each string's UTF-8 bytes, vectorised over rows (one pass per byte position).
+
+    A stable, documented hash (Fowler, Noll, Vo; the same on every machine and version), unlike
+    Polars' ``hash``; with numpy it costs milliseconds for a million task keys.
+    """
+    arrow = keys.to_arrow()
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    arrow = arrow.cast(pa.large_string())
+    offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset: arrow.offset + len(arrow) + 1]
+    data = np.frombuffer(arrow.buffers()[2], dtype=np.uint8) if arrow.buffers()[2] is not None else np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    h = np.full(len(arrow), np.uint64(0xCBF29CE484222325), dtype=np.uint64)
+    prime = np.uint64(0x100000001B3)
+    with np.errstate(over="ignore"):
+        for pos in range(int(lengths.max()) if len(lengths) else 0):
+            live = lengths > pos
+            byte = data[starts[live] + pos].astype(np.uint64)
+            h[live] = (h[live] ^ byte) * prime
+    return h
+
+
+def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: str | None,
+                  with_groups: bool) -> pl.DataFrame:
+    """The columns an export reads: messages, the system prompt and tools resolved, carried keys.
+
+    Adds ``_sys`` (the system prompt to put first when the conversation has none), ``_tools``
+    (tools as canonical JSON text), ``_row`` (the source row index) and the group stats.
+    """
+    cols = set(df.columns)
+    exprs: list[pl.Expr] = [pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"), pl.col("messages"), pl.col("task_key")]
+    if system_prompt is not None:
+        exprs.append(pl.lit(system_prompt, pl.String).alias("_sys"))
+    elif "system_prompt" in cols:
+        exprs.append(pl.col("system_prompt").cast(pl.String).alias("_sys"))
+    else:
+        exprs.append(pl.lit(None, pl.String).alias("_sys"))
+    if tools_json is not None:
+        exprs.append(pl.lit(tools_json, pl.String).alias("_tools"))
+    elif "tools" in cols:
+        exprs.append(pl.col("tools").cast(pl.String).alias("_tools"))
+    else:
+        exprs.append(pl.lit(None, pl.String).alias("_tools"))
+    exprs.append((pl.col("reward").cast(pl.Float64) if "reward" in cols else pl.lit(None, pl.Float64)).alias("reward"))
+    exprs.append((pl.col("prompt").cast(pl.String) if "prompt" in cols else pl.lit(None, pl.String)).alias("prompt"))
+    for name in CARRIED:
+        if name in cols and df.schema[name] != pl.Null:
+            exprs.append(_scrub(pl.col(name), df.schema[name]).alias(name))
+    out = df.select(exprs)
+    if with_groups:  # join only the key, then add the columns: the messages are not copied
+        per_row = df.select("task_key").join(group_stats(df), on="task_key", how="left", maintain_order="left")
+        out = out.with_columns(per_row.drop("task_key"))
+    return out
+
+
+def _scrub(expr: pl.Expr, dtype: Any) -> pl.Expr:
+    """Drop forbidden fields from a struct column (at any depth of nested structs)."""
+    if not isinstance(dtype, pl.Struct):
+        return expr
+    fields = [f for f in dtype.fields if f.name not in FORBIDDEN_KEYS]
+    if len(fields) == len(dtype.fields) and not any(isinstance(f.dtype, pl.Struct) for f in fields):
+        return expr
+    if not fields:
+        return pl.lit(None, pl.Struct({}))
+    return pl.struct([_scrub(expr.struct.field(f.name), f.dtype).alias(f.name) for f in fields])
+
+
+# ------------------------------------------------------------------------------------------
+# one chunk
+# ------------------------------------------------------------------------------------------
+
+
+def _samples(chunk: pl.DataFrame, opts: Options, counts: Counts) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The chunk's rows with at least one agent turn, and one row per training sample.
+
+    Returns ``(rows, samples)``: ``rows`` has ``_r`` (row in chunk), ``_need_sys`` and the
+    messages; ``samples`` has ``_s`` (sample), ``_r``, ``_last`` (position of the last trained
+    turn) and, with ``unroll``, ``_turn``/``_turns``.
+    """
+    msgs = pl.col("messages")
+    first_role = msgs.list.first().struct.field("role")
+    rows = chunk.with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("_r"),
+        (pl.col("_sys").is_not_null() & (first_role.fill_null("") != "system")).alias("_need_sys"),
+        msgs.list.eval((pl.element().struct.field("role") == "assistant").arg_true()).alias("_apos"),
+    )
+    has_turn = pl.col("_apos").list.len().fill_null(0) > 0
+    counts.no_assistant += int(rows.height - rows.select(has_turn.sum()).item())
+    rows = rows.filter(has_turn)
+    if opts.unroll:
+        samples = (
+            rows.select(
+                "_r",
+                pl.col("_apos"),
+                pl.int_ranges(1, pl.col("_apos").list.len() + 1, dtype=pl.Int64).alias("_turn"),
+                pl.col("_apos").list.len().cast(pl.Int64).alias("_turns"),
+            )
+            .explode(["_apos", "_turn"])
+            .with_columns(pl.col("_apos").cast(pl.Int64).alias("_last"))
+            .drop("_apos")
+        )
+    else:
+        samples = rows.select("_r", pl.col("_apos").list.last().cast(pl.Int64).alias("_last"))
+    samples = samples.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_s"))
+    return rows.drop("_apos"), samples
+
+
+def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFrame:
+    """One row per message of each sample, in (sample, position) order, with its mask and cut.
+
+    The system prompt is not a row here: ``build_chunk`` slots it in front of each sample's
+    messages. Unrolled samples are the prefix of their row's messages up to the sample's turn,
+    taken with one numpy gather (no join, no sort).
+    """
+    flat = (
+        rows.select("_r", "messages", pl.int_ranges(0, pl.col("messages").list.len(), dtype=pl.Int64).alias("_pos"))
+        .explode(["messages", "_pos"])
+        .filter(pl.col("_pos").is_not_null())
+        .unnest("messages")
+    )
+    last = samples["_last"].to_numpy()
+    if opts.unroll:
+        lengths = rows["messages"].list.len().to_numpy().astype(np.int64)
+        row_start = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        row_of_sample = np.searchsorted(rows["_r"].to_numpy(), samples["_r"].to_numpy())
+        sizes = last + 1
+        sample_ix = np.repeat(np.arange(len(last)), sizes)
+        within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        flat = flat[row_start[row_of_sample][sample_ix] + within]
+    else:  # one sample per row, in row order
+        lengths = rows["messages"].list.len().to_numpy().astype(np.int64)
+        sample_ix = np.repeat(np.arange(len(last)), lengths)
+    flat = flat.with_columns(pl.Series("_s", sample_ix, dtype=pl.Int64), pl.Series("_last", last[sample_ix], dtype=pl.Int64))
+    if opts.prompt_completion and not opts.unroll:
+        flat = flat.filter(pl.col("_pos") <= pl.col("_last"))
+    role, content = pl.col("role"), pl.col("content")
+    if opts.strip_think:
+        flat = flat.with_columns(
+            pl.when((role == "assistant") & content.str.contains("<think>", literal=True))
+            .then(content.str.replace_all(_THINK, ""))
+            .otherwise(content)
+            .alias("content")
+        )
+    cap = opts.max_tool_output_chars
+    if cap is not None:
+        before, _, after = TOOL_OUTPUT_TRUNCATION_MARKER.partition("{n}")
+        over = (pl.col("content").str.len_chars().cast(pl.Int64) - cap).clip(lower_bound=0)
+        flat = flat.with_columns(pl.when(role == "tool").then(over).otherwise(0).fill_null(0).cast(pl.Int64).alias("_cut"))
+        flat = flat.with_columns(
+            pl.when(pl.col("_cut") > 0)
+            .then(pl.concat_str([pl.col("content").str.slice(0, cap), pl.lit(before),
+                                 pl.col("_cut").cast(pl.String), pl.lit(after)]))
+            .otherwise(pl.col("content"))
+            .alias("content")
+        )
+    else:
+        flat = flat.with_columns(pl.lit(0, pl.Int64).alias("_cut"))
+    mask = (pl.col("_pos") == pl.col("_last")) if opts.last_only else (role == "assistant")
+    args = pl.element().struct.field("arguments").fill_null("{}")
+    n_calls = pl.col("tool_calls").list.len().fill_null(0).cast(pl.Int64)
+    flat = flat.with_columns(
+        mask.cast(pl.Int64).alias("_mask"),
+        n_calls.alias("_calls"),
+        pl.when(n_calls > 0)
+        .then(pl.col("tool_calls").list.eval((~valid_object(args)).cast(pl.Int64)).list.sum())
+        .otherwise(0).fill_null(0).cast(pl.Int64).alias("_bad"),
+    )
+    if opts.parquet:
+        return flat.with_columns(_message_struct(opts.encoding).alias("_m"))
+    return flat.with_columns(message_json(opts.encoding).alias("_m"))
+
+
+def _message_struct(encoding: Encoding) -> pl.Expr:
+    """A message as an Arrow-friendly struct in the OpenAI shape (Parquet output)."""
+    call = pl.element()
+    calls = pl.col("tool_calls").list.eval(
+        pl.struct(
+            call.struct.field("id").alias("id"),
+            pl.lit("function").alias("type"),
+            pl.struct(call.struct.field("name").alias("name"),
+                      call.struct.field("arguments").fill_null("{}").alias("arguments")).alias("function"),
+        )
+    )
+    return pl.struct(
+        pl.col("role"),
+        pl.col("content").fill_null(""),
+        pl.col("name"),
+        pl.col("tool_call_id"),
+        pl.when(pl.col("tool_calls").list.len().fill_null(0) > 0).then(calls).otherwise(None).alias("tool_calls"),
+    )
+
+
+def _lists(values: pl.Series, offsets: np.ndarray, name: str) -> pl.Series:
+    """Cut a flat column into one list per sample at ``offsets`` (zero-copy Arrow list)."""
+    arrow = values.to_arrow()
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    # from_buffers, not pa.array(numpy): the latter imports pandas (a second of CPU) on first use
+    arrow_offsets = pa.Array.from_buffers(pa.int64(), len(offsets), [None, pa.py_buffer(offsets)])
+    return pl.Series(name, pa.LargeListArray.from_arrays(arrow_offsets, arrow))
+
+
+def _system_message(opts: Options) -> pl.Expr:
+    """The system message built from ``_sys``, as JSON text or as a struct (Parquet)."""
+    if opts.parquet:
+        return pl.struct(
+            pl.lit("system").alias("role"), pl.col("_sys").alias("content"), pl.lit(None, pl.String).alias("name"),
+            pl.lit(None, pl.String).alias("tool_call_id"),
+            pl.lit(None, pl.List(pl.Struct({"id": pl.String, "type": pl.String,
+                                            "function": pl.Struct({"name": pl.String, "arguments": pl.String})})))
+            .alias("tool_calls"),
+        )
+    return pl.concat_str([pl.lit('{"role":"system","content":'), enc(pl.col("_sys")), pl.lit("}")])
+
+
+def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offset: int) -> pl.DataFrame:
+    """Turn one chunk of prepared rows into written rows (updates ``counts``).
+
+    Returns a ``line`` column of JSON text, or the Parquet columns.
+    """
+    rows, samples = _samples(chunk, opts, counts)
+    if samples.height == 0:
+        return pl.DataFrame()
+    flat = _flat(rows, samples, opts)
+    n = samples.height
+    row_of_sample = np.searchsorted(rows["_r"].to_numpy(), samples["_r"].to_numpy()) if opts.unroll else np.arange(n)
+    carried = rows.drop("messages", "_r")
+    if opts.unroll:  # rows repeat once per turn
+        carried = carried[row_of_sample]
+    need_sys = carried["_need_sys"].to_numpy().astype(bool)
+    sizes = np.bincount(flat["_s"].to_numpy(), minlength=n).astype(np.int64)
+    flat_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes, out=flat_offsets[1:])
+    starts = flat_offsets[:-1]
+
+    def total(values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values, starts) if len(values) else np.zeros(n, np.int64)
+
+    cut = flat["_cut"].to_numpy()
+    stats = {
+        "_trained": total(flat["_mask"].to_numpy()),
+        "_n_msgs": sizes + need_sys,
+        "_cut_n": total((cut > 0).astype(np.int64)),
+        "_cut_chars": total(cut),
+        "_n_calls": total(flat["_calls"].to_numpy()),
+        "_n_bad": total(flat["_bad"].to_numpy()),
+        "_has_system": need_sys | (flat["role"].to_numpy()[starts] == "system"),
+    }
+    out = pl.concat([samples, carried], how="horizontal").with_columns([pl.Series(k, v) for k, v in stats.items()])
+    # slot the system message in front of the samples that need one: one gather, no sort
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sizes + need_sys, out=offsets[1:])
+    slots = int(offsets[-1])
+    is_sys = np.zeros(slots, dtype=bool)
+    is_sys[offsets[:-1][need_sys]] = True
+    order = np.empty(slots, dtype=np.int64)
+    order[~is_sys] = np.arange(len(flat))
+    order[is_sys] = len(flat) + np.arange(int(need_sys.sum()))
+    system = out.filter(pl.Series(need_sys)).select(_system_message(opts).alias("_m"))["_m"]
+    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)])
+    mask: np.ndarray | None = None
+    if opts.format == "openai" and not opts.prompt_completion:
+        mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
+        if opts.parquet:
+            out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
+    _count(out, opts, counts, row_offset)
+    if not opts.parquet:
+        return _stream_json(out, opts, pool, order, offsets, mask)
+    message = pool.gather(order)
+    if opts.prompt_completion:
+        # the completion is each sample's last message; the prompt is everything before it
+        last_ix = offsets[1:] - 1
+        keep = np.ones(slots, dtype=bool)
+        keep[last_ix] = False
+        prompt = _lists(message.filter(pl.Series(keep)), offsets - np.arange(n + 1), "_prompt_msgs")
+        completion = _lists(message.gather(last_ix), np.arange(n + 1, dtype=np.int64), "_completion_msgs")
+        out = out.with_columns(prompt, completion)
+    else:
+        out = out.with_columns(_lists(message, offsets, "_messages"))
+    return _assemble_parquet(out, opts)
+
+
+def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.ndarray, offsets: np.ndarray,
+                 mask: np.ndarray | None) -> pl.DataFrame:
+    """The chunk's JSON lines as a sequence of pieces written back to back (column ``piece``).
+
+    A sample is ``head, m0, ",", m1, ..., mid, ..., tail``: the message pieces are the JSON texts
+    already built per message; for OpenAI rows ``mid`` opens ``loss_mask`` and one ``"0,"`` /
+    ``"1,"`` piece per message follows; for prompt/completion rows ``mid`` closes the prompt and
+    the last message follows as the completion; the tail holds every other key and the newline.
+    One gather puts the pieces in order, so no message text is copied into a per-row list or line.
+    """
+    n = out.height
+    tails = _tail_json(out, opts)
+    if opts.prompt_completion:
+        head, mid = '{"prompt":[', '],"completion":['
+    elif mask is not None:
+        head, mid = '{"messages":[', '],"loss_mask":['
+    else:
+        head, mid = '{"messages":[', ""
+    n_msgs = offsets[1:] - offsets[:-1]
+    base_tail = len(pool)
+    comma, head_ix, mid_ix, digits = (base_tail + n + i for i in range(4))  # digits: "0,", "1,", "0", "1"
+    constants = [",", head, mid, "0,", "1,", "0", "1"]
+    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype)])
+    sample_of_slot = np.repeat(np.arange(n), n_msgs)
+    j = np.arange(int(offsets[-1])) - offsets[:-1][sample_of_slot]
+    p = n_msgs - 1 if opts.prompt_completion else n_msgs  # messages before ``mid``
+    after = np.ones(n, np.int64) if opts.prompt_completion else (n_msgs if mask is not None else np.zeros(n, np.int64))
+    length = 1 + np.maximum(2 * p - 1, 0) + (1 if mid or opts.prompt_completion else 0) + after + 1
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(length[:-1], out=starts[1:])
+    seq = np.empty(int(length.sum()), dtype=np.int64)
+    seq[starts] = head_ix
+    seq[starts + length - 1] = base_tail + np.arange(n)
+    in_prompt = j < p[sample_of_slot]
+    pos = starts[sample_of_slot] + 1 + 2 * j
+    seq[pos[in_prompt]] = order[in_prompt]
+    has_comma = in_prompt & (j < p[sample_of_slot] - 1)
+    seq[pos[has_comma] + 1] = comma
+    mid_pos = starts + 1 + np.maximum(2 * p - 1, 0)
+    if opts.prompt_completion:
+        seq[mid_pos] = mid_ix
+        seq[mid_pos + 1] = order[offsets[1:] - 1]
+    elif mask is not None:
+        seq[mid_pos] = mid_ix
+        last = j == n_msgs[sample_of_slot] - 1
+        seq[mid_pos[sample_of_slot] + 1 + j] = digits + mask + np.where(last, 2, 0)
+    return pl.DataFrame({"piece": pieces.gather(seq)})
+
+
+def _count(out: pl.DataFrame, opts: Options, counts: Counts, row_offset: int) -> None:
+    totals = out.select(
+        pl.len().alias("n"),
+        pl.col("_has_system").sum().alias("sys"),
+        pl.col("_tools").is_not_null().sum().alias("tools"),
+        pl.col("_trained").sum().alias("trained"),
+        (pl.col("_n_msgs") - pl.col("_trained")).sum().alias("masked"),
+        pl.col("_cut_n").sum().alias("cut_n"),
+        (pl.col("_cut_n") > 0).sum().alias("cut_rows"),
+        pl.col("_cut_chars").sum().alias("cut_chars"),
+        pl.col("_n_calls").sum().alias("calls"),
+        pl.col("_n_bad").sum().alias("bad"),
+    ).row(0, named=True)
+    counts.n_written += int(totals["n"])
+    counts.with_system += int(totals["sys"] or 0)
+    counts.with_tools += int(totals["tools"] or 0)
+    counts.trained += int(totals["trained"] or 0)
+    counts.masked += int(totals["masked"] or 0)
+    counts.truncated_messages += int(totals["cut_n"] or 0)
+    counts.truncated_rows += int(totals["cut_rows"] or 0)
+    counts.chars_cut += int(totals["cut_chars"] or 0)
+    counts.calls_checked += int(totals["calls"] or 0)
+    counts.calls_invalid += int(totals["bad"] or 0)
+    if totals["bad"] and len(counts.invalid_rows) < EXPORT_EXAMPLES:
+        bad = out.filter(pl.col("_n_bad") > 0)["_row"].unique(maintain_order=True).head(EXPORT_EXAMPLES)
+        counts.invalid_rows.extend(int(r) + row_offset for r in bad.to_list())
+        del counts.invalid_rows[EXPORT_EXAMPLES:]
+
+
+def _carried_names(out: pl.DataFrame) -> list[str]:
+    return [name for name in CARRIED if name in out.columns]
+
+
+_NULL_FIELD = r',"[^"\\]*":null'
+
+
+def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
+    """Everything after a sample's messages: ``],"loss_mask":[...],"tools":...,...}`` and a newline.
+
+    The scalar and struct keys go through one ``json_encode`` of a struct, with null keys removed
+    afterwards (a ``,"`` never occurs inside a JSON string, so the pattern cannot touch text);
+    JSON columns (tools, faults) are spliced in raw.
+    """
+    pieces: list[pl.Expr] = [pl.lit("]")]  # closes messages, completion or loss_mask
+    if opts.format == "openai":
+        pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
+    else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
+        pieces.append(field_piece("tools", pl.col("_tools")))
+    for name in _carried_names(out):
+        if name in _JSON_KINDS:
+            pieces.append(field_piece(name, pl.col(name), raw=True))
+    fields: list[pl.Expr] = [
+        pl.lit(SCHEMA_VERSION).alias("schema_version"),
+        pl.col("reward").fill_nan(None),
+        pl.col("prompt").alias("prompt" if opts.format == "openai" else "prompt_text"),
+    ]
+    fields += [pl.col(name) for name in _carried_names(out) if name not in _JSON_KINDS]
+    if opts.unroll:
+        fields.append(pl.struct(pl.col("_turn").alias("turn"), pl.col("_turns").alias("turns")).alias("unroll"))
+    elif "group_id" in out.columns:
+        fields += [pl.col(c).fill_nan(None) if out.schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+    if opts.max_tool_output_chars is not None:
+        fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
+                   pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
+    tail = (
+        pl.struct(fields).struct.json_encode()
+        .str.replace_all(_NULL_FIELD, "")  # every null key that follows another key
+        .str.replace_all(r'\{"[^"\\]*":null,', "{")  # then a null first key of a nested object
+        .str.replace_all(r'\{"[^"\\]*":null\}', "{}")
+        .str.strip_prefix("{")
+    )
+    pieces += [pl.lit(","), tail, pl.lit("\n")]
+    return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
+
+
+def _assemble_parquet(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
+    cols: list[pl.Expr | str] = []
+    if opts.prompt_completion:
+        cols += [pl.col("_prompt_msgs").alias("prompt"), pl.col("_completion_msgs").alias("completion")]
+    else:
+        cols.append(pl.col("_messages").alias("messages"))
+        if opts.format == "openai":
+            cols.append(pl.col("_loss_mask").alias("loss_mask"))
+    cols.append(pl.col("_tools").alias("tools"))
+    cols.append(pl.col("reward").fill_nan(None))
+    cols.append(pl.col("prompt").alias("prompt_text") if opts.format == "trl" else pl.col("prompt"))
+    cols += _carried_names(out)
+    cols.append(pl.lit(SCHEMA_VERSION).alias("schema_version"))
+    if opts.unroll:
+        cols.append(pl.struct(pl.col("_turn").alias("turn"), pl.col("_turns").alias("turns")).alias("unroll"))
+    elif "group_id" in out.columns:
+        cols += [pl.col(c).fill_nan(None) if out.schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+    if opts.max_tool_output_chars is not None:
+        cols += [pl.col("_cut_n").alias("tool_output_truncated"), pl.col("_cut_chars").alias("tool_output_chars_cut")]
+    return out.select(cols)

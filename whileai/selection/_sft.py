@@ -1,0 +1,259 @@
+"""SFT selection: rejection sampling over graded completions (Lambert 2025, chapter Rejection Sampling)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from whileai import table
+from whileai.defaults import DEFAULT_SEED, REJECTION_SAMPLING_MIN_K, SELECT_TARGET, SFT_MIN_REWARD
+from whileai.errors import ArgumentError, TrainingSelectionError
+from whileai.report import Report, fmt_num
+from whileai.selection._common import (
+    check_choice,
+    check_positive_int,
+    eval_sourced,
+    eval_sourced_warning,
+    has,
+    junk_flag,
+    privileged_leaks,
+    require_graded,
+    take_rows,
+)
+from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
+
+__all__ = ["SFT_SELECTIONS", "SFTSelectionReport", "select_for_sft"]
+
+#: What ``select=`` accepts. The ``random_*`` rules are the chance controls of the ``top_*`` ones.
+SFT_SELECTIONS = ("top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall")
+
+
+class SFTSelectionReport(Report):
+    """What ``select(mode="sft")`` kept and whether a choice among completions really happened.
+
+    Keys follow whileai 0.131's SFT selection report.
+    """
+
+    mode: str = "sft"
+    """Always ``"sft"``."""
+    n: int = 0
+    """Rows given."""
+    n_ungraded: int = 0
+    """Rows with no reward (never eligible)."""
+    n_not_pass: int = 0
+    """Graded rows below ``min_reward``."""
+    n_junk: int = 0
+    """Rows at or above ``min_reward`` with no reply and no tool call, or a reply with no letter or digit."""
+    privileged_leaks_dropped: int = 0
+    """Rows whose reply quotes their own privileged context (never eligible)."""
+    privileged_leaks: dict[str, Any] = Field(default_factory=dict)
+    """``checked``, ``n_checked``, ``n_dropped`` and the first ``leaked`` rows."""
+    n_eligible: int = 0
+    """Rows that could be picked: graded, at or above ``min_reward``, not junk, not leaking."""
+    n_selected: int = 0
+    """Rows kept."""
+    prompts: int = 0
+    """Distinct prompts among the graded rows."""
+    prompts_eligible: int = 0
+    """Prompts with at least one eligible completion."""
+    target: int = SELECT_TARGET
+    """The row budget."""
+    selection: str = "top_per_prompt"
+    """The rule asked for."""
+    k: int | None = None
+    """The row count for the ``*_k_overall`` rules."""
+    min_reward: float = SFT_MIN_REWARD
+    """The reward a completion needs."""
+    reward_mean_eligible: float = math.nan
+    """Mean reward of the eligible rows."""
+    reward_mean_selected: float = math.nan
+    """Mean reward of the kept rows."""
+    eval_sourced: int = 0
+    """Kept rows whose reward came from evaluate() (``lineage.source == "eval"``)."""
+    completions_per_prompt_max: int = 0
+    """Most graded completions any prompt has."""
+    completions_per_prompt_mean: float = math.nan
+    """Mean graded completions per prompt: what rejection sampling chooses among."""
+    completions_per_prompt_median: float = math.nan
+    """Median graded completions per prompt."""
+    prompts_with_one_completion: int = 0
+    """Prompts with a single graded completion (no choice possible)."""
+    selection_effective: str = "top_per_prompt"
+    """The operation that really ran: the rule, or ``pass_filter`` when the median prompt has one
+    completion and there is nothing to choose among (top and random then return the same rows)."""
+    note: str = ""
+    """Why the pick may be biased, when completions per prompt are few."""
+
+    def render(self) -> str:
+        """The printed block, first line as in whileai 0.131."""
+        lines = [
+            f"sft selection: kept {self.n_selected} of {self.n} rows ({self.selection}"
+            + (f", effectively {self.selection_effective}" if self.selection_effective != self.selection else "") + ")",
+            f"  eligible {self.n_eligible} (reward >= {self.min_reward:g}), junk {self.n_junk}, not passing {self.n_not_pass}"
+            + (f", ungraded {self.n_ungraded}" if self.n_ungraded else ""),
+            f"  reward mean: eligible {fmt_num(self.reward_mean_eligible, 3)}, selected {fmt_num(self.reward_mean_selected, 3)}",
+            f"  completions per prompt: mean {fmt_num(self.completions_per_prompt_mean, 1)}, median "
+            f"{self.completions_per_prompt_median:g}, max {self.completions_per_prompt_max}; "
+            f"{self.prompts_with_one_completion} of {self.prompts} prompts have one",
+        ]
+        if self.privileged_leaks.get("checked"):
+            lines.append(f"  privileged leaks dropped: {self.privileged_leaks_dropped}")
+        if self.note:
+            lines.append(f"  note: {self.note}")
+        lines.extend(f"  warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def _prompt_key(df: pl.DataFrame) -> pl.Expr:
+    """A 64-bit hash of the prompt text; a row with no prompt falls back to its task."""
+    if not has(df, "prompt"):
+        return pl.col("task_key").hash(41)
+    return pl.when(pl.col("prompt").is_not_null()).then(pl.col("prompt").hash(43)).otherwise(pl.col("task_key").hash(41))
+
+
+def select_for_sft(
+    rows: IntoRows,
+    /,
+    *,
+    select: Literal["top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall"] = "top_per_prompt",
+    min_reward: float = SFT_MIN_REWARD,
+    target: int = SELECT_TARGET,
+    k: int | None = None,
+    seed: int | np.random.Generator = DEFAULT_SEED,
+) -> table.StepResult:
+    """Rejection sampling: keep the best graded completion per prompt (or overall) for SFT.
+
+    Lambert 2025, chapter Rejection Sampling: sample several completions per prompt, score them,
+    train on the best. Eligible rows are graded, at or above ``min_reward``, not junk (no reply
+    and no tool call, or a reply with no letter or digit), and do not quote their own privileged
+    context (a pass that recites the answer key is not a demonstration). ``select``:
+
+    - ``"top_per_prompt"``: each prompt's highest-reward eligible completion (ties broken by a
+      seeded draw), then the best ``target`` prompts' picks;
+    - ``"top_k_overall"``: the ``k`` (default ``target``) highest-reward eligible rows;
+    - ``"random_per_prompt"`` / ``"random_k_overall"``: the same sizes drawn at random among the
+      eligible rows (seeded): the chance controls that say whether the ranking mattered.
+
+    A prompt is its exact text (a row without one counts as its task). The report's
+    ``completions_per_prompt_mean`` says how many completions there were to choose among (the
+    recipes use 10 to 30) and ``selection_effective`` says ``pass_filter`` when the median prompt
+    has one, since then no choice happened.
+
+    Args:
+        rows: A graded rollout table or anything ``table.frame`` reads.
+        select: The rule (above).
+        min_reward: The reward a completion needs (1.0: a full pass; lower it for partial credit).
+        target: Most rows to keep.
+        k: Rows for the ``*_k_overall`` rules (default ``target``).
+        seed: Seed or Generator for tie-breaks and the random rules.
+
+    Returns:
+        A :class:`whileai.table.StepResult`: the kept rows (in input order) and an
+        :class:`SFTSelectionReport` (``wai.select_for_sft`` wraps them as a ``Selection``).
+
+    Raises:
+        ArgumentError: A bad ``select``, ``min_reward``, ``target``, ``k`` or ``seed``.
+        TrainingSelectionError: No row is graded, or none reaches ``min_reward``.
+    """
+    select = check_choice("select", select, SFT_SELECTIONS)  # type: ignore[assignment]
+    if isinstance(min_reward, bool) or not isinstance(min_reward, (int, float)) or math.isnan(float(min_reward)):
+        raise ArgumentError(f"min_reward must be a number, got {min_reward!r}. Pass for example min_reward=1.0.",
+                            argument="min_reward")
+    target_n = check_positive_int("target", target)
+    k_n = check_positive_int("k", k, allow_none=True)
+    assert target_n is not None
+    rng = check_rng(seed)
+
+    df = table.frame(rows)
+    require_graded(df, 'select(mode="sft")')
+    graded = pl.col("reward").is_not_null()
+    passing = graded & (pl.col("reward") >= float(min_reward))
+    # A narrow frame: every ranking runs on it and the wide rows are gathered once at the end.
+    work = df.select(
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
+        _prompt_key(df).alias("_prompt"),
+        pl.col("reward").cast(pl.Float64),
+        pl.Series("_key", rng.random(df.height)),
+        passing.alias("_pass"),
+        (passing & junk_flag(df)).alias("_junk"),
+    )
+    warnings: list[str] = []
+    leak_mask, leak_info = privileged_leaks(df, warnings)
+    work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
+    counts = work.select(
+        pl.col("reward").is_null().sum().alias("ungraded"),
+        (pl.col("reward").is_not_null() & ~pl.col("_pass")).sum().alias("not_pass"),
+        pl.col("_junk").sum().alias("junk"),
+    ).row(0, named=True)
+    per_prompt = work.filter(pl.col("reward").is_not_null()).group_by("_prompt").len()["len"]
+    eligible = work.filter(pl.col("_pass") & ~pl.col("_junk") & ~pl.col("_leak"))
+    report: dict[str, Any] = {
+        "n": df.height, "n_ungraded": int(counts["ungraded"]), "n_not_pass": int(counts["not_pass"]),
+        "n_junk": int(counts["junk"]), "n_eligible": eligible.height,
+        "privileged_leaks_dropped": leak_info["n_dropped"], "privileged_leaks": leak_info, "target": target_n, "selection": select,
+        "k": k_n, "min_reward": float(min_reward), "prompts": per_prompt.len(),
+        "prompts_eligible": eligible["_prompt"].n_unique() if eligible.height else 0,
+        "completions_per_prompt_max": int(per_prompt.max()),  # type: ignore[arg-type]
+        "completions_per_prompt_mean": round(float(per_prompt.mean()), 4),  # type: ignore[arg-type]
+        "completions_per_prompt_median": float(per_prompt.median()),  # type: ignore[arg-type]
+        "prompts_with_one_completion": int((per_prompt <= 1).sum()),
+    }
+    passing = df.height - report["n_ungraded"] - report["n_not_pass"]
+    if eligible.height == 0 and passing > 0 and report["n_junk"] == passing:
+        raise TrainingSelectionError(
+            f"rows must have a completion to train on, got {passing} passing row(s) that are all junk (no tool call and "
+            "no letter or digit in the reply: an empty or missing completion). Give the rows their replies "
+            "(final_text or a last assistant message), or check the step that dropped them.",
+            n_junk=report["n_junk"],
+        )
+    if eligible.height == 0:
+        best = df["reward"].max()
+        raise TrainingSelectionError(
+            f"min_reward must be met by at least one graded row, got min_reward={min_reward!r} and a best reward of "
+            f"{best!r} over {df.height - report['n_ungraded']} graded rows"
+            + (f" ({report['n_junk']} junk rows excluded)" if report["n_junk"] else "")
+            + ". Lower min_reward= for a partial-credit grader, or grade more completions per prompt.",
+            min_reward=min_reward, best_reward=best,
+        )
+    report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
+
+    top = select.startswith("top")
+    pool = eligible
+    if select.endswith("per_prompt"):
+        # one pick per prompt: the highest reward (top) and, among ties, the smallest seeded key
+        if top:
+            pool = pool.filter(pl.col("reward") == pl.col("reward").max().over("_prompt"))
+        pool = pool.filter(pl.col("_key") == pl.col("_key").min().over("_prompt"))
+        n_take = target_n
+    else:
+        n_take = k_n if k_n is not None else target_n
+    assert n_take is not None
+    if top:
+        chosen = pool.with_columns((-pl.col("_key")).alias("_neg")).top_k(n_take, by=["reward", "_neg"])
+    else:
+        chosen = pool.bottom_k(n_take, by="_key")
+    chosen = chosen.sort("_pos")
+    report["n_selected"] = chosen.height
+    report["reward_mean_selected"] = float(chosen["reward"].mean())  # type: ignore[arg-type]
+    median_k = report["completions_per_prompt_median"]
+    report["selection_effective"] = "pass_filter" if median_k <= 1 else select
+    mean_k = report["completions_per_prompt_mean"]
+    if mean_k < REJECTION_SAMPLING_MIN_K:
+        report["note"] = (
+            f"completions per prompt: mean {mean_k:.1f}, median {median_k:g}; rejection sampling wants "
+            f"{REJECTION_SAMPLING_MIN_K} to 30 to choose among so the pick is not biased (Lambert 2025, chapter "
+            "Rejection Sampling; Llama 3 samples 10 to 30)"
+            + (", and with one completion on the median prompt there is no pick at all, only a pass filter: "
+               "top_per_prompt and random_per_prompt return the same rows" if median_k <= 1 else "")
+            + ". Raise repeats= to choose among completions rather than filter."
+        )
+    selected = take_rows(df, chosen["_pos"])
+    report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
+    if report["eval_sourced"]:
+        warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
+    return table.StepResult(selected, SFTSelectionReport(**report, warnings=warnings), {"mode": "sft"})

@@ -1,0 +1,62 @@
+"""What a step hands back: rows in the kind they came in, and the run context they carry.
+
+The fluent data objects (``whileai.data``) sit above the steps, so steps never import them: a
+step that stamps rows returns them in the kind it was given, recognised by shape (a ``.df``
+DataFrame and a ``.meta`` mapping), and a step that makes new rows returns a
+:class:`StepResult` that the fluent layer wraps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import polars as pl
+import pyarrow as pa
+
+__all__ = ["StepResult", "is_fluent", "like_input", "meta_of"]
+
+
+class StepResult(NamedTuple):
+    """Rows a step produced, the report that says what it did, and the run context it adds."""
+
+    df: pl.DataFrame
+    """The rollout table the step produced."""
+    report: Any = None
+    """The step's typed report (a ``whileai.report.Report``)."""
+    meta: Mapping[str, Any] | None = None
+    """Run context the step adds (``system_prompt``, ``tools``, ``mode``...), merged over the input's."""
+    lost: pl.DataFrame | None = None
+    """Rows that never landed (simulate's lost rollouts), kept out of ``df``."""
+
+
+def is_fluent(source: Any) -> bool:
+    """Whether ``source`` is a fluent data object (a ``.df`` DataFrame and a ``.meta`` mapping)."""
+    return isinstance(getattr(source, "df", None), pl.DataFrame) and isinstance(getattr(source, "meta", None), Mapping)
+
+
+def meta_of(source: Any) -> dict[str, Any]:
+    """The run context a fluent data object carries (``system_prompt``, ``tools``), else empty."""
+    meta = getattr(source, "meta", None)
+    return dict(meta) if isinstance(meta, Mapping) else {}
+
+
+def like_input(source: Any, df: pl.DataFrame, report: Any = None) -> Any:
+    """Return ``df`` in the kind ``source`` came as: the one rule for steps that stamp rows.
+
+    The same fluent class (meta and warnings carried, ``report`` attached when given), a
+    DataFrame, a pyarrow Table, or a list of row dicts (wire shape). Paths and LazyFrames come
+    back as DataFrames. ``source`` itself is never changed.
+    """
+    from whileai.table._write import rows, to_arrow
+
+    if is_fluent(source):
+        return type(source)(df, meta=source.meta, report=report if report is not None else getattr(source, "report", None),
+                            warnings=list(getattr(source, "warnings", []) or []))
+    if isinstance(source, (pa.Table, pa.RecordBatch)):
+        return to_arrow(df)
+    if isinstance(source, (pl.DataFrame, pl.LazyFrame, str)) or hasattr(source, "__fspath__"):
+        return df
+    if isinstance(source, Sequence) or (hasattr(source, "__iter__") and not isinstance(source, Mapping)):
+        return rows(df)
+    return df
