@@ -1,6 +1,6 @@
 """Coverage, false-alarm rate and power of every interval and test whileai reports, by simulation.
 
-Usage: ``python benchmarks/coverage.py [--section intervals,hack,trust,compare,band] [--reps 1000]
+Usage: ``python benchmarks/coverage.py [--section intervals,wai131,hack,trust,compare,band] [--reps 1000]
 [--old-reps 200] [--wai131 /tmp/wai131/bin/python]``.
 
 Sections (each prints a table; Monte Carlo error at 1000 reps is about 0.007 on a 95% coverage):
@@ -9,6 +9,8 @@ Sections (each prints a table; Monte Carlo error at 1000 reps is about 0.007 on 
   k {2, 4, 8} x rollouts {k, 2k} x difficulty {Beta(2,2), Beta(4,1), Beta(1,9), Beta(0.5,0.5),
   point 0.5}; ours (``score`` / clustered score) beside the old methods (t on pass@1, percentile
   bootstrap on pass^k and pass@k) and, on a subset, whileai 0.131 run in its own interpreter.
+* ``wai131``: ten cells of that grid, 200 evaluations each, through ours, the old default and
+  whileai 0.131 on the same data (0.131 is pure Python, about 0.1 s a call).
 * ``hack``: hack_scan's false-alarm rate with no planted shortcut, and its power at three planted
   strengths.
 * ``trust``: judge_trust's agreement interval with several labelled rollouts per task.
@@ -23,6 +25,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -136,8 +139,9 @@ def _wai131_cells(out: list[dict[str, Any]], python: str, *, reps: int) -> None:
         rng = np.random.default_rng(777)
         c = draw_passes(rng, diff, reps, tasks, n)
         jobs.append({"k": k, "n": n, "sets": c.tolist()})
+    # run outside the repository, so the interpreter imports its own whileai, not this checkout
     proc = subprocess.run([python, "-c", _WAI131_SCRIPT], input=json.dumps(jobs), capture_output=True, text=True,
-                          check=False)
+                          check=False, cwd=tempfile.gettempdir())
     if proc.returncode:
         print(f"whileai 0.131 did not run: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
         return
@@ -150,6 +154,33 @@ def _wai131_cells(out: list[dict[str, Any]], python: str, *, reps: int) -> None:
                     lo = np.array([np.nan if v is None else v[0] for v in ci])
                     hi = np.array([np.nan if v is None else v[1] for v in ci])
                     row[f"wai131_{metric}"] = coverage(lo, hi, truth(diff, metric, k))  # type: ignore[arg-type]
+
+
+def wai131_cells(reps: int, python: str) -> list[dict[str, Any]]:
+    """Ours, the old default and whileai 0.131 on the same seeded data of the ``WAI131_CELLS``."""
+    from whileai.stats.grid import coverage, draw_passes, truth
+    from whileai.stats.score import clustered_rate_interval, score_interval
+
+    out: list[dict[str, Any]] = []
+    for tasks, k, n, diff in WAI131_CELLS:
+        c = draw_passes(np.random.default_rng(777), diff, reps, tasks, n)
+        pow_k, at_k = _kway(c, n, k)
+        lo1, hi1 = clustered_rate_interval(c, n)
+        lop, hip = score_interval(pow_k, floor=k / n)
+        loa, hia = score_interval(at_k, floor=k / n)
+        olo, ohi = _old_pass1(c / n)
+        row = {"tasks": tasks, "k": k, "n": n, "difficulty": diff,
+               "pass_at_1": coverage(lo1, hi1, truth(diff, "pass_at_1")),
+               "pass_pow_k": coverage(lop, hip, truth(diff, "pass_pow_k", k)),
+               "pass_at_k": coverage(loa, hia, truth(diff, "pass_at_k", k)),
+               "old_pass_at_1": coverage(olo, ohi, truth(diff, "pass_at_1"))}
+        olo, ohi = _old_kway(pow_k, tasks)
+        row["old_pass_pow_k"] = coverage(olo, ohi, truth(diff, "pass_pow_k", k))
+        olo, ohi = _old_kway(at_k, tasks + 1)
+        row["old_pass_at_k"] = coverage(olo, ohi, truth(diff, "pass_at_k", k))
+        out.append(row)
+    _wai131_cells(out, python, reps=reps)
+    return out
 
 
 def _print_intervals(rows: list[dict[str, Any]]) -> None:
@@ -276,7 +307,7 @@ def band(reps: int) -> None:
               f"{np.median(mde):+.3f} | {np.median(de):+.3f} |")
 
 
-SECTIONS = ("intervals", "hack", "trust", "compare", "band")
+SECTIONS = ("intervals", "wai131", "hack", "trust", "compare", "band")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"## {section}")
         if section == "intervals":
             _print_intervals(intervals(args.reps, args.old_reps, args.wai131))
+        elif section == "wai131":
+            _print_intervals(wai131_cells(min(args.reps, 200), args.wai131 or "/tmp/wai131/bin/python"))
         else:
             {"hack": hack, "trust": trust, "compare": compare, "band": band}[section](args.reps)
         print(f"({section}: {time.perf_counter() - t0:.1f} s)\n")
