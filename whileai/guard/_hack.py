@@ -484,6 +484,8 @@ class _AndTier(NamedTuple):
     """Positions of the auto pool features among the scanned auto columns."""
     seeds: int
     min_obs: int
+    sxx: dict[int, float]
+    """Cache: within-ask sum of squares of the AND of pool features a < b, keyed a * m + b."""
 
 
 def _and_tier(D: np.ndarray, auto_mat: Any, pool_d: list[int], pool_a: np.ndarray, keep_d: np.ndarray,
@@ -498,7 +500,7 @@ def _and_tier(D: np.ndarray, auto_mat: Any, pool_d: list[int], pool_a: np.ndarra
     scanned_a = np.flatnonzero(keep_a)
     return _AndTier(pool=full[eff_idx], pair_obs=pair_obs, n_graded=int(full.shape[0]),
                     dense_pos=np.searchsorted(scanned_d, np.asarray(pool_d, dtype=np.int64)),
-                    auto_pos=np.searchsorted(scanned_a, pool_a), seeds=seeds, min_obs=min_obs)
+                    auto_pos=np.searchsorted(scanned_a, pool_a), seeds=seeds, min_obs=min_obs, sxx={})
 
 
 def _verdict(report: HackScanReport, feats: list[HackFeature], endorsed: tuple[str, ...]) -> None:
@@ -902,7 +904,12 @@ class _Kernel:
     """Within-ask correlations of many feature columns with one centred reward, and shuffles."""
 
     def _and_max(self, tier: _AndTier, pool_rho: np.ndarray, Yp: np.ndarray) -> np.ndarray:
-        """Per shuffle: the largest |rho| over the pairwise ANDs of its own best ``seeds`` pool features."""
+        """Per shuffle: the largest |rho| over the pairwise ANDs of its own best ``seeds`` pool features.
+
+        An AND's within-ask sum of squares does not depend on the reward, so it is computed once
+        per pair and cached; its cross product with a shuffle is one entry of ``X' (X * y)`` over
+        the shuffle's chosen columns X (a seeds x seeds matrix product).
+        """
         b = Yp.shape[1]
         out = np.zeros(b)
         take = min(tier.seeds, pool_rho.shape[0])
@@ -910,27 +917,40 @@ class _Kernel:
             return out
         ia, ib = np.triu_indices(take, k=1)
         ranked = np.argsort(-np.nan_to_num(pool_rho, nan=-1.0), axis=0, kind="stable")[:take]
+        m = tier.pool.shape[1]
         for j in range(b):
             top = ranked[:, j]
-            a_idx, b_idx = top[ia], top[ib]
-            both = tier.pair_obs[a_idx, b_idx]
+            lo_i, hi_i = np.minimum(top[ia], top[ib]), np.maximum(top[ia], top[ib])
+            both = tier.pair_obs[lo_i, hi_i]
             keep = (both >= tier.min_obs) & (tier.n_graded - both >= tier.min_obs)
             if not keep.any():
                 continue
-            left, right = a_idx[keep], b_idx[keep]
-            sums = np.zeros((self.n_g.size, left.size))
-            ones = np.zeros(left.size)
-            sxy = np.zeros(left.size)
-            for sl in _row_chunks(tier.pool.shape[0]):  # bounded memory: one row chunk of ANDs at a time
-                Pf = (tier.pool[sl][:, left] & tier.pool[sl][:, right]).astype(np.float32)
-                sums += np.asarray(self.G[sl].T @ Pf)
-                ones += Pf.sum(axis=0)
-                sxy += Pf.T @ Yp[sl, j]
-            sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
+            codes = lo_i[keep] * m + hi_i[keep]
+            self._and_sxx(tier, [c for c in codes.tolist() if c not in tier.sxx])
+            sxx = np.array([tier.sxx[c] for c in codes.tolist()])
+            X = tier.pool[:, top].astype(np.float32)
+            S = X.T @ (X * Yp[:, j:j + 1])
+            sxy = S[ia[keep], ib[keep]].astype(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where(sxx > 1e-9, np.abs(sxy) / np.sqrt(sxx * self.syy), 0.0)
             out[j] = float(r.max(initial=0.0))
         return out
+
+    def _and_sxx(self, tier: _AndTier, codes: list[int]) -> None:
+        """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
+        if not codes:
+            return
+        m = tier.pool.shape[1]
+        left = np.array([c // m for c in codes])
+        right = np.array([c % m for c in codes])
+        sums = np.zeros((self.n_g.size, left.size))
+        ones = np.zeros(left.size)
+        for sl in _row_chunks(tier.pool.shape[0]):  # bounded memory: one row chunk of ANDs at a time
+            Pf = (tier.pool[sl][:, left] & tier.pool[sl][:, right]).astype(np.float32)
+            sums += np.asarray(self.G[sl].T @ Pf)
+            ones += Pf.sum(axis=0)
+        sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
+        tier.sxx.update(zip(codes, sxx.tolist()))
 
     def __init__(self, gid: np.ndarray, n_g: np.ndarray, yc: np.ndarray, syy: float) -> None:
         import scipy.sparse as sp
