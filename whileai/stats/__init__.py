@@ -1,6 +1,6 @@
 """Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, MinHash."""
 
-from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
 from whileai.stats.binomial import binomial_greater_p
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
@@ -53,6 +53,7 @@ __all__ = [
     "detectable_moved",
     "effective_tasks",
     "fmix64",
+    "kappa_interval",
     "mean_interval",
     "minhash_signatures",
     "modified_wilson",
