@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[1] / "whileai"
 #: Layer of each unit (a top-level module or package of whileai), high to low. A unit imports only
 #: units of a lower rank (or itself); equal ranks never import each other. The steps are ranked
 #: in the order one may import another: grade reads simulate's tool schemas, guard reads nothing
-#: of the steps, select calls measure's task_stats and guard's leak_report and hack_scan, export
-#: reads measure's group_stats and simulate's tool(), store records measure's reports.
+#: of the steps, measure's self_check checks guard's hack_scan floor, select calls measure's
+#: task_stats and guard's leak_report and hack_scan, export reads measure's group_stats and
+#: simulate's tool(), store records measure's reports.
 RANK: dict[str, int] = {
     "cli": 100,
     # apps
@@ -32,8 +33,8 @@ RANK: dict[str, int] = {
     "store": 57,
     "exporters": 56,
     "selection": 55,
-    "guard": 54,
-    "measure": 53,
+    "measure": 54,
+    "guard": 53,
     "grade": 52,
     "verify": 51,
     "simulation": 50,

@@ -59,6 +59,7 @@ _PUBLIC: dict[str, str] = {
     "Comparison": "whileai.measure",
     "DeltaReport": "whileai.measure",
     "EvalVarianceReport": "whileai.measure",
+    "FailureTable": "whileai.measure",
     "HoldoutSizeReport": "whileai.measure",
     "MarkerSummary": "whileai.measure",
     "MetricSummary": "whileai.measure",
@@ -68,6 +69,7 @@ _PUBLIC: dict[str, str] = {
     "delta_report": "whileai.measure",
     "detectable_effect": "whileai.measure",
     "eval_variance": "whileai.measure",
+    "failure_table": "whileai.measure",
     "format_delta_report": "whileai.measure",
     "group_stats": "whileai.measure",
     "holdout_size": "whileai.measure",
@@ -379,6 +381,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: _PUBLIC and ALIA
         EvalVarianceReport as EvalVarianceReport,
     )
     from whileai.measure import (
+        FailureTable as FailureTable,
+    )
+    from whileai.measure import (
         HoldoutSizeReport as HoldoutSizeReport,
     )
     from whileai.measure import (
@@ -405,6 +410,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: _PUBLIC and ALIA
     )
     from whileai.measure import (
         eval_variance as eval_variance,
+    )
+    from whileai.measure import (
+        failure_table as failure_table,
     )
     from whileai.measure import (
         format_delta_report as format_delta_report,
