@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from whileai import charts
+import whileai.charts as charts
 from whileai.defaults import PAGE_CURVE_POINTS, PAGE_CURVE_RUNS, PAGE_VERSIONS_SHOWN, ROWS_PAGE_SAMPLE
 from whileai.errors import ArgumentError
 from whileai.platform._models import AgentInfo, Behavior, Example, Experiment, RunRecord, ScoreRecord
