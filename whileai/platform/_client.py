@@ -52,6 +52,7 @@ from whileai.platform._models import (
     check_behavior_name,
 )
 from whileai.platform._routes import build
+from whileai.table import IntoRows
 from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
 
 __all__ = ["Run", "Tracked", "attach_delta", "attach_holdout", "describe", "track"]
@@ -525,13 +526,13 @@ def _bound(run_id: str, base_url: str | None, api_key: str | None, store: Any, t
     return Run(backend, backend.call("run", run_id=run_id))
 
 
-def attach_delta(run_id: str, before: Any, after: Any, *, base_url: str | None = None, api_key: str | None = None,
+def attach_delta(run_id: str, before: IntoRows, after: IntoRows, *, base_url: str | None = None, api_key: str | None = None,
                  store: str | os.PathLike[str] | None = None, transport: Any = None, **delta_report_kwargs: Any) -> Any:
     """``run.delta(before, after)`` for a run that already finished: the delta report kept on the run."""
     return _bound(run_id, base_url, api_key, store, transport).delta(before, after, **delta_report_kwargs)
 
 
-def attach_holdout(run_id: str, before: Any, after: Any, *, base_url: str | None = None, api_key: str | None = None,
+def attach_holdout(run_id: str, before: IntoRows, after: IntoRows, *, base_url: str | None = None, api_key: str | None = None,
                    store: str | os.PathLike[str] | None = None, transport: Any = None,
                    **delta_report_kwargs: Any) -> dict[str, Any]:
     """``run.holdout(before, after)`` for a run that already finished: ``summary["holdout"]``."""

@@ -151,7 +151,7 @@ def openapi() -> dict[str, Any]:
 
 
 def _version() -> str:
-    from whileai import __version__
+    from whileai._version import __version__
 
     return __version__
 
