@@ -194,3 +194,30 @@ def test_agents_and_login_pages(browser_page, server):
     assert "/login" in other.url  # no session: the sign-in form
     _shot(other, "login")
     fresh.close()
+
+
+def test_static_report_draws_offline_from_a_file(browser_page, tmp_path):
+    from whileai.platform.pages import write_report
+    from whileai.testing import rollout_table
+
+    a, b = tmp_path / "base.parquet", tmp_path / "sft.parquet"
+    rollout_table(60, 4, seed=1, policy_version="base").write_parquet(a)
+    rollout_table(60, 4, seed=1, shift=0.15, replica=3, policy_version="sft").write_parquet(b)
+    out = write_report([a, b], tmp_path / "report.html")
+    page, _ = browser_page
+    fresh = page.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    other = fresh.new_page()
+    errors: list[str] = []
+    other.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    other.on("pageerror", lambda exc: errors.append(str(exc)))
+    other.goto(out.as_uri())
+    charts = other.locator("div.chart[data-traces]")
+    assert charts.count() >= 2
+    for i in range(charts.count()):
+        node = charts.nth(i)
+        node.locator(".main-svg").first.wait_for()
+        assert node.evaluate("n => n.data.length") == int(node.get_attribute("data-traces"))
+    assert other.locator("#pass-rates tbody tr").count() == 2
+    _shot(other, "report")
+    fresh.close()
+    assert errors == []

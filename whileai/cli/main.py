@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "logout": "whileai.cli.login:logout",
     "pass-at": "whileai.cli.pass_at:pass_at",
     "quickstart": "whileai.cli.quickstart:quickstart",
+    "report": "whileai.cli.report:report",
     "runs": "whileai.cli.runs:runs",
     "select": "whileai.cli.select:select",
     "self-check": "whileai.cli.self_check:self_check",

@@ -8,5 +8,6 @@ read; the page data comes from :mod:`whileai.platform._page` and the figures fro
 from whileai.platform.pages._app import Pages, safe_next
 from whileai.platform.pages._markdown import render_markdown
 from whileai.platform.pages._render import render
+from whileai.platform.pages._report import report_html, report_sections, write_report
 
-__all__ = ["Pages", "render", "render_markdown", "safe_next"]
+__all__ = ["Pages", "render", "render_markdown", "report_html", "report_sections", "safe_next", "write_report"]
