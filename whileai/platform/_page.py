@@ -152,7 +152,8 @@ def _score_charts(dash: Dashboard, frontier: set[str]) -> list[Chart]:
         shown = [s for s in bars if s.id in keep]
         more = len(bars) - len(shown)
         caption = f"{behavior}: held-out score by version (95% interval)" + (
-            f"; the newest {len(shown)} of {len(bars)} versions" if more else "")
+            f"; {len(shown)} of {len(bars)} versions: the newest {PAGE_VERSIONS_SHOWN}, the served one and the candidate"
+            if more else "")
         fig = charts.version_scores([s.version or s.run_id for s in shown], [s.value for s in shown],
                                     [s.ci for s in shown] if any(s.ci is not None for s in shown) else None,
                                     served=served, candidate=candidate, frontier=line, title=behavior)

@@ -138,8 +138,7 @@ class Pages:
     def _error_page(self, request: Any, session: Session | None, exc: Exception) -> Any:
         status = exc.status if isinstance(exc, PlatformError) else 422
         message = exc.message if isinstance(exc, WaiError) else str(exc)
-        return self._page("error.html", request, session, status=status, status_code=status,
-                          message=message, **{"status": status})
+        return self._page("error.html", request, session, status=status, code=status, message=message)
 
     @staticmethod
     def _redirect(url: str) -> Any:
@@ -206,7 +205,7 @@ class Pages:
                     log.exception("%s %s failed", request.method, request.url.path)
                     response = self._page("error.html", request, session, status=500, message=
                                           f"the page failed ({type(exc).__name__}); the server log has the traceback.",
-                                          **{"status": 500})
+                                          code=500)
             log.info("%s %s %d key=%s %.1f ms", request.method, request.url.path, response.status_code,
                      (session.key_id if session else None) or "-", (time.perf_counter() - started) * 1000)
             return response
