@@ -252,11 +252,7 @@ def runs_page(dash: Dashboard) -> RunsPage:
                                served=v.served, candidate_score=v.candidate_score, served_score=v.served_score,
                                delta=v.delta, ci95=v.ci95, noise_floor=v.noise_floor, word=v.word,
                                unproven=v.unproven, line=v.line))
-    versions: list[str] = []
-    for s in dash.versions:
-        ver = s.version or s.run_id
-        if ver not in versions:
-            versions.append(ver)
+    versions = list(dict.fromkeys(s.version or s.run_id for s in dash.versions))
     costs, cost_chart = _costs(dash)
     return RunsPage(
         agent=dash.agent, brief=brief, brief_markdown=brief.markdown(), experiment=experiment,
