@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from whileai import __version__
+from whileai._version import __version__
 
 __all__ = ["cli", "main"]
 

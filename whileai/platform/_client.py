@@ -52,6 +52,7 @@ from whileai.platform._models import (
 )
 from whileai.platform._routes import build
 from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
+from whileai.table import IntoRows
 
 __all__ = ["Run", "Tracked", "attach_delta", "attach_holdout", "describe", "track"]
 
@@ -483,7 +484,7 @@ class Run:
         """Hide the run from the default listing (it stays in the store)."""
         return self._patch(archived=True)
 
-    def delta(self, before: Any, after: Any, **delta_report_kwargs: Any) -> Any:
+    def delta(self, before: IntoRows, after: IntoRows, **delta_report_kwargs: Any) -> Any:
         """Keep the whole ``delta_report(before, after, ...)`` on the run, and its holdout block in the summary."""
         from whileai.measure import delta_report
 
@@ -493,7 +494,7 @@ class Run:
         self.holdout_summary = block
         return report
 
-    def holdout(self, before: Any, after: Any, **delta_report_kwargs: Any) -> dict[str, Any]:
+    def holdout(self, before: IntoRows, after: IntoRows, **delta_report_kwargs: Any) -> dict[str, Any]:
         """Add ``summary["holdout"]``: each side's pass rate with n_tasks, k and ci95, and the verdict word."""
         from whileai.measure import delta_report
 
@@ -520,13 +521,13 @@ def _bound(run_id: str, base_url: str | None, api_key: str | None, store: Any, t
     return Run(backend, backend.call("run", run_id=run_id))
 
 
-def attach_delta(run_id: str, before: Any, after: Any, *, base_url: str | None = None, api_key: str | None = None,
+def attach_delta(run_id: str, before: IntoRows, after: IntoRows, *, base_url: str | None = None, api_key: str | None = None,
                  store: str | os.PathLike[str] | None = None, transport: Any = None, **delta_report_kwargs: Any) -> Any:
     """``run.delta(before, after)`` for a run that already finished: the delta report kept on the run."""
     return _bound(run_id, base_url, api_key, store, transport).delta(before, after, **delta_report_kwargs)
 
 
-def attach_holdout(run_id: str, before: Any, after: Any, *, base_url: str | None = None, api_key: str | None = None,
+def attach_holdout(run_id: str, before: IntoRows, after: IntoRows, *, base_url: str | None = None, api_key: str | None = None,
                    store: str | os.PathLike[str] | None = None, transport: Any = None,
                    **delta_report_kwargs: Any) -> dict[str, Any]:
     """``run.holdout(before, after)`` for a run that already finished: ``summary["holdout"]``."""

@@ -101,7 +101,7 @@ def _merge(old: dict[str, Any], new: dict[str, Any] | None) -> dict[str, Any]:
 def not_found(what: str, ident: str, fix: str) -> PlatformError:
     """The 404 every unknown (or another account's) object answers."""
     return PlatformError(404, "not_found", f"{what} {ident!r} does not exist on this server (or belongs to another "
-                                           f"account). {fix}", ident=ident)
+                                           f"account). {fix}", name=ident)
 
 
 class KeyInfo:
