@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench test-trl clean install-sandbox
+.PHONY: install demo test lint typecheck unit bench test-trl test-store-compat clean install-sandbox
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,8 +47,18 @@ test-trl: $(STAMP)
 	$(PIP) install -q -e '.[dev,trl]' || echo "test-trl: the trl extra could not be installed; the TRL proof will skip"
 	$(PY) -m pytest -p no:cacheprovider -rs tests/exporters/test_trl.py
 
+# The store file must open in the DuckDB releases users have (1.1 onward): a throwaway venv with
+# duckdb<2 reads a store this whileai creates (docs/reliability.md, "Store"). If duckdb<2 cannot be
+# installed (no registry), the test skips and says so.
+DUCKDB1_VENV := .venv-duckdb1
+test-store-compat: $(STAMP)
+	test -x $(DUCKDB1_VENV)/bin/python || $(PYTHON) -m venv $(DUCKDB1_VENV)
+	$(DUCKDB1_VENV)/bin/python -m pip install -q 'duckdb<2' || echo "test-store-compat: duckdb<2 could not be installed; the test builds its own or skips"
+	WAI_DUCKDB1_PYTHON=$$( $(DUCKDB1_VENV)/bin/python -c 'import duckdb' 2>/dev/null && echo $(CURDIR)/$(DUCKDB1_VENV)/bin/python ) \
+		$(PY) -m pytest -p no:cacheprovider -rs tests/reliability/test_store_duckdb1.py
+
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DUCKDB1_VENV) .pytest_cache .mypy_cache .ruff_cache

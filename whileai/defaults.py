@@ -538,3 +538,26 @@ MAX_USER_TURNS = 3
 # all-pass or all-fail, as a multiple of repeats (DAPO over-samples until the batch is full of
 # mixed groups; the cap bounds the cost of an ask that never mixes; convention, untested).
 DYNAMIC_SAMPLING_CAP = 4
+
+# ---- reliability (writes, store, keys, inputs) ----
+# Temporary files a write makes beside its target are named ``.<name>.<pid>.<token>`` plus this
+# suffix, so a later write to the same folder can recognise (and sweep) the ones a killed process
+# left (docs/reliability.md, "Writes"; convention).
+TEMP_SUFFIX = ".wai-tmp"
+# A leftover temporary file is swept only when the process that made it is gone and it has not
+# been written for this many seconds: a live writer touches its file continuously, and the age
+# keeps a writer on another machine sharing the folder safe from a pid that only looks dead here
+# (convention, docs/reliability.md).
+STALE_TEMP_AGE_S = 600.0
+# Output suffixes a row writer accepts, and the format each means; any other suffix is refused
+# rather than written as JSONL under a misleading name (docs/reliability.md, "Writes").
+OUTPUT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
+                   ".parquet": "parquet", ".pq": "parquet"}
+# The DuckDB storage format a new store file is created with: v1.1.0 files open in every DuckDB
+# release from 1.1 on, which is what users' notebooks and BI tools have (DuckDB docs, "Storage
+# Versions and Format"; checked: a 2.0.x file written with it opens in duckdb 1.4.4 and 1.1.3).
+STORE_STORAGE_VERSION = "v1.1.0"
+# Header and parameter names whose values an Endpoint never shows: any name containing one of
+# these (case-insensitive), e.g. Authorization, api-key, x-auth-token, client_secret (OWASP
+# Logging Cheat Sheet, "Data to exclude"; convention).
+SECRET_NAME_PARTS = ("key", "auth", "token", "secret")

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["ROWS_HELP", "emit", "json_option", "read_rows", "rows_argument", "store_option"]
+__all__ = ["ROWS_HELP", "check_output", "emit", "json_option", "read_rows", "rows_argument", "store_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,6 +42,18 @@ def read_rows(source: str, *, columns: Sequence[str] | None = None) -> Any:
     return table.frame(source, columns=columns)
 
 
-def emit(report: Any, as_json: bool) -> None:
-    """Print a report: its text (``str``) or, with ``--json``, ``report.to_json()``."""
-    click.echo(report.to_json() if as_json else str(report))
+def emit(report: Any, as_json: bool, *, output: str | None = None) -> None:
+    """Print a report: its text (``str``) or, with ``--json``, ``report.to_json()``.
+
+    When the rows went to standard output (``-o -`` or ``-o /dev/stdout``) the report goes to
+    stderr, so the rows stay clean for a pipe.
+    """
+    click.echo(report.to_json() if as_json else str(report), err=output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"))
+
+
+def check_output(output: str) -> str:
+    """Check an ``-o`` path before any work (``table.check_output``); ``-`` is stdout."""
+    from whileai import table
+
+    table.check_output(output)
+    return output

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, read_rows, rows_argument
+from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, read_rows, rows_argument
 
 
 @click.command()
 @rows_argument()
 @click.option("--eval", "evals", multiple=True, required=True, metavar="EVAL",
               help="An eval file (JSONL or Parquet) to check against; repeatable.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the clean rows (.jsonl, .jsonl.gz or .parquet), atomically.")
+@click.option("-o", "--output", required=True, type=str,
+              help="Where to write the clean rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically.")
 @click.option("--field", "fields", multiple=True, metavar="FIELD",
               help="A row field checked against the eval texts (default: prompt); repeatable.")
 @json_option
@@ -21,9 +21,10 @@ def decontaminate(file: str, evals: tuple[str, ...], output: str, fields: tuple[
     from whileai import table
     from whileai.guard import decontaminate as clean_rows
 
+    check_output(output)
     clean, report = clean_rows(read_rows(file), eval=list(evals), fields=list(fields) or ("prompt",))
     table.write(clean, output)
-    emit(report, as_json)
+    emit(report, as_json, output=output)
 
 
 decontaminate.help = f"{decontaminate.help}\n\n{ROWS_HELP}"

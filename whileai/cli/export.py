@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, rows_argument
 from whileai.defaults import EXPORT_FORMAT, EXPORT_MASK_MODE
 
 
 @click.command()
 @rows_argument()
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the training rows (.jsonl, .jsonl.gz or .parquet), atomically.")
+@click.option("-o", "--output", required=True, type=str,
+              help="Where to write the training rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically.")
 @click.option("--format", "format_", type=click.Choice(["openai", "trl"]), default=EXPORT_FORMAT, show_default=True,
               help="openai: messages with a loss_mask; trl: what TRL's chat-template helpers accept.")
 @click.option("--mask-mode", type=click.Choice(["assistant", "final"]), default=EXPORT_MASK_MODE, show_default=True,
@@ -26,8 +26,9 @@ def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, n
     """Write FILE's rollouts as training rows to OUTPUT, with loss masks and group stats."""
     from whileai.exporters import export_dataset
 
+    check_output(output)
     emit(export_dataset(file, output, format=format_, mask_mode=mask_mode, unroll=unroll,  # type: ignore[arg-type]
-                        validate=not no_validate), as_json)
+                        validate=not no_validate), as_json, output=output)
 
 
 export.help = f"{export.help}\n\n{ROWS_HELP}"

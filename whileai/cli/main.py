@@ -86,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = [a for a in args if a != "--debug"]
     from whileai.errors import WaiError
 
+    sys.unraisablehook = _quiet_interrupt  # Ctrl-C inside a finaliser: "interrupted", not "Exception ignored"
+
     try:
         result = cli.main(args=args, prog_name="wai", standalone_mode=False)
         return result if isinstance(result, int) else 0
@@ -110,6 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(exc, debug, f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
                           "(rerun with --debug for the traceback, and report it)")
         return EXIT_INTERNAL
+
+
+def _quiet_interrupt(unraisable: Any) -> None:
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
 
 
 def _fail(exc: BaseException, debug: bool, line: str) -> None:

@@ -15,9 +15,14 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
 @json_option
 def pass_at(file: str, k: int | None, as_table: bool, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
+    from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure
 
     report = measure(file, k=k)
+    if report.n_rows == 0:
+        where = "stdin" if file == "-" else f"file {file!r}"
+        raise EmptyInputError(f"{where} must hold graded rollouts, got no rows. Check the path, or run the eval "
+                              "that should have filled it.", source=file)
     if as_table and not as_json:
         click.echo(report.table())
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, rows_argument
 from whileai.defaults import SELECT_TARGET
 
 
@@ -12,8 +12,8 @@ from whileai.defaults import SELECT_TARGET
 @rows_argument()
 @click.option("--mode", type=click.Choice(["rl", "sft"]), required=True,
               help="rl: the difficulty band and whole groups; sft: rejection sampling.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Where to write the kept rows (.jsonl, .jsonl.gz or .parquet), atomically.")
+@click.option("-o", "--output", required=True, type=str,
+              help="Where to write the kept rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically.")
 @click.option("--target", type=click.IntRange(min=0), default=SELECT_TARGET, show_default=True,
               help="Most rows to keep; 0 keeps every eligible group (rl only).")
 @click.option("--endorsed", multiple=True, metavar="FEATURE",
@@ -22,11 +22,16 @@ from whileai.defaults import SELECT_TARGET
 def select(file: str, mode: str, output: str, target: int, endorsed: tuple[str, ...], as_json: bool) -> None:
     """Keep the rows that carry training signal and write them to OUTPUT; print what was dropped."""
     from whileai.data import select as optimize
+    from whileai.errors import ArgumentError
 
+    check_output(output)
+    if mode == "sft" and target == 0:
+        raise ArgumentError("--target must be at least 1 with --mode sft (0 means every eligible group, which only "
+                            "--mode rl has), got 0. Pass --target 1000 for example.", argument="target", value=0)
     options = {"endorsed": list(endorsed)} if endorsed else {}
     selection = optimize(file, mode=mode, target=target or None, **options)  # type: ignore[arg-type]
     selection.write(output)
-    emit(selection.report, as_json)
+    emit(selection.report, as_json, output=output)
 
 
 select.help = f"{select.help}\n\n{ROWS_HELP}"

@@ -12,7 +12,7 @@ from typing import Any
 from whileai._checks import check_choice as check_choice
 from whileai.errors import ArgumentError, InputFileError, WaiError
 from whileai.table import _normalize as nz
-from whileai.table import atomic_path
+from whileai.table import atomic_path, output_format
 
 __all__ = ["check_choice", "resolve_tools", "target_path", "writing"]
 
@@ -95,16 +95,17 @@ def target_path(source: Any, output: str | os.PathLike[str] | None) -> Path:
 
 
 def is_parquet(path: Path) -> bool:
-    """Parquet by suffix (``.parquet``, ``.pq``); anything else is JSONL."""
-    return path.name.lower().endswith((".parquet", ".pq"))
+    """Parquet by suffix (``.parquet``, ``.pq``); JSONL for ``.jsonl``/``.jsonl.gz``; any other suffix raises.
+
+    Raises:
+        ArgumentError: A suffix whileai does not write (``table.output_format``).
+    """
+    return output_format(path) == "parquet"
 
 
 @contextmanager
 def writing(path: Path) -> Iterator[Path]:
     """``table.atomic_path`` with OS errors turned into a clear InputFileError (no file left)."""
-    if path.exists() and path.is_dir():
-        raise InputFileError(f"output {str(path)!r} is a folder, not a file. Pass a file path such as "
-                             f"{str(path / 'train.jsonl')!r}.", path=str(path))
     try:
         with atomic_path(path) as tmp:
             yield tmp

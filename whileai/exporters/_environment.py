@@ -8,9 +8,7 @@ import importlib
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -252,36 +250,25 @@ def _version() -> str:
 def _write_package(target: Path, name: str, spec: dict[str, Any], train: list[dict[str, Any]],
                    hold: list[dict[str, Any]], description: str) -> list[str]:
     """Write the package into a temporary folder beside ``target`` and rename it into place."""
-    parent = target.parent if str(target.parent) else Path(".")
+    files = {
+        "README.md": _readme(name, spec, len(train), len(hold), description),
+        "pyproject.toml": _pyproject(name, spec, description),
+        f"{name}/__init__.py": MODULE_TEMPLATE.format(name=name, version=spec["sdk_version"]),
+        f"{name}/spec.json": json.dumps(spec, indent=2, ensure_ascii=False) + "\n",
+        f"{name}/data/train.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in train),
+        f"{name}/data/holdout.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in hold),
+    }
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
-    except OSError as exc:
-        raise InputFileError(f"out {str(target)!r} cannot be written ({exc.strerror or exc}). "
+        with table.atomic_path(target, folder=True) as tmp:
+            pkg = tmp / name
+            (pkg / "data").mkdir(parents=True)
+            for rel, text in files.items():
+                (tmp / rel).write_text(text, encoding="utf-8")
+            for path in [pkg, pkg / "data"]:
+                path.chmod(0o755)
+    except InputFileError as exc:
+        raise InputFileError(f"out {str(target)!r} cannot be written ({exc}); nothing was left behind. "
                              "Choose a folder you can write to.", path=str(target)) from exc
-    try:
-        pkg = tmp / name
-        (pkg / "data").mkdir(parents=True)
-        files = {
-            "README.md": _readme(name, spec, len(train), len(hold), description),
-            "pyproject.toml": _pyproject(name, spec, description),
-            f"{name}/__init__.py": MODULE_TEMPLATE.format(name=name, version=spec["sdk_version"]),
-            f"{name}/spec.json": json.dumps(spec, indent=2, ensure_ascii=False) + "\n",
-            f"{name}/data/train.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in train),
-            f"{name}/data/holdout.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in hold),
-        }
-        for rel, text in files.items():
-            (tmp / rel).write_text(text, encoding="utf-8")
-        for path in [tmp, pkg, pkg / "data"]:
-            path.chmod(0o755)
-        if target.exists():
-            target.rmdir()  # an empty folder (checked before)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, OSError):
-            raise InputFileError(f"out {str(target)!r} cannot be written ({exc.strerror or exc}); nothing was left "
-                                 "behind. Choose a folder you can write to.", path=str(target)) from exc
-        raise
     return sorted(files)
 
 

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import json
 import os
@@ -310,16 +309,15 @@ def export_dataset(
         if opts.parquet:
             _write_parquet(run, tmp)
         else:
-            _write_jsonl(run, tmp, compress=target.name.lower().endswith(".gz"))
+            _write_jsonl(run, tmp, target)
         report = run.finish(target)
     return report
 
 
 
 
-def _write_jsonl(run: _Run, tmp: Path, *, compress: bool) -> None:
-    handle: Any = gzip.open(tmp, "wb", compresslevel=6) if compress else open(tmp, "wb")  # noqa: SIM115
-    with handle:
+def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:
+    with table.open_binary(tmp, target, compresslevel=6) as handle:
         for out in run.chunks():
             out.write_csv(handle, include_header=False, quote_style="never", line_terminator="")
 

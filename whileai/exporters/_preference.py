@@ -17,7 +17,7 @@ from whileai.exporters._common import check_choice, is_parquet, resolve_tools, w
 from whileai.exporters._encode import Encoding, field_piece, message_json, valid_object
 from whileai.exporters._report import PreferenceExportReport, ToolCallRoundtrip
 from whileai.table import _normalize as nz
-from whileai.table import meta_of
+from whileai.table import meta_of, open_binary
 from whileai.table.schema import MESSAGE, TOOL_CALL
 
 __all__ = ["export_preference", "preference_rows"]
@@ -330,11 +330,7 @@ def export_preference(
         raise ArgumentError(f"output must be a .jsonl or .jsonl.gz file for preference pairs, got {str(target)!r}. "
                             "Write JSONL; trainers load it with datasets.load_dataset('json').", argument="output")
     lines, report = _run(pairs, format, drop_ties=drop_ties, validate=validate, system_prompt=system_prompt, tools=tools)
-    with writing(target) as tmp:
-        import gzip
-
-        handle: Any = gzip.open(tmp, "wb") if target.name.lower().endswith(".gz") else open(tmp, "wb")  # noqa: SIM115
-        with handle:
-            lines.write_csv(handle, include_header=False, quote_style="never")
+    with writing(target) as tmp, open_binary(tmp, target) as handle:
+        lines.write_csv(handle, include_header=False, quote_style="never")
     report.path = str(target)
     return report

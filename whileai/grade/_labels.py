@@ -99,8 +99,7 @@ def _read_labels(labels: Any) -> _LabelColumns:
         if not path.exists():
             raise JudgeError(f"labels must be a list, a dict or a JSONL path, got the path {str(labels)!r}, which does "
                              "not exist. Check the path.", value=str(labels))
-        with open(path, encoding="utf-8") as handle:
-            labels = [json.loads(line) for line in handle if line.strip()]
+        labels = _read_label_file(path)
     records: list[dict[str, Any]] = []
     if isinstance(labels, Mapping):
         return _LabelColumns.from_mapping(labels)
@@ -136,6 +135,29 @@ def _read_labels(labels: Any) -> _LabelColumns:
         records.append(rec)
     return _LabelColumns([r["form"] for r in records], [r["key"] for r in records], [r["label"] for r in records],
                          [r["shown"] for r in records])
+
+
+def _read_label_file(path: Path) -> list[Any]:
+    """The records of a JSONL labels file; a file that cannot be opened or decoded is a JudgeError."""
+    shown = str(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            records = []
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append(json.loads(line))
+                except ValueError as exc:
+                    raise JudgeError(f"labels file {shown!r}: line {lineno} must be one JSON record, got {line[:60]!r} "
+                                     f"({exc}). Fix or remove that line.", value=shown, line=lineno) from exc
+            return records
+    except UnicodeDecodeError as exc:
+        raise JudgeError(f"labels file {shown!r} must be UTF-8 JSONL, got bytes that do not decode ({exc.reason} at "
+                         f"byte {exc.start}). Re-save it as UTF-8.", value=shown) from exc
+    except OSError as exc:
+        raise JudgeError(f"labels file {shown!r} cannot be read ({exc.strerror or exc}). Check its permissions, or "
+                         "pass another path.", value=shown) from exc
 
 
 @dataclass(frozen=True)

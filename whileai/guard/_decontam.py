@@ -219,6 +219,11 @@ def decontaminate(
 
     ev, described = _read_sources(sources)
     df = table.frame(rows, allow_empty=True)
+    missing = [f for f in fields_t if f not in df.columns]
+    if df.height and missing:  # a check that silently checks nothing would pass CI
+        text_cols = [c for c, t in df.schema.items() if t == pl.String and c != "task_key"]
+        raise ArgumentError(f"fields must name text fields the training rows have, got {missing[0]!r}, which they "
+                            f"do not. Pick from {', '.join(text_cols) or 'none'}.", argument="fields", value=missing[0])
     report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
                                  similarity=similarity if embedder is not None else None, fields=list(fields_t))
     rule = np.zeros(df.height, dtype=np.int8)  # 0 clean, 1..4 the rule that caught the row first

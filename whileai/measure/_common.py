@@ -90,6 +90,7 @@ def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
     [0, 1] raises :class:`SchemaError` (a 1-to-5 score read as a pass rate gives a plausible but
     wrong number).
     """
+    warn_duplicates(df, warnings)
     if "reward" not in df.columns:
         return df.with_columns(pl.lit(None, pl.Float64).alias("reward"))
     if df.schema["reward"] != pl.Float64:
@@ -118,6 +119,30 @@ def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
                         "Return None from the judge for a row it could not grade.")
         df = df.with_columns(pl.when(reward.is_nan()).then(None).otherwise(reward).alias("reward"))
     return df
+
+
+def warn_duplicates(df: pl.DataFrame, warnings: list[str]) -> None:
+    """Warn when rows repeat a (task, rollout_index) pair (within one replay, ``lineage.eval_run``).
+
+    A file concatenated twice doubles k and narrows every interval with no new evidence; the
+    measure steps read the rows as given, so this says so rather than fixing it silently.
+    """
+    if "rollout_index" not in df.columns or df.height == 0 or df["rollout_index"].null_count() == df.height:
+        return
+    keys = [pl.col("task_key"), pl.col("rollout_index")]
+    if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct) and \
+            "eval_run" in {f.name for f in df.schema["lineage"].fields}:
+        keys.append(pl.col("lineage").struct.field("eval_run").alias("_eval_run"))
+    counts = (df.filter(pl.col("rollout_index").is_not_null()).group_by(keys).len()
+              .filter(pl.col("len") > 1))
+    if counts.height == 0:
+        return
+    extra = int(counts["len"].sum() - counts.height)
+    first = counts.sort("task_key", "rollout_index").row(0, named=True)
+    warnings.append(
+        f"{extra:,} row(s) repeat a (task, rollout_index) pair already seen, e.g. task {first['task_key']!r} rollout "
+        f"{first['rollout_index']} appears {first['len']} times; k and the interval count them as new rollouts. "
+        "Drop the duplicates (df.unique(['scenario_id', 'rollout_index'])) unless they are separate runs.")
 
 
 def marker_names(df: pl.DataFrame) -> list[str]:

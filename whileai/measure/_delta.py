@@ -503,7 +503,12 @@ def _comparability(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, warnin
     causes: list[str] = []
     graded_a = int(a["reward"].count()) if a.height else 0
     graded_b = int(b["reward"].count()) if b.height else 0
-    if not graded_a or not graded_b:
+    if not a.height or not b.height:
+        causes.append("ungraded")  # no rows at all: nothing graded either
+        empty = " and ".join(side for side, df in (("before", a), ("after", b)) if not df.height)
+        warnings.append(f"the {empty} side holds no rows ({a.height} before, {b.height} after), so there is nothing to "
+                        "compare. Check the file path, or run the eval that should have filled it.")
+    elif not graded_a or not graded_b:
         causes.append("ungraded")
         warnings.append(f"one arm has no graded rows ({graded_a} before, {graded_b} after): grade both arms first.")
     elif not math.isfinite(report.paired_share) or report.paired_share < MIN_PAIRED_SHARE:

@@ -203,6 +203,14 @@ def select_for_sft(
         "completions_per_prompt_median": float(per_prompt.median()),  # type: ignore[arg-type]
         "prompts_with_one_completion": int((per_prompt <= 1).sum()),
     }
+    passing = df.height - report["n_ungraded"] - report["n_not_pass"]
+    if eligible.height == 0 and passing > 0 and report["n_junk"] == passing:
+        raise TrainingSelectionError(
+            f"rows must have a completion to train on, got {passing} passing row(s) that are all junk (no tool call and "
+            "no letter or digit in the reply: an empty or missing completion). Give the rows their replies "
+            "(final_text or a last assistant message), or check the step that dropped them.",
+            n_junk=report["n_junk"],
+        )
     if eligible.height == 0:
         best = df["reward"].max()
         raise TrainingSelectionError(

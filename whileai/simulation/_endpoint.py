@@ -6,8 +6,10 @@ can be named as a string, ``"provider/model"`` (``"openai/gpt-4o-mini"``, ``"ant
 base URL and its own key variable. Requests go through httpx with a concurrency limit, a timeout,
 and retries with exponential backoff on 429, 5xx and transport errors (honouring ``Retry-After``);
 other 4xx answers fail at once with the reason. The API key comes from ``api_key=`` or the
-provider's environment variable and never appears in a repr, a log line, an error message or a
-row. Each endpoint counts what it sent (requests, tokens in and out) for the run's egress report,
+provider's environment variable and never appears in a repr, ``vars()``, a log line, an error
+message or a row; neither does any header or parameter whose name holds key, auth, token or
+secret (Azure's ``api-key``, ``X-Auth-Token``), nor a key the server or the model echoes back
+(docs/reliability.md, "Keys"). Each endpoint counts what it sent (requests, tokens in and out) for the run's egress report,
 and refuses every request while an ``offline=True`` run is in progress.
 """
 
@@ -33,6 +35,7 @@ from whileai.defaults import (
     ENDPOINT_MAX_RETRIES,
     ENDPOINT_TIMEOUT_S,
     MODEL_PROVIDERS,
+    SECRET_NAME_PARTS,
     SIM_CONCURRENCY,
 )
 from whileai.errors import ArgumentError, EndpointError
@@ -178,7 +181,8 @@ class Endpoint:
         temperature: Sent when given; the server's default otherwise.
         max_tokens: Sent when given.
         top_p: Sent when given.
-        headers: Extra HTTP headers.
+        headers: Extra HTTP headers. One whose name holds key, auth, token or secret (``api-key``)
+            is a credential: sent as given, shown as ``***``, redacted from errors and replies.
         params: Extra request fields sent with every request (``{"top_p": 0.9}``,
             ``{"extra_body": ...}`` fields flattened in).
 
@@ -234,8 +238,9 @@ class Endpoint:
         self.concurrency = int(concurrency)
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.headers = dict(headers or {})
-        self.params = dict(params or {})
+        # a header or parameter named like a credential is held as a _Secret: never shown, sent as is
+        self.headers: dict[str, Any] = {k: _Secret(v) if _is_secret(k, v) else v for k, v in dict(headers or {}).items()}
+        self.params: dict[str, Any] = {k: _Secret(v) if _is_secret(k, v) else v for k, v in dict(params or {}).items()}
         self._lock = threading.Lock()
         self._client: httpx.Client | None = None
         self._sem = threading.BoundedSemaphore(self.concurrency)
@@ -368,7 +373,7 @@ class Endpoint:
         return f"{self.base_url}/chat/completions"
 
     def _request_headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", **self.headers}
+        headers = {"Content-Type": "application/json", **_reveal(self.headers)}
         key = self._key.get()
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -390,7 +395,7 @@ class Endpoint:
             payload["max_tokens"] = self.max_tokens
         if self.top_p is not None:
             payload["top_p"] = self.top_p
-        payload.update(self.params)
+        payload.update(_reveal(self.params))
         payload.update(params)
         return payload
 
@@ -496,17 +501,22 @@ class Endpoint:
     def _transport_error(self, exc: Exception) -> EndpointError:
         import httpx
 
-        kind = "timed out" if isinstance(exc, httpx.TimeoutException) else f"could not be reached ({type(exc).__name__})"
-        return EndpointError(
-            f"model server at {self.base_url} must answer within {self.timeout:g} s, but it {kind} "
-            f"{self.max_retries + 1} times. Check the server is up and base_url is right, or raise timeout=.",
-            base_url=self.base_url, kind=type(exc).__name__,
-        )
+        tries = f"{self.max_retries + 1} time{'s' if self.max_retries else ''}"
+        if isinstance(exc, httpx.TimeoutException):
+            text = (f"model server at {self.base_url} must answer within {self.timeout:g} s, but it timed out {tries}. "
+                    "Check the server is up and not overloaded, or raise timeout=.")
+        elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
+            text = (f"model server at {self.base_url} must send a whole reply, but it closed the connection mid-reply "
+                    f"({type(exc).__name__}) {tries}. Check the server log: it crashed, or a proxy cut the reply.")
+        else:
+            text = (f"model server at {self.base_url} must be reachable, but it could not be reached "
+                    f"({type(exc).__name__}) {tries}. Check the server is up and base_url is right.")
+        return EndpointError(self._redact(text), base_url=self.base_url, kind=type(exc).__name__)
 
     def _decode(self, response: httpx.Response) -> Any:
         status = response.status_code
         if status >= 400:
-            body = self._redact(response.text[:300])
+            body = self._redact(response.text)[:300]  # redacted before cut, so no prefix of a key survives
             tries = f" after {self.max_retries + 1} tries" if _retryable(status) else ""
             fix = {
                 401: f"Set the key in ${self.key_source if self.key_source not in ('none', 'api_key=') else (self._key_env or ENDPOINT_KEY_ENV)} or pass api_key=.",
@@ -524,14 +534,32 @@ class Endpoint:
             return response.json()
         except ValueError:
             raise EndpointError(
-                f"model server at {self.base_url} must answer JSON, got {self._redact(response.text[:120])!r}. "
+                f"model server at {self.base_url} must answer JSON, got {self._redact(response.text)[:120]!r}. "
                 "Check base_url points at the /v1 API, not a web page.",
                 base_url=self.base_url,
             ) from None
 
+    def _secrets(self) -> list[str]:
+        """Every credential this endpoint holds: the key and each secret-named header or parameter value."""
+        found = [self._key.get()] + [v.get() for v in (*self.headers.values(), *self.params.values())
+                                     if isinstance(v, _Secret)]
+        return sorted({f for f in found if isinstance(f, str) and f}, key=len, reverse=True)
+
     def _redact(self, text: str) -> str:
-        key = self._key.get()
-        return text.replace(key, "***") if key else text
+        """``text`` with every credential replaced by ``***`` (longest first, so no part of one is left)."""
+        for secret in self._secrets():
+            text = text.replace(secret, "***")
+        return text
+
+    def _redact_value(self, value: Any) -> Any:
+        """A reply value (text, list or dict) with every credential replaced by ``***``."""
+        if isinstance(value, str):
+            return self._redact(value)
+        if isinstance(value, list):
+            return [self._redact_value(v) for v in value]
+        if isinstance(value, Mapping):
+            return {k: self._redact_value(v) for k, v in value.items()}
+        return value
 
     def _parse(self, data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         choices = data.get("choices") if isinstance(data, Mapping) else None
@@ -550,12 +578,24 @@ class Endpoint:
         for key in ("reasoning_content", "refusal"):
             if raw.get(key):
                 message[key] = raw[key]
+        if self._secrets():  # a model that echoes the key (or a header it saw) never puts it in a row
+            message = self._redact_value(message)
         extra: dict[str, Any] = {}
         if choice.get("finish_reason") is not None:
             extra["finish_reason"] = choice["finish_reason"]
         if isinstance(data.get("usage"), Mapping):
             extra["usage"] = dict(data["usage"])
         return message, extra
+
+
+def _is_secret(name: Any, value: Any) -> bool:
+    """A header or parameter whose name holds key, auth, token or secret and whose value is text."""
+    low = str(name).lower()
+    return isinstance(value, str) and any(part in low for part in SECRET_NAME_PARTS)
+
+
+def _reveal(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v.get() if isinstance(v, _Secret) else v for k, v in values.items()}
 
 
 def _retryable(status: int) -> bool:

@@ -16,6 +16,7 @@ import inspect
 import os
 import threading
 import time
+import warnings as _warnings
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -44,7 +45,7 @@ from whileai.defaults import (
     SIM_CONCURRENCY,
     TOOL_TIMEOUT_S,
 )
-from whileai.errors import ArgumentError, EndpointError, SchemaError
+from whileai.errors import ArgumentError, EndpointError, SchemaError, WaiError
 from whileai.simulation._agents import (
     _CURRENT,
     AgentCall,
@@ -281,6 +282,8 @@ def simulate(
     hard_share = check_share("hard_share", hard_share, fix="Pass hard_share=0.4.")
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
     seed_int = _seed_int(seed)
+    if output is not None:
+        table.check_output(output)  # before the first rollout, so a bad path costs no run
     simulator = as_endpoint(simulator)
     if simulator is not False and simulator is not None and not isinstance(simulator, Endpoint):
         raise ArgumentError(f"simulator must be False (the template writer), a model name or a wai.Endpoint, got "
@@ -439,7 +442,12 @@ def simulate(
     meta = {"system_prompt": policy, "tools": schemas, "mode": mode, "repeats": k, "repeat_policy": repeat_policy,
             "run_id": run_id, "seed": seed_int, "runs": runs, "budget": asked, "writer": writer}
     if output is not None:
-        table.write(df, Path(output))
+        try:
+            table.write(df, Path(output))
+        except WaiError as exc:  # the run is not lost: the rows are returned, the failure is said
+            note = f"the rows were not written to {str(output)!r} ({exc}); they are in the returned data: call .write(path)."
+            report.warnings.append(note)
+            _warnings.warn(note, RuntimeWarning, stacklevel=2)
     return table.StepResult(df, report, meta, lost_df)
 
 

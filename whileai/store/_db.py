@@ -10,17 +10,20 @@ mid-write leaves the file as it was (DuckDB rolls the uncommitted WAL back on th
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from whileai.defaults import STORE_ENV, STORE_PATH
-from whileai.errors import StoreBusyError, StoreError
-from whileai.store._migrations import migrate
+from whileai import __version__
+from whileai.defaults import STORE_ENV, STORE_PATH, STORE_STORAGE_VERSION
+from whileai.errors import StoreBusyError, StoreError, WaiError
+from whileai.store import _migrations
+from whileai.store._migrations import migrate, recorded, written_by
 
-__all__ = ["connect", "resolve_path", "transaction"]
+__all__ = ["connect", "errors_as_store_errors", "resolve_path", "store_error", "transaction"]
 
 
 def resolve_path(path: str | os.PathLike[str] | None) -> Path:
@@ -42,38 +45,85 @@ def _is_lock_error(exc: BaseException) -> bool:
     return "lock" in text and ("conflicting" in text or "could not set" in text)
 
 
-@contextlib.contextmanager
-def connect(path: Path, *, timeout: float, create: bool = True) -> Iterator[Any]:
-    """Open the store (creating and migrating it on first use) for one call, then close it.
+def _config() -> dict[str, Any]:
+    """Connection settings for every open of the store.
 
-    Raises:
-        StoreBusyError: Another process held the store for longer than ``timeout`` seconds.
-        StoreError: The file is not a DuckDB database or cannot be created.
+    No extension is ever downloaded or loaded behind the user's back (a file that is not a DuckDB
+    database once made DuckDB fetch one over HTTP), and a new file is written in a storage format
+    DuckDB 1.1 onward can open (``STORE_STORAGE_VERSION``).
     """
     import duckdb
 
-    if create:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"store folder {str(path.parent)!r} cannot be created ({exc}). "
-                f"Set {STORE_ENV} to a writable location.",
-                path=str(path),
-            ) from exc
+    config: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    if tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit()) >= (1, 2):
+        config["storage_compatibility_version"] = STORE_STORAGE_VERSION  # older releases write that format anyway
+    return config
+
+
+def store_error(path: Path, exc: BaseException) -> StoreError:
+    """The one translation of a filesystem or DuckDB error into a :class:`StoreError` naming the path and the fix."""
+    import duckdb
+
+    text = " ".join(str(exc).split())
+    low = text.lower()
+    where = str(path)
+    if "sqlite" in low or _header(path).startswith(b"SQLite format 3"):
+        return StoreError(f"store file {where!r} must be a DuckDB database, got a SQLite file. Point {STORE_ENV} "
+                          "(or open(path=)) at a .duckdb file; whileai never converts it.", path=where)
+    if "not a valid duckdb database" in low or "extension" in low:
+        return StoreError(f"store file {where!r} cannot be opened as a DuckDB database ({text}). If it is not a "
+                          f"whileai store, point {STORE_ENV} elsewhere; if it is damaged, move it aside.", path=where)
+    if isinstance(exc, OSError) or isinstance(exc, duckdb.IOException) or "permission denied" in low:
+        if "no space" in low or getattr(exc, "errno", None) == errno.ENOSPC:
+            fix = f"Free space on the disk that holds it, or set {STORE_ENV} to a file on another disk."
+        elif "read-only" in low or "permission" in low or getattr(exc, "errno", None) in (errno.EACCES, errno.EPERM,
+                                                                                           errno.EROFS):
+            fix = f"Make it writable, or set {STORE_ENV} to a file in a folder you can write to."
+        else:
+            fix = f"Check the disk and the path, or set {STORE_ENV} to a writable location."
+        return StoreError(f"store file {where!r} cannot be read or written ({text}). {fix}", path=where)
+    if isinstance(exc, (duckdb.ConstraintException, duckdb.BinderException, duckdb.CatalogException,
+                        duckdb.ConversionException)):
+        return StoreError(
+            f"store file {where!r} must have the tables this whileai {__version__} made, but a query failed ({text}); "
+            "the file was changed outside whileai. Restore it from a copy, or move it aside and let whileai create a "
+            "new one.", path=where)
+    return StoreError(f"store file {where!r} cannot be opened or used ({text}). If it is not a whileai store, point "
+                      f"{STORE_ENV} elsewhere; if it is damaged, move it aside.", path=where)
+
+
+def _header(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16)
+    except OSError:
+        return b""
+
+
+@contextlib.contextmanager
+def errors_as_store_errors(path: Path) -> Iterator[None]:
+    """Run the block with every OSError and DuckDB error raised as :func:`store_error` (WaiErrors pass)."""
+    import duckdb
+
+    try:
+        yield
+    except WaiError:
+        raise
+    except (OSError, duckdb.Error) as exc:
+        raise store_error(path, exc) from exc
+
+
+def _open(path: Path, *, timeout: float, read_only: bool) -> Any:
+    import duckdb
+
     deadline = time.monotonic() + max(float(timeout), 0.0)
     delay = 0.01
     while True:
         try:
-            con = duckdb.connect(str(path))
-            break
+            return duckdb.connect(str(path), read_only=read_only, config=_config())
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
-                raise StoreError(
-                    f"store file {str(path)!r} cannot be opened ({exc}). "
-                    f"If it is not a whileai store, point {STORE_ENV} elsewhere; if it is damaged, move it aside.",
-                    path=str(path),
-                ) from exc
+                raise store_error(path, exc) from exc
             if time.monotonic() >= deadline:
                 raise StoreBusyError(
                     f"store is busy, retry: another process has held {str(path)!r} for over {timeout:g} s. "
@@ -82,17 +132,63 @@ def connect(path: Path, *, timeout: float, create: bool = True) -> Iterator[Any]
                 ) from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
-    try:
+
+
+@contextlib.contextmanager
+def connect(path: Path, *, timeout: float, create: bool = True, read_only: bool = False) -> Iterator[Any]:
+    """Open the store (creating and migrating it on first use) for one call, then close it.
+
+    ``read_only`` opens it for reading only (the file must exist), so a read runs beside other
+    readers, such as a DuckDB session a user left open read-only. Every filesystem and DuckDB
+    error inside the block comes out as a :class:`StoreError` naming the path and the fix.
+
+    Raises:
+        StoreBusyError: Another process held the store for longer than ``timeout`` seconds.
+        StoreError: The file is not a DuckDB database, cannot be created, was written by a newer
+            whileai, or a query against it failed.
+    """
+    if create and not read_only:
         try:
-            migrate(con)
-        except duckdb.Error as exc:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
             raise StoreError(
-                f"store file {str(path)!r} cannot be migrated ({exc}). Move it aside and let whileai create a new one.",
+                f"store folder {str(path.parent)!r} cannot be created ({exc}). "
+                f"Set {STORE_ENV} to a writable location.",
                 path=str(path),
             ) from exc
-        yield con
+    con = _open(path, timeout=timeout, read_only=read_only)
+    try:
+        with errors_as_store_errors(path):
+            if read_only and pending(con, path):
+                con.close()  # an older store: migrate it once with a writer, then read
+                with connect(path, timeout=timeout):
+                    pass
+                con = _open(path, timeout=timeout, read_only=True)
+            elif not read_only:
+                check_known(con, path)
+                migrate(con)
+            yield con
     finally:
         con.close()
+
+
+def check_known(con: Any, path: Path) -> None:
+    """Refuse a store that records a migration this whileai does not have (a newer whileai wrote it)."""
+    known = {fn.__name__ for fn in _migrations.MIGRATIONS}
+    done = recorded(con)
+    unknown = sorted(done - known)
+    if unknown:
+        writer = written_by(con) or "a newer version"
+        raise StoreError(
+            f"store file {str(path)!r} was written by whileai {writer}; upgrade: this whileai {__version__} does not "
+            f"know its migrations {', '.join(unknown)} and would misread it. Run pip install -U whileai, or point "
+            f"{STORE_ENV} at another file.", path=str(path), written_by=writer, unknown=unknown)
+
+
+def pending(con: Any, path: Path) -> bool:
+    """Check the store is known (:func:`check_known`); True when it still needs a migration."""
+    check_known(con, path)
+    return bool({fn.__name__ for fn in _migrations.MIGRATIONS} - recorded(con))
 
 
 @contextlib.contextmanager

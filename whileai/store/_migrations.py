@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["MIGRATIONS", "migrate", "migration"]
+__all__ = ["MIGRATIONS", "migrate", "migration", "recorded", "written_by"]
 
 Migration = Callable[[Any], None]
 
@@ -109,17 +109,48 @@ def m001_initial(con: Any) -> None:
     )
 
 
+@migration
+def m002_store_meta(con: Any) -> None:
+    """Facts about the file itself: ``written_by``, the whileai version that last migrated it."""
+    con.execute("CREATE TABLE _wai_meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
+
+
 def utcnow() -> datetime:
     """Now, in UTC, without a zone (the store's TIMESTAMP columns hold UTC)."""
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+def recorded(con: Any) -> set[str]:
+    """The migration names a store records (none for a new, empty file)."""
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_wai_migrations' "
+                         "AND database_name = current_database()").fetchone()[0]
+    if not exists:
+        return set()
+    return {row[0] for row in con.execute("SELECT name FROM _wai_migrations").fetchall()}
+
+
+def written_by(con: Any) -> str | None:
+    """The whileai version that last migrated the store, when it recorded one."""
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_wai_meta' "
+                         "AND database_name = current_database()").fetchone()[0]
+    if not exists:
+        return None
+    row = con.execute("SELECT value FROM _wai_meta WHERE key = 'written_by'").fetchone()
+    return None if row is None else str(row[0])
+
+
 def migrate(con: Any) -> list[str]:
-    """Apply every migration not yet recorded, in order; return the names applied now."""
+    """Apply every migration not yet recorded, in order; return the names applied now.
+
+    After any migration ran, ``_wai_meta.written_by`` records this whileai's version, so a
+    whileai too old for the file can say which version wrote it.
+    """
+    from whileai import __version__
+
     con.execute(
         "CREATE TABLE IF NOT EXISTS _wai_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
     )
-    done = {row[0] for row in con.execute("SELECT name FROM _wai_migrations").fetchall()}
+    done = recorded(con)
     applied: list[str] = []
     for fn in MIGRATIONS:
         if fn.__name__ in done:
@@ -133,4 +164,6 @@ def migrate(con: Any) -> list[str]:
             con.execute("ROLLBACK")
             raise
         applied.append(fn.__name__)
+    if applied and "m002_store_meta" in {*done, *applied}:
+        con.execute("INSERT OR REPLACE INTO _wai_meta VALUES ('written_by', ?)", [__version__])
     return applied

@@ -22,8 +22,14 @@ import polars as pl
 
 from whileai import table
 from whileai.defaults import HOLDOUT_EFFECT, HOLDOUT_SHARE, STORE_BUSY_TIMEOUT_S
-from whileai.errors import ArgumentError, StoreError
-from whileai.store._db import connect, resolve_path, transaction
+from whileai.errors import ArgumentError, InputFileError, StoreError
+from whileai.store._db import (
+    connect,
+    errors_as_store_errors,
+    resolve_path,
+    store_error,
+    transaction,
+)
 from whileai.store._hash import content_hash, short, tasks_hash
 from whileai.store._migrations import utcnow
 from whileai.store._reports import (
@@ -145,8 +151,9 @@ class Store:
 
     # --- plumbing ----------------------------------------------------------------------------
 
-    def _connect(self) -> Any:
-        return connect(self.path, timeout=self.timeout)
+    def _connect(self, *, write: bool = True) -> Any:
+        """The store for one call: read-only for a read (beside other readers), else for writing."""
+        return connect(self.path, timeout=self.timeout, read_only=not write and self.path.exists())
 
     @property
     def exists(self) -> bool:
@@ -204,7 +211,7 @@ class Store:
     def _save_frame(self, df: pl.DataFrame, name: str, purpose: str, parent_ref: tuple[str, int | None] | None,
                     meta: dict[str, Any]) -> DatasetInfo:
         if parent_ref is not None and self.exists:
-            with self._connect() as con:  # fail on an unknown parent before writing anything
+            with self._connect(write=False) as con:  # fail on an unknown parent before writing anything
                 self._dataset_row(con, *parent_ref, what="parent")
         elif parent_ref is not None:
             self._raise_unknown("parent", parent_ref, [])
@@ -213,8 +220,13 @@ class Store:
         relative = f"{self.data_dir.name}/{digest.split(':', 1)[1][:32]}.parquet"
         target = self._file(relative)
         if not target.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            table.write_parquet(df, target)  # atomic: temp file, then rename
+            with errors_as_store_errors(self.path):
+                try:
+                    self.data_dir.mkdir(parents=True, exist_ok=True)
+                    table.write_parquet(df, target)  # atomic: temp file, then rename
+                except InputFileError as exc:  # a filesystem error, said by the writer: say it as the store's
+                    cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+                    raise store_error(self.path, cause) from exc
         warnings = self._holdout_warnings(df, stats) if purpose == "holdout" else []
         columns = [c for c in df.columns if c != "task_key"]
         with self._connect() as con, transaction(con):
@@ -333,7 +345,7 @@ class Store:
         name, version = _parse_ref(ref, "dataset")
         if not self.exists:
             self._raise_unknown("dataset", (name, version), [])
-        with self._connect() as con:
+        with self._connect(write=False) as con:
             return self._dataset_info(self._dataset_row(con, name, version, what="dataset"))
 
     def datasets(self, *, name: str | None = None, purpose: Purpose | None = None) -> Listing[DatasetInfo]:
@@ -350,7 +362,7 @@ class Store:
         items: list[DatasetInfo] = []
         if self.exists:
             clause = f"WHERE {' AND '.join(where)}" if where else ""
-            with self._connect() as con:
+            with self._connect(write=False) as con:
                 rows = con.execute(f"SELECT {_DATASET_COLS} FROM datasets {clause} ORDER BY created_at DESC, "
                                    "name, version DESC", params).fetchall()
             items = [self._dataset_info(r) for r in rows]
@@ -382,7 +394,7 @@ class Store:
         )
 
     def _relation(self, a: str, b: str) -> str | None:
-        with self._connect() as con:
+        with self._connect(write=False) as con:
             parents = dict(con.execute("SELECT id, parent_id FROM datasets").fetchall())
         for child, ancestor, word in ((b, a, "descends from"), (a, b, "descends from")):
             node, hops = parents.get(child), 1
@@ -467,7 +479,7 @@ class Store:
         if not self.exists:
             raise ArgumentError(f"eval set must name a pinned eval set, got {ref!r} (none pinned yet). "
                                 "Pin one with store.pin_eval_set(rows, name).")
-        with self._connect() as con:
+        with self._connect(write=False) as con:
             if version is None:
                 row = con.execute(f"SELECT {_EVAL_COLS} FROM eval_sets WHERE name = ? ORDER BY version DESC LIMIT 1",
                                   [name]).fetchone()
@@ -487,7 +499,7 @@ class Store:
         """Every pinned eval set version, newest first."""
         items: list[EvalSetInfo] = []
         if self.exists:
-            with self._connect() as con:
+            with self._connect(write=False) as con:
                 rows = con.execute(f"SELECT {_EVAL_COLS} FROM eval_sets ORDER BY created_at DESC, name").fetchall()
             items = [self._eval_set_info(r) for r in rows]
         return Listing(items, title=f"eval sets in {self.path}",
@@ -629,7 +641,7 @@ class Store:
         if not isinstance(ref, str) or not ref:
             raise ArgumentError(f"run must be a run id or name, got {ref!r}. List them with `wai runs list`.")
         if self.exists:
-            with self._connect() as con:
+            with self._connect(write=False) as con:
                 rows = con.execute(f"SELECT {_RUN_COLS} FROM runs WHERE id = ? OR starts_with(id, ?) OR name = ? "
                                    "ORDER BY (id = ?) DESC, created_at DESC", [ref, ref, ref, ref]).fetchall()
             if rows:
@@ -646,7 +658,7 @@ class Store:
             raise ArgumentError(f"limit must be a positive int, got {limit!r}. Pass limit=20 for example.")
         items: list[RunInfo] = []
         if self.exists:
-            with self._connect() as con:
+            with self._connect(write=False) as con:
                 rows = con.execute(f"SELECT {_RUN_COLS} FROM runs ORDER BY created_at DESC, id"
                                    + ("" if limit is None else f" LIMIT {int(limit)}")).fetchall()
             items = [self._run_info(r) for r in rows]
@@ -714,7 +726,8 @@ class Store:
         table macro ``dataset_rows('name')`` (or ``'name@version'``), which DuckDB reads straight
         from the Parquet file, e.g.
         ``SELECT task_key, avg(reward) FROM dataset_rows('train') GROUP BY 1`` (``task_key`` is not
-        stored; group by ``scenario_id``).
+        stored; group by ``scenario_id``). The store is opened read-only for the query, so it runs
+        beside other readers and cannot change the records (docs/reliability.md, "Store").
 
         Raises:
             StoreError: The query failed (DuckDB's message is quoted).
@@ -723,7 +736,7 @@ class Store:
             raise ArgumentError(f"query must be SQL text, got {query!r}. Try 'SELECT * FROM datasets'.")
         import duckdb
 
-        with self._connect() as con:
+        with self._connect(write=False) as con:
             files = con.execute(
                 "SELECT id, name, version, file, max(version) OVER (PARTITION BY name) AS latest FROM datasets"
             ).fetchall()

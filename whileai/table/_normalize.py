@@ -22,7 +22,12 @@ __all__ = [
     "normalize_message",
     "normalize_messages",
     "prompt_hash",
+    "BadMessageError",
 ]
+
+
+class BadMessageError(ValueError):
+    """A message the table cannot hold as given; the reader re-raises it naming the row."""
 
 _MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls")
 
@@ -140,6 +145,11 @@ def normalize_message(message: Any) -> dict[str, Any]:
                 "tool_call_id": None, "tool_calls": [], "extra": None}
     content, parts = _content_text(message.get("content"))
     calls = message.get("tool_calls") or []
+    if isinstance(calls, str):  # JSON text of a list is accepted; any other text is not a tool call
+        decoded = loads_or_raw(calls)
+        if not isinstance(decoded, list):
+            raise BadMessageError(f"tool_calls must be a list of tool calls, got the text {calls[:80]!r}")
+        calls = decoded
     if not isinstance(calls, list):
         calls = [calls]
     extra = {k: v for k, v in message.items() if k not in _MESSAGE_KEYS and v is not None}
@@ -151,7 +161,7 @@ def normalize_message(message: Any) -> dict[str, Any]:
     tool_call_id = message.get("tool_call_id")
     name = message.get("name")
     return {
-        "role": "user" if role is None else str(role),
+        "role": None if role is None else str(role),  # a missing role is refused by the reader, never guessed
         "content": content,
         "name": None if name is None else str(name),
         "tool_call_id": None if tool_call_id is None else str(tool_call_id),

@@ -17,10 +17,10 @@ import polars as pl
 import pyarrow as pa
 
 from whileai.defaults import CHUNK_ROWS
-from whileai.errors import EmptyInputError, InputFileError, SchemaError
+from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError
 from whileai.table import _normalize as nz
 from whileai.table.derive import final_reply
-from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
+from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, ROLES, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 
@@ -159,6 +159,18 @@ def _parquet_target(path: Path) -> str | list[str]:
 
 
 def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None) -> pl.DataFrame:
+    """Read a path; any filesystem error (a file that cannot be opened) is an InputFileError naming it."""
+    try:
+        return _load_path_unchecked(path_like, columns)
+    except WaiError:
+        raise
+    except OSError as exc:
+        text = str(path_like)
+        raise InputFileError(f"file {text!r} cannot be read ({exc.strerror or exc}). Check its permissions, "
+                             "or pass another path.", path=text) from exc
+
+
+def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[str] | None) -> pl.DataFrame:
     text = str(path_like)
     if text == "-":
         return _from_dicts(read_jsonl_rows(sys.stdin, "stdin"), "stdin")
@@ -496,7 +508,10 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
                                           [{"role": "assistant", "content": completion}] if completion is not None else [])
         out["prompt"] = None
     if "messages" in out and out["messages"] is not None:
-        out["messages"] = nz.normalize_messages(out["messages"])
+        try:
+            out["messages"] = nz.normalize_messages(out["messages"])
+        except nz.BadMessageError as exc:
+            raise _bad_message(source, index, str(exc)) from exc
     elif out.get("steps") is not None or out.get("prompt") is not None or out.get("final_text") is not None:
         out["messages"] = nz.messages_from_steps(out.get("prompt"), out.get("steps"), out.get("final_text"),
                                                  out.get("system_prompt"))
@@ -646,7 +661,13 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
             values = df[col.name].to_list()
             if current == pl.String:
                 values = [nz.loads_or_raw(v) for v in values]
-            fixes.append(pl.Series(col.name, [nz.normalize_messages(v) for v in values], dtype=_MESSAGES_DTYPE))
+            built = []
+            for index, value in enumerate(values):
+                try:
+                    built.append(nz.normalize_messages(value))
+                except nz.BadMessageError as exc:
+                    raise _bad_message(source, index, str(exc)) from exc
+            fixes.append(pl.Series(col.name, built, dtype=_MESSAGES_DTYPE))
         elif col.kind == "struct" and not isinstance(current, pl.Struct):
             values = [nz.loads_or_raw(v) for v in df[col.name].to_list()]
             fixes.append(_struct_column(col.name, values, source))
@@ -654,6 +675,7 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
             fixes.append(df[col.name].cast(pl.Struct({f.name: pl.Float64 for f in current.fields})))
     if fixes:
         df = df.with_columns(fixes)
+    _check_roles(df, source)
     df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
@@ -662,6 +684,31 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
             source=source,
         )
     return _add_task_key(df, source)
+
+
+def _bad_message(source: str, index: int, what: str) -> SchemaError:
+    return SchemaError(f"{source}: row {index} has a message whose {what}. Give tool_calls as a list of "
+                       '{"id", "type": "function", "function": {"name", "arguments"}} objects.',
+                       row=index, column="messages")
+
+
+def _check_roles(df: pl.DataFrame, source: str) -> None:
+    """Every message's role must be one of ``ROLES``: a null or unknown role names its row (columnar)."""
+    if "messages" not in df.columns or df.height == 0 or df.schema["messages"] != _MESSAGES_DTYPE:
+        return
+    flat = df["messages"].list.eval(pl.element().struct.field("role")).explode()
+    empty = int(df["messages"].list.len().fill_null(0).eq(0).sum())  # each explodes to one null
+    if flat.null_count() == empty and bool(flat.drop_nulls().is_in(ROLES).all()):
+        return
+    roles = (df.select(pl.int_range(pl.len()).alias("_row"), pl.col("messages")).explode("messages")
+             .filter(pl.col("messages").is_not_null())  # an empty conversation explodes to one null
+             .select("_row", pl.col("messages").struct.field("role").alias("_role")))
+    bad = roles.filter(pl.col("_role").is_null() | ~pl.col("_role").is_in(ROLES)).head(1)
+    if bad.height:
+        row, role = bad["_row"][0], bad["_role"][0]
+        raise SchemaError(
+            f"{source}: row {row} has a message with role {role!r}; role must be one of {', '.join(ROLES)}. "
+            "Fix that row's messages (a missing role is not guessed).", row=row, column="messages", value=role)
 
 
 def _conversational_prompt(df: pl.DataFrame) -> pl.DataFrame:

@@ -47,6 +47,9 @@ TOOL_CALL = pl.Struct({"id": pl.String, "name": pl.String, "arguments": pl.Strin
 
 #: One message of a conversation, OpenAI chat shape. ``extra`` holds any other keys the source
 #: message carried (``reasoning_content``, ``refusal``, multi-part content...) as JSON text.
+#: The roles a message may have (the OpenAI chat format's four); any other role is refused on read.
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
 MESSAGE = pl.Struct(
     {
         "role": pl.String,
