@@ -561,3 +561,10 @@ STORE_STORAGE_VERSION = "v1.1.0"
 # these (case-insensitive), e.g. Authorization, api-key, x-auth-token, client_secret (OWASP
 # Logging Cheat Sheet, "Data to exclude"; convention).
 SECRET_NAME_PARTS = ("key", "auth", "token", "secret")
+
+# ---- interop (verifiers environments, SQL over the store, CLI exit codes) ----
+# The verifiers releases an exported environment declares in its pyproject: the ones
+# `make test-verifiers` loads and evaluates it with (0.3.1, the last of the 0.3 line, through
+# vf.load_environment; 0.4.0, the verifiers.v1 Taskset loader), up to the next minor release
+# (docs/export.md, "A verifiers environment for GRPO").
+ENV_VERIFIERS_RANGE = ">=0.3.1,<0.5"

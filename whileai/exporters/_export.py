@@ -354,7 +354,7 @@ def _write_parquet(run: _Run, tmp: Path) -> None:
             writer.close()
 
 
-def _json_arguments(arrow: pa.Table) -> pa.Table:
+def _json_arguments(arrow: pa.Table, columns: Sequence[str] = ("messages", "prompt", "completion")) -> pa.Table:
     """Mark tool-call arguments as Arrow's JSON type, so ``datasets`` reads them back as dicts."""
 
     def retype(dtype: pa.DataType, name: str) -> pa.DataType:
@@ -369,7 +369,7 @@ def _json_arguments(arrow: pa.Table) -> pa.Table:
 
     fields = []
     for f in arrow.schema:
-        new = retype(f.type, f.name) if f.name in ("messages", "prompt", "completion") else f.type
+        new = retype(f.type, f.name) if f.name in columns else f.type
         fields.append(pa.field(f.name, new, f.nullable))
     schema = pa.schema(fields, metadata=arrow.schema.metadata)
     if schema == arrow.schema:
