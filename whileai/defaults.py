@@ -568,3 +568,7 @@ SECRET_NAME_PARTS = ("key", "auth", "token", "secret")
 # vf.load_environment; 0.4.0, the verifiers.v1 Taskset loader), up to the next minor release
 # (docs/export.md, "A verifiers environment for GRPO").
 ENV_VERIFIERS_RANGE = ">=0.3.1,<0.5"
+# Suffixes a result table (per-task stats, a `wai sql` answer) may be written to, and the format
+# each means; any other is refused (docs/cli.md, "Output formats").
+FRAME_SUFFIXES = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
+                  ".pq": "parquet"}

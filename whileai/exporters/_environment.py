@@ -62,7 +62,7 @@ def _tool_refs(tools: Any) -> tuple[dict[str, str], list[str]]:
         if not callable(item) or isinstance(item, Mapping):
             continue
         fn = getattr(item, "fn", item)  # a @wai.tool wraps the function
-        name = getattr(item, "name", None) or getattr(fn, "__name__", "?")
+        name = str(getattr(item, "name", None) or getattr(fn, "__name__", "?"))
         module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
         if module and module != "__main__" and qualname and "<" not in qualname:
             refs[name] = f"{module}:{qualname}"

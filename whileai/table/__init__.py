@@ -7,6 +7,7 @@ from whileai.table._read import IntoRows, frame, read_jsonl_rows, scan
 from whileai.table._write import (
     atomic_path,
     check_output,
+    frame_format,
     iter_rows,
     message_out,
     open_binary,
@@ -15,6 +16,7 @@ from whileai.table._write import (
     sweep_temp_files,
     to_arrow,
     write,
+    write_frame,
     write_jsonl,
     write_parquet,
 )
@@ -46,6 +48,7 @@ __all__ = [
     "check_output",
     "final_reply",
     "frame",
+    "frame_format",
     "is_fluent",
     "length_confound",
     "iter_rows",
@@ -69,5 +72,6 @@ __all__ = [
     "tools_used",
     "write",
     "write_jsonl",
+    "write_frame",
     "write_parquet",
 ]
