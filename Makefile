@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench test-trl test-store-compat clean install-sandbox
+.PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook clean \
+	install-sandbox
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,7 +30,7 @@ install-sandbox:
 		echo "install-sandbox: apt-get could not install bubblewrap; the bwrap escape tests will skip"; fi
 
 unit: $(STAMP) install-sandbox
-	$(PY) -m pytest -p no:cacheprovider --ignore=tests/exporters/test_trl.py whileai tests
+	$(PY) -m pytest -p no:cacheprovider --ignore=tests/exporters/test_trl.py --ignore=tests/train whileai tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check whileai tests benchmarks
@@ -42,8 +43,10 @@ test: unit lint typecheck
 # The proof against the real consumer: our TRL rows through TRL's own data utilities and trainer.
 # torch's CPU wheel first (a plain `pip install trl` would pull a CUDA build of several GB). If the
 # extra cannot be installed (no registry), the tests skip and say so rather than fail the build.
-test-trl: $(STAMP)
-	$(PIP) install -q torch==2.13.0 || $(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu || echo "test-trl: torch could not be installed; the TRL proof will skip"
+torch-cpu: $(STAMP)
+	$(PY) -c "import torch" 2>/dev/null || $(PIP) install -q torch==2.13.0 || $(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu || echo "torch could not be installed; the TRL and train tests will skip"
+
+test-trl: torch-cpu
 	$(PIP) install -q -e '.[dev,trl]' || echo "test-trl: the trl extra could not be installed; the TRL proof will skip"
 	$(PY) -m pytest -p no:cacheprovider -rs tests/exporters/test_trl.py
 
@@ -56,6 +59,17 @@ test-store-compat: $(STAMP)
 	$(DUCKDB1_VENV)/bin/python -m pip install -q 'duckdb<2' || echo "test-store-compat: duckdb<2 could not be installed; the test builds its own or skips"
 	WAI_DUCKDB1_PYTHON=$$( $(DUCKDB1_VENV)/bin/python -c 'import duckdb' 2>/dev/null && echo $(CURDIR)/$(DUCKDB1_VENV)/bin/python ) \
 		$(PY) -m pytest -p no:cacheprovider -rs tests/reliability/test_store_duckdb1.py
+# Displays and figures in a real Jupyter kernel: the notebook extra (nbclient, ipykernel, plotly,
+# ipywidgets), then a notebook executed headless (tests/notebook) and every figure through plotly's
+# own validator (tests/charts). Without a registry the extra cannot install and the tests skip.
+test-notebook: $(STAMP)
+	$(PIP) install -q -e '.[dev,notebook]' || echo "test-notebook: the notebook extra could not be installed; the notebook test will skip"
+	$(PY) -m pytest -p no:cacheprovider -rs tests/notebook tests/charts
+# Every recipes/04-train --tiny run end to end on a tiny local model (CPU, no download), plus the
+# masks, losses, judge calls and monitor alarms; skips with the reason where the extra is missing.
+test-train: torch-cpu
+	$(PIP) install -q -e '.[dev,train]' || echo "test-train: the train extra could not be installed; the train tests will skip"
+	$(PY) -m pytest -p no:cacheprovider -rs tests/train
 
 # The proof that an exported environment loads and evaluates in real verifiers releases: 0.4.0
 # (verifiers.v1 Taskset loader) and 0.3.1 (vf.load_environment), each in its own venv from PyPI

@@ -138,7 +138,7 @@ _PUBLIC: dict[str, str] = {
 }
 
 _SUBMODULES = ("cli", "data", "defaults", "errors", "exporters", "grade", "guard", "measure", "report", "selection",
-               "simulation", "stats", "store", "table", "testing", "verify")
+               "simulation", "stats", "store", "table", "testing", "train", "verify")
 
 
 def _register(module: str, names: tuple[str, ...]) -> None:
@@ -146,6 +146,9 @@ def _register(module: str, names: tuple[str, ...]) -> None:
     for name in names:
         _PUBLIC.setdefault(name, module)
 
+
+_register("whileai.train", ("HackMonitor", "TrainResult", "format_hack_monitor", "profile", "selection_report", "trl_reward"))
+_register("whileai.train.judge", ("reward_model",))  # the trained RM as a judge; wai.train.reward_model trains one
 
 __all__ = sorted([*_PUBLIC, *ALIASES, "__version__"])
 

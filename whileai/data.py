@@ -14,6 +14,7 @@ module; the functions at the end of this module are those steps with the result 
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 import os
 from collections.abc import Callable
@@ -24,9 +25,10 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.defaults import PASS_THRESHOLD
+from whileai.defaults import DISPLAY_CELL_CHARS, DISPLAY_ROWS, PASS_THRESHOLD
 from whileai.errors import ArgumentError
 from whileai.grade import _run as _grade_run
+from whileai.report import Report, html_table, markdown_table, md_escape
 from whileai.selection import _calibration, _optimize, _rl, _sft
 from whileai.simulation import _engine
 
@@ -43,6 +45,16 @@ __all__ = [
     "select_for_sft",
     "simulate",
 ]
+
+
+#: Columns a display of ``.df`` shows first, when present.
+_PREVIEW_COLUMNS = ("task_key", "rollout_index", "prompt", "final_text", "reward", "judge_status", "fault_kind")
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else (f"{value:.3g}" if isinstance(value, float) else str(value))
+    text = text.replace("\r", " ").replace("\n", " ")
+    return text if len(text) <= DISPLAY_CELL_CHARS else text[: DISPLAY_CELL_CHARS - 3] + "..."
 
 
 class RolloutData:
@@ -98,7 +110,7 @@ class RolloutData:
     @property
     def k(self) -> int:
         """The most rollouts any task has."""
-        if not self.df.height:
+        if not self.df.height or "task_key" not in self.df.columns:
             return 0
         return int(self.df.group_by("task_key").len()["len"].max())  # type: ignore[arg-type]
 
@@ -110,8 +122,49 @@ class RolloutData:
         return 1.0 - self.df["reward"].null_count() / self.df.height
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(rows={len(self)}, tasks={self.n_tasks}, k={self.k}, "
-                f"graded={self.graded_share:.0%})")
+        n_tasks, k = 0, 0
+        if self.df.height and "task_key" in self.df.columns:  # tasks and k from one group-by
+            sizes = self.df.group_by("task_key").len()["len"]
+            n_tasks, k = sizes.len(), int(sizes.max())  # type: ignore[arg-type]
+        return f"{type(self).__name__}(rows={len(self)}, tasks={n_tasks}, k={k}, graded={self.graded_share:.0%})"
+
+    def _preview(self) -> tuple[list[str], list[list[str]]]:
+        """The first ``DISPLAY_ROWS`` rows of the columns a person reads first, cells cut short."""
+        cols = [c for c in _PREVIEW_COLUMNS if c in self.df.columns] or self.df.columns[:6]
+        head = self.df.head(DISPLAY_ROWS).select(cols)
+        return cols, [[_cell(v) for v in row] for row in head.iter_rows()]
+
+    def _display_lines(self) -> tuple[str, str | None]:
+        report = self.report.display_line() if isinstance(self.report, Report) else None
+        return repr(self), report
+
+    def _repr_html_(self) -> str:
+        """Rows, tasks, k and graded share, the step's report line, the first rows of ``.df``, warnings."""
+        line, report = self._display_lines()
+        parts = [f"<div class=\"wai-data\"><p><b>{html.escape(line)}</b></p>"]
+        if report:
+            parts.append(f"<p>{html.escape(report)}</p>")
+        cols, rows = self._preview()
+        if rows:
+            parts.append(html_table(cols, rows))
+            if len(self) > DISPLAY_ROWS:
+                parts.append(f"<p>... {len(self) - DISPLAY_ROWS:,} more rows in .df</p>")
+        if self.warnings:
+            parts.append("<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings) + "</ul>")
+        return "".join(parts) + "</div>"
+
+    def _repr_markdown_(self) -> str:
+        """The same display as Markdown."""
+        line, report = self._display_lines()
+        parts = [f"**{md_escape(line)}**"]
+        if report:
+            parts.append(md_escape(report))
+        cols, rows = self._preview()
+        if rows:
+            parts.append(markdown_table(cols, rows))
+        if self.warnings:
+            parts.append("\n".join(f"- {md_escape(w)}" for w in self.warnings))
+        return "\n\n".join(parts)
 
     def _derive(self, cls: type[RolloutData], df: pl.DataFrame, report: Any = None) -> Any:
         return cls(df, meta=self.meta, report=report, warnings=self.warnings)

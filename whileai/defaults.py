@@ -561,6 +561,140 @@ STORE_STORAGE_VERSION = "v1.1.0"
 # these (case-insensitive), e.g. Authorization, api-key, x-auth-token, client_secret (OWASP
 # Logging Cheat Sheet, "Data to exclude"; convention).
 SECRET_NAME_PARTS = ("key", "auth", "token", "secret")
+# ---- charts, notebook displays and progress ----
+# Figures are Plotly figure JSON drawn by plotly.js-basic on the Runs page, so only scatter, bar
+# and pie traces (the bundle's trace types, plotly.js dist README), 1 to 50 traces, at most
+# 200 KB of JSON: the limits the tracked-runs API puts on a posted figure (docs/notebook.md).
+FIGURE_TRACE_TYPES = ("scatter", "bar", "pie")
+FIGURE_MAX_TRACES = 50
+FIGURE_MAX_BYTES = 200_000
+# Colours: the Okabe-Ito palette, readable with the common colour-vision deficiencies (Okabe and
+# Ito 2008, "Color Universal Design"); good = bluish green, bad = vermillion, neutral = blue.
+CHART_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+CHART_GOOD = "#009E73"
+CHART_BAD = "#D55E00"
+CHART_NEUTRAL = "#0072B2"
+CHART_MUTED = "#999999"
+# Shaded bands (the difficulty band, the noise band): translucent grey (convention).
+CHART_BAND_FILL = "rgba(0, 114, 178, 0.12)"
+# Figure size in pixels: fits a notebook cell and a Runs-page grid column (convention).
+CHART_WIDTH = 640
+CHART_HEIGHT = 380
+# Bins of the per-task difficulty histogram over [0, 1]: ten 10-point bins, so the 20-80% band's
+# edges fall on bin edges (Lambert 2025, chapter Reasoning, for the band).
+DIFFICULTY_BINS = 10
+# Points on a power or sizing curve against n_tasks (convention: smooth at chart width).
+CURVE_POINTS = 60
+# Rows of .df an HTML display of a data object shows, and the longest cell text (convention).
+DISPLAY_ROWS = 5
+DISPLAY_CELL_CHARS = 80
+# Longest plain repr of a report: one line (convention).
+REPR_CHARS = 160
+# Progress bars (tqdm.auto) start at these sizes (convention, the thresholds the hand-written lines
+# used): every simulation (an agent call is slow), 1,000 judged rows (a fast judge finishes sooner
+# than a bar draws), and 4 x CHUNK_ROWS rows for export, decontamination and store hashing.
+PROGRESS_MIN_ROLLOUTS = 1
+PROGRESS_MIN_JUDGE_ROWS = 1000
+PROGRESS_MIN_ROWS = 4 * 65_536
+# ---- train (your own GPU, through TRL) ----
+from collections.abc import Mapping  # noqa: E402
+from types import MappingProxyType  # noqa: E402
+from typing import Any  # noqa: E402
+
+# Fewest tasks with both a pass and a fail a grouped method (GRPO, DPO, reward model) should learn
+# from before train warns (whileai 0.131 TRAIN_MIN_MIXED_TASKS; convention, untested).
+TRAIN_MIN_MIXED_TASKS = 32
+
+# LoRA rank and alpha (Hu et al. 2021, LoRA, arXiv:2106.09685, section 4.1: r in 1..64 works;
+# alpha = 2r is the common choice; whileai 0.131 TRAINING_LORA_RANK / _ALPHA).
+TRAINING_LORA_RANK = 16
+TRAINING_LORA_ALPHA = 32
+
+# SFT epochs when epochs=None (Lambert et al. 2024, Tulu 3, arXiv:2411.15124, SFT recipe: 2 epochs).
+TRAINING_SFT_EPOCHS = 2
+
+# Optimizer steps for GRPO, DPO and the reward model when steps=None (convention, untested: a
+# short run a person can watch end to end; the knob's range allows far more).
+TRAINING_STEPS = 200
+
+# Learning rate when learning_rate=None: LoRA's best rate sits about ten times the full
+# fine-tuning one (Schulman et al. 2025, "LoRA Without Regret", Thinking Machines Lab), so ten
+# times the cited paper's full-weight rate: SFT 5e-6 (Tulu 3), DPO 5e-7 (Tulu 3 DPO), GRPO 1e-6
+# (Shao et al. 2024, DeepSeekMath, arXiv:2402.03300, section 4.2), reward model 3e-6
+# (Ouyang et al. 2022, InstructGPT, arXiv:2203.02155, appendix C.2, 6B RM 9e-6 rounded down).
+TRAINING_LORA_LR_FACTOR = 10.0
+
+# Every training knob: the range it is accepted in and the value the cited paper used; a value
+# outside the range is refused with the reference. None keeps the trainer's default. Sources:
+# DeepSeekMath GRPO (arXiv:2402.03300, section 4.2: 64 samples a question, lr 1e-6, KL 0.04,
+# max length 1024); DPO (Rafailov et al. 2023, arXiv:2305.18290, section 6: beta 0.1); DAPO
+# (Yu et al. 2025, arXiv:2503.14476: token-level loss, overlong completions masked, sampling
+# temperature 1.0); Tulu 3 (arXiv:2411.15124: SFT 2 epochs at 5e-6, DPO at 5e-7).
+TRAINING_KNOBS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "epochs": MappingProxyType({"lo": 1, "hi": 20, "paper": 2, "source": "Tulu 3, arXiv:2411.15124 (SFT)"}),
+    "steps": MappingProxyType({"lo": 1, "hi": 1_000_000, "paper": None,
+                               "source": "no paper value: steps scale with the set (TRAINING_STEPS when None)"}),
+    "generations": MappingProxyType({"lo": 2, "hi": 256, "paper": 64,
+                                     "source": "DeepSeekMath GRPO, arXiv:2402.03300 section 4.2"}),
+    "learning_rate": MappingProxyType({"lo": 1e-8, "hi": 1e-2,
+                                       "paper": MappingProxyType({"sft": 5e-6, "dpo": 5e-7, "grpo": 1e-6, "rm": 3e-6}),
+                                       "source": "Tulu 3 (SFT, DPO), DeepSeekMath (GRPO), InstructGPT (RM); full weights"}),
+    "beta": MappingProxyType({"lo": 0.0, "hi": 1.0, "paper": MappingProxyType({"dpo": 0.1, "grpo": 0.04}),
+                              "source": "DPO arXiv:2305.18290 section 6; DeepSeekMath KL coefficient"}),
+    "max_completion_length": MappingProxyType({"lo": 1, "hi": 32_768, "paper": 1024,
+                                               "source": "DeepSeekMath GRPO, arXiv:2402.03300 section 4.2"}),
+    "temperature": MappingProxyType({"lo": 0.0, "hi": 2.0, "paper": 1.0, "source": "DAPO, arXiv:2503.14476"}),
+    "loss_type": MappingProxyType({"choices": MappingProxyType({"grpo": ("grpo", "dr_grpo", "dapo", "bnpo"),
+                                                                "dpo": ("sigmoid", "ipo", "hinge", "robust")}),
+                                   "paper": MappingProxyType({"grpo": "dapo", "dpo": "sigmoid"}),
+                                   "source": "DAPO token-level loss, arXiv:2503.14476; DPO sigmoid loss"}),
+    "truncated": MappingProxyType({"choices": MappingProxyType({"grpo": ("mask", "keep")}),
+                                   "paper": MappingProxyType({"grpo": "mask"}),
+                                   "source": "DAPO overlong filtering, arXiv:2503.14476"}),
+})
+
+# Tiny local model for smoke runs (--tiny): hidden size and layers (convention: small enough
+# for a few CPU steps a second).
+TRAIN_TINY_HIDDEN = 32
+TRAIN_TINY_LAYERS = 2
+
+# Where a run's adapter and checkpoints go when output=None (convention).
+TRAIN_OUTPUT_DIR = "wai-train"
+
+# Holdout sampling, for the monitor and the held-out delta: tasks sampled (MONITOR_N_PROMPTS),
+# rollouts a task (MONITOR_K), new tokens a completion, and the sampling temperature / top_p
+# (whileai 0.131 MONITOR_N_PROMPTS 32, MONITOR_K 4, MONITOR_MAX_NEW_TOKENS 256,
+# MONITOR_SAMPLE_TEMPERATURE 0.8, MONITOR_SAMPLE_TOP_P 0.95; convention, untested).
+MONITOR_N_PROMPTS = 32
+MONITOR_K = 4
+MONITOR_MAX_NEW_TOKENS = 256
+MONITOR_SAMPLE_TEMPERATURE = 0.8
+MONITOR_SAMPLE_TOP_P = 0.95
+
+# HackMonitor: holdout every MONITOR_EVERY steps; alarms read the last MONITOR_WINDOW holdout
+# points; divergence needs proxy up by MONITOR_DELTA over the window; length needs holdout
+# completions longer by MONITOR_LENGTH_PCT (Singhal et al. 2023, "A Long Way to Go",
+# arXiv:2310.03716: length is the first thing a proxy reward pays for; the 25% edge is whileai
+# 0.131's); the recent-completion buffer holds MONITOR_BUFFER rows; the scan waits for
+# MONITOR_SCAN_ROWS graded ones (at 16 a chance feature cleared the floor on the tiny GRPO
+# recipe's clean judge; 48 did not) and scans features present on at least MONITOR_SCAN_MIN;
+# its shuffle floor uses MONITOR_SCAN_PERMUTATIONS (whileai 0.131 values otherwise; convention).
+MONITOR_EVERY = 10
+MONITOR_WINDOW = 3
+MONITOR_DELTA = 0.1
+MONITOR_LENGTH_PCT = 0.25
+MONITOR_BUFFER = 512
+MONITOR_SCAN_MIN = 8
+MONITOR_SCAN_ROWS = 48
+MONITOR_SCAN_PERMUTATIONS = 50
+
+# A trained reward model's judge threshold when the result carries none: the midpoint of a
+# Bradley-Terry score's sigmoid (convention).
+REWARD_MODEL_THRESHOLD = 0.5
+
+# GRPO prompts per optimizer step (each with `generations` completions) when not given
+# (convention, untested: TRL's batch must be a multiple of the group size).
+TRAIN_PROMPTS_PER_STEP = 4
 
 # ---- interop (verifiers environments, SQL over the store, CLI exit codes) ----
 # The verifiers releases an exported environment declares in its pyproject: the ones

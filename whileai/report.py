@@ -7,14 +7,20 @@ prints. Warnings are data on the report (``report.warnings``), named after what 
 
 from __future__ import annotations
 
+import html
 import json
 import math
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Report", "fmt_ci", "fmt_num"]
+from whileai.defaults import REPR_CHARS
+
+__all__ = ["ChartedReport", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
+
+#: How a verdict word reads: good (green), bad (red), warn (yellow), neutral (no colour).
+Tone = Literal["good", "bad", "warn", "neutral"]
 
 
 class Report(BaseModel):
@@ -39,6 +45,81 @@ class Report(BaseModel):
 
     def __str__(self) -> str:
         return self.render()
+
+    # --- displays: one line, aligned text, notebook HTML and Markdown ----------------------
+
+    def display_line(self) -> str:
+        """The first line of :meth:`render`: the verdict or the headline numbers."""
+        lines = [line for line in self.render().split("\n") if line and not line.startswith("! ")]
+        if not lines:
+            return type(self).__name__
+        # a headline with no number (a bare verdict, "PASS") reads with the line that carries them
+        has_number = any(ch.isdigit() for ch in lines[0])
+        return f"{lines[0].strip()} · {lines[1].strip()}" if not has_number and len(lines) > 1 else lines[0]
+
+    def verdict_word(self) -> tuple[str, Tone] | None:
+        """The verdict word the headline opens with and how it reads, or None (no verdict)."""
+        return None
+
+    def table_rows(self) -> list[tuple[str, ...]] | None:
+        """The report's table form, header row first, or None when it prints as lines only.
+
+        A report with a 'What it says' column includes it.
+        """
+        return None
+
+    def figure_spec(self) -> dict[str, Any] | None:
+        """The report's figure as Plotly figure JSON, or None when it has no figure."""
+        return None
+
+    def _body_lines(self) -> list[str]:
+        lines = [line for line in self.render().split("\n") if not line.startswith("! ")]
+        first = self.display_line()
+        return lines[2:] if " · " in first and not lines[0].count(" · ") else lines[1:]
+
+    def __repr__(self) -> str:
+        line = self.display_line()
+        if len(line) > REPR_CHARS:
+            line = line[: REPR_CHARS - 3] + "..."
+        return f"{type(self).__name__}({line})"
+
+    def _repr_html_(self) -> str:
+        """A compact HTML table: the headline, the table form (or the lines), warnings as a list."""
+        parts = [f'<div class="wai-report"><p><b>{html.escape(self.display_line())}</b></p>']
+        rows = self.table_rows()
+        if rows:
+            parts.append(html_table(rows[0], rows[1:]))
+        else:
+            body = self._body_lines()
+            if body:
+                parts.append("<pre>" + html.escape("\n".join(body)) + "</pre>")
+        if self.warnings:
+            parts.append("<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in self.warnings) + "</ul>")
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _repr_markdown_(self) -> str:
+        """The same display as Markdown."""
+        parts = [f"**{md_escape(self.display_line())}**"]
+        rows = self.table_rows()
+        if rows:
+            parts.append(markdown_table(rows[0], rows[1:]))
+        else:
+            body = self._body_lines()
+            if body:
+                parts.append("```\n" + "\n".join(body) + "\n```")
+        if self.warnings:
+            parts.append("\n".join(f"- {md_escape(w)}" for w in self.warnings))
+        return "\n\n".join(parts)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Plain text, HTML, Markdown and, when the report has a figure, the Plotly mime type."""
+        bundle: dict[str, Any] = {"text/plain": repr(self), "text/html": self._repr_html_(),
+                                  "text/markdown": self._repr_markdown_()}
+        spec = self.figure_spec()
+        if spec is not None:
+            bundle["application/vnd.plotly.v1+json"] = spec
+        return bundle
 
     def __getitem__(self, key: str) -> Any:
         if key in type(self).model_fields or (self.model_extra and key in self.model_extra):
@@ -69,6 +150,78 @@ class Report(BaseModel):
     def to_json(self, *, indent: int | None = 2) -> str:
         """The report as JSON text, what ``--json`` prints."""
         return json.dumps(self.to_dict(), indent=indent, default=str)
+
+
+class ChartedReport(Report):
+    """A report with a figure: :meth:`figure` draws :meth:`figure_spec` (whileai.charts)."""
+
+    def figure(self) -> Any:
+        """The report's figure: a ``plotly.graph_objects.Figure`` with plotly installed, else the dict.
+
+        The dict is Plotly figure JSON (scatter, bar and pie traces only), the same one the Runs
+        page and ``_repr_mimebundle_`` draw (docs/notebook.md).
+        """
+        from whileai.charts import figure
+
+        spec = self.figure_spec()
+        if spec is None:  # a subclass that draws nothing for these numbers
+            spec = {"data": [{"type": "scatter", "x": [], "y": []}],
+                    "layout": {"title": {"text": f"{type(self).__name__}: nothing to draw"}}}
+        return figure(spec)
+
+
+def md_escape(text: str) -> str:
+    """Text safe inside Markdown: emphasis, pipes and HTML tags read as plain characters."""
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_").replace("<", "&lt;")
+
+
+def html_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    """An HTML table, every cell escaped.
+
+    Examples:
+        >>> html_table(["a"], [["<b>"]])
+        '<table><thead><tr><th>a</th></tr></thead><tbody><tr><td>&lt;b&gt;</td></tr></tbody></table>'
+    """
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def markdown_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    r"""A Markdown table, pipes in cells escaped.
+
+    Examples:
+        >>> print(markdown_table(["a", "b"], [[1, "x|y"]]))
+        | a | b |
+        |---|---|
+        | 1 | x\|y |
+    """
+    def cell(c: Any) -> str:
+        return str(c).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines.extend("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)
+    return "\n".join(lines)
+
+
+def align_rows(rows: Sequence[Sequence[Any]], *, gap: int = 2) -> str:
+    """Rows as aligned plain-text columns (the terminal's table form); the last column is not padded.
+
+    Examples:
+        >>> print(align_rows([["Metric", "Value"], ["pass@1", "0.50"]]))
+        Metric  Value
+        pass@1  0.50
+    """
+    text = [[str(c) for c in row] for row in rows]
+    if not text:
+        return ""
+    ncol = max(len(r) for r in text)
+    widths = [max((len(r[i]) for r in text if i < len(r)), default=0) for i in range(ncol)]
+    out = []
+    for r in text:
+        cells = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
+        out.append((" " * gap).join(cells).rstrip())
+    return "\n".join(out)
 
 
 def _jsonable(value: Any) -> Any:

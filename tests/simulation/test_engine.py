@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import threading
 
@@ -13,7 +12,6 @@ import whileai as wai
 from whileai import simulate, table
 from whileai.errors import ArgumentError
 from whileai.simulation import SimulationReport, UnknownArgumentError, seeded_agent, tool
-from whileai.simulation._progress import Progress
 from whileai.table.schema import MESSAGE
 from whileai.testing import ScriptedPolicy
 
@@ -330,24 +328,20 @@ def test_output_is_written(tmp_path):
     assert pl.read_parquet(tmp_path / "out.parquet").height == 8
 
 
-def test_progress_line_only_on_a_terminal(capsys):
+def test_progress_silent_off_a_terminal_and_callable_gets_counts(capsys):
     run(budget=8, repeats=2)
+    run(budget=8, repeats=2, progress=False)
+    assert capsys.readouterr().err == ""
+    seen = []
+    run(budget=8, repeats=2, progress=lambda done, total, info: seen.append((done, total, dict(info))))
+    assert [d for d, _, _ in seen] == list(range(1, 9)) and {t for _, t, _ in seen} == {8}
+    assert seen[-1][2]["situations"] == 4 and seen[-1][2]["lost"] == 0
     assert capsys.readouterr().err == ""
 
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
 
-    stream = Tty()
-    progress = Progress(4, stream=stream)
-    for i in range(4):
-        progress.tick(i // 2)
-    progress.close()
-    shown = stream.getvalue().replace("\x1b[K", "")
-    assert shown.startswith("\r1/4 rollouts, 1 situations written") and shown.endswith("\r4/4 rollouts, 2 situations written, 0s elapsed\n")
-    quiet = io.StringIO()
-    Progress(4, stream=quiet).close()
-    assert quiet.getvalue() == ""
+def test_progress_must_be_a_flag_or_callable():
+    with pytest.raises(ArgumentError, match="progress must be True, False, None or a callable"):
+        run(budget=8, repeats=2, progress="yes")
 
 
 def test_execute_answers_tool_calls():

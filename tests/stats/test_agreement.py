@@ -134,3 +134,46 @@ def test_wilson_coverage_by_exact_enumeration():
         covered = (lo <= p) & (p <= hi)
         coverage = float(binom.pmf(ks, n, p)[covered].sum())
         assert 0.90 <= coverage <= 0.99
+
+
+def test_kappa_interval_matches_the_2x2_formula():
+    from whileai.stats import kappa_interval
+
+    # Fleiss, Cohen and Everitt (1969) written out for a 2 x 2 table by hand
+    a, b, c, d = 40, 6, 5, 35
+    n = a + b + c + d
+    p11, p12, p21, p22 = a / n, b / n, c / n, d / n
+    r1, r2, c1, c2 = p11 + p12, p21 + p22, p11 + p21, p12 + p22
+    po, pe = p11 + p22, r1 * c1 + r2 * c2
+    k = (po - pe) / (1 - pe)
+    var = (p11 * (1 - (r1 + c1) * (1 - k)) ** 2 + p22 * (1 - (r2 + c2) * (1 - k)) ** 2
+           + (1 - k) ** 2 * (p12 * (c1 + r2) ** 2 + p21 * (c2 + r1) ** 2) - (k - pe * (1 - k)) ** 2) / (n * (1 - pe) ** 2)
+    lo, hi = kappa_interval([[a, b], [c, d]])
+    assert (lo, hi) == pytest.approx((k - 1.959963985 * var ** 0.5, k + 1.959963985 * var ** 0.5))
+
+
+def test_kappa_interval_covers_at_its_level():
+    import numpy as np
+
+    from whileai.stats import cohen_kappa, kappa_interval
+
+    # seeded simulation: a judge agreeing with gold 85% of the time on a 55% base rate, 200 rows
+    rng = np.random.default_rng(11)
+    probs = np.array([0.55 * 0.85, 0.45 * 0.15, 0.55 * 0.15, 0.45 * 0.85])  # tp, fp, fn, tn
+    t = probs.reshape(2, 2)
+    true_k = cohen_kappa(t * 1e6)
+    hits = 0
+    sims = 2000
+    for _ in range(sims):
+        counts = rng.multinomial(200, probs).reshape(2, 2)
+        lo, hi = kappa_interval(counts)
+        hits += lo <= true_k <= hi
+    assert 0.93 <= hits / sims <= 0.97
+
+
+def test_kappa_interval_is_nan_when_kappa_is():
+    import math
+
+    from whileai.stats import kappa_interval
+
+    assert all(math.isnan(v) for v in kappa_interval([[10, 0], [0, 0]]))

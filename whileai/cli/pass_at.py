@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
@@ -16,7 +18,7 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
               help="Also write the per-task table (task, rollouts, passes, pass rate) to FILE: .csv, .json, .jsonl "
                    "or .parquet.")
 @json_option
-def pass_at(file: str, k: int | None, as_table: bool, output: str | None, as_json: bool) -> None:
+def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
     from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure
@@ -32,7 +34,7 @@ def pass_at(file: str, k: int | None, as_table: bool, output: str | None, as_jso
     if output is not None:
         write_frame(report.per_task, output)
     if as_table and not as_json:
-        click.echo(report.table())
+        click.echo(report.table(style="text"))
     else:
         emit(report, as_json)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
 import warnings
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai import table
+from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
     EXPORT_EXAMPLES,
@@ -29,6 +29,7 @@ from whileai.defaults import (
     EXPORT_MASK_MODE,
     EXPORT_WORKERS,
     PASS_THRESHOLD,
+    PROGRESS_MIN_ROWS,
 )
 from whileai.errors import ArgumentError, TrainingSelectionError, missing_extra
 from whileai.exporters._common import (
@@ -86,6 +87,7 @@ class _Run:
     def __init__(self, source: Any, opts: Options, *, validate: bool, system_prompt: str | None, tools: Any) -> None:
         self.opts = opts
         self.validate = validate
+        self.progress: ProgressArg = False  # export_dataset sets it; training_rows shows none
         meta = table.meta_of(source)
         df = table.frame(source, columns=_READ_COLUMNS)  # a Parquet source is read for these only
         if "messages" not in df.columns:
@@ -135,29 +137,26 @@ class _Run:
         return build_chunk(self.frame.slice(start, CHUNK_ROWS), self.opts, counts, row_offset=0), counts
 
     def chunks(self) -> Iterator[pl.DataFrame]:
-        """Written rows, chunk by chunk, in order, with a progress line on a TTY.
+        """Written rows, chunk by chunk, in order, with a tqdm.auto bar (``whileai._progress``).
 
         Chunks are built ``EXPORT_WORKERS`` at a time in threads (Polars releases the GIL), with at
         most one more waiting, while the caller writes the previous one: memory stays at a few
         chunks whatever the table's size.
         """
         total = self.frame.height
-        show = sys.stderr.isatty() and total > 4 * CHUNK_ROWS
+        bar = Tracker(total, desc="export", progress=self.progress, min_total=PROGRESS_MIN_ROWS)
         starts = list(range(0, total, CHUNK_ROWS))
         workers = max(1, min(EXPORT_WORKERS, len(starts)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: deque[Future[tuple[pl.DataFrame, Counts]]] = deque()
-            for i, start in enumerate(starts):
+            for start in starts:
                 pending.append(pool.submit(self._build, start))
                 if len(pending) > workers:
                     yield from self._take(pending.popleft())
-                if show:
-                    print(f"\rexport: {min((i + 1) * CHUNK_ROWS, total):,}/{total:,} rows", end="", file=sys.stderr,
-                          flush=True)
+                bar.update(min(CHUNK_ROWS, total - start))
             while pending:
                 yield from self._take(pending.popleft())
-        if show:
-            print(file=sys.stderr)
+        bar.close()
 
     def _take(self, future: Future[tuple[pl.DataFrame, Counts]]) -> Iterator[pl.DataFrame]:
         out, counts = future.result()
@@ -245,6 +244,7 @@ def export_dataset(
     system_prompt: str | None = None,
     tools: Any = None,
     strip_think: bool = True,
+    progress: ProgressArg = None,
 ) -> ExportReport:
     """Write training rows for a trainer, to JSONL or Parquet, streaming and atomically.
 
@@ -280,6 +280,8 @@ def export_dataset(
             ``system_prompt`` column. A conversation that already starts with one keeps it.
         tools: Tool schemas (OpenAI shape); default the source's meta, else its ``tools`` column.
         strip_think: Remove ``<think>...</think>`` blocks from assistant turns.
+        progress: A tqdm.auto bar of rows written, from ``PROGRESS_MIN_ROWS`` rows on a terminal or
+            in a notebook (True always, False never); a callable gets ``(done, total, info)``.
 
     Returns:
         An :class:`ExportReport` (n, n_written, trained/masked messages, tool_call_roundtrip,
@@ -302,9 +304,11 @@ def export_dataset(
         >>> json.loads(open(path).readline())["loss_mask"]
         [0, 0, 1]
     """
+    check_progress(progress)
     target = target_path(source, output)
     opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, is_parquet(target))
     run = _Run(source, opts, validate=validate, system_prompt=system_prompt, tools=tools)
+    run.progress = progress
     with writing(target) as tmp:
         if opts.parquet:
             _write_parquet(run, tmp)

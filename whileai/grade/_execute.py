@@ -26,14 +26,14 @@ import asyncio
 import gc
 import inspect
 import queue
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from whileai._progress import ProgressArg, Tracker
 from whileai._timeouts import CallTimeout, run_with_timeout
-from whileai.defaults import JUDGE_SLOW_S
+from whileai.defaults import JUDGE_SLOW_S, PROGRESS_MIN_JUDGE_ROWS
 from whileai.grade._contract import is_async_judge
 
 __all__ = ["TIMED_OUT", "Raised", "run_calls"]
@@ -64,29 +64,20 @@ TIMED_OUT = _TimedOut()
 
 
 class _Progress:
-    """One self-overwriting stderr line on a TTY; silent otherwise."""
+    """Rows judged so far on a tqdm.auto bar or a callback (``whileai._progress``)."""
 
-    def __init__(self, total: int, label: str) -> None:
-        self.total = total
-        self.label = label
-        self.on = total >= 1000 and sys.stderr.isatty()
-        self.last = time.monotonic()
-        self.shown = False
+    def __init__(self, total: int, label: str, progress: ProgressArg = None,
+                 min_total: int = PROGRESS_MIN_JUDGE_ROWS) -> None:
+        self.tracker = Tracker(total, desc=label, progress=progress, min_total=min_total)
+        self.done = 0
 
     def update(self, done: int) -> None:
-        if not self.on:
-            return
-        now = time.monotonic()
-        if now - self.last >= 1.0:
-            self.last = now
-            self.shown = True
-            sys.stderr.write(f"\r{self.label}: {done}/{self.total} rows")
-            sys.stderr.flush()
+        if done > self.done:
+            self.tracker.update(done - self.done)
+            self.done = done
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write(f"\r{self.label}: {self.total}/{self.total} rows\n")
-            sys.stderr.flush()
+        self.tracker.close()
 
 
 def run_calls(
@@ -98,6 +89,8 @@ def run_calls(
     timeout: float | None,
     label: str = "grading",
     off_thread_timeout: float | None = None,
+    progress: ProgressArg = None,
+    min_total: int = PROGRESS_MIN_JUDGE_ROWS,
 ) -> tuple[list[Any], str]:
     """Call ``judge`` on every row of ``chunks`` (lists of row dicts) and return the outcomes.
 
@@ -107,15 +100,15 @@ def run_calls(
     Returns:
         The outcomes in row order, and the mode used (``inline``, ``threads`` or ``async``).
     """
-    progress = _Progress(total, label)
+    bar = _Progress(total, label, progress, min_total)
     try:
         if is_async_judge(judge):
-            return _run_async(judge, _rows(chunks), total, concurrency, timeout or off_thread_timeout, progress), "async"
+            return _run_async(judge, _rows(chunks), total, concurrency, timeout or off_thread_timeout, bar), "async"
         if timeout is not None:
-            return _run_threads(judge, enumerate(_rows(chunks)), [None] * total, concurrency, timeout, progress), "threads"
-        return _run_inline(judge, chunks, total, concurrency, progress, off_thread_timeout)
+            return _run_threads(judge, enumerate(_rows(chunks)), [None] * total, concurrency, timeout, bar), "threads"
+        return _run_inline(judge, chunks, total, concurrency, bar, off_thread_timeout)
     finally:
-        progress.close()
+        bar.close()
 
 
 def _rows(chunks: Iterable[list[Any]]) -> Iterator[Any]:
@@ -382,7 +375,10 @@ def to_verdict(raw: Any, scale: tuple[float, float] | None, timeout: float | Non
 
 
 def judge_rows(judge: Callable[[Any], Any], rows: list[Any], *, concurrency: int, timeout: float | None,
-               scale: tuple[float, float] | None = None, label: str = "judging") -> list[Any]:
-    """Run ``judge`` on a small list of row dicts and return one Verdict per row."""
-    raws, _ = run_calls(judge, [rows], len(rows), concurrency=concurrency, timeout=timeout, label=label)
+               scale: tuple[float, float] | None = None, label: str = "judging",
+               progress: ProgressArg = None) -> list[Any]:
+    """Run ``judge`` on a list of row dicts and return one Verdict per row."""
+    # re-judging and probes call a (usually slow) model judge: a bar from the first row
+    raws, _ = run_calls(judge, [rows], len(rows), concurrency=concurrency, timeout=timeout, label=label,
+                        progress=progress, min_total=1)
     return [to_verdict(raw, scale, timeout) for raw in raws]

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from whileai import table
 from whileai._checks import check_choice, check_fraction, check_int, check_number
+from whileai._progress import ProgressArg, check_progress
 from whileai.defaults import (
     JUDGE_AGREEMENT_FLOOR,
     JUDGE_CONCURRENCY,
@@ -111,6 +112,7 @@ def run_judge(
     trust: Literal["warn", "require", "off"] = "warn",
     allow_model_gold: bool = False,
     max_skipped_share: float = MAX_SKIPPED_SHARE,
+    progress: ProgressArg = None,
 ) -> table.StepResult:
     """Grade every row with ``judge`` and return the scored rows (seeds, The loop, Grade).
 
@@ -145,6 +147,9 @@ def run_judge(
         trust: ``warn`` (default), ``require`` or ``off`` for the judge check.
         allow_model_gold: Count model-written gold labels in the judge check.
         max_skipped_share: Partial-credit share past which the judge check is INCONCLUSIVE.
+        progress: A tqdm.auto bar of rows judged (from ``PROGRESS_MIN_JUDGE_ROWS`` rows, on a
+            terminal or in a notebook; True always, False never); a callable receives
+            ``(done, total, info)`` instead.
 
     Returns:
         A :class:`whileai.table.StepResult`: the rows with the rewards in ``df``, a
@@ -176,10 +181,11 @@ def run_judge(
     scoring_run_id = run_id if run_id is not None else f"score_{uuid.uuid4().hex[:12]}"
     started = time.perf_counter()
     df = table.frame(rows)
+    check_progress(progress)
     if trust == "require":
         check_gold(df)  # bad labels fail before a single judge call, not after all of them
     raws, mode = run_calls(judge, iter_row_chunks(df), df.height, concurrency=concurrency, timeout=timeout,
-                           off_thread_timeout=off_thread_timeout)
+                           off_thread_timeout=off_thread_timeout, progress=progress)
     rewards, statuses, reasons, markers, metas, failure_classes = _collect(raws, scale_pair,
                                                                            timeout or off_thread_timeout)
     del raws

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from whileai import table
 from whileai._checks import check_fraction, check_int, check_number
+from whileai._progress import ProgressArg, check_progress
 from whileai.defaults import (
     CI_LEVEL,
     DEFAULT_SEED,
@@ -45,8 +46,8 @@ from whileai.grade._execute import judge_rows
 from whileai.grade._perturb import FILLER, append_reply
 from whileai.grade._probes import _check_probes, _sample, judge_probes
 from whileai.grade._rows import row_dicts
-from whileai.report import Report
-from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.report import ChartedReport, Tone
+from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
 
@@ -73,7 +74,7 @@ def gold_words(kind: str) -> str:
             "unknown": "gold labels (unknown origin)"}.get(kind, f"gold labels ({kind})")
 
 
-class JudgeTrustReport(Report):
+class JudgeTrustReport(ChartedReport):
     """How far the judge's rewards can be believed (``judge_trust``)."""
 
     ok: bool = False
@@ -105,6 +106,8 @@ class JudgeTrustReport(Report):
     """Lower bound of that interval (the number the floor reads)."""
     kappa: float = float("nan")
     """Cohen's kappa (NaN when gold has one class only)."""
+    kappa_ci95: tuple[float, float] = (float("nan"), float("nan"))
+    """Large-sample interval on kappa (Fleiss, Cohen and Everitt 1969); NaN when kappa is."""
     confusion: dict[str, int] = Field(default_factory=dict)
     """tp (both pass), fp (judge passes, gold fails), fn (judge fails, gold passes), tn."""
     judge_pass_rate: float = float("nan")
@@ -135,6 +138,23 @@ class JudgeTrustReport(Report):
     def summary(self) -> dict[str, Any]:
         """The trust stamp a graded row carries in ``judge_meta["trust"]``."""
         return trust_summary(self)
+
+    def verdict_word(self) -> tuple[str, Tone]:
+        """OK good, FAIL bad, NOT MEASURED and INCONCLUSIVE warn."""
+        return ({"ok": ("OK", "good"), "fail": ("FAIL", "bad"), "not_measured": ("NOT MEASURED", "warn"),
+                 "inconclusive": ("INCONCLUSIVE", "warn")}[self.status])  # type: ignore[return-value]
+
+    def figure_spec(self) -> dict[str, Any]:
+        """Agreement and kappa with intervals, and the judge's short vs long pass rates per gold label."""
+        from whileai.charts import judge_trust_chart
+
+        ls = self.length_sensitivity
+        short = [(ls.get(f"gold_{g}") or {}).get("short", {}).get("pass_rate") for g in (1, 0)]
+        long_ = [(ls.get(f"gold_{g}") or {}).get("long", {}).get("pass_rate") for g in (1, 0)]
+        return judge_trust_chart(
+            self.agreement, self.agreement_ci95, self.kappa, self.kappa_ci95, short=short, long=long_,
+            floors=(self.floors.get("min_agreement"), self.floors.get("min_kappa")),
+            title=f"{self.verdict_word()[0]} · judge against {self.n_gold} labeled rows")
 
     def render(self) -> str:
         """The judge check a person reads; the first line is the verdict."""
@@ -242,6 +262,7 @@ def judge_trust(
     timeout: float | None = None,
     level: float = CI_LEVEL,
     judge_name: str | None = None,
+    progress: ProgressArg = None,
 ) -> JudgeTrustReport:
     """Check the judge's rewards against gold labels (seeds, "Trust the numbers").
 
@@ -271,6 +292,8 @@ def judge_trust(
         timeout: Seconds per judge call.
         level: Interval level.
         judge_name: Name to report the judge under.
+        progress: A tqdm.auto bar of the re-judging (terminal or notebook only by default; False
+            never); a callable receives ``(done, total, info)`` instead.
 
     Returns:
         A :class:`JudgeTrustReport`; ``print(report)`` or :func:`format_judge_trust` reads it.
@@ -290,6 +313,7 @@ def judge_trust(
               "max_skipped_share": check_fraction("max_skipped_share", max_skipped_share,
                                                    fix="Pass max_skipped_share=0.1 for example.")}
     level = check_fraction("level", level, fix="Pass level=0.1 for example.")
+    check_progress(progress)
     df = table.frame(rows, columns=None if judge is not None else _COLUMNS)
     report = measure_trust(df, floors=floors, allow_model_gold=allow_model_gold, seed=seed, level=level,
                            refuse_model_gold=True)
@@ -297,7 +321,7 @@ def judge_trust(
         report.judge_name = judge_name_of(judge, judge_name)
         if report.n_gold:
             report.perturbation = _perturbation(df, judge, sample=sample, seed=seed, concurrency=concurrency,
-                                                timeout=timeout, level=level)
+                                                timeout=timeout, level=level, progress=progress)
             _perturbation_warnings(report)
         if probe_names is not None:
             probe_report = judge_probes(df, judge, rubric=rubric, probes=probe_names, sample=sample, seed=seed,
@@ -461,6 +485,7 @@ def _agreement(report: JudgeTrustReport, exact: pl.DataFrame, words: str, *, lev
             f"{'passes' if which == 'failures' else 'failures'} too.")
     else:
         report.kappa = cohen_kappa(conf)
+        report.kappa_ci95 = kappa_interval(conf, level=level)
 
 
 def _halves(report: JudgeTrustReport, exact: pl.DataFrame, *, seed: Any, level: float) -> None:
@@ -563,14 +588,15 @@ def _queue(report: JudgeTrustReport, exact: pl.DataFrame) -> None:
 
 
 def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int, seed: Any, concurrency: int,
-                  timeout: float | None, level: float) -> dict[str, Any]:
+                  timeout: float | None, level: float, progress: ProgressArg = None) -> dict[str, Any]:
     graded = df.with_row_index("_i").filter(pl.col("gold_reward").is_not_null() & pl.col("reward").is_in([0.0, 1.0]))
     pick = graded["_i"].to_numpy()[_sample(graded.height, sample, seed)]
     sub = df[pick]
     rows = row_dicts(sub)
     stored = sub["reward"].to_numpy()
     batch = rows + [append_reply(r, suffix=FILLER) for r in rows]
-    verdicts = judge_rows(judge, batch, concurrency=concurrency, timeout=timeout, label="re-judging")
+    verdicts = judge_rows(judge, batch, concurrency=concurrency, timeout=timeout, label="re-judging",
+                          progress=progress)
     n = len(rows)
     again, filler = verdicts[:n], verdicts[n:]
     ok_again = np.array([v.status == "ok" for v in again])

@@ -33,6 +33,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from whileai import table
+from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
     DECONTAM_CROSS_TASK_QUANTILE,
@@ -44,6 +45,7 @@ from whileai.defaults import (
     DECONTAM_SIMILARITY,
     DEFAULT_SEED,
     EMBED_BATCH,
+    PROGRESS_MIN_ROWS,
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
 from whileai.guard._common import check_fraction, check_positive_int, check_strings
@@ -156,6 +158,7 @@ def decontaminate(
     similarity: float = DECONTAM_SIMILARITY,
     examples: int = DECONTAM_EXAMPLES,
     seed: int | np.random.Generator = DEFAULT_SEED,
+    progress: ProgressArg = None,
 ) -> Decontaminated:
     """Drop training rows that copy, nearly copy, or (with an embedder) read like an eval source.
 
@@ -182,6 +185,8 @@ def decontaminate(
         similarity: Cosine at or above which the semantic rule flags a row.
         examples: Offending rows listed on the report.
         seed: Seed of the eval-prompt sample behind the cross-task percentile.
+        progress: A tqdm.auto bar of texts checked, from ``PROGRESS_MIN_ROWS`` texts on a terminal
+            or in a notebook (True always, False never); a callable gets ``(done, total, info)``.
 
     Returns:
         ``(clean, report)``: the clean rows in the kind ``rows`` came in, and a
@@ -211,6 +216,7 @@ def decontaminate(
     overlap = check_fraction("overlap", overlap, open_low=True)
     n = check_positive_int("n", n)
     examples = check_positive_int("examples", examples, minimum=0)
+    check_progress(progress)
     if embedder is not None and not callable(embedder):
         raise ArgumentError(f"embedder must be a callable from a list of texts to vectors, got {embedder!r}.")
     if embedder is not None:
@@ -261,7 +267,7 @@ def decontaminate(
         th = texts.hash()
         first = (th.is_first_distinct() & texts.is_not_null()).to_numpy()
         uniq = texts.filter(pl.Series(first))
-        is_exact_u, cov_u, best_u = _text_rules(uniq, ev_grams, ev_exact, n=n)
+        is_exact_u, cov_u, best_u = _text_rules(uniq, ev_grams, ev_exact, n=n, progress=progress)
         idx_u = pl.DataFrame({"h": th.filter(pl.Series(first)), "u": np.arange(len(uniq), dtype=np.int64)})
         u_rows = (pl.DataFrame({"h": th}).join(idx_u, on="h", how="left", maintain_order="left")["u"]
                   .fill_null(-1).to_numpy().copy())
@@ -426,8 +432,8 @@ def _eval_side(texts: pl.Series, n: int) -> tuple[pl.DataFrame, pl.Series]:
     return grams, pl.Series("x", text_hashes(toks)).unique()
 
 
-def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: int,
+                progress: ProgressArg = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per text: exact copy, best single-eval-text coverage, and that eval text.
 
     Exact is the same word sequence as an eval text; coverage is 0 under n words. Each text is
@@ -442,7 +448,9 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
     fan = ev.group_by("h").len("fan")
     exact_set = ev_exact.implode()
     step = max(1, min(m, CHUNK_ROWS))
+    bar = Tracker(m, desc="decontaminate", unit="texts", progress=progress, min_total=PROGRESS_MIN_ROWS)
     for lo in range(0, m, step):  # bounded memory: texts in chunks
+        bar.update(min(step, m - lo))
         toks = tokenize(texts.slice(lo, step))
         exact[lo:lo + step] = pl.Series(text_hashes(toks)).is_in(exact_set).to_numpy()
         start, h = ngram_hashes(toks, n)
@@ -481,6 +489,7 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
             pick = order[first]
             cov[lo + uu[pick]] = frac[pick]
             best[lo + uu[pick]] = ee[pick]
+    bar.close()
     return exact, cov, best
 
 

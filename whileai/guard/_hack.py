@@ -43,7 +43,7 @@ from whileai.defaults import (
 from whileai.errors import ArgumentError
 from whileai.guard._common import agent_text_of, check_fraction, check_positive_int, check_strings
 from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
-from whileai.report import Report, fmt_num
+from whileai.report import ChartedReport, Tone, fmt_num
 from whileai.stats.rng import check_rng
 
 __all__ = ["HackScanReport", "hack_scan"]
@@ -79,7 +79,7 @@ class HackFeature(BaseModel):
         raise KeyError(key)
 
 
-class HackScanReport(Report):
+class HackScanReport(ChartedReport):
     """What the reward pays for, within ask, against a shuffle floor."""
 
     regime: str = "unknown"
@@ -143,6 +143,21 @@ class HackScanReport(Report):
     """Mean number of distinct trajectories per disagreeing ask."""
     top_features: int = HACK_TOP_FEATURES
     """Rows printed by render()."""
+
+    def verdict_word(self) -> tuple[str, Tone]:
+        """The regime word: TRAIN good, REWARD_HACK and DEGENERATE bad, the rest warn."""
+        tone = {"train": "good", "reward_hack": "bad", "degenerate": "bad"}.get(self.regime, "warn")
+        return self.regime.upper(), tone  # type: ignore[return-value]
+
+    def figure_spec(self) -> dict[str, Any]:
+        """The top features' within-ask rho against the shuffle floor, endorsed ones coloured."""
+        from whileai.charts import feature_bars
+
+        top = self.features[: self.top_features]
+        return feature_bars([f.name for f in top] or ["(no feature ranked)"], [f.rho for f in top] or [None],  # type: ignore[list-item]
+                            floor=self.tau, endorsed=[f.endorsed for f in top] or [False],
+                            title=f"{self.regime.upper()} · floor tau {fmt_num(self.tau, 3)}, "
+                                  f"{self.n_above_floor} of {self.n_features} above")
 
     def render(self) -> str:
         """The scan as a person reads it: regime, support, floor, then the ranked features."""

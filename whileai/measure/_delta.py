@@ -42,7 +42,7 @@ from whileai.measure._common import (
 )
 from whileai.measure._compare import Comparison, aligned, compare_arrays
 from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
-from whileai.report import Report
+from whileai.report import ChartedReport, Tone
 from whileai.stats.intervals import IntervalMethod, t_quantile
 from whileai.stats.power import detectable_effect_sd, noise_band_width, paired_tasks_needed
 from whileai.stats.rng import check_rng
@@ -58,7 +58,7 @@ _CONFOUNDS = ("temperature", "top_p", "max_tokens", "provider", "base_url", "jud
 _MAX_GROUPS = 50
 
 
-class DeltaReport(Report):
+class DeltaReport(ChartedReport):
     """Before against after on pass@1 and every shared marker, with the verdict a person reads first."""
 
     ok: bool = False
@@ -149,6 +149,31 @@ class DeltaReport(Report):
     def render(self) -> str:
         """The report as ``format_delta_report`` prints it."""
         return format_delta_report(self)
+
+    def verdict_word(self) -> tuple[str, Tone]:
+        """The headline's word: PASS good, FAIL bad, NO DIFFERENCE and NOT COMPARABLE warn."""
+        for word, tone in (("PASS", "good"), ("FAIL", "bad"), ("NO DIFFERENCE", "warn"), ("NOT COMPARABLE", "warn")):
+            if self.headline.startswith(word):
+                return word, tone  # type: ignore[return-value]
+        return self.headline.split(" (")[0], "neutral"
+
+    def figure_spec(self) -> dict[str, Any]:
+        """A forest plot of every metric's delta and interval, the target's noise band shaded."""
+        from whileai.charts import forest
+        from whileai.defaults import CHART_BAD, CHART_GOOD, CHART_MUTED
+
+        names = list(self.metrics)
+        cis = [_tuple(self.metrics[n].get("ci95")) for n in names]
+        colors = []
+        for n in names:
+            m = self.metrics[n]
+            moved = m.get("gain_verdict") in ("moved", "moved_unreplicated")
+            colors.append(CHART_GOOD if moved and m.get("direction") == "up" else
+                          CHART_BAD if moved and m.get("direction") == "down" else CHART_MUTED)
+        return forest(names or [self.target], [self.metrics[n].get("delta") for n in names] or [None],
+                      [c[0] if c else None for c in cis] or [None], [c[1] if c else None for c in cis] or [None],
+                      band=self.noise_band, verdict=self.verdict_word()[0], colors=colors or None,
+                      title=f"{self.n_paired_tasks} paired tasks, {self.level:.0%} intervals")
 
 
 def format_delta_report(report: DeltaReport) -> str:

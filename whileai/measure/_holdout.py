@@ -30,7 +30,7 @@ from whileai.measure._common import (
     read_rows,
     task_values,
 )
-from whileai.report import Report
+from whileai.report import ChartedReport
 from whileai.stats.bootstrap import bootstrap_moments
 from whileai.stats.power import (
     binomial_paired_var,
@@ -45,7 +45,7 @@ from whileai.stats.rng import check_rng
 __all__ = ["HoldoutSizeReport", "detectable_effect", "holdout_size"]
 
 
-class HoldoutSizeReport(Report):
+class HoldoutSizeReport(ChartedReport):
     """Paired tasks a holdout needs to show a gain at the asked power (whileai 0.131 keys)."""
 
     n_tasks: int = 0
@@ -84,6 +84,21 @@ class HoldoutSizeReport(Report):
     """How the range was computed."""
     notes: list[str] = Field(default_factory=list)
     """The assumptions the answer rests on."""
+
+    def figure_spec(self) -> dict[str, Any]:
+        """The power to detect ``effect`` against n_tasks (``power_at``), the answer marked."""
+        from whileai.charts import curve
+        from whileai.defaults import CURVE_POINTS, MIN_HOLDOUT_TASKS
+        from whileai.stats.power import power_at
+
+        top = max(2 * self.n_tasks, 4 * MIN_HOLDOUT_TASKS)
+        xs = np.unique(np.linspace(MIN_HOLDOUT_TASKS, top, CURVE_POINTS).round().astype(int))
+        ok = math.isfinite(self.task_std) and self.task_std > 0
+        ys = [power_at(self.effect, self.task_std, int(n), alpha=self.alpha) if ok else None for n in xs]
+        return curve([float(x) for x in xs], ys, hline=self.power, vline=float(self.n_tasks) or None,
+                     y_range=(0.0, 1.0), name="power",
+                     title=f"{self.n_tasks} paired tasks for a {self.effect:+.3f} gain at k={self.k} ({self.sd_source} sd)",
+                     x_title="paired tasks", y_title=f"power (alpha {self.alpha:.2f})")
 
     def render(self) -> str:
         """Three to five lines: the answer, the sd behind it, the concentrated case, notes."""

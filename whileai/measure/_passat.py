@@ -33,7 +33,7 @@ from whileai.measure._common import (
     run_config,
 )
 from whileai.measure._tasks import task_stats
-from whileai.report import Report, fmt_num
+from whileai.report import ChartedReport, align_rows, fmt_num
 from whileai.stats.intervals import IntervalMethod
 from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
@@ -50,7 +50,7 @@ def _word(k: int) -> str:
     return _WORDS[k] if 0 <= k < len(_WORDS) else str(k)
 
 
-class PassAt(Report):
+class PassAt(ChartedReport):
     """pass@1, pass^k and pass@k over tasks, each with its interval (``print`` gives the one line)."""
 
     pass_at_1: float = math.nan
@@ -132,8 +132,33 @@ class PassAt(Report):
                 f" | headroom {fmt_num(self.headroom)} ({tail})")
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
 
-    def table(self, *, style: Literal["tsv", "markdown"] = "tsv") -> str:
-        """The metric table with the 'What it says' column (the landing page's table form)."""
+    def table(self, *, style: Literal["tsv", "markdown", "text"] = "tsv") -> str:
+        """The metric table with the 'What it says' column (the landing page's table form).
+
+        ``style="text"`` aligns the columns for a terminal.
+        """
+        rows = self.table_rows()
+        if style == "text":
+            return align_rows(rows)
+        if style == "markdown":
+            lines = ["| " + " | ".join(r) + " |" for r in rows]
+            lines.insert(1, "|" + "---|" * len(rows[0]))
+            return "\n".join(lines)
+        return "\n".join("\t".join(r) for r in rows)
+
+    def figure_spec(self) -> dict[str, Any]:
+        """pass@1, pass^k and pass@k as bars with their intervals (whileai.charts.interval_bars)."""
+        from whileai.charts import interval_bars
+
+        k = self.k
+        cis = [self.ci95, self.pass_pow_k_ci95, self.pass_at_k_ci95]
+        return interval_bars(
+            ["pass@1", f"pass^{k}", f"pass@{k}"], [self.pass_at_1, self.pass_pow_k, self.pass_at_k],
+            [c[0] if c else None for c in cis], [c[1] if c else None for c in cis],
+            title=f"{self.n_groups} tasks, k={k}, {self.level:.0%} intervals", y_title="pass rate")
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """The metric table's rows, header first."""
         k = self.k
         n_text = f"{self.n_groups} tasks, k={k}"
         nk_text = f"{self.n_groups_at_k} tasks, k={k}"
@@ -141,7 +166,7 @@ class PassAt(Report):
         def ci_text(ci: tuple[float, float] | None, value: float) -> str:
             return "" if ci is None or math.isnan(value) else f"{ci[0]:.2f} to {ci[1]:.2f}"
 
-        rows = [
+        rows: list[tuple[str, ...]] = [
             ("Metric", "Value", "95% interval" if abs(self.level - 0.95) < 1e-12 else f"{self.level:.0%} interval",
              "n", "What it says"),
             ("pass@1", fmt_num(self.pass_at_1), ci_text(self.ci95, self.pass_at_1), n_text,
@@ -152,11 +177,7 @@ class PassAt(Report):
              f"at least one of {_word(k)} passes"),
             ("headroom", fmt_num(self.headroom), "", "", f"pass@{k} minus pass@1, the gap an RL update could close"),
         ]
-        if style == "markdown":
-            lines = ["| " + " | ".join(r) + " |" for r in rows]
-            lines.insert(1, "|" + "---|" * len(rows[0]))
-            return "\n".join(lines)
-        return "\n".join("\t".join(r) for r in rows)
+        return rows
 
 
 def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
@@ -350,8 +371,15 @@ def _describe_rewards(df: pl.DataFrame, report: PassAt, warnings: list[str]) -> 
 def _judge_failures(df: pl.DataFrame, warnings: list[str]) -> None:
     if "judge_status" not in df.columns:
         return
-    failed = df.filter(pl.col("reward").is_null() & pl.col("judge_status").is_not_null()
-                       & (pl.col("judge_status") != "ok")).height
+    ungraded = pl.col("reward").is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")
+    agent = pl.col("judge_status") == "agent_error"
+    if "finish_reason" in df.columns:
+        agent = agent | (pl.col("finish_reason") == "error")
+    crashed = df.filter(ungraded & agent).height
+    failed = df.filter(ungraded & ~agent).height
+    if crashed:
+        warnings.append(f"{crashed} row(s) ended in an agent or harness error (the rollout itself failed, so there "
+                        "was nothing to grade); they are left out. Fix the agent or harness and re-run those samples.")
     if failed:
         warnings.append(f"the judge failed on {failed} row(s) (judge_status not ok); they are left out. "
                         "Re-run the judge on data.unjudged().")

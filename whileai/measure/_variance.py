@@ -20,7 +20,7 @@ from whileai.measure._common import (
     read_rows,
     task_values,
 )
-from whileai.report import Report
+from whileai.report import ChartedReport
 from whileai.stats.intervals import t_quantile
 from whileai.stats.power import noise_band_width
 
@@ -30,7 +30,7 @@ __all__ = ["EvalVarianceReport", "eval_variance", "noise_band", "run_labels", "r
 RUN_FIELDS = ("eval_run", "scoring_run_id")
 
 
-class EvalVarianceReport(Report):
+class EvalVarianceReport(ChartedReport):
     """How far the same eval of the same model moves between re-runs (whileai 0.131 keys)."""
 
     metric: str = PASS_AT_1
@@ -61,6 +61,27 @@ class EvalVarianceReport(Report):
     """Where the runs came from: separate tables, or a lineage field / column of one table."""
     notes: list[str] = Field(default_factory=list)
     """What qualifies run_std."""
+
+    def figure_spec(self) -> dict[str, Any]:
+        """The smallest gain detectable at ``POWER`` against n_tasks, from this eval's re-run noise.
+
+        Two single runs differ by sqrt(2) x run_std over ``tasks_in_every_run`` tasks; read as
+        independent task noise, a task's paired difference has sd sqrt(2 n) x run_std, and the
+        detectable gain at n tasks is ``detectable_effect_sd(n, sd)`` (Miller 2024, eq. 9).
+        """
+        from whileai.charts import curve
+        from whileai.defaults import CURVE_POINTS, MIN_HOLDOUT_TASKS, POWER
+        from whileai.stats.power import detectable_effect_sd
+
+        n_here = max(self.tasks_in_every_run, MIN_HOLDOUT_TASKS)
+        sd = math.sqrt(2.0 * self.tasks_in_every_run) * self.run_std if math.isfinite(self.run_std) else math.nan
+        xs = np.unique(np.linspace(MIN_HOLDOUT_TASKS, 4 * n_here, CURVE_POINTS).round().astype(int))
+        ys = [detectable_effect_sd(int(n), sd) if math.isfinite(sd) and sd > 0 else None for n in xs]
+        here = detectable_effect_sd(n_here, sd) if math.isfinite(sd) and sd > 0 else None
+        return curve([float(x) for x in xs], ys, vline=float(self.tasks_in_every_run) or None,
+                     points=([float(self.tasks_in_every_run)], [here]),
+                     title=f"{self.metric}: run_std {self.run_std:.4f} over {self.n_runs} runs",
+                     x_title="tasks", y_title=f"smallest gain detectable at {POWER:.0%} power", name="detectable gain")
 
     def render(self) -> str:
         """The 0.131-style block: run_std line, band line, per-run means, stability."""

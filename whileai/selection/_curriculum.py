@@ -15,7 +15,7 @@ from pydantic import Field
 from whileai import table
 from whileai.defaults import CURRICULUM_TIERS, DIFFICULTY_BAND, MIN_GROUP_ROLLOUTS
 from whileai.measure import task_stats
-from whileai.report import Report
+from whileai.report import ChartedReport, Report
 from whileai.selection._common import (
     check_band,
     check_fraction,
@@ -30,7 +30,7 @@ __all__ = ["CurriculumReport", "curriculum", "retire_solved"]
 _SOLVED, _FLOOR = DIFFICULTY_BAND[1], DIFFICULTY_BAND[0]
 
 
-class CurriculumReport(Report):
+class CurriculumReport(ChartedReport):
     """Graded tasks split into trainable (easy to hard, in tiers), retired, not ready and thin.
 
     Each task entry is ``{task_id, prompt, n, pass_rate}`` (n = graded rollouts).
@@ -66,6 +66,16 @@ class CurriculumReport(Report):
     def render(self) -> str:
         """The counts, then one line per tier."""
         return _render_curriculum(self)
+
+    def figure_spec(self) -> dict[str, Any]:
+        """Every graded task's pass rate as a histogram, the 20-80% band shaded (whileai.charts)."""
+        from whileai.charts import difficulty_histogram, histogram_counts
+
+        rates = [t.get("pass_rate") for part in (self.trainable, self.retired, self.not_ready) for t in part]
+        band = tuple(self.thresholds.get("band", DIFFICULTY_BAND))
+        return difficulty_histogram(histogram_counts([r for r in rates if r is not None]), band=band,  # type: ignore[arg-type]
+                                    title=f"{self.n_trainable} trainable, {self.n_solved} retired, "
+                                          f"{self.n_not_ready} not ready of {self.n_tasks} tasks")
 
 
 def curriculum(

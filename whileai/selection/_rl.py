@@ -17,10 +17,12 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai.charts import histogram_counts
 from whileai.defaults import (
     BAND_MIN_ROLLOUTS,
     CI_LEVEL,
     DIFFICULTY_BAND,
+    DIFFICULTY_BINS,
     HACK_THRESHOLD,
     PASS_THRESHOLD,
     SELECT_TARGET,
@@ -28,7 +30,7 @@ from whileai.defaults import (
 from whileai.errors import TrainingSelectionError, WaiError
 from whileai.guard._hygiene import trajectory_signature
 from whileai.measure import task_stats
-from whileai.report import Report
+from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (
     check_band,
@@ -67,7 +69,7 @@ NO_FAULT = "no fault"
 _TASK_SEED = 7
 
 
-class RLSelectionReport(Report):
+class RLSelectionReport(ChartedReport):
     """What ``select(mode="rl")`` dropped, in order and per reason, and what it kept.
 
     Keys follow whileai 0.131's RL selection report where the two overlap.
@@ -152,6 +154,18 @@ class RLSelectionReport(Report):
     """The stamps: ``n_tasks``, ``n_stamped``, ``n_carried``, ``k_median`` (k as graded)."""
     hygiene_warnings: list[str] = Field(default_factory=list)
     """Data-hygiene warnings (duplicates, correlations, hack scan, band resolution, pass^k)."""
+    difficulty: list[int] = Field(default_factory=list)
+    """Graded tasks per pass-rate bin as graded (``DIFFICULTY_BINS`` equal bins over [0, 1])."""
+    difficulty_kept: list[int] = Field(default_factory=list)
+    """Kept tasks per pass-rate bin, the same bins."""
+
+    def figure_spec(self) -> dict[str, Any]:
+        """The per-task difficulty histogram with the band shaded and the kept tasks overlaid."""
+        from whileai.charts import difficulty_histogram
+
+        return difficulty_histogram(self.difficulty or [0] * DIFFICULTY_BINS, band=self.band,
+                                    kept=self.difficulty_kept or None,
+                                    title=f"kept {self.groups_selected} of {self.n_tasks} tasks ({self.n_selected} of {self.n} rows)")
 
     def render(self) -> str:
         """The printed block, first line as in whileai 0.131."""
@@ -353,6 +367,9 @@ def select_for_rl(
     dropped["target"] = int(sizes[n_keep:].sum())
     report["dropped"] = dropped
     report["groups_selected"] = chosen.height
+    report["difficulty"] = histogram_counts((graded_stats["c"] / graded_stats["n_graded"]).to_numpy())
+    report["difficulty_kept"] = histogram_counts(
+        ordered.head(n_keep)["_rate"].to_numpy() if "_rate" in ordered.columns else np.array([]))
     kinds = chosen.group_by("_kind", maintain_order=True).len()
     report["fault_kinds"] = dict(zip(kinds["_kind"].to_list(), (int(v) for v in kinds["len"].to_list())))
 

@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from whileai import table
+from whileai._progress import ProgressArg, check_progress
 from whileai._timeouts import check_timeout, with_timeout
 from whileai.defaults import (
     AGENT_TIMEOUT_S,
@@ -144,7 +145,7 @@ def simulate(
     score_rows: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
     max_rollouts: int | None = None,
     output: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
+    progress: ProgressArg = None,
     timeout: float | None = AGENT_TIMEOUT_S,
     tool_timeout: float | None = TOOL_TIMEOUT_S,
     **unknown: Any,
@@ -215,7 +216,9 @@ def simulate(
         max_rollouts: Dynamic sampling's cap on rollouts per ask (default
             ``DYNAMIC_SAMPLING_CAP`` x k).
         output: Also write the rows to this JSONL or Parquet path (atomically).
-        progress: Show the progress line (default: only when stderr is a terminal).
+        progress: A tqdm.auto bar of rollouts landed: None (default) draws it on a terminal or in a
+            notebook only, True wherever it can, False never; a callable receives
+            ``(done, total, info)`` instead (info: situations, lost, lost_by).
         timeout: Seconds one agent turn may take (``AGENT_TIMEOUT_S``); past it the rollout is
             lost as ``agent_error``. None: no limit. The seeded agent is never timed.
         tool_timeout: Seconds one ``execute`` call may take (``TOOL_TIMEOUT_S``); past it the
@@ -250,6 +253,7 @@ def simulate(
     """
     started = time.perf_counter()
     reject_unknown("simulate", unknown, _KNOWN)
+    check_progress(progress)
     mode = check_choice("mode", mode, MODES, fix="Pass mode='rl' for training groups, 'sft' or 'eval'.")  # type: ignore[assignment]
     if repeat_policy in ("successive", "adaptive"):
         raise ArgumentError(
@@ -367,7 +371,7 @@ def simulate(
     timed_execute = None if execute is None else with_timeout(execute, tool_timeout, what="the tool (execute=)")
     engine = _Engine(_timed_agent(call, timeout), specs, policy, seed_int, max_turns, timed_execute, concurrency, run_id,
                      user, max_user_turns)
-    progress_bar = Progress(total, enabled=progress)
+    progress_bar = Progress(total, progress=progress)
     buffer = RowBuffer()
     lost_buffer = RowBuffer()
     lost_by = dict.fromkeys(LOST_REASONS, 0)

@@ -1,6 +1,6 @@
 """Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, MinHash."""
 
-from whileai.stats.agreement import cohen_kappa, confusion_2x2, percent_agreement
+from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
 from whileai.stats.binomial import binomial_greater_p
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
@@ -41,6 +41,7 @@ __all__ = [
     "detectable_effect_binomial",
     "detectable_effect_sd",
     "fmix64",
+    "kappa_interval",
     "mean_interval",
     "minhash_signatures",
     "noise_band_width",

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from whileai.defaults import PASS_THRESHOLD
 
-__all__ = ["cohen_kappa", "confusion_2x2", "percent_agreement"]
+__all__ = ["cohen_kappa", "confusion_2x2", "kappa_interval", "percent_agreement"]
 
 
 def confusion_2x2(rater: ArrayLike, gold: ArrayLike) -> np.ndarray:
@@ -91,3 +91,43 @@ def cohen_kappa(table: ArrayLike) -> float:
     if 1.0 - p_e <= 1e-12:
         return float("nan")
     return float((p_o - p_e) / (1.0 - p_e))
+
+
+def kappa_interval(table: ArrayLike, *, level: float = 0.95) -> tuple[float, float]:
+    """A large-sample interval on Cohen's kappa: kappa +/- z * se, clipped to [-1, 1].
+
+    The standard error is the non-null asymptotic one of Fleiss, Cohen and Everitt (1969,
+    "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72:323):
+    ``var = [sum_i p_ii (1 - (p_i. + p_.i)(1 - k))^2 + (1 - k)^2 sum_{i != j} p_ij (p_.i + p_j.)^2
+    - (k - p_e (1 - k))^2] / (N (1 - p_e)^2)``. NaN bounds where kappa is undefined.
+
+    Args:
+        table: A K x K confusion table of counts.
+        level: Two-sided confidence level.
+
+    Returns:
+        ``(low, high)``.
+
+    Examples:
+        >>> [round(x, 3) for x in kappa_interval([[20, 5], [10, 15]])]
+        [0.151, 0.649]
+    """
+    from scipy.special import ndtri
+
+    t = _table(table)
+    n = t.sum()
+    k = cohen_kappa(t)
+    if n <= 0 or not np.isfinite(k):
+        return (float("nan"), float("nan"))
+    p = t / n
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    p_e = float(rows @ cols)
+    diag = np.diag(p)
+    a = float(np.sum(diag * (1.0 - (rows + cols) * (1.0 - k)) ** 2))
+    off = p.copy()
+    np.fill_diagonal(off, 0.0)
+    b = (1.0 - k) ** 2 * float(np.sum(off * (cols[:, None] + rows[None, :]) ** 2))
+    c = (k - p_e * (1.0 - k)) ** 2
+    se = float(np.sqrt(max(a + b - c, 0.0) / (n * (1.0 - p_e) ** 2)))
+    z = float(ndtri(0.5 + level / 2.0))
+    return (max(-1.0, k - z * se), min(1.0, k + z * se))

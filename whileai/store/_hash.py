@@ -9,13 +9,13 @@ so a change must come with a new tag.
 from __future__ import annotations
 
 import hashlib
-import sys
 from collections.abc import Iterable
 from typing import Any
 
 import polars as pl
 
-from whileai.defaults import CHUNK_ROWS
+from whileai._progress import ProgressArg, Tracker
+from whileai.defaults import CHUNK_ROWS, PROGRESS_MIN_ROWS
 from whileai.table.schema import DERIVED_COLUMNS
 
 __all__ = ["ROWS_HASH", "TASKS_HASH", "content_hash", "tasks_hash"]
@@ -51,7 +51,7 @@ def _has_struct(dtype: Any) -> bool:
     return False
 
 
-def content_hash(df: pl.DataFrame) -> str:
+def content_hash(df: pl.DataFrame, *, progress: ProgressArg = None) -> str:
     """The content hash of a rollout table, independent of row order and column order.
 
     Canonical form (version 1): derived columns (``task_key``) and columns that are null on every
@@ -76,14 +76,11 @@ def content_hash(df: pl.DataFrame) -> str:
     if names and df.height:
         encoded = pl.struct([_canonical(pl.col(c), df.schema[c]).alias(c) for c in names]).struct.json_encode()
         sha = hashlib.sha256
-        show = df.height > 4 * CHUNK_ROWS and sys.stderr.isatty()  # a progress line on a terminal only
-        for chunk in df.iter_slices(CHUNK_ROWS):
-            texts = chunk.select(encoded.alias("_j")).to_series().to_list()
-            digests.extend(sha(t.encode("utf-8")).digest() for t in texts)
-            if show:
-                print(f"\rhashing rows {len(digests):,} of {df.height:,}", end="", file=sys.stderr, flush=True)
-        if show:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        with Tracker(df.height, desc="hashing rows", progress=progress, min_total=PROGRESS_MIN_ROWS) as bar:
+            for chunk in df.iter_slices(CHUNK_ROWS):
+                texts = chunk.select(encoded.alias("_j")).to_series().to_list()
+                digests.extend(sha(t.encode("utf-8")).digest() for t in texts)
+                bar.update(chunk.height)
     digests.sort()
     whole = hashlib.sha256()
     whole.update(",".join(names).encode("utf-8"))

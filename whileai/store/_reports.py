@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -10,7 +11,7 @@ from typing import Any, Generic, TypeVar
 import polars as pl
 from pydantic import Field
 
-from whileai.report import Report, fmt_ci, fmt_num
+from whileai.report import Report, fmt_ci, fmt_num, html_table, markdown_table
 from whileai.store._hash import short
 
 __all__ = ["DatasetDiff", "DatasetInfo", "EvalSetInfo", "Listing", "RunDiff", "RunInfo", "SplitInfo"]
@@ -296,6 +297,23 @@ class Listing(list, Generic[T]):  # type: ignore[type-arg]
 
     def __repr__(self) -> str:
         return f"<{self.title}: {len(self)} item(s)>"
+
+    def _cells(self) -> tuple[list[str], list[list[str]]]:
+        return [name for name, _ in self.columns], [[_cell(get(item)) for _, get in self.columns] for item in self]
+
+    def _repr_html_(self) -> str:
+        """The listing as an HTML table under its title (cells escaped)."""
+        if not self:
+            return f"<p>{html.escape(self.empty)}</p>"
+        header, body = self._cells()
+        return f"<p><b>{html.escape(self.title)}</b></p>" + html_table(header, body)
+
+    def _repr_markdown_(self) -> str:
+        """The listing as a Markdown table under its title."""
+        if not self:
+            return self.empty
+        header, body = self._cells()
+        return f"**{self.title}**\n\n" + markdown_table(header, body)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """Every record as plain data."""

@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 import polars as pl
 
 from whileai import table
+from whileai._progress import ProgressArg, check_progress
 from whileai.defaults import HOLDOUT_EFFECT, HOLDOUT_SHARE, STORE_BUSY_TIMEOUT_S
 from whileai.errors import ArgumentError, InputFileError, StoreError
 from whileai.store._db import (
@@ -174,6 +175,7 @@ class Store:
         purpose: Purpose = "train",
         parent: str | None = None,
         meta: Mapping[str, Any] | None = None,
+        progress: ProgressArg = None,
     ) -> DatasetInfo:
         """Save rows as a new version of dataset ``name``: Parquet beside the store, a record inside.
 
@@ -192,6 +194,8 @@ class Store:
             parent: The dataset this one was made from (``name`` or ``name@version``). Default:
                 the previous version of ``name``, so iterations show as one family.
             meta: Anything JSON-serialisable to keep with the record.
+            progress: A tqdm.auto bar while a large table is hashed (from ``PROGRESS_MIN_ROWS``
+                rows, terminal or notebook only; False never); a callable gets ``(done, total, info)``.
 
         Returns:
             The saved version's :class:`DatasetInfo` (``id`` is ``name@version``).
@@ -205,17 +209,18 @@ class Store:
         purpose = _check_purpose(purpose)  # type: ignore[assignment]
         meta_dict = _check_meta(meta)
         parent_ref = None if parent is None else _parse_ref(parent, "parent")
+        check_progress(progress)
         df = table.frame(rows)
-        return self._save_frame(df, name, purpose, parent_ref, meta_dict)
+        return self._save_frame(df, name, purpose, parent_ref, meta_dict, progress=progress)
 
     def _save_frame(self, df: pl.DataFrame, name: str, purpose: str, parent_ref: tuple[str, int | None] | None,
-                    meta: dict[str, Any]) -> DatasetInfo:
+                    meta: dict[str, Any], *, progress: ProgressArg = None) -> DatasetInfo:
         if parent_ref is not None and self.exists:
             with self._connect(write=False) as con:  # fail on an unknown parent before writing anything
                 self._dataset_row(con, *parent_ref, what="parent")
         elif parent_ref is not None:
             self._raise_unknown("parent", parent_ref, [])
-        digest = content_hash(df)
+        digest = content_hash(df, progress=progress)
         stats = _table_stats(df)
         relative = f"{self.data_dir.name}/{digest.split(':', 1)[1][:32]}.parquet"
         target = self._file(relative)

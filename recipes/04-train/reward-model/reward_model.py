@@ -1,0 +1,40 @@
+"""A reward model on pass-versus-fail pairs, then the model as a judge.
+
+--tiny (offline, CPU, under a minute): a two-layer model built here learns to score the passing
+side above the failing one; pair accuracy is read before and after, and wai.reward_model(result)
+grades rows under the judge contract. Real mode: Qwen/Qwen2.5-0.5B-Instruct, on a GPU.
+
+Run: python recipes/04-train/reward-model/reward_model.py --tiny
+     python recipes/04-train/reward-model/reward_model.py --rows scored.jsonl --holdout holdout.jsonl
+"""
+
+import argparse
+import tempfile
+import warnings
+
+import whileai as wai
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--tiny", action="store_true", help="tiny local model, a few CPU steps")
+parser.add_argument("--rows", help="graded rows to pair (real mode)")
+parser.add_argument("--holdout", help="held-out rows (real mode)")
+parser.add_argument("--base", default="Qwen/Qwen2.5-0.5B-Instruct")
+args = parser.parse_args()
+
+if args.tiny:
+    rows = wai.train.tiny_rollouts(8, 4, seed=1)
+    holdout = wai.train.tiny_rollouts(4, 4, seed=2, task_prefix="ho-")
+    work = tempfile.mkdtemp(prefix="wai-rm-")
+    base = wai.train.build_tiny_model(f"{work}/model", [*rows.to_dicts(), *holdout.to_dicts()])
+    knobs = dict(steps=12, learning_rate=5e-3, batch_size=4, output=f"{work}/out")
+else:
+    rows, holdout, base, knobs = args.rows, args.holdout, args.base, {}
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the tiny set is under min_mixed_tasks on purpose
+    result = wai.train.reward_model(rows, base, holdout=holdout, **knobs)
+print(result)
+judge = wai.reward_model(result)  # the trained model as a judge: reward 0/1 at its threshold, rm_score raw
+graded = wai.frame(holdout).head(4).to_dicts()
+for row in graded:
+    print(f"{row['final_text'][:40]!r:44} reward {row['reward']:.0f}  judge {judge(row)}")

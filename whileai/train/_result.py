@@ -1,0 +1,106 @@
+"""What a training call returns, the tracked-run protocol it reports into, and the cost line."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import Field
+
+from whileai.report import Report
+
+__all__ = ["TrackedRun", "TrainResult", "cost_line"]
+
+
+@runtime_checkable
+class TrackedRun(Protocol):
+    """What a training call needs from a tracked run (``whileai.platform``'s run has these three)."""
+
+    def log(self, *, step: int, loss: float | None = None, lr: float | None = None, **metrics: Any) -> Any:
+        """One point of the training curve."""
+
+    def delta(self, before: Any, after: Any, **kw: Any) -> Any:
+        """The held-out delta report, kept on the run."""
+
+    def finish(self, *, status: str, hours: float | None = None, cost_usd: float | None = None,
+               summary: dict[str, Any] | None = None, adapter: str | None = None) -> Any:
+        """Close the run: done, failed or stopped."""
+
+
+def cost_line(seconds: float, device: str, gpu_usd_per_hour: float | None) -> tuple[float | None, str]:
+    """``(cost_usd, cost_basis)``: seconds / 3600 x rate to the cent, or None with the reason.
+
+    Examples:
+        >>> cost_line(1800, "NVIDIA A10G", 1.10)
+        (0.55, 'estimate: NVIDIA A10G at $1.10/h (given), 1800 s; an estimate, not a bill')
+        >>> cost_line(60, "cpu", None)[0] is None
+        True
+    """
+    if gpu_usd_per_hour is None:
+        return None, (f"GPU rate unknown: {device} for {seconds:.0f} s, and no rate table is configured; "
+                      "pass gpu_usd_per_hour= to price it")
+    return round(seconds / 3600 * float(gpu_usd_per_hour), 2), (
+        f"estimate: {device} at ${float(gpu_usd_per_hour):.2f}/h (given), {seconds:.0f} s; an estimate, not a bill")
+
+
+class TrainResult(Report):
+    """One training run on your own hardware: the adapter, the curve, the cost line and the held-out block."""
+
+    method: str = "sft"
+    """sft, dpo, grpo or rm."""
+    base_model: str = ""
+    """The model trained from (a hub name or a local path)."""
+    adapter: str | None = None
+    """Directory of the saved LoRA adapter (or full model with lora=False)."""
+    status: str = "done"
+    """done, or stopped (a monitor alarm in stop_on)."""
+    stop_reason: str | None = None
+    """The alarm line that stopped training."""
+    steps: int = 0
+    """Optimizer steps taken."""
+    seconds: float = 0.0
+    """Wall time of training."""
+    device: str = "cpu"
+    """Where it trained."""
+    cost_usd: float | None = None
+    """seconds / 3600 x rate, when a rate is known."""
+    cost_basis: str = ""
+    """The device, the rate and where it came from, or why there is no number."""
+    knobs: dict[str, Any] = Field(default_factory=dict)
+    """The knobs set (the rest were the trainer's defaults)."""
+    curve: list[dict[str, Any]] = Field(default_factory=list)
+    """Training curve: step, loss, lr and the trainer's other logged numbers."""
+    selection: dict[str, Any] | None = None
+    """The selection check run before training."""
+    holdout: dict[str, Any] | None = None
+    """Held-out before/after: metric, before, after, n, and the delta report's verdict word."""
+    reward: dict[str, Any] | None = None
+    """GRPO: the judge's call counters (calls, errors by status, marker means)."""
+    monitor: dict[str, Any] | None = None
+    """GRPO: the hack monitor's summary."""
+    threshold: float | None = None
+    """Reward model: the judge threshold on sigmoid(score)."""
+    n_train: int = 0
+    """Rows (SFT), pairs (DPO, RM) or prompts (GRPO) trained on."""
+
+    def render(self) -> str:
+        """Headline, cost line, curve ends, held-out verdict."""
+        head = f"{self.method.upper()} {self.status}: {self.steps} steps in {self.seconds:.0f} s on {self.device}, {self.n_train} examples"
+        lines = [head, f"  base {self.base_model}; adapter {self.adapter}"]
+        cost = "unknown" if self.cost_usd is None else f"about ${self.cost_usd:.2f}"
+        lines.append(f"  cost {cost} ({self.cost_basis})")
+        losses = [p["loss"] for p in self.curve if p.get("loss") is not None and math.isfinite(p["loss"])]
+        if losses:
+            lines.append(f"  loss {losses[0]:.4f} -> {losses[-1]:.4f} over {len(losses)} logged steps")
+        if self.holdout:
+            h = self.holdout
+            lines.append(f"  held-out {h.get('metric')}: {_num(h.get('before'))} -> {_num(h.get('after'))}"
+                         + (f", {h['verdict']}" if h.get("verdict") else ""))
+        if self.stop_reason:
+            lines.append(f"  stopped: {self.stop_reason}")
+        lines.extend(f"! {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def _num(v: Any) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
