@@ -137,7 +137,7 @@ def test_verifiers_04_loads_the_taskset_and_vf_eval_scores_with_our_judge(export
     env = _env(venv, folder, lib)
     probe = ("import json, verifiers.v1 as vf\n"
              "ts = vf.load_taskset(vf.TasksetConfig(id='order_env'))\n"
-             "env = vf.load_environment(vf.EnvConfig(taskset=vf.TasksetConfig(id='order_env')))\n"
+             "env = vf.load_environment(vf.SingleAgentEnvConfig(taskset=vf.TasksetConfig(id='order_env')))\n"
              "print(json.dumps([type(ts).__name__, type(env).__name__, sorted(t.key for t in ts)]))")
     out = json.loads(_run([str(venv / "bin" / "python"), "-c", probe], env, tmp_path).stdout.splitlines()[-1])
     assert out == ["OrderEnvTaskset", "SingleAgentEnv", sorted([*EXPECTED, "stock"])]
