@@ -358,14 +358,16 @@ class __CLASS__Taskset(vf.Taskset[__CLASS__Task, __CLASS__TasksetConfig]):
 
     def load(self) -> list[__CLASS__Task]:
         tasks = []
-        for row in load_rows(self.config.split):
+        # a plain TasksetConfig (vf.load_taskset(vf.TasksetConfig(id=...))) has neither field: train, defaults
+        split, task_config = getattr(self.config, "split", "train"), getattr(self.config, "task", None)
+        for row in load_rows(split):
             prompt = row["prompt"]
             system = next((m["content"] for m in prompt if m.get("role") == "system"), None)
             user = [m for m in prompt if m.get("role") != "system"]
             ask = user[0]["content"] if len(user) == 1 else json.loads(json.dumps(user))
             data = __CLASS__Data(id=str(row["info"].get("task_key")), prompt=ask, system_prompt=system,
                                 info=row["info"])
-            tasks.append(__CLASS__Task(data, self.config.task))
+            tasks.append(__CLASS__Task(data, task_config if isinstance(task_config, __CLASS__TaskConfig) else None))
         return tasks
 
 
