@@ -111,6 +111,18 @@ def test_record_then_sql_over_the_store(wai, graded, tmp_path):
     assert out.read_text().splitlines() == ["name", "refund-bot"]
 
 
+def test_record_takes_several_files_as_one_run(wai, tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    df = rollout_table(8, 4, seed=3)
+    df.filter(pl.col("scenario_id") < "sc-00000004").write_parquet(a)
+    df.filter(pl.col("scenario_id") >= "sc-00000004").write_parquet(b)
+    res = wai("record", str(a), str(b), "--agent", "bot", "--version", "v1", "--store", db, "--json")
+    assert res.code == 0, res
+    run = json.loads(res.out)
+    assert run["n_tasks"] == 8 and run["n_rows"] == 32 and "source" not in run["meta"]
+
+
 def test_sql_is_read_only_and_says_what_went_wrong(wai, graded, tmp_path):
     db = str(tmp_path / "s.duckdb")
     assert wai("record", str(graded), "--agent", "a", "--version", "v1", "--store", db).code == 0

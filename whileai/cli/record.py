@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument, store_option
@@ -16,7 +18,7 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument, sto
               help="Also save the rows as dataset NAME (purpose eval), so runs diff pairs them by task.")
 @store_option
 @json_option
-def record(file: str, agent: str, version: str, judge: str | None, save_as: str | None, store_path: str | None,
+def record(file: Any, agent: str, version: str, judge: str | None, save_as: str | None, store_path: str | None,
            as_json: bool) -> None:
     """Record FILE (an inspect, lm-eval, vf-eval or whileai eval) as a run: pass rates with intervals.
 
@@ -25,10 +27,10 @@ def record(file: str, agent: str, version: str, judge: str | None, save_as: str 
     """
     from whileai import store
 
-    info = store.open(store_path).record_run(
-        file, name=agent, policy=version, judge=judge, save_as=save_as,
-        meta={"agent": agent, "version": version, "source": file},
-    )
+    meta = {"agent": agent, "version": version}
+    if isinstance(file, str):  # one path (several, or --map/--scorer, arrive as the table read from them)
+        meta["source"] = file
+    info = store.open(store_path).record_run(file, name=agent, policy=version, judge=judge, save_as=save_as, meta=meta)
     emit(info, as_json)
 
 
