@@ -404,11 +404,12 @@ PROGRESS_INTERVAL_S = 0.25
 # ---- measure ----
 # --------------------------------------------------------------------------------------------
 
-# The interval on pass^k and pass@k: a percentile bootstrap over the k-eligible tasks (seeds,
-# "Intervals and comparison"; Efron and Tibshirani 1993, ch. 13). Measured coverage in
-# docs/measure.md: it falls short of 95% below about 50 tasks, like every method tried (t, BCa,
-# Wilson), because per-task pass^k is near 0 or 1; the report says so.
-KWAY_CI_METHOD = "percentile"
+# The interval on pass^k and pass@k: the score interval on the mean of the per-task unbiased
+# estimates over effective tasks (whileai/stats/score.py: Korn and Graubard 1998, Survey
+# Methodology 24:193; Brown, Cai and DasGupta 2001, Statistical Science 16:101). The percentile
+# bootstrap over tasks it replaces covered 0.42 to 0.58 when rollouts exceed k; the measured grid is
+# in docs/measure.md (benchmarks/coverage.py). "percentile", "bca" and "t" stay available.
+KWAY_CI_METHOD = "score"
 
 # Most cells (draws x tasks) a bootstrap or Monte Carlo chunk holds at once: 4 million float64 =
 # 32 MiB, so memory stays bounded at any table size (DESIGN.md, Numbers). Convention, untested.
@@ -472,6 +473,32 @@ EXPORT_WORKERS = 2
 # None on a call keeps the general method.
 BINARY_CI_METHOD = "wilson"
 
+# ---- measure (intervals that hold everywhere, failure table) ----
+# The modified Wilson interval swaps Wilson's end nearest 0 (or 1) for the Poisson bound while at
+# most this many successes (failures) sit there (Brown, Cai and DasGupta 2001, Statistical
+# Science 16:101, section 4.1.1: x* = 2 up to n = 50, 3 up to 100; 3 everywhere keeps the
+# interval monotone in n, at a little extra width for n <= 50).
+SCORE_POISSON_MAX_X = 3
+
+# The interval on pass@1 in pass_at: the clustered score interval on task pass rates, monotone in
+# the passes (whileai/stats/score.py clustered_rate_interval). The t interval it replaces gave one
+# pass in 32 rollouts a narrower upper end than zero passes and covered 0.88 at Beta(1, 9), k = 2,
+# 16 tasks; measured grid in docs/measure.md. CI_METHOD ("t") stays the paired-difference method.
+PASS_CI_METHOD = "score"
+
+# The methods pass_at accepts for pass@1 and for pass^k / pass@k (score first: the default).
+PASS_CI_METHODS = ("score", "t", "percentile", "bca")
+
+# The failure table's default dimension: the tool fault the rollout met (the landing page's Evals
+# table of where the agent fails; the world fails on purpose, so faults are the first cut).
+FAILURE_BY = ("fault_kind",)
+
+# Groups kept per dimension in the failure table, most failures first (a table a person reads;
+# convention, untested).
+FAILURE_MAX_GROUPS = 50
+
+# The group a missing value falls in (no fault met, no tool called, marker unset).
+FAILURE_NONE_LABEL = "(none)"
 # ---- sandbox (CodeExec isolation) and optional timeouts ----
 # CodeExec isolation: "auto" takes bubblewrap when it can run the interpreter unprivileged, else
 # our own namespaces launcher, and refuses (SandboxError) when neither works; "none" only on

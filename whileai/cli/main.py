@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "datasets": "whileai.cli.datasets:datasets",
     "decontaminate": "whileai.cli.decontaminate:decontaminate",
     "export": "whileai.cli.export:export",
+    "failures": "whileai.cli.failures:failures",
     "gate": "whileai.cli.gate:gate",
     "hack-scan": "whileai.cli.hack_scan:hack_scan",
     "holdout-size": "whileai.cli.holdout_size:holdout_size",

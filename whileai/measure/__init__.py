@@ -4,11 +4,13 @@
 an interval and a sign-flip p-value), ``delta_report`` (``wai.compare``) and ``format_delta_report``
 (the before/after verdict), ``eval_variance`` and ``noise_band`` (the eval's own re-run noise),
 ``holdout_size`` and ``detectable_effect`` (sizing), ``metric_summary`` and ``marker_summary``,
-``self_check`` (the statistics checked by simulation), and ``task_stats`` (the one group-by).
+``failure_table`` (where the agent fails, by group), ``self_check`` (the statistics checked by
+simulation), and ``task_stats`` (the one group-by).
 """
 
 from whileai.measure._compare import Comparison, compare_runs
 from whileai.measure._delta import DeltaReport, delta_report, format_delta_report
+from whileai.measure._failures import FailureGroup, FailureTable, failure_table
 from whileai.measure._holdout import HoldoutSizeReport, detectable_effect, holdout_size
 from whileai.measure._passat import PassAt, pass_at
 from whileai.measure._selfcheck import SelfCheckReport, self_check
@@ -20,6 +22,8 @@ __all__ = [
     "Comparison",
     "DeltaReport",
     "EvalVarianceReport",
+    "FailureGroup",
+    "FailureTable",
     "HoldoutSizeReport",
     "MarkerSummary",
     "MetricSummary",
@@ -29,6 +33,7 @@ __all__ = [
     "delta_report",
     "detectable_effect",
     "eval_variance",
+    "failure_table",
     "format_delta_report",
     "holdout_size",
     "marker_summary",

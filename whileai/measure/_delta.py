@@ -44,7 +44,12 @@ from whileai.measure._compare import Comparison, aligned, compare_arrays
 from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
 from whileai.report import ChartedReport, Tone
 from whileai.stats.intervals import IntervalMethod, t_quantile
-from whileai.stats.power import detectable_effect_sd, noise_band_width, paired_tasks_needed
+from whileai.stats.power import (
+    detectable_effect_sd,
+    detectable_moved,
+    noise_band_width,
+    paired_tasks_needed,
+)
 from whileai.stats.rng import check_rng
 
 __all__ = ["DeltaReport", "delta_report", "format_delta_report"]
@@ -127,6 +132,10 @@ class DeltaReport(ChartedReport):
     """The before arm already passes most tasks (or too few paired tasks have room): little to show."""
     detectable_effect: float | None = None
     """The smallest target gain these paired tasks detect at ``power``."""
+    moved_detectable_effect: float | None = None
+    """The smallest target gain this report can call ``moved`` at ``power`` with these paired tasks,
+    rollouts and run_std: it must clear both the test and the noise band (None without a band).
+    Beside ``detectable_effect`` (the test alone) it is the power the band costs; see docs/measure.md."""
     tasks_needed: int | None = None
     """Paired tasks needed to detect the observed target delta at ``power``."""
     tasks_needed_source: str | None = None
@@ -208,6 +217,9 @@ def format_delta_report(report: DeltaReport) -> str:
         if r.repeats and len(set(r.repeats.values())) > 1:
             size += f" (k={r.repeats.get('before')} before, k={r.repeats.get('after')} after)"
         lines.append(size)
+    if r.moved_detectable_effect is not None and r.detectable_effect is not None:
+        lines.append(f"band cost: the noise band calls a gain moved at {POWER:.0%} power from "
+                     f"{fmt_signed(r.moved_detectable_effect)} (the test alone: {fmt_signed(r.detectable_effect)})")
     for name, m in r.metrics.items():
         noise = f"  noise<{m['noise_band']:.3f}" if m.get("noise_band") is not None else ""
         word = {"up": "up", "down": "down"}.get(m.get("direction", "none"), "")
@@ -595,6 +607,8 @@ def _sizing(report: DeltaReport, a_vals: pl.DataFrame, power: float, level: floa
     n = t.get("n_paired", 0)
     if t.get("paired") and sd is not None and math.isfinite(sd) and sd > 0 and n >= 2:
         report.detectable_effect = detectable_effect_sd(n, sd, power=power, alpha=1.0 - level)
+        if report.noise_band is not None:
+            report.moved_detectable_effect = detectable_moved(n, sd, report.noise_band, power=power, alpha=1.0 - level)
         delta = report.target_delta
         if math.isfinite(delta) and delta != 0:
             report.tasks_needed = paired_tasks_needed(abs(delta), sd, power=power, alpha=1.0 - level)

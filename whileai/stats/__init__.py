@@ -17,12 +17,20 @@ from whileai.stats.power import (
     concentrated_paired_var,
     detectable_effect_binomial,
     detectable_effect_sd,
+    detectable_moved,
     noise_band_width,
     paired_tasks_needed,
     power_at,
     z_sum,
 )
 from whileai.stats.rng import check_rng
+from whileai.stats.score import (
+    cluster_wilson,
+    clustered_rate_interval,
+    effective_tasks,
+    modified_wilson,
+    score_interval,
+)
 from whileai.stats.wilson import wilson
 
 __all__ = [
@@ -34,16 +42,21 @@ __all__ = [
     "bootstrap_means",
     "bootstrap_moments",
     "check_rng",
+    "cluster_wilson",
+    "clustered_rate_interval",
     "cohen_kappa",
     "comb_ratio",
     "concentrated_paired_var",
     "confusion_2x2",
     "detectable_effect_binomial",
     "detectable_effect_sd",
+    "detectable_moved",
+    "effective_tasks",
     "fmix64",
     "kappa_interval",
     "mean_interval",
     "minhash_signatures",
+    "modified_wilson",
     "noise_band_width",
     "paired_bootstrap_ci",
     "paired_tasks_needed",
@@ -51,6 +64,7 @@ __all__ = [
     "pass_pow_k",
     "percent_agreement",
     "power_at",
+    "score_interval",
     "sign_flip_pvalue",
     "sign_flip_test",
     "t_interval",
