@@ -80,6 +80,24 @@ def test_pass_at_writes_the_per_task_table_as_csv(wai, graded, tmp_path):
         assert float(row["pass_rate"]) == pytest.approx(rate[row["task_key"]])
 
 
+def test_failures_writes_its_table_as_csv(wai, graded, tmp_path):
+    from whileai.measure import failure_table
+
+    out = tmp_path / "failures.csv"
+    res = wai("failures", str(graded), "--by", "tier", "-o", str(out))
+    assert res.code == 0, res
+    rows = list(csv.DictReader(out.open()))
+    report = failure_table(str(graded), by=("tier",))
+    assert [r["group"] for r in rows] == [g.group for g in report.groups]
+    for row, g in zip(rows, report.groups):
+        assert int(row["failures"]) == g.failures and float(row["pass_rate"]) == pytest.approx(g.pass_rate)
+    df = pl.read_parquet(graded)
+    for row in rows:  # an independent count per tier
+        sub = df.filter(pl.col("tier").cast(pl.String) == row["group"])
+        assert int(row["failures"]) == int((sub["reward"] < 0.5).sum())
+    assert wai("failures", str(graded), "-o", str(tmp_path / "f.txt")).code == 2
+
+
 def test_unknown_output_suffix_is_an_error_before_any_work(wai, graded, tmp_path):
     res = wai("pass-at", str(graded), "-o", str(tmp_path / "tasks.xlsx"))
     assert res.code == 2 and res.err.startswith("error: output must end in .csv, .json, .jsonl")

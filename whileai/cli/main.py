@@ -53,6 +53,7 @@ EXAMPLES: dict[str, str] = {
     "datasets show": "wai datasets show refunds@2",
     "decontaminate": "wai decontaminate train.jsonl --eval eval.jsonl",
     "export": "wai export selected.jsonl -o train.parquet --format trl",
+    "failures": "wai failures graded.jsonl --by tier --by tools_used -o failures.csv",
     "gate": "wai gate selected.jsonl --mode rl",
     "hack-scan": "wai hack-scan graded.jsonl --json",
     "holdout-size": "wai holdout-size --effect 0.05 --base 0.6 --k 4",
