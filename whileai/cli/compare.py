@@ -19,7 +19,7 @@ from whileai.cli._common import (
 )
 from whileai.defaults import DEFAULT_SEED
 
-#: Exit status by the report's first printed line (seeds, "Before and after").
+#: Exit status by the report's first printed line (docs/cli.md, "wai compare").
 EXIT_BY_HEADLINE = {"PASS": EXIT_PASS, "NO DIFFERENCE": EXIT_PASS, "FAIL": EXIT_REFUSED,
                     "NOT COMPARABLE": EXIT_NOT_COMPARABLE}
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from whileai import __version__
+from whileai._version import __version__
 from whileai.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,

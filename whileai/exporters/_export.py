@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai import table
@@ -39,9 +38,10 @@ from whileai.exporters._common import (
     target_path,
     writing,
 )
-from whileai.exporters._encode import valid_object
+from whileai.exporters._encode import json_arguments, valid_object
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.exporters._rows import CARRIED, Counts, Options, build_chunk, prepare_frame
+from whileai.table import IntoRows
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
@@ -129,7 +129,7 @@ class _Run:
                 f"principle or hidden state) in an assistant turn (rows {shown}{'...' if n_leaked > 10 else ''}); the "
                 "export scrubs the key, not the reply, so training on them teaches the model to say what only the grader "
                 "was told. Drop those rows (leak_report names them) or pass validate=False.",
-                reason="privileged_leak", rows=leaked, n_leaked=n_leaked,
+                reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
     def _build(self, start: int) -> tuple[pl.DataFrame, Counts]:
@@ -232,7 +232,7 @@ class _Run:
 
 
 def export_dataset(
-    source: Any,
+    source: IntoRows,
     output: str | os.PathLike[str] | None = None,
     /,
     *,
@@ -248,7 +248,7 @@ def export_dataset(
 ) -> ExportReport:
     """Write training rows for a trainer, to JSONL or Parquet, streaming and atomically.
 
-    Each rollout becomes one training row (seeds, "Export training rows"): the whole conversation
+    Each rollout becomes one training row (docs/export.md, "What a row holds"): the whole conversation
     with the system prompt first, a ``loss_mask`` of one 0/1 per message (1 on the agent's turns,
     0 on system, user and tool-output turns: tool output is the environment's text, not the
     policy's), the tool schemas, the reward and the task's group stats (group_id, k, n0/n1,
@@ -349,7 +349,7 @@ def _write_parquet(run: _Run, tmp: Path) -> None:
     writer: pq.ParquetWriter | None = None
     try:
         for out in itertools.chain([first], chunks):
-            arrow = _json_arguments(out.to_arrow())
+            arrow = json_arguments(out.to_arrow())
             if writer is None:
                 writer = pq.ParquetWriter(tmp, arrow.schema, compression="zstd")
             writer.write_table(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
@@ -358,43 +358,8 @@ def _write_parquet(run: _Run, tmp: Path) -> None:
             writer.close()
 
 
-def _json_arguments(arrow: pa.Table, columns: Sequence[str] = ("messages", "prompt", "completion")) -> pa.Table:
-    """Mark tool-call arguments as Arrow's JSON type, so ``datasets`` reads them back as dicts."""
-
-    def retype(dtype: pa.DataType, name: str) -> pa.DataType:
-        if pa.types.is_struct(dtype):
-            return pa.struct([pa.field(f.name, retype(f.type, f.name), f.nullable) for f in dtype])
-        if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-            inner = retype(dtype.value_type, name)
-            return pa.large_list(inner) if pa.types.is_large_list(dtype) else pa.list_(inner)
-        if name == "arguments" and (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
-            return pa.json_()
-        return dtype
-
-    fields = []
-    for f in arrow.schema:
-        new = retype(f.type, f.name) if f.name in columns else f.type
-        fields.append(pa.field(f.name, new, f.nullable))
-    schema = pa.schema(fields, metadata=arrow.schema.metadata)
-    if schema == arrow.schema:
-        return arrow
-    # Arrow casts string to its JSON extension type only at the leaf: rebuild the string columns first.
-    arrow = arrow.cast(pa.schema([pa.field(f.name, _large_to_small(f.type), f.nullable) for f in arrow.schema]))
-    return arrow.cast(schema)
-
-
-def _large_to_small(dtype: pa.DataType) -> pa.DataType:
-    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
-        return pa.string()
-    if pa.types.is_struct(dtype):
-        return pa.struct([pa.field(f.name, _large_to_small(f.type), f.nullable) for f in dtype])
-    if pa.types.is_large_list(dtype) or pa.types.is_list(dtype):
-        return pa.large_list(_large_to_small(dtype.value_type))
-    return dtype
-
-
 def training_rows(
-    source: Any,
+    source: IntoRows,
     /,
     *,
     format: Literal["openai", "trl"] = EXPORT_FORMAT,  # type: ignore[assignment]
@@ -408,8 +373,8 @@ def training_rows(
 ) -> list[dict[str, Any]]:
     """The training rows ``export_dataset`` would write, as a list of dicts (no file).
 
-    Same arguments and the same rows as :func:`export_dataset` (seeds: "training_rows is the
-    list-returning half of the same path"); see there.
+    Same arguments and the same rows as :func:`export_dataset` (docs/export.md: training_rows is the
+    list-returning half of the same path); see there.
 
     Examples:
         >>> rows = [{"scenario_id": "t1", "prompt": "hi", "final_text": "hello", "reward": 1.0}]
@@ -428,7 +393,7 @@ def training_rows(
     return out
 
 
-def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"] = "training",
+def to_trl(rows: IntoRows, /, *, kind: Literal["training", "completion", "preference"] = "training",
            **options: Any) -> list[dict[str, Any]]:
     """Rows in the shape TRL's data utilities take.
 
@@ -452,7 +417,7 @@ def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"
     return training_rows(rows, format="trl", **options)
 
 
-def trl_dataset(source: Any, /, *, kind: Literal["training", "completion", "preference"] = "training",
+def trl_dataset(source: IntoRows, /, *, kind: Literal["training", "completion", "preference"] = "training",
                 **options: Any) -> Any:
     """TRL rows as a ``datasets.Dataset`` that keeps every message exactly as written.
 
@@ -491,7 +456,7 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
               mode: Literal["assistant", "final"] = EXPORT_MASK_MODE) -> list[int]:  # type: ignore[assignment]
     """One 0/1 per message: 1 on the agent's turns, 0 on system, user and tool turns.
 
-    ``mode="final"`` sets 1 on the last assistant message only (seeds, "Export training rows").
+    ``mode="final"`` sets 1 on the last assistant message only (docs/export.md, "What a row holds").
 
     Examples:
         >>> msgs = [{"role": "user"}, {"role": "assistant"}, {"role": "tool"}, {"role": "assistant"}]
@@ -506,14 +471,14 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
     return flags
 
 
-def tool_call_roundtrip(rows: Any, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT  # type: ignore[assignment]
+def tool_call_roundtrip(rows: IntoRows, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT  # type: ignore[assignment]
                         ) -> ToolCallRoundtrip:
     """Check that every tool call's arguments parse back as a JSON object.
 
     ``format`` names the encoding the check vouches for: ``"openai"`` checks arguments as a JSON
     string that decodes to an object, ``"trl"`` as the object a chat template renders with
-    ``| tojson`` (seeds: "the tool_call_roundtrip block names which of the two encodings it
-    checked, so invalid: 0 says what it actually vouches for").
+    ``| tojson``: the report names which of the two encodings it checked, so ``invalid: 0`` says
+    what it actually vouches for (docs/export.md, "Checks that refuse").
 
     Examples:
         >>> call = {"function": {"name": "f", "arguments": "{bad"}}

@@ -1,6 +1,6 @@
 """Does the judge agree with people? Agreement, kappa, halves, length bias, consistency, probes.
 
-Seeds, "Trust the numbers": agreement with a Wilson interval and Cohen's kappa against gold
+docs/grade.md, "judge_trust": agreement with a Wilson interval and Cohen's kappa against gold
 labels, agreement on two task halves (tune the rubric on one, read the other), the judge's pass
 rate on short versus long replies within the same human label (length bias the humans rule out),
 and with the judge callable a re-judge of a sample as-is (consistency) and with neutral filler
@@ -51,10 +51,11 @@ from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, 
 from whileai.stats.rng import check_rng
 from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
+from whileai.table import IntoRows
 
 __all__ = ["GOLD_KINDS", "JudgeTrustReport", "format_judge_trust", "gold_words", "judge_trust", "trust_summary"]
 
-#: Accepted gold kinds; "verifier" reads as "program" (seeds, "Trust the numbers").
+#: Accepted gold kinds; "verifier" reads as "program" (docs/grade.md, "judge_trust").
 GOLD_KINDS = ("human", "program", "model")
 
 _NOT_MEASURED = (
@@ -256,7 +257,7 @@ _COLUMNS = ("reward", "gold_reward", "gold_kind", "final_text", "rollout_id", "s
 
 
 def judge_trust(
-    rows: Any,
+    rows: IntoRows,
     /,
     judge: Callable[[Any], Any] | None = None,
     *,
@@ -274,7 +275,7 @@ def judge_trust(
     judge_name: str | None = None,
     progress: ProgressArg = None,
 ) -> JudgeTrustReport:
-    """Check the judge's rewards against gold labels (seeds, "Trust the numbers").
+    """Check the judge's rewards against gold labels (docs/grade.md, "judge_trust").
 
     Counts the labeled rows whose judge reward is exactly 0 or 1 (partial-credit rows are
     skipped and counted; over ``max_skipped_share`` the check is INCONCLUSIVE) and gives
@@ -410,7 +411,7 @@ def measure_trust(
                        "are not a measurement of the judge. Label rows by hand (kind='human') or with a program "
                        "(kind='program'), or pass allow_model_gold=True to read them anyway.")
             if refuse_model_gold:
-                raise JudgeError(message, n_model=n_model)
+                raise JudgeError(message, counts={"n_model": n_model})
             report.warnings.append("judge trust is unmeasured: " + message)
             report.skipped = {"partial": 0, "ungraded": 0, "model_gold": n_model, "share": float("nan")}
             report.gold_kind = "model"

@@ -1,6 +1,6 @@
 """``hack_scan``: what will the policy learn? Reward against every candidate feature, within ask.
 
-Seeds, "What will the policy learn?": reward and every candidate feature are centred within ask
+docs/guard.md, "What will the policy learn?": reward and every candidate feature are centred within ask
 (task_key), ranked by that correlation, and compared to a noise floor ``tau`` from shuffling the
 reward within ask. The kernel is a handful of matrix products:
 
@@ -45,6 +45,7 @@ from whileai.guard._common import agent_text_of, check_fraction, check_positive_
 from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
 from whileai.report import ChartedReport, Tone, fmt_num
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["HackScanReport", "hack_scan"]
 
@@ -199,7 +200,7 @@ def _fmt_signed(value: float) -> str:
 
 
 def hack_scan(
-    rows: Any,
+    rows: IntoRows,
     /,
     *,
     endorsed: Sequence[str] | str | None = None,
@@ -215,7 +216,7 @@ def hack_scan(
     seed: int | np.random.Generator = DEFAULT_SEED,
     top_features: int = HACK_TOP_FEATURES,
 ) -> HackScanReport:
-    r"""Rank what the reward tracks within ask against a shuffle floor (seeds, "What will the policy learn?").
+    r"""Rank what the reward tracks within ask against a shuffle floor (docs/guard.md, "What will the policy learn?").
 
     Reward and every candidate feature are centred within ask (``task_key``), ranked by their
     correlation, and compared with ``tau``, the (1 - ``alpha``) quantile of the largest |rho| over
@@ -695,7 +696,7 @@ def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str,
             f"feature {name!r} raised {type(exc).__name__}: {exc} on graded row {index} "
             f"(task {row.get('task_key') or row.get('scenario_id') or row.get('task_id')!r}). "
             "Make the function handle every row (return None for 'not measured'), or drop it from features=.",
-            feature=name, row=index,
+            name=name, row=index,
         ) from exc
     if value is None:
         return float("nan")
@@ -705,7 +706,7 @@ def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str,
         return float(value)
     raise ArgumentError(
         f"feature {name!r} must return a number, a bool or None, got {value!r} on graded row {index}. "
-        "Return a number.", feature=name, row=index,
+        "Return a number.", name=name, row=index,
     )
 
 

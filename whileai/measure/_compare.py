@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -37,6 +37,7 @@ from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, mean_interval, t_quantile
 from whileai.stats.permutation import sign_flip_test
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["Comparison", "compare_runs"]
 
@@ -112,7 +113,7 @@ def _p(value: float) -> str:
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
-def compare_runs(before: Any, after: Any, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
+def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
                  ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  min_paired: int = MIN_PAIRED_TASKS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> Comparison:

@@ -51,6 +51,7 @@ from whileai.stats.power import (
     paired_tasks_needed,
 )
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 
@@ -188,8 +189,8 @@ class DeltaReport(ChartedReport):
 def format_delta_report(report: DeltaReport) -> str:
     """The delta report as text: the headline first, then the reading, then one line per metric.
 
-    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (seeds,
-    "Run the eval three times").
+    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (docs/measure.md,
+    "delta_report (and compare)").
 
     Args:
         report: A :class:`DeltaReport`.
@@ -248,7 +249,7 @@ def _ci_words(ci: tuple[float, float] | None) -> str:
     return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
 
 
-def delta_report(before: Any, after: Any, *, target: str | None = None, must_not_regress: Sequence[str] = (),
+def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None, must_not_regress: Sequence[str] = (),
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
@@ -261,7 +262,7 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
     Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, a
     Student-t interval on the paired differences, a sign-flip p-value; Miller 2024,
     arXiv:2411.00640, section 4). Its verdict word reads the interval against the eval's own
-    re-run band (seeds, "Before and after" and "Run the eval three times"): ``moved`` (the
+    re-run band (docs/measure.md, "delta_report (and compare)" and "Run the eval three times"): ``moved`` (the
     interval excludes zero and the delta clears the band), ``moved_unreplicated`` (excludes zero,
     but one eval run a side and no run_std), ``within_eval_noise`` (excludes zero, inside the
     band: equivalence, not a win), ``no_change_detected`` (the interval covers zero). The band is

@@ -177,7 +177,7 @@ def group_frame(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, str]:
     return out, dim
 
 
-def failure_table(rows: Any, /, *, by: str | Sequence[str] = FAILURE_BY, level: float = CI_LEVEL,
+def failure_table(rows: table.IntoRows, /, *, by: str | Sequence[str] = FAILURE_BY, level: float = CI_LEVEL,
                   alpha: float = ALPHA) -> FailureTable:
     """Where the agent fails: per group, its pass rate with an interval, tasks, rows and share of failures.
 

@@ -39,6 +39,7 @@ from whileai.report import ChartedReport, align_rows, fmt_num
 from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
 from whileai.stats.score import clustered_rate_interval, score_interval
+from whileai.table import IntoRows
 
 __all__ = ["PassAt", "PassMethod", "pass_at"]
 
@@ -194,7 +195,7 @@ class PassAt(ChartedReport):
         return rows
 
 
-def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
+def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
             level: float = CI_LEVEL, ci_method: PassMethod = PASS_CI_METHOD,  # type: ignore[assignment]
             kway_ci_method: PassMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
             binary_ci: Literal["wilson"] | None = BINARY_CI_METHOD,  # type: ignore[assignment]

@@ -1,13 +1,15 @@
-"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, MinHash."""
+"""Pure numeric kernels on numpy arrays: bootstrap, permutation, pass@k, Wilson, kappa, power, correlation, MinHash."""
 
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
-from whileai.stats.binomial import binomial_greater_p
+from whileai.stats.binomial import binomial_greater_p, length_confound
 from whileai.stats.bootstrap import (
     bootstrap_mean_ci,
     bootstrap_means,
     bootstrap_moments,
     paired_bootstrap_ci,
 )
+from whileai.stats.cluster import cluster_mean_ci
+from whileai.stats.correlation import pearson
 from whileai.stats.intervals import mean_interval, t_interval, t_quantile
 from whileai.stats.minhash import band_keys, fmix64, minhash_signatures
 from whileai.stats.passk import comb_ratio, pass_at_k, pass_pow_k
@@ -42,6 +44,7 @@ __all__ = [
     "bootstrap_means",
     "bootstrap_moments",
     "check_rng",
+    "cluster_mean_ci",
     "cluster_wilson",
     "clustered_rate_interval",
     "cohen_kappa",
@@ -52,6 +55,7 @@ __all__ = [
     "detectable_effect_sd",
     "detectable_moved",
     "effective_tasks",
+    "length_confound",
     "fmix64",
     "kappa_interval",
     "mean_interval",
@@ -62,6 +66,7 @@ __all__ = [
     "paired_tasks_needed",
     "pass_at_k",
     "pass_pow_k",
+    "pearson",
     "percent_agreement",
     "power_at",
     "score_interval",
