@@ -290,18 +290,17 @@ class PlatformError(WaiError, RuntimeError):
 
     Carries the HTTP ``status`` (404 for an unknown run, 422 for a bad body, 401 for a missing or
     wrong key), a machine-readable ``code`` (``not_found``, ``invalid``, ``unauthorized``,
-    ``conflict``, ``unreachable``) and the ``message``, which says what to do. ``field`` names the
-    body or query field at fault (also ``context["field"]``); ``name`` the unknown id.
+    ``conflict``, ``unreachable``; also on ``reason``) and the ``message``, which says what to do;
+    ``argument`` names the body field at fault, ``name`` the unknown id.
     """
 
-    def __init__(self, status: int, code: str, message: str, *, field: str | None = None,
-                 ident: str | None = None, **context: Any) -> None:
-        super().__init__(message, status=int(status), name=context.pop("name", ident), **context)
+    def __init__(self, status: int, code: str, message: str, *, argument: str | None = None,
+                 name: str | None = None, url: str | None = None) -> None:
+        super().__init__(message, argument=argument, name=name, url=url, status=int(status), reason=str(code))
         self.status: int = int(status)
         self.code = str(code)
-        self.field = field
-        if field is not None:
-            self.context["field"] = field
 
     def __reduce__(self) -> Any:
         return (type(self), (self.status, self.code, self.message))
+
+

@@ -122,7 +122,7 @@ def _error(resp: Any) -> PlatformError:
     try:
         err = resp.json().get("error", {})
         return PlatformError(resp.status_code, str(err.get("code", "error")), str(err.get("message", resp.text)),
-                             field=err.get("field"))
+                             argument=err.get("field"))
     except (ValueError, AttributeError):
         return PlatformError(resp.status_code, "error", f"the server answered {resp.status_code}: {resp.text[:400]}")
 

@@ -54,6 +54,7 @@ from whileai.platform._models import (
 from whileai.platform._routes import build
 from whileai.table import IntoRows
 from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
+from whileai.table import IntoRows
 
 __all__ = ["Run", "Tracked", "attach_delta", "attach_holdout", "describe", "track"]
 
@@ -489,7 +490,7 @@ class Run:
         """Hide the run from the default listing (it stays in the store)."""
         return self._patch(archived=True)
 
-    def delta(self, before: Any, after: Any, **delta_report_kwargs: Any) -> Any:
+    def delta(self, before: IntoRows, after: IntoRows, **delta_report_kwargs: Any) -> Any:
         """Keep the whole ``delta_report(before, after, ...)`` on the run, and its holdout block in the summary."""
         from whileai.measure import delta_report
 
@@ -499,7 +500,7 @@ class Run:
         self.holdout_summary = block
         return report
 
-    def holdout(self, before: Any, after: Any, **delta_report_kwargs: Any) -> dict[str, Any]:
+    def holdout(self, before: IntoRows, after: IntoRows, **delta_report_kwargs: Any) -> dict[str, Any]:
         """Add ``summary["holdout"]``: each side's pass rate with n_tasks, k and ci95, and the verdict word."""
         from whileai.measure import delta_report
 

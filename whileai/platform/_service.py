@@ -102,7 +102,7 @@ def _merge(old: dict[str, Any], new: dict[str, Any] | None) -> dict[str, Any]:
 def not_found(what: str, ident: str, fix: str) -> PlatformError:
     """The 404 every unknown (or another account's) object answers."""
     return PlatformError(404, "not_found", f"{what} {ident!r} does not exist on this server (or belongs to another "
-                                           f"account). {fix}", ident=ident)
+                                           f"account). {fix}", name=ident)
 
 
 class KeyInfo:
@@ -314,7 +314,7 @@ class Service:
             known = sorted({r.version or r.id for r in self.runs(agent)})
             raise PlatformError(422, "invalid", f"version must be one of {agent!r}'s run versions to be served, got "
                                                 f"{body.version!r} (versions: {', '.join(known) or 'none'}). "
-                                                "Open a run of it first.", field="version")
+                                                "Open a run of it first.", argument="version")
         previous = info.served or _rules.served_of(self.state(agent, train=False))
         run = runs[-1]
         promoted = {"at": utcnow().isoformat(timespec="seconds") + "Z", "by": body.by or self.account,

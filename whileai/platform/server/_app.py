@@ -73,7 +73,7 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
             for q in route.required_query:
                 if q not in kwargs:
                     raise PlatformError(422, "invalid", f"query parameter {q!r} is required, got none. "
-                                                        f"Add ?{q}=... to the URL.", field=q)
+                                                        f"Add ?{q}=... to the URL.", argument=q)
             if route.body is not None:
                 name, model = route.body
                 raw = await request.body()
@@ -86,7 +86,7 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
                     kwargs[name] = model.model_validate(data)
                 except ValidationError as exc:
                     loc, message = field_message(exc)
-                    raise PlatformError(422, "invalid", message, field=loc) from exc
+                    raise PlatformError(422, "invalid", message, argument=loc) from exc
             service = await service_for(request)
             result = await run_in_threadpool(getattr(service, route.op), **kwargs)
             content = adapter.dump_python(result, mode="json")
@@ -94,11 +94,10 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
                 content["runId"] = content["id"]
             response = JSONResponse(content, status_code=route.status)
         except PlatformError as exc:
-            extra = {"field": exc.context["field"]} if exc.context.get("field") else {}
+            extra = {"field": exc.argument} if exc.argument else {}
             response = _error(exc.status, exc.code, exc.message, **extra)
         except WaiError as exc:
-            response = _error(422, "invalid", exc.message, **({"field": exc.context["argument"]}
-                                                               if exc.context.get("argument") else {}))
+            response = _error(422, "invalid", exc.message, **({"field": exc.argument} if exc.argument else {}))
         except Exception as exc:  # a bug: answer JSON, log the traceback
             log.exception("%s %s failed", request.method, request.url.path)
             response = _error(500, "internal", f"the server failed on this request ({type(exc).__name__}); "
