@@ -52,7 +52,6 @@ from whileai.platform._models import (
     check_behavior_name,
 )
 from whileai.platform._routes import build
-from whileai.table import IntoRows
 from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
 from whileai.table import IntoRows
 

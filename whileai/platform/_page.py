@@ -16,10 +16,29 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 import whileai.charts as charts
-from whileai.defaults import PAGE_CURVE_POINTS, PAGE_CURVE_RUNS, PAGE_VERSIONS_SHOWN, ROWS_PAGE_SAMPLE
+from whileai.defaults import (
+    PAGE_CURVE_POINTS,
+    PAGE_CURVE_RUNS,
+    PAGE_VERSIONS_SHOWN,
+    ROWS_PAGE_SAMPLE,
+)
 from whileai.errors import ArgumentError
-from whileai.platform._models import AgentInfo, Behavior, Example, Experiment, RunRecord, ScoreRecord
-from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, RunMissing, Verdict
+from whileai.platform._models import (
+    AgentInfo,
+    Behavior,
+    Example,
+    Experiment,
+    RunRecord,
+    ScoreRecord,
+)
+from whileai.platform._views import (
+    Brief,
+    Dashboard,
+    EvalHealth,
+    LiveRecord,
+    RunMissing,
+    Verdict,
+)
 
 __all__ = ["Chart", "RowsView", "RunsPage", "TagRow", "rows_view", "runs_page"]
 
@@ -38,11 +57,6 @@ class Chart(BaseModel):
     caption: str
     figure: dict[str, Any]
     traces: int
-
-    @property
-    def json(self) -> str:
-        """The figure as JSON safe inside a ``<script>`` element ("</" escaped)."""
-        return json.dumps(self.figure, default=str, separators=(",", ":")).replace("</", "<\\/")
 
 
 class DeltaRow(BaseModel):
@@ -207,8 +221,8 @@ def _costs(dash: Dashboard) -> tuple[list[CostRow], Chart | None]:
                                 "reported by the agent, not priced by the book" if per_1k is not None else None),
                             training_usd=r.cost_usd, training_basis=r.cost_basis, hours=r.hours))
     newest: dict[str, float] = {}
-    for s in dash.versions:  # the score drawn against a version's cost: its newest, any behavior
-        newest[s.version or s.run_id] = s.value
+    for score in dash.versions:  # the score drawn against a version's cost: its newest, any behavior
+        newest[score.version or score.run_id] = score.value
     dots = {row.version or row.run_id: row.cost_per_1k for row in rows if row.cost_per_1k is not None}
     dots = {v: c for v, c in dots.items() if v in newest}
     chart = None

@@ -149,9 +149,10 @@ class Pages:
     # --- routes -------------------------------------------------------------------------------
 
     def routes(self) -> list[Any]:
-        """The Starlette routes: ``/``, ``/login``, ``/logout``, ``/agents/{name}/promote/confirm``,
-        ``/runs/{id}/evals/{behavior}`` and ``/static`` (the Runs page and a run's page are
-        :meth:`html_routes`)."""
+        """The Starlette routes: ``/``, ``/login``, ``/logout``, the Promote confirm step, the rows page, ``/static``.
+
+        The Runs page and a run's page share their paths with REST routes: see :meth:`html_routes`.
+        """
         from starlette.routing import Mount, Route
         from starlette.staticfiles import StaticFiles
 

@@ -72,7 +72,7 @@ def report_sections(paths: Sequence[str | os.PathLike[str]], *, labels: Sequence
     from whileai.defaults import DEFAULT_SEED, FAILURE_BY
     from whileai.guard import hack_scan
     from whileai.measure import delta_report, failure_table, pass_at
-    from whileai.table import frame
+    from whileai.table import frame as read_frame
 
     if not paths:
         raise ArgumentError("paths must name at least one rollout file, got none. Pass ROWS... to wai report.")
@@ -81,7 +81,7 @@ def report_sections(paths: Sequence[str | os.PathLike[str]], *, labels: Sequence
         raise ArgumentError(f"labels must give one name per file ({len(paths)}), got {len(names)}. "
                             "Pass one --label per file, or none.")
     seed = DEFAULT_SEED if seed is None else seed
-    frames = [frame(str(p)) for p in paths]
+    frames = [read_frame(str(p)) for p in paths]
     reports = [pass_at(f) for f in frames]
     sections: list[ReportSection] = []
     lo = [r.ci95[0] if r.ci95 else None for r in reports]
