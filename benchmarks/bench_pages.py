@@ -1,6 +1,6 @@
 """The Runs page with 1,000 runs x 10 behaviors: server time to build and render it (target < 300 ms).
 
-Seeds the same store as bench_platform.py (1,000 runs of one agent, 10 behaviors each, 10,000
+Fills the same store as bench_platform.py (1,000 runs of one agent, 10 behaviors each, 10,000
 scores), then times, in-process and as medians: the dashboard (the rules over the store's rows),
 the page's data and charts (``runs_page``), the Jinja2 render, and the whole page; then a GET of
 ``/agents/bench`` from a real ``wai server`` on a free loopback port, signed in with the link it

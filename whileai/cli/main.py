@@ -72,6 +72,7 @@ EXAMPLES: dict[str, str] = {
     "pass-at": "wai pass-at graded.jsonl --k 4 -o tasks.csv",
     "quickstart": "wai quickstart",
     "record": "wai record logs/refunds.eval --agent refund-bot --version v2",
+    "report": "wai report base.jsonl sft.jsonl -o report.html",
     "runs": "wai runs diff r-1a2b r-3c4d",
     "runs diff": "wai runs diff r-1a2b r-3c4d",
     "runs list": "wai runs list --limit 5",
