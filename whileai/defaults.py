@@ -695,3 +695,10 @@ REWARD_MODEL_THRESHOLD = 0.5
 # GRPO prompts per optimizer step (each with `generations` completions) when not given
 # (convention, untested: TRL's batch must be a multiple of the group size).
 TRAIN_PROMPTS_PER_STEP = 4
+
+# ---- performance: linear steps and bounded memory -------------------------------------------
+# decontaminate's near-copy rule: an n-gram shared by more than this many eval texts (a template
+# sentence) is "frequent"; pairs are found from the rare n-grams and bounded with the frequent
+# ones before any is verified (docs/performance.md; a cost knob, not a statistic: the result is
+# exact at every value; convention).
+DECONTAM_RARE_FAN = 32
