@@ -98,7 +98,10 @@ class _Run:
         sys_prompt = system_prompt if system_prompt is not None else meta.get("system_prompt")
         tools_json = resolve_tools(tools if tools is not None else meta.get("tools"))
         self.leaks = PrivilegedLeaks(checked=True)
-        self._check_leaks(df)
+        # the leak check runs chunk by chunk beside the build (leak_report on each slice), and a
+        # leak refuses the file in finish(), before it lands: one pass, never the whole table
+        self._source = df
+        self._leak_rows: list[int] = []
         self.n = df.height
         from whileai.measure import task_stats
 
@@ -113,28 +116,34 @@ class _Run:
         self.frame = prepare_frame(df, system_prompt=sys_prompt, tools_json=tools_json, with_groups=not opts.unroll)
         self.counts = Counts()
 
-    def _check_leaks(self, df: pl.DataFrame) -> None:
-        from whileai.guard import leak_report
+    def _check_leaks(self, start: int) -> tuple[int, int, list[int]]:
+        """The privileged-leak check on the source rows of one chunk: checked, leaked, indices."""
+        from whileai.guard._leak import leaking_rows  # the one vectorised detector leak_report runs
 
-        found = leak_report(df)
-        n_checked, n_leaked = found.n_checked, found.n_leaked
-        leaked = [int(x["index"]) for x in found.leaked[:EXPORT_EXAMPLES]]
-        self.leaks.n_checked, self.leaks.n_leaked, self.leaks.leaked = n_checked, n_leaked, leaked
+        n_checked, hits = leaking_rows(self._source.slice(start, CHUNK_ROWS))
+        return n_checked, hits.height, [start + int(i) for i in hits["_row"].head(EXPORT_EXAMPLES).to_list()]
+
+    def _leak_verdict(self) -> None:
+        """Fill the leak block from the chunks' checks; refuse the export on a leak with validate."""
+        n_checked, n_leaked = self.leaks.n_checked, self.leaks.n_leaked
+        leaked = self._leak_rows[:EXPORT_EXAMPLES]
+        self.leaks.leaked = leaked
         self.leaks.summary = (f"{n_leaked} of {n_checked} rows with privileged context quote it in an assistant turn"
                               if n_checked else "no row carries privileged context")
         if n_leaked and self.validate:
             shown = ", ".join(str(i) for i in leaked[:10])
             raise TrainingSelectionError(
-                f"privileged_leak: {n_leaked} of {df.height} rows quote their own privileged context (reference, "
+                f"privileged_leak: {n_leaked} of {self.n} rows quote their own privileged context (reference, "
                 f"principle or hidden state) in an assistant turn (rows {shown}{'...' if n_leaked > 10 else ''}); the "
                 "export scrubs the key, not the reply, so training on them teaches the model to say what only the grader "
                 "was told. Drop those rows (leak_report names them) or pass validate=False.",
                 reason="privileged_leak", rows=leaked, n_leaked=n_leaked,
             )
 
-    def _build(self, start: int) -> tuple[pl.DataFrame, Counts]:
+    def _build(self, start: int) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
         counts = Counts()
-        return build_chunk(self.frame.slice(start, CHUNK_ROWS), self.opts, counts, row_offset=0), counts
+        leaks = self._check_leaks(start)
+        return build_chunk(self.frame.slice(start, CHUNK_ROWS), self.opts, counts, row_offset=0), counts, leaks
 
     def chunks(self) -> Iterator[pl.DataFrame]:
         """Written rows, chunk by chunk, in order, with a tqdm.auto bar (``whileai._progress``).
@@ -148,7 +157,7 @@ class _Run:
         starts = list(range(0, total, CHUNK_ROWS))
         workers = max(1, min(EXPORT_WORKERS, len(starts)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            pending: deque[Future[tuple[pl.DataFrame, Counts]]] = deque()
+            pending: deque[Future[tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]]] = deque()
             for start in starts:
                 pending.append(pool.submit(self._build, start))
                 if len(pending) > workers:
@@ -158,14 +167,18 @@ class _Run:
                 yield from self._take(pending.popleft())
         bar.close()
 
-    def _take(self, future: Future[tuple[pl.DataFrame, Counts]]) -> Iterator[pl.DataFrame]:
-        out, counts = future.result()
+    def _take(self, future: Future[tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]]) -> Iterator[pl.DataFrame]:
+        out, counts, (n_checked, n_leaked, leaked) = future.result()
         self.counts.merge(counts)
+        self.leaks.n_checked += n_checked
+        self.leaks.n_leaked += n_leaked
+        self._leak_rows.extend(leaked[: max(0, EXPORT_EXAMPLES - len(self._leak_rows))])
         if out.height:
             yield out
 
     def finish(self, path: Path | None) -> ExportReport:
-        """Raise on a failed round trip (before the file lands) or build the report."""
+        """Raise on a leak or a failed round trip (before the file lands) or build the report."""
+        self._leak_verdict()
         c = self.counts
         encoding = self.opts.encoding
         roundtrip = ToolCallRoundtrip(checked=c.calls_checked, invalid=c.calls_invalid, rows=c.invalid_rows,
