@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
@@ -13,7 +15,7 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
               help="Rollouts per task for pass^k and pass@k (default: the smallest group with two or more).")
 @click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
 @json_option
-def pass_at(file: str, k: int | None, as_table: bool, as_json: bool) -> None:
+def pass_at(file: Any, k: int | None, as_table: bool, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
     from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure

@@ -371,8 +371,15 @@ def _describe_rewards(df: pl.DataFrame, report: PassAt, warnings: list[str]) -> 
 def _judge_failures(df: pl.DataFrame, warnings: list[str]) -> None:
     if "judge_status" not in df.columns:
         return
-    failed = df.filter(pl.col("reward").is_null() & pl.col("judge_status").is_not_null()
-                       & (pl.col("judge_status") != "ok")).height
+    ungraded = pl.col("reward").is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")
+    agent = pl.col("judge_status") == "agent_error"
+    if "finish_reason" in df.columns:
+        agent = agent | (pl.col("finish_reason") == "error")
+    crashed = df.filter(ungraded & agent).height
+    failed = df.filter(ungraded & ~agent).height
+    if crashed:
+        warnings.append(f"{crashed} row(s) ended in an agent or harness error (the rollout itself failed, so there "
+                        "was nothing to grade); they are left out. Fix the agent or harness and re-run those samples.")
     if failed:
         warnings.append(f"the judge failed on {failed} row(s) (judge_status not ok); they are left out. "
                         "Re-run the judge on data.unjudged().")

@@ -115,7 +115,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("seeded_kinds", pl.List(pl.String), "situation", doc="Which misbehaviours were planted."),
     # grading
     Column("reward", pl.Float64, "grading", aliases=("score",), doc="In [0, 1]; null = not graded or judge failed."),
-    Column("judge_status", pl.String, "grading", doc="ok, missing_reward, invalid_result, error, timeout."),
+    Column("judge_status", pl.String, "grading", doc="ok, missing_reward, invalid_result, error, timeout; agent_error: the rollout itself failed."),
     Column("judge_name", pl.String, "grading", doc="The judge that wrote the reward."),
     Column("reason", pl.String, "grading", doc="The judge's reason."),
     Column("judge_meta", pl.String, "grading", kind="json", doc="Whatever else the judge returned; trust summary."),
