@@ -142,14 +142,14 @@ def cell_compare(a: str, b: str) -> str:
     import whileai as wai
 
     r = wai.compare(a, b)
-    return f"delta {r['delta']:+.4f}"
+    return f"{r['headline_verdict']}, {r['n_paired_tasks']} paired tasks"
 
 
 def cell_delta_report(a: str, b: str) -> str:
     import whileai as wai
 
     r = wai.delta_report(a, b)
-    return f"delta {r['delta']:+.4f}"
+    return f"{r['headline_verdict']}, {r['n_paired_tasks']} paired tasks"
 
 
 def cell_holdout_size(a: str, b: str) -> str:
