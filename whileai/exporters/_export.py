@@ -41,7 +41,14 @@ from whileai.exporters._common import (
 )
 from whileai.exporters._encode import valid_object
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
-from whileai.exporters._rows import CARRIED, Counts, Options, build_chunk, prepare_frame
+from whileai.exporters._rows import (
+    CARRIED,
+    Counts,
+    Options,
+    build_chunk,
+    group_stats,
+    prepare_frame,
+)
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
@@ -89,38 +96,51 @@ class _Run:
         self.validate = validate
         self.progress: ProgressArg = False  # export_dataset sets it; training_rows shows none
         meta = table.meta_of(source)
-        df = table.frame(source, columns=_READ_COLUMNS)  # a Parquet source is read for these only
-        if "messages" not in df.columns:
+        # a Parquet source is scanned chunk by chunk (bounded memory); anything else is read once
+        self._scan = _parquet_scan(source)
+        if self._scan is not None:
+            keys = table.frame(source, columns=["reward"], allow_empty=True)
+            first = self._part(0)
+        else:
+            keys = first = table.frame(source, columns=_READ_COLUMNS)
+        if "messages" not in first.columns:
             raise TrainingSelectionError(
                 "rows must carry a conversation (messages, or prompt and final_text) to become training rows, "
-                f"got columns {', '.join(df.columns[:12])}. Pass rollouts with messages.",
+                f"got columns {', '.join(first.columns[:12])}. Pass rollouts with messages.",
             )
-        sys_prompt = system_prompt if system_prompt is not None else meta.get("system_prompt")
-        tools_json = resolve_tools(tools if tools is not None else meta.get("tools"))
+        self._sys_prompt = system_prompt if system_prompt is not None else meta.get("system_prompt")
+        self._tools_json = resolve_tools(tools if tools is not None else meta.get("tools"))
         self.leaks = PrivilegedLeaks(checked=True)
-        # the leak check runs chunk by chunk beside the build (leak_report on each slice), and a
-        # leak refuses the file in finish(), before it lands: one pass, never the whole table
-        self._source = df
+        # the leak check runs chunk by chunk beside the build (the one vectorised detector on each
+        # slice), and a leak refuses the file in finish(), before it lands
+        self._source = first if self._scan is None else None
         self._leak_rows: list[int] = []
-        self.n = df.height
+        self.n = keys.height
         from whileai.measure import task_stats
 
-        stats = task_stats(df.select("task_key", "reward") if "reward" in df.columns
-                           else df.select("task_key").with_columns(pl.lit(None, pl.Float64).alias("reward")),
-                           threshold=PASS_THRESHOLD)
+        rewards = (keys.select("task_key", "reward") if "reward" in keys.columns
+                   else keys.select("task_key").with_columns(pl.lit(None, pl.Float64).alias("reward")))
+        stats = task_stats(rewards, threshold=PASS_THRESHOLD)
         totals = stats.select(pl.len().alias("groups"), pl.col("c").sum().alias("c"),
                               pl.col("n_graded").sum().alias("g"), pl.col("n").sum().alias("n")).row(0, named=True)
         self.groups = int(totals["groups"])
         self.rewards = Rewards(n_pass=int(totals["c"] or 0), n_fail=int((totals["g"] or 0) - (totals["c"] or 0)),
                                n_ungraded=int((totals["n"] or 0) - (totals["g"] or 0)))
-        self.frame = prepare_frame(df, system_prompt=sys_prompt, tools_json=tools_json, with_groups=not opts.unroll)
+        self._stats = None if opts.unroll else group_stats(rewards)
         self.counts = Counts()
 
-    def _check_leaks(self, start: int) -> tuple[int, int, list[int]]:
+    def _part(self, start: int) -> pl.DataFrame:
+        """The source rows of the chunk from ``start``: a slice in memory, or read from the scan."""
+        if self._scan is None:
+            assert self._source is not None
+            return self._source.slice(start, CHUNK_ROWS)
+        return table.frame(self._scan.slice(start, CHUNK_ROWS), columns=_READ_COLUMNS, allow_empty=True)
+
+    def _check_leaks(self, part: pl.DataFrame, start: int) -> tuple[int, int, list[int]]:
         """The privileged-leak check on the source rows of one chunk: checked, leaked, indices."""
         from whileai.guard._leak import leaking_rows  # the one vectorised detector leak_report runs
 
-        n_checked, hits = leaking_rows(self._source.slice(start, CHUNK_ROWS))
+        n_checked, hits = leaking_rows(part)
         return n_checked, hits.height, [start + int(i) for i in hits["_row"].head(EXPORT_EXAMPLES).to_list()]
 
     def _leak_verdict(self) -> None:
@@ -142,8 +162,11 @@ class _Run:
 
     def _build(self, start: int) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
         counts = Counts()
-        leaks = self._check_leaks(start)
-        return build_chunk(self.frame.slice(start, CHUNK_ROWS), self.opts, counts, row_offset=0), counts, leaks
+        part = self._part(start)
+        leaks = self._check_leaks(part, start)
+        prepared = prepare_frame(part, system_prompt=self._sys_prompt, tools_json=self._tools_json,
+                                 with_groups=self._stats is not None, stats=self._stats, row_offset=start)
+        return build_chunk(prepared, self.opts, counts, row_offset=0), counts, leaks
 
     def chunks(self) -> Iterator[pl.DataFrame]:
         """Written rows, chunk by chunk, in order, with a tqdm.auto bar (``whileai._progress``).
@@ -152,7 +175,7 @@ class _Run:
         most one more waiting, while the caller writes the previous one: memory stays at a few
         chunks whatever the table's size.
         """
-        total = self.frame.height
+        total = self.n
         bar = Tracker(total, desc="export", progress=self.progress, min_total=PROGRESS_MIN_ROWS)
         starts = list(range(0, total, CHUNK_ROWS))
         workers = max(1, min(EXPORT_WORKERS, len(starts)))
@@ -331,6 +354,16 @@ def export_dataset(
     return report
 
 
+
+
+def _parquet_scan(source: Any) -> pl.LazyFrame | None:
+    """A lazy scan of a Parquet file or folder source (read chunk by chunk), else None."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    path = Path(source)
+    if not (path.suffix.lower() in (".parquet", ".pq") and path.is_file()):
+        return None
+    return table.scan(path)
 
 
 def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:

@@ -329,18 +329,22 @@ _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
 def _jsonl_projected(data: bytes, columns: Sequence[str]) -> pl.DataFrame | None:
     """Polars' native JSONL reader on the fields ``columns`` need (plus task identity) only.
 
-    None when those need the conversation (``messages`` or ``steps``: asked for, or the only
-    task identity the rows have) or anything read is outside the plain shapes (a broken line, a
-    non-numeric reward): the other readers then take the batch and name any bad line.
+    One scan infers the batch's schema and then parses those columns alone (free-form JSON
+    columns among them as raw text, which takes a second scan). None when they need the
+    conversation (``messages`` or ``steps``: asked for, or the only task identity the rows have)
+    or anything read is outside the plain shapes (a broken line, a non-numeric reward): the
+    other readers then take the batch and name any bad line.
     """
     try:
-        have = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None).collect_schema().names()
+        lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None)
+        have = lf.collect_schema().names()
         wanted = _expand_columns(columns, have)
         if wanted & {"messages", "steps"} & set(have):
             return None
         keep = [c for c in have if c in wanted]
         overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if name in keep}
-        lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides or None)
+        if overrides:
+            lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
         df = lf.select(keep).collect() if keep else pl.DataFrame(height=lf.select(pl.len()).collect().item())
     except Exception:  # any reader failure: the per-row path reports it properly
         return None
