@@ -47,10 +47,9 @@ def rows_source(files: Sequence[str], mapping: Sequence[str] = (), scorer: str |
     if len(files) == 1 and not mapping and not scorer:
         return files[0]
     from whileai import table
-    from whileai.table._mapping import parse_pairs
 
     source: Any = files[0] if len(files) == 1 else list(files)
-    return table.frame(source, mapping=parse_pairs(list(mapping)) or None, scorer=scorer)
+    return table.frame(source, mapping=table.parse_mapping(list(mapping)) or None, scorer=scorer)
 
 
 def rows_argument(name: str = "file") -> Callable[[F], F]:

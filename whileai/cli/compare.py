@@ -9,7 +9,7 @@ import click
 from whileai.cli._common import emit, json_option, read_options, read_rows, rows_source
 from whileai.defaults import DEFAULT_SEED
 
-#: Exit status by the report's first printed line (seeds, "Before and after").
+#: Exit status by the report's first printed line (docs/cli.md, "wai compare").
 EXIT_BY_HEADLINE = {"PASS": 0, "NO DIFFERENCE": 0, "FAIL": 1, "NOT COMPARABLE": 2}
 
 

@@ -44,8 +44,14 @@ from whileai.measure._compare import Comparison, aligned, compare_arrays
 from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
 from whileai.report import ChartedReport, Tone
 from whileai.stats.intervals import IntervalMethod, t_quantile
-from whileai.stats.power import detectable_effect_sd, noise_band_width, paired_tasks_needed
+from whileai.stats.power import (
+    detectable_effect_sd,
+    detectable_moved,
+    noise_band_width,
+    paired_tasks_needed,
+)
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 
@@ -127,6 +133,10 @@ class DeltaReport(ChartedReport):
     """The before arm already passes most tasks (or too few paired tasks have room): little to show."""
     detectable_effect: float | None = None
     """The smallest target gain these paired tasks detect at ``power``."""
+    moved_detectable_effect: float | None = None
+    """The smallest target gain this report can call ``moved`` at ``power`` with these paired tasks,
+    rollouts and run_std: it must clear both the test and the noise band (None without a band).
+    Beside ``detectable_effect`` (the test alone) it is the power the band costs; see docs/measure.md."""
     tasks_needed: int | None = None
     """Paired tasks needed to detect the observed target delta at ``power``."""
     tasks_needed_source: str | None = None
@@ -179,8 +189,8 @@ class DeltaReport(ChartedReport):
 def format_delta_report(report: DeltaReport) -> str:
     """The delta report as text: the headline first, then the reading, then one line per metric.
 
-    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (seeds,
-    "Run the eval three times").
+    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (docs/measure.md,
+    "delta_report (and compare)").
 
     Args:
         report: A :class:`DeltaReport`.
@@ -208,6 +218,9 @@ def format_delta_report(report: DeltaReport) -> str:
         if r.repeats and len(set(r.repeats.values())) > 1:
             size += f" (k={r.repeats.get('before')} before, k={r.repeats.get('after')} after)"
         lines.append(size)
+    if r.moved_detectable_effect is not None and r.detectable_effect is not None:
+        lines.append(f"band cost: the noise band calls a gain moved at {POWER:.0%} power from "
+                     f"{fmt_signed(r.moved_detectable_effect)} (the test alone: {fmt_signed(r.detectable_effect)})")
     for name, m in r.metrics.items():
         noise = f"  noise<{m['noise_band']:.3f}" if m.get("noise_band") is not None else ""
         word = {"up": "up", "down": "down"}.get(m.get("direction", "none"), "")
@@ -236,7 +249,7 @@ def _ci_words(ci: tuple[float, float] | None) -> str:
     return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
 
 
-def delta_report(before: Any, after: Any, *, target: str | None = None, must_not_regress: Sequence[str] = (),
+def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None, must_not_regress: Sequence[str] = (),
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
@@ -249,7 +262,7 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
     Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, a
     Student-t interval on the paired differences, a sign-flip p-value; Miller 2024,
     arXiv:2411.00640, section 4). Its verdict word reads the interval against the eval's own
-    re-run band (seeds, "Before and after" and "Run the eval three times"): ``moved`` (the
+    re-run band (docs/measure.md, "delta_report (and compare)" and "Run the eval three times"): ``moved`` (the
     interval excludes zero and the delta clears the band), ``moved_unreplicated`` (excludes zero,
     but one eval run a side and no run_std), ``within_eval_noise`` (excludes zero, inside the
     band: equivalence, not a win), ``no_change_detected`` (the interval covers zero). The band is
@@ -595,6 +608,8 @@ def _sizing(report: DeltaReport, a_vals: pl.DataFrame, power: float, level: floa
     n = t.get("n_paired", 0)
     if t.get("paired") and sd is not None and math.isfinite(sd) and sd > 0 and n >= 2:
         report.detectable_effect = detectable_effect_sd(n, sd, power=power, alpha=1.0 - level)
+        if report.noise_band is not None:
+            report.moved_detectable_effect = detectable_moved(n, sd, report.noise_band, power=power, alpha=1.0 - level)
         delta = report.target_delta
         if math.isfinite(delta) and delta != 0:
             report.tasks_needed = paired_tasks_needed(abs(delta), sd, power=power, alpha=1.0 - level)

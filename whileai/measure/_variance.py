@@ -23,6 +23,7 @@ from whileai.measure._common import (
 from whileai.report import ChartedReport
 from whileai.stats.intervals import t_quantile
 from whileai.stats.power import noise_band_width
+from whileai.table import IntoRows
 
 __all__ = ["EvalVarianceReport", "eval_variance", "noise_band", "run_labels", "run_means"]
 
@@ -108,7 +109,7 @@ def noise_band(run_std: float, n_a: float = 1, n_b: float = 1, df: float | None 
 
     ``q`` is the two-sided normal quantile when ``df`` is None (a run_std read as exact) or the
     Student-t quantile at ``df`` degrees of freedom when run_std was estimated from ``df + 1``
-    re-runs (seeds, "Before and after": a floor from three re-runs is an estimate, and 1.96 lets
+    re-runs (docs/measure.md, "delta_report (and compare)": a floor from three re-runs is an estimate, and 1.96 lets
     about one pure-noise delta in five through). ``n_a`` and ``n_b`` are the eval runs averaged
     on each side.
 
@@ -190,11 +191,11 @@ def run_means(values: pl.DataFrame, metrics: list[str]) -> tuple[dict[str, dict[
     return out, common
 
 
-def eval_variance(*runs: Any, metric: str = PASS_AT_1, by: str | None = None, level: float = CI_LEVEL) -> EvalVarianceReport:
+def eval_variance(*runs: IntoRows, metric: str = PASS_AT_1, by: str | None = None, level: float = CI_LEVEL) -> EvalVarianceReport:
     """The eval's own re-run standard deviation over three or more evaluations of the same model.
 
     One evaluation is a draw, not a number: re-running the same eval on the same model moves it,
-    and most post-training gains sit inside that spread (seeds, "Run the eval three times";
+    and most post-training gains sit inside that spread (docs/measure.md, "eval_variance and noise_band";
     Lambert 2025, chapter Evaluation: 0.25 to 1.5 points between runs). Each run's metric is
     its mean over the tasks every run has (so the runs are compared on the same tasks);
     ``run_std`` is the standard deviation of those run means, and ``noise_band`` is

@@ -16,23 +16,23 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SchemaError
-from whileai.table import _formats
-from whileai.table._normalize import dumps
+from whileai.table import _documents
+from whileai.table.normalize import dumps
 
 __all__ = ["read_experiment"]
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
-    kind, whole = _formats._first_record(path)
+    kind, whole = _documents.first_record(path)
     if whole:
-        data = _formats.load_document(path)
+        data = _documents.load_document(path)
         if isinstance(data, Mapping):
             data = data.get("events") or data.get("rows") or [data]
         if not isinstance(data, list):
             raise SchemaError(f"file {str(path)!r} must hold a list of Braintrust events, got {type(data).__name__}. "
                               "Pass the experiment's exported events.", path=str(path))
         return [e for e in data if isinstance(e, dict)]
-    return _formats.iter_json_lines(path)
+    return _documents.iter_json_lines(path)
 
 
 def _is_root(event: Mapping[str, Any]) -> bool:
@@ -60,22 +60,22 @@ def read_experiment(path: str | Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     keys: list[str] = []
     for event in events:
-        origin = _formats.as_map(event.get("origin"))
+        origin = _documents.as_map(event.get("origin"))
         record = origin.get("id") or event.get("dataset_record_id")
         raw_input = event.get("input")
         keys.append(str(record) if record is not None else dumps(raw_input))
-        scores = {str(k): _formats.number(v) for k, v in (event.get("scores") or {}).items()}
+        scores = {str(k): _documents.number(v) for k, v in (event.get("scores") or {}).items()}
         markers = {k: v for k, v in scores.items() if v is not None}
         judge = next((k for k in order if k in scores), None)
         reward = scores.get(judge) if judge is not None else None
         error = event.get("error")
-        messages = _formats.messages_of(raw_input)
+        messages = _documents.messages_of(raw_input)
         output = event.get("output")
-        out_messages = _formats.messages_of(output) if not isinstance(output, str) else None
+        out_messages = _documents.messages_of(output) if not isinstance(output, str) else None
         row: dict[str, Any] = {
             "scenario_id": None if record is None else str(record),
             "rollout_id": event.get("id") or event.get("span_id"),
-            "final_text": _formats.text_of(output) if out_messages is None else None,
+            "final_text": _documents.text_of(output) if out_messages is None else None,
             "reward": reward,
             "judge_name": judge,
             "judge_status": ("agent_error" if error and reward is None else
@@ -94,8 +94,8 @@ def read_experiment(path: str | Path) -> list[dict[str, Any]]:
             row["messages"] = messages + (out_messages or ([{"role": "assistant", "content": row["final_text"]}]
                                                            if row["final_text"] is not None else []))
         else:
-            row["prompt"] = _formats.text_of(raw_input)
+            row["prompt"] = _documents.text_of(raw_input)
         rows.append(row)
-    for row, index in zip(rows, _formats.rollout_indices(keys)):
+    for row, index in zip(rows, _documents.rollout_indices(keys)):
         row["rollout_index"] = index
     return rows

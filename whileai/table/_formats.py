@@ -8,13 +8,13 @@ its reader module; each returns row dicts for ``frame``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from whileai.errors import InputFileError, SchemaError
+from whileai.table._documents import HEAD_BYTES, LM_EVAL_SAMPLES, first_record, load_document
 
 __all__ = ["SHAPES", "folder_files", "read", "sniff"]
 
@@ -31,42 +31,16 @@ SHAPES: dict[str, str] = {
     "document": "one JSON document holding a list of rows",
 }
 
-_HEAD_BYTES = 1 << 16
 _FOLDER_SUFFIXES = (".eval", ".json", ".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json.gz", ".parquet")
 _LM_EVAL_RESULTS = re.compile(r"^results_.*\.json$")
-_LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
 #: Rows keys that mark lm-eval samples (lm_eval/loggers/evaluation_tracker.py writes them).
 _LM_EVAL_KEYS = {"doc_id", "doc", "arguments", "resps", "filtered_resps"}
-
-
-def _first_record(path: Path) -> tuple[Any, bool]:
-    """The file's first JSON value and whether it is the whole file (a document, not JSONL).
-
-    The first line is read whole (a JSONL row can be long); only when it is not a JSON value on
-    its own (a pretty-printed document) is the whole file parsed.
-    """
-    with open(path, "rb") as handle:
-        first_line = handle.readline()
-        while first_line and not first_line.strip():
-            first_line = handle.readline()
-        more = handle.read(_HEAD_BYTES).strip()
-    if not first_line.strip():
-        return None, False
-    try:
-        return json.loads(first_line), not more
-    except ValueError:
-        pass
-    try:
-        with open(path, "rb") as handle:
-            return json.load(handle), True
-    except ValueError:
-        return None, False
 
 
 def _head_shape(path: Path) -> str | None:
     """A pretty-printed document's shape from its first bytes, so it is parsed once, by its reader."""
     with open(path, "rb") as handle:
-        head = handle.read(_HEAD_BYTES)
+        head = handle.read(HEAD_BYTES)
     stripped = head.lstrip()
     if not stripped.startswith(b"{") or stripped.split(b"\n", 1)[0].rstrip().endswith(b"}"):
         return None  # not a pretty-printed object (or a one-line one, which the line parse reads)
@@ -89,12 +63,12 @@ def sniff(path: Path) -> str | None:
     shape = _head_shape(path)
     if shape is not None:
         return shape
-    value, whole = _first_record(path)
+    value, whole = first_record(path)
     if isinstance(value, Mapping):
         keys = set(value)
         if "eval" in keys and ("samples" in keys or "version" in keys):
             return "inspect"
-        if _LM_EVAL_KEYS <= keys or (_LM_EVAL_SAMPLES.match(path.name) and "doc_id" in keys):
+        if _LM_EVAL_KEYS <= keys or (LM_EVAL_SAMPLES.match(path.name) and "doc_id" in keys):
             return "lm_eval_samples"
         if "results" in keys and ("configs" in keys or "versions" in keys or "n-shot" in keys):
             return "lm_eval_results"
@@ -167,33 +141,6 @@ def read(shape: str, path: Path, *, scorer: str | None = None) -> list[dict[str,
     raise SchemaError(f"shape must be one of {sorted(SHAPES)}, got {shape!r}. This is a bug in the reader table.")
 
 
-def load_document(path: Path) -> Any:
-    """The whole JSON document, or a SchemaError naming the file."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise SchemaError(f"file {str(path)!r} is not readable JSON ({exc}). Pass the file the tool wrote.",
-                          path=str(path)) from exc
-
-
-def iter_json_lines(path: Path) -> list[dict[str, Any]]:
-    """Every JSON object of a JSONL file; a broken line raises SchemaError naming ``file:line``."""
-    out: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError as exc:
-                raise SchemaError(f"file {str(path)!r}: line {lineno} is not valid JSON ({exc}). "
-                                  "Fix or remove that line.", path=str(path), line=lineno) from exc
-            if isinstance(value, dict):
-                out.append(value)
-    return out
-
-
 def _document_rows(path: Path) -> list[dict[str, Any]]:
     """A JSON object holding its rows under one list-of-objects key (``rows``, ``data``...)."""
     data = load_document(path)
@@ -222,72 +169,3 @@ def folder_files(folder: Path) -> list[Path]:
 
     covered = {s for f in files if _LM_EVAL_RESULTS.match(f.name) for s in _lmeval.samples_of(f)}
     return [f for f in files if f not in covered]
-
-
-def lm_eval_samples_name(path: Path) -> re.Match[str] | None:
-    """The (task, date) of an lm-eval ``samples_<task>_<date>.jsonl`` file name."""
-    return _LM_EVAL_SAMPLES.match(path.name)
-
-
-def text_of(value: Any) -> str | None:
-    """The text a tool recorded for an input or output: a string, or a dict's first text field.
-
-    Looks under the names tools use (``input``, ``question``, ``prompt``, ``output``, ``answer``,
-    ``text``, ``content``...) before any other string field.
-    """
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        for key in ("input", "question", "prompt", "query", "output", "answer", "text", "content", "completion",
-                    "response", "result"):
-            if isinstance(value.get(key), str):
-                return value[key]
-        strings = [v for v in value.values() if isinstance(v, str)]
-        if len(strings) == 1:
-            return strings[0]
-        nested = [text_of(v) for v in value.values() if isinstance(v, Mapping)]
-        found = [n for n in nested if n is not None]
-        if len(found) == 1:
-            return found[0]
-    if isinstance(value, (int, float, bool)):
-        return json.dumps(value)
-    return None
-
-
-def messages_of(value: Any) -> list[Any] | None:
-    """A chat conversation a tool recorded (``{"messages": [...]}`` or a list of role dicts), else None."""
-    if isinstance(value, Mapping):
-        for key in ("messages", "input", "prompt"):
-            found = messages_of(value.get(key)) if key in value and value.get(key) is not value else None
-            if found:
-                return found
-        return None
-    if isinstance(value, list) and value and all(isinstance(m, Mapping) and "role" in m for m in value):
-        return list(value)
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
-        return messages_of(value[0])  # LangChain chat model inputs: a batch of one conversation
-    return None
-
-
-def number(value: Any) -> float | None:
-    """A score as a float: numbers and booleans; anything else is None."""
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
-
-
-def rollout_indices(keys: list[str]) -> list[int]:
-    """0, 1, 2... within each task, in file order: the repeats of one task are its rollouts."""
-    seen: dict[str, int] = {}
-    out = []
-    for key in keys:
-        out.append(seen.get(key, 0))
-        seen[key] = out[-1] + 1
-    return out
-
-
-def as_map(value: Any) -> Mapping[str, Any]:
-    """``value`` when it is a mapping, else an empty one (a field a tool may leave out or null)."""
-    return value if isinstance(value, Mapping) else {}

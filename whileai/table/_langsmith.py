@@ -18,23 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SchemaError
-from whileai.table import _formats
-from whileai.table._normalize import dumps
+from whileai.table import _documents
+from whileai.table.normalize import dumps
 
 __all__ = ["read_runs"]
 
 
 def _runs(path: Path) -> list[dict[str, Any]]:
-    _, whole = _formats._first_record(path)
+    _, whole = _documents.first_record(path)
     if whole:
-        data = _formats.load_document(path)
+        data = _documents.load_document(path)
         if isinstance(data, Mapping):
             data = data.get("runs") or [data]
         if not isinstance(data, list):
             raise SchemaError(f"file {str(path)!r} must hold a list of LangSmith runs, got {type(data).__name__}. "
                               "Pass the exported runs.", path=str(path))
         return [r for r in data if isinstance(r, dict)]
-    return _formats.iter_json_lines(path)
+    return _documents.iter_json_lines(path)
 
 
 def _reply(outputs: Any) -> list[dict[str, Any]]:
@@ -54,7 +54,7 @@ def _reply(outputs: Any) -> list[dict[str, Any]]:
                 return [{"role": "assistant", "content": kwargs.get("content"), "tool_calls": kwargs.get("tool_calls")}]
             if isinstance(first.get("text"), str):
                 return [{"role": "assistant", "content": first["text"]}]
-    messages = _formats.messages_of(outputs)
+    messages = _documents.messages_of(outputs)
     return messages or []
 
 
@@ -82,17 +82,17 @@ def read_runs(path: str | Path) -> list[dict[str, Any]]:
         markers: dict[str, float] = {}
         for key, stat in (run.get("feedback_stats") or {}).items():
             value = stat.get("avg") if isinstance(stat, Mapping) else stat
-            number = _formats.number(value)
+            number = _documents.number(value)
             if number is not None:
                 markers[str(key)] = number
         judge = next((k for k in order if k in markers), None)
         reward = markers.get(judge) if judge is not None else None
         error = run.get("error")
-        extra = _formats.as_map(run.get("extra"))
-        metadata = dict(_formats.as_map(extra.get("metadata"))) or None
-        turns = _formats.messages_of(inputs)
+        extra = _documents.as_map(run.get("extra"))
+        metadata = dict(_documents.as_map(extra.get("metadata"))) or None
+        turns = _documents.messages_of(inputs)
         reply = _reply(outputs)
-        final = _formats.text_of(outputs) if not reply else None
+        final = _documents.text_of(outputs) if not reply else None
         row: dict[str, Any] = {
             "scenario_id": None if example is None else str(example),
             "rollout_id": None if run.get("id") is None else str(run["id"]),
@@ -113,12 +113,12 @@ def read_runs(path: str | Path) -> list[dict[str, Any]]:
         if turns:
             row["messages"] = turns + reply + ([{"role": "assistant", "content": final}] if final else [])
         else:
-            row["prompt"] = _formats.text_of(inputs)
+            row["prompt"] = _documents.text_of(inputs)
             if reply:
                 row["messages"] = [{"role": "user", "content": row["prompt"]}, *reply]
             else:
                 row["final_text"] = final
         rows.append(row)
-    for row, index in zip(rows, _formats.rollout_indices(keys)):
+    for row, index in zip(rows, _documents.rollout_indices(keys)):
         row["rollout_index"] = index
     return rows

@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SchemaError
-from whileai.table import _formats
+from whileai.table import _documents
 
 __all__ = ["read_results", "read_samples", "samples_of"]
 
 
 def _task_of(path: Path) -> str:
-    match = _formats.lm_eval_samples_name(path)
+    match = _documents.lm_eval_samples_name(path)
     if match is None:
         raise SchemaError(f"file {str(path)!r} must be named samples_<task>_<date>.jsonl (lm-eval's name, which "
                           "carries the task), got that name. Keep the name lm-eval wrote, or map the columns with "
@@ -40,7 +40,7 @@ def _task_of(path: Path) -> str:
 
 
 def _number(value: Any) -> float | None:
-    number = _formats.number(value)
+    number = _documents.number(value)
     if number is None and isinstance(value, str):
         try:
             return float(value)
@@ -83,7 +83,7 @@ def read_samples(path: str | Path, *, model: str | None = None) -> list[dict[str
     """
     path = Path(path)
     task = _task_of(path)
-    lines = _formats.iter_json_lines(path)
+    lines = _documents.iter_json_lines(path)
     docs: dict[str, list[dict[str, Any]]] = {}
     for line in lines:
         docs.setdefault(str(line.get("doc_id")), []).append(line)
@@ -140,7 +140,7 @@ def samples_of(results: Path) -> list[Path]:
 def read_results(path: str | Path) -> list[dict[str, Any]]:
     """lm-eval ``results_<date>.json``: the rows of the run's samples files beside it, with its model name."""
     path = Path(path)
-    data = _formats.load_document(path)
+    data = _documents.load_document(path)
     files = samples_of(path)
     if not files:
         tasks = sorted(data.get("results") or {}) if isinstance(data, Mapping) else []

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from whileai.table import _formats
+from whileai.table import _documents
 
 __all__ = ["read_event_log"]
 
@@ -37,7 +37,7 @@ def read_event_log(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     spec: Mapping[str, Any] = {}
     samples: dict[str, list[Mapping[str, Any]]] = {}
-    for record in _formats.iter_json_lines(path):
+    for record in _documents.iter_json_lines(path):
         if isinstance(record.get("spec"), Mapping):
             spec = record["spec"]
         elif record.get("sample_id") is not None and isinstance(record.get("data"), Mapping):
@@ -65,12 +65,12 @@ def read_event_log(path: str | Path) -> list[dict[str, Any]]:
                 if text is not None:
                     messages.append({"role": "assistant", "content": str(text)})
             elif kind == "match":
-                reward = _formats.number(data.get("correct"))
+                reward = _documents.number(data.get("correct"))
                 judge = "match"
                 expected = data.get("expected")
             elif kind == "metrics":
                 for key, value in data.items():
-                    number = _formats.number(value)
+                    number = _documents.number(value)
                     if number is not None:
                         markers[str(key)] = number
         if reward is None and "score" in markers:

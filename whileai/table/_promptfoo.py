@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SchemaError
-from whileai.table import _formats
-from whileai.table._normalize import dumps
+from whileai.table import _documents
+from whileai.table.normalize import dumps
 
 __all__ = ["read_promptfoo"]
 
@@ -37,7 +37,7 @@ def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
         (the test's vars and metadata), lineage.
     """
     path = Path(path)
-    data = _formats.load_document(path)
+    data = _documents.load_document(path)
     block = data.get("results") if isinstance(data, Mapping) else None
     results = block.get("results") if isinstance(block, Mapping) else None
     if not isinstance(results, list):
@@ -50,19 +50,19 @@ def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
     for result in results:
         if not isinstance(result, Mapping):
             continue
-        test = _formats.as_map(result.get("testCase"))
-        variables = _formats.as_map(result.get("vars")) or _formats.as_map(test.get("vars"))
+        test = _documents.as_map(result.get("testCase"))
+        variables = _documents.as_map(result.get("vars")) or _documents.as_map(test.get("vars"))
         name = test.get("description") or "t-" + hashlib.sha256(dumps(variables).encode()).hexdigest()[:12]
         key = f"{name}/p{result.get('promptIdx', 0)}" if many_prompts else str(name)
         keys.append(key)
-        prompt = _formats.as_map(result.get("prompt"))
-        response = _formats.as_map(result.get("response"))
-        grading = _formats.as_map(result.get("gradingResult"))
+        prompt = _documents.as_map(result.get("prompt"))
+        response = _documents.as_map(result.get("response"))
+        grading = _documents.as_map(result.get("gradingResult"))
         provider = result.get("provider")
         provider_id = provider.get("id") if isinstance(provider, Mapping) else provider
         errored = result.get("failureReason") == _FAILURE_ERROR or bool(result.get("error") and not grading)
-        reward = None if errored else _formats.number(result.get("score"))
-        markers = {str(k): v for k, v in ((k, _formats.number(v)) for k, v in (result.get("namedScores") or {}).items())
+        reward = None if errored else _documents.number(result.get("score"))
+        markers = {str(k): v for k, v in ((k, _documents.number(v)) for k, v in (result.get("namedScores") or {}).items())
                    if v is not None}
         if not errored and isinstance(result.get("success"), bool):
             markers["pass"] = 1.0 if result["success"] else 0.0
@@ -70,7 +70,7 @@ def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
         row: dict[str, Any] = {
             "scenario_id": key,
             "rollout_id": result.get("id"),
-            "prompt": prompt.get("raw") if isinstance(prompt.get("raw"), str) else _formats.text_of(prompt.get("raw")),
+            "prompt": prompt.get("raw") if isinstance(prompt.get("raw"), str) else _documents.text_of(prompt.get("raw")),
             "final_text": output if isinstance(output, str) or output is None else dumps(output),
             "reward": reward,
             "judge_name": "promptfoo" if reward is not None else None,
@@ -87,6 +87,6 @@ def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
         if errored:
             row["judge_meta"] = {"error": str(result.get("error") or grading.get("reason"))}
         rows.append(row)
-    for row, index in zip(rows, _formats.rollout_indices(keys)):
+    for row, index in zip(rows, _documents.rollout_indices(keys)):
         row["rollout_index"] = index
     return rows

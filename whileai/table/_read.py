@@ -10,23 +10,22 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from whileai.defaults import CHUNK_ROWS
-from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError
+from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
 from whileai.table import _formats, _mapping
-from whileai.table import _normalize as nz
+from whileai.table import normalize as nz
+from whileai.table._kind import IntoRows
 from whileai.table.derive import final_reply
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, ROLES, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 
-#: Everything a step accepts as rows.
-IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, str, os.PathLike, Sequence[Mapping[str, Any]], Any]
 
 _MESSAGES_DTYPE = pl.List(MESSAGE)
 _ARROW_MESSAGES = pl.Series("m", [], dtype=_MESSAGES_DTYPE).to_arrow().type
@@ -77,23 +76,24 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
         ('t1', 1.0)
     """
     source = _describe(rows)
-    if mapping:
-        _mapping.check(mapping)
-        if columns:
-            columns = [*columns, *(v.split(".")[0] for v in mapping.values())]
-    df = _load(rows, columns, scorer)
-    if mapping:
-        df = _mapping.apply(df, mapping, source)
-    # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
-    build_messages = not columns or "messages" in columns
-    if df.height == 0:
-        if allow_empty:
-            return _normalize_frame(df, source, build_messages=build_messages)
-        raise EmptyInputError(
-            f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
-        )
-    out = _normalize_frame(df, source, build_messages=build_messages)
-    return _mapping.choose_scorer(out, scorer, source) if scorer else out
+    with translate(f"reading rows from {source}", path=rows if isinstance(rows, (str, os.PathLike)) else None):
+        if mapping:
+            _mapping.check(mapping)
+            if columns:
+                columns = [*columns, *(v.split(".")[0] for v in mapping.values())]
+        df = _load(rows, columns, scorer)
+        if mapping:
+            df = _mapping.apply(df, mapping, source)
+        # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
+        build_messages = not columns or "messages" in columns
+        if df.height == 0:
+            if allow_empty:
+                return _normalize_frame(df, source, build_messages=build_messages)
+            raise EmptyInputError(
+                f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
+            )
+        out = _normalize_frame(df, source, build_messages=build_messages)
+        return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
 def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:

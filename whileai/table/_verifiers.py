@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from whileai.table import _formats
-from whileai.table._normalize import loads_or_raw
+from whileai.table import _documents
+from whileai.table.normalize import loads_or_raw
 
 __all__ = ["read_results", "task_of"]
 
@@ -45,10 +45,10 @@ def task_of(row: Mapping[str, Any]) -> str | None:
 def read_results(path: str | Path) -> list[dict[str, Any]]:
     """Read vf-eval ``results.jsonl`` rows as row dicts (the prompt and completion make one conversation)."""
     path = Path(path)
-    rows = _formats.iter_json_lines(path)
+    rows = _documents.iter_json_lines(path)
     keys = [task_of(r) or "" for r in rows]
     out: list[dict[str, Any]] = []
-    for row, key, index in zip(rows, keys, _formats.rollout_indices(keys)):
+    for row, key, index in zip(rows, keys, _documents.rollout_indices(keys)):
         row = dict(row)
         info = loads_or_raw(row.get("info"))
         if isinstance(info, Mapping):
@@ -58,7 +58,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
         row.setdefault("rollout_index", index)
         metrics = row.pop("metrics", None)
         if isinstance(metrics, Mapping):
-            numbers = {str(k): v for k, v in ((k, _formats.number(v)) for k, v in metrics.items()) if v is not None}
+            numbers = {str(k): v for k, v in ((k, _documents.number(v)) for k, v in metrics.items()) if v is not None}
             row.setdefault("markers", numbers or None)
             for key in metrics:  # the flattened copies vf-eval adds beside metrics
                 row.pop(key, None)
@@ -77,7 +77,7 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
             row["error"] = error if isinstance(error, str) else json.dumps(error, default=str)
         elif row.get("reward") is not None:
             row.setdefault("judge_status", "ok")
-        lineage = _formats.as_map(row.get("lineage"))
+        lineage = _documents.as_map(row.get("lineage"))
         row["lineage"] = {"source": "verifiers", "log": str(path), **lineage}
         out.append(row)
     return out

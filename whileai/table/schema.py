@@ -70,7 +70,7 @@ class Column:
         name: The canonical column name.
         dtype: The Polars dtype (for ``struct`` columns, ``pl.Struct`` with fields decided by data; None
             for ``as_read`` columns, whose type is the source's).
-        group: identity, content, situation, grading or bookkeeping (DESIGN.md, The rollout table).
+        group: identity, content, situation, grading or bookkeeping (docs/table.md, "The columns").
         kind: How values are held: plain, messages, struct, json or as_read (module docstring).
         required: Whether a row must carry it (after aliases and derivations).
         default: The value a missing cell gets (``None`` leaves it null).
