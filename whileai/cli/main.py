@@ -25,11 +25,16 @@ COMMANDS: dict[str, str] = {
     "holdout-size": "whileai.cli.holdout_size:holdout_size",
     "inspect": "whileai.cli.inspect:inspect",
     "judge-trust": "whileai.cli.judge_trust:judge_trust",
+    "keys": "whileai.cli.keys:keys",
+    "login": "whileai.cli.login:login",
+    "logout": "whileai.cli.login:logout",
     "pass-at": "whileai.cli.pass_at:pass_at",
     "quickstart": "whileai.cli.quickstart:quickstart",
     "runs": "whileai.cli.runs:runs",
     "select": "whileai.cli.select:select",
     "self-check": "whileai.cli.self_check:self_check",
+    "server": "whileai.cli.server:server",
+    "status": "whileai.cli.login:status",
 }
 
 #: Exit status for bad input or a refused call (any WaiError), as argparse and click use for usage errors.

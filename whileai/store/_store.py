@@ -811,10 +811,15 @@ def harness_fingerprint(rows: table.IntoRows) -> str | None:
         'h-009be4c61ae0'
     """
     df = rows if isinstance(rows, pl.DataFrame) else table.frame(rows)
-    parts = {"instructions": _most_common(df, "system_prompt"), "tools": _most_common(df, "tools"),
-             "model": _most_common(df, "model_version")}
-    if all(v is None for v in parts.values()):
+    parts = (_most_common(df, "system_prompt"), _most_common(df, "tools"), _most_common(df, "model_version"))
+    if all(v is None for v in parts):
         return None
+    return fingerprint(*parts)
+
+
+def fingerprint(instructions: str | None, tools: str | None, model: str | None) -> str:
+    """``h-`` and 12 hex of sha256 over one canonical JSON of instructions, tools (as text) and model."""
+    parts = {"instructions": instructions, "tools": tools, "model": model}
     text = table.canonical_json(parts)
     return "h-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
