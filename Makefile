@@ -71,6 +71,19 @@ test-train: torch-cpu
 	$(PIP) install -q -e '.[dev,train]' || echo "test-train: the train extra could not be installed; the train tests will skip"
 	$(PY) -m pytest -p no:cacheprovider -rs tests/train
 
+# The proof that an exported environment loads and evaluates in real verifiers releases: 0.4.0
+# (verifiers.v1 Taskset loader) and 0.3.1 (vf.load_environment), each in its own venv from PyPI
+# (with uv, which 0.4's chat harness runs its program with). A release that cannot be installed
+# is skipped and said so; the tests start vf-eval against a loopback fake OpenAI server.
+VF_VENVS := .venv-verifiers=0.4.0 .venv-verifiers-0.3=0.3.1
+test-verifiers: $(STAMP)
+	@for pair in $(VF_VENVS); do dir=$${pair%%=*}; ver=$${pair##*=}; \
+		{ test -x $$dir/bin/python || $(PYTHON) -m venv $$dir; } && \
+		$$dir/bin/python -m pip install -q "verifiers==$$ver" uv || \
+		echo "test-verifiers: verifiers $$ver could not be installed into $$dir; its proof will skip"; done
+	WAI_VERIFIERS_VENVS="$(foreach p,$(VF_VENVS),$(word 2,$(subst =, ,$(p)))=$(CURDIR)/$(word 1,$(subst =, ,$(p))))" \
+		$(PY) -m pytest -p no:cacheprovider -rs tests/exporters/test_verifiers.py
+
 # whileai 0.131 in its own venv for the reference column (benchmarks/_harness.py finds it there;
 # without a registry the table says it is missing rather than leaving the column empty).
 WAI131_VENV := .venv-wai131

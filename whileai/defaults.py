@@ -796,6 +796,17 @@ PLATFORM_TIMEOUT_S = 30.0
 GPU_USD_PER_HOUR = {"A10G": 1.10, "L40S": 1.95, "H100": 3.95}
 GPU_PRICE_SOURCE = "modal.com/pricing 2026-09-20"
 SECONDS_PER_HOUR = 3600
+# ---- interop (verifiers environments, SQL over the store, CLI exit codes) ----
+# The verifiers releases an exported environment declares in its pyproject: the ones
+# `make test-verifiers` loads and evaluates it with (0.3.1, the last of the 0.3 line, through
+# vf.load_environment; 0.4.0, the verifiers.v1 Taskset loader), up to the next minor release
+# (docs/export.md, "A verifiers environment for GRPO").
+ENV_VERIFIERS_RANGE = ">=0.3.1,<0.5"
+# Suffixes a result table (per-task stats, a `wai sql` answer) may be written to, and the format
+# each means; any other is refused (docs/cli.md, "Output formats").
+FRAME_SUFFIXES = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
+                  ".pq": "parquet"}
+
 
 # ---- performance: linear steps and bounded memory -------------------------------------------
 # decontaminate's near-copy rule: an n-gram shared by more than this many eval texts (a template

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai import table
@@ -39,7 +38,7 @@ from whileai.exporters._common import (
     target_path,
     writing,
 )
-from whileai.exporters._encode import valid_object
+from whileai.exporters._encode import json_arguments, valid_object
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.exporters._rows import (
     CARRIED,
@@ -396,48 +395,13 @@ def _write_parquet(run: _Run, tmp: Path) -> None:
     writer: pq.ParquetWriter | None = None
     try:
         for out in itertools.chain([first], chunks):
-            arrow = _json_arguments(out.to_arrow())
+            arrow = json_arguments(out.to_arrow())
             if writer is None:
                 writer = pq.ParquetWriter(tmp, arrow.schema, compression="zstd")
             writer.write_table(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
     finally:
         if writer is not None:
             writer.close()
-
-
-def _json_arguments(arrow: pa.Table) -> pa.Table:
-    """Mark tool-call arguments as Arrow's JSON type, so ``datasets`` reads them back as dicts."""
-
-    def retype(dtype: pa.DataType, name: str) -> pa.DataType:
-        if pa.types.is_struct(dtype):
-            return pa.struct([pa.field(f.name, retype(f.type, f.name), f.nullable) for f in dtype])
-        if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-            inner = retype(dtype.value_type, name)
-            return pa.large_list(inner) if pa.types.is_large_list(dtype) else pa.list_(inner)
-        if name == "arguments" and (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
-            return pa.json_()
-        return dtype
-
-    fields = []
-    for f in arrow.schema:
-        new = retype(f.type, f.name) if f.name in ("messages", "prompt", "completion") else f.type
-        fields.append(pa.field(f.name, new, f.nullable))
-    schema = pa.schema(fields, metadata=arrow.schema.metadata)
-    if schema == arrow.schema:
-        return arrow
-    # Arrow casts string to its JSON extension type only at the leaf: rebuild the string columns first.
-    arrow = arrow.cast(pa.schema([pa.field(f.name, _large_to_small(f.type), f.nullable) for f in arrow.schema]))
-    return arrow.cast(schema)
-
-
-def _large_to_small(dtype: pa.DataType) -> pa.DataType:
-    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
-        return pa.string()
-    if pa.types.is_struct(dtype):
-        return pa.struct([pa.field(f.name, _large_to_small(f.type), f.nullable) for f in dtype])
-    if pa.types.is_large_list(dtype) or pa.types.is_list(dtype):
-        return pa.large_list(_large_to_small(dtype.value_type))
-    return dtype
 
 
 def training_rows(

@@ -21,6 +21,7 @@ from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dict
 from whileai.table._write import (
     atomic_path,
     check_output,
+    frame_format,
     iter_rows,
     message_out,
     open_binary,
@@ -29,6 +30,7 @@ from whileai.table._write import (
     sweep_temp_files,
     to_arrow,
     write,
+    write_frame,
     write_jsonl,
     write_parquet,
 )
@@ -66,6 +68,7 @@ __all__ = [
     "column_values",
     "final_reply",
     "frame",
+    "frame_format",
     "is_fluent",
     "iter_rows",
     "like_input",
@@ -92,5 +95,6 @@ __all__ = [
     "tools_used",
     "write",
     "write_jsonl",
+    "write_frame",
     "write_parquet",
 ]
