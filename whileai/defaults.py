@@ -807,6 +807,14 @@ ENV_VERIFIERS_RANGE = ">=0.3.1,<0.5"
 FRAME_SUFFIXES = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
                   ".pq": "parquet"}
 
+
+# ---- performance: linear steps and bounded memory -------------------------------------------
+# decontaminate's near-copy rule: an n-gram shared by more than this many eval texts (a template
+# sentence) is "frequent"; pairs are found from the rare n-grams and bounded with the frequent
+# ones before any is verified (docs/performance.md; a cost knob, not a statistic: the result is
+# exact at every value; convention).
+DECONTAM_RARE_FAN = 32
+
 # ---- pages (the Runs page, sign-in, wai report) ----
 # A version chart draws each behavior's newest this many versions, plus the served one and the
 # candidate (the run table lists every run; a bar chart of 1,000 versions reads as none. Convention).
