@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook clean bench-wai131 \
-	install-sandbox
+	install-sandbox test-browser docs-screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,7 +30,7 @@ install-sandbox:
 		echo "install-sandbox: apt-get could not install bubblewrap; the bwrap escape tests will skip"; fi
 
 unit: $(STAMP) install-sandbox
-	$(PY) -m pytest -p no:cacheprovider --ignore=tests/exporters/test_trl.py --ignore=tests/train whileai tests
+	$(PY) -m pytest -p no:cacheprovider --ignore=tests/exporters/test_trl.py --ignore=tests/train --ignore=tests/browser whileai tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check whileai tests benchmarks
@@ -83,6 +83,22 @@ test-verifiers: $(STAMP)
 		echo "test-verifiers: verifiers $$ver could not be installed into $$dir; its proof will skip"; done
 	WAI_VERIFIERS_VENVS="$(foreach p,$(VF_VENVS),$(word 2,$(subst =, ,$(p)))=$(CURDIR)/$(word 1,$(subst =, ,$(p))))" \
 		$(PY) -m pytest -p no:cacheprovider -rs tests/exporters/test_verifiers.py
+
+# The Runs pages in a real browser (docs/pages.md): Debian's chromium with apt-get when missing
+# (skipped with a note where apt-get as root is not available), playwright from PyPI, the system
+# Chromium launched through executable_path (no browser download). Without either, the tests skip.
+test-browser: $(STAMP)
+	@if [ -x /usr/bin/chromium ]; then echo "test-browser: chromium is installed"; \
+	elif [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "test-browser: chromium is missing and apt-get (as root) is not available; the browser tests will skip"; \
+	else (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+		echo "test-browser: apt-get could not install chromium; the browser tests will skip"; fi
+	$(PY) -c "import playwright" 2>/dev/null || $(PIP) install -q -e '.[dev,browser]' || echo "test-browser: playwright could not be installed; the browser tests will skip"
+	$(PY) -m pytest -p no:cacheprovider -rs tests/browser
+
+# The screenshots docs/pages.md shows, taken by the browser test.
+docs-screenshots: test-browser
+	WAI_SCREENSHOT_DIR=docs/img $(PY) -m pytest -p no:cacheprovider -q tests/browser
 
 # whileai 0.131 in its own venv for the reference column (benchmarks/_harness.py finds it there;
 # without a registry the table says it is missing rather than leaving the column empty).

@@ -814,3 +814,18 @@ FRAME_SUFFIXES = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": 
 # ones before any is verified (docs/performance.md; a cost knob, not a statistic: the result is
 # exact at every value; convention).
 DECONTAM_RARE_FAN = 32
+
+# ---- pages (the Runs page, sign-in, wai report) ----
+# A version chart draws each behavior's newest this many versions, plus the served one and the
+# candidate (the run table lists every run; a bar chart of 1,000 versions reads as none. Convention).
+PAGE_VERSIONS_SHOWN = 30
+# The training curve draws the newest this many runs that logged points (one colour each; the
+# Okabe-Ito palette has 8, CHART_COLORS), each thinned to at most this many points per metric.
+PAGE_CURVE_RUNS = 5
+PAGE_CURVE_POINTS = 500
+# The rows page's sample: the score card's 20 rows (whileai 0.131: "a sample of up to 20 graded rows").
+ROWS_PAGE_SAMPLE = 20
+# The session cookie the pages sign in with: HttpOnly, SameSite=Strict, a signed random session
+# id (never the key). Eight hours, a working day (convention; Jupyter's cookie lasts the session).
+SESSION_COOKIE = "wai_session"
+SESSION_MAX_AGE_S = 8 * 3600

@@ -16,7 +16,7 @@ VALID = {
     "Figure": {"name": "f", "figure": {"data": [{}]}}, "LiveDay": {"day": "2026-12-01", "replies": 1},
     "RunSpec": {"name": "r"}, "RunPatch": {"hours": 1.0}, "LogBody": {"points": [{"step": 0}]},
     "FinishBody": {"status": "done"}, "ScoreBody": {"behavior": "refunds", "value": 50},
-    "RowsBody": {"rows": [{"ok": True}]}, "DatasetPush": {"name": "d", "rows": [{"scenario_id": "t", "reward": 1.0}]},
+    "RowsBody": {"rows": [{"ok": True}]}, "Promote": {"version": "v1"}, "DatasetPush": {"name": "d", "rows": [{"scenario_id": "t", "reward": 1.0}]},
 }
 
 

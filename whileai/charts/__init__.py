@@ -8,6 +8,7 @@ installed. The vendored bundle is ``whileai/charts/static/plotly-basic.min.js``.
 """
 
 from whileai.charts._figures import (
+    cost_scatter,
     curve,
     difficulty_histogram,
     feature_bars,
@@ -15,6 +16,8 @@ from whileai.charts._figures import (
     histogram_counts,
     interval_bars,
     judge_trust_chart,
+    train_curves,
+    version_scores,
 )
 from whileai.charts._render import (
     PLOTLY_JS_VERSION,
@@ -27,6 +30,7 @@ from whileai.charts._render import (
 __all__ = [
     "PLOTLY_JS_VERSION",
     "check_figure",
+    "cost_scatter",
     "curve",
     "difficulty_histogram",
     "feature_bars",
@@ -37,4 +41,6 @@ __all__ = [
     "interval_bars",
     "judge_trust_chart",
     "plotly_js_path",
+    "train_curves",
+    "version_scores",
 ]

@@ -27,6 +27,7 @@ from whileai.defaults import (
 )
 
 __all__ = [
+    "cost_scatter",
     "curve",
     "difficulty_histogram",
     "feature_bars",
@@ -34,6 +35,8 @@ __all__ = [
     "histogram_counts",
     "interval_bars",
     "judge_trust_chart",
+    "train_curves",
+    "version_scores",
 ]
 
 Number = float | int | None
@@ -366,3 +369,133 @@ def curve(x: Sequence[float], y: Sequence[Number], *, title: str = "", x_title: 
                        "line": {"color": CHART_BAD, "width": 1, "dash": "dash"}})
     yaxis: dict[str, Any] = {"range": list(y_range)} if y_range is not None else {}
     return {"data": data, "layout": _layout(title, x_title=x_title, y_title=y_title, shapes=shapes, yaxis=yaxis)}
+
+
+def version_scores(versions: Sequence[str], values: Sequence[Number], cis: Sequence[Number] | None = None, *,
+                   served: str | None = None, frontier: tuple[str, float] | None = None, candidate: str | None = None,
+                   title: str = "", y_title: str = "points (of 100)") -> dict[str, Any]:
+    """A held-out score per version with its 95% interval, the served version marked, the frontier as a line.
+
+    The served version's bar is green and labelled "served", the candidate's orange; the frontier
+    model's score is a dashed horizontal line (the line to beat). Scores are points out of 100, as
+    posted (docs/platform.md, "The rules").
+
+    Args:
+        versions: Version names, in posting order.
+        values: Their scores in points.
+        cis: Half-widths of their 95% intervals (None: no error bars).
+        served: The served version.
+        frontier: The frontier model's (name, score), drawn as a line.
+        candidate: The candidate version.
+        title: Figure title.
+        y_title: Y axis title.
+
+    Returns:
+        A Plotly figure dict (one bar trace).
+
+    Examples:
+        >>> fig = version_scores(["base", "sft"], [60, 70], [4, 4], served="base", frontier=("gpt-x", 80))
+        >>> fig["data"][0]["text"], fig["layout"]["shapes"][0]["y0"]
+        (['60.0 served', '70.0'], 80.0)
+    """
+    vals = _nums(values)
+    half = _nums(cis) if cis is not None else [None] * len(vals)
+    colors = [CHART_GOOD if v == served else CHART_COLORS[1] if v == candidate else CHART_NEUTRAL for v in versions]
+    text = [("" if x is None else f"{x:.1f}") + (" served" if v == served else "") for v, x in zip(versions, vals)]
+    trace: dict[str, Any] = {
+        "type": "bar", "name": "held-out score", "x": [str(v) for v in versions], "y": vals, "text": text,
+        "textposition": "outside", "marker": {"color": colors}, "cliponaxis": False,
+        "hovertemplate": "%{x}: %{y:.1f} points<extra></extra>",
+    }
+    if cis is not None:
+        trace["error_y"] = {"type": "data", "array": half, "visible": True, "color": "#333333", "thickness": 1.5,
+                            "width": 6}
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    if frontier is not None and _num(frontier[1]) is not None:
+        y = float(frontier[1])
+        shapes.append({"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": y, "y1": y,
+                       "line": {"color": CHART_BAD, "width": 2, "dash": "dash"}})
+        annotations.append({"xref": "paper", "yref": "y", "x": 1, "y": y, "xanchor": "right", "yanchor": "bottom",
+                            "text": f"frontier {frontier[0]} {y:.1f}", "showarrow": False})
+    return {"data": [trace], "layout": _layout(title, y_title=y_title, shapes=shapes, annotations=annotations,
+                                               yaxis={"range": [0, 105]}, xaxis={"type": "category"})}
+
+
+def train_curves(series: Sequence[tuple[str, str, Sequence[float], Sequence[Number]]], *, title: str = "") -> dict[str, Any]:
+    """Training curves: one panel per metric (loss, lr, rewards, length) stacked, one line per run.
+
+    Each metric gets its own y axis so a learning rate of 1e-5 and a loss of 2 both read; the
+    panels share the step axis.
+
+    Args:
+        series: ``(metric, run label, steps, values)`` per line; metrics keep their first-seen order.
+        title: Figure title.
+
+    Returns:
+        A Plotly figure dict (one scatter trace per line).
+
+    Examples:
+        >>> fig = train_curves([("loss", "sft", [0, 1], [2.0, 1.5]), ("lr", "sft", [0, 1], [1e-5, 1e-5])])
+        >>> [t["yaxis"] for t in fig["data"]], fig["layout"]["yaxis2"]["title"]["text"]
+        (['y', 'y2'], 'lr')
+    """
+    metrics: list[str] = []
+    for metric, *_ in series:
+        if metric not in metrics:
+            metrics.append(metric)
+    runs: list[str] = []
+    for _, run, *_ in series:
+        if run not in runs:
+            runs.append(run)
+    n = max(len(metrics), 1)
+    gap = 0.04
+    height_each = (1.0 - gap * (n - 1)) / n
+    data = []
+    for metric, run, steps, values in series:
+        i = metrics.index(metric)
+        axis = "" if i == 0 else str(i + 1)
+        data.append({"type": "scatter", "mode": "lines", "name": f"{run} {metric}", "legendgroup": run,
+                     "x": _nums(steps), "y": _nums(values), "xaxis": "x", "yaxis": f"y{axis}",
+                     "line": {"color": CHART_COLORS[runs.index(run) % len(CHART_COLORS)], "width": 2},
+                     "hovertemplate": f"{run} {metric} step %{{x}}: %{{y:.4g}}<extra></extra>"})
+    extra: dict[str, Any] = {}
+    for i, metric in enumerate(metrics):
+        top = 1.0 - i * (height_each + gap)
+        key = "yaxis" if i == 0 else f"yaxis{i + 1}"
+        extra[key] = {"domain": [max(top - height_each, 0.0), top], "title": {"text": metric}, "anchor": "x",
+                      "exponentformat": "e"}
+        finite = [v for m, _, _, vals in series if m == metric for v in _nums(vals) if v is not None]
+        if finite and min(finite) == max(finite):  # a constant (a fixed lr): autorange would centre it on 0 +- 1
+            v = finite[0]
+            extra[key]["range"] = [v - abs(v) * 0.5, v + abs(v) * 0.5] if v else [-1.0, 1.0]
+    extra["xaxis"] = {"anchor": f"y{'' if n == 1 else n}", "title": {"text": "step"}}
+    return {"data": data, "layout": _layout(title, height=max(CHART_HEIGHT, 150 * n + 80), showlegend=len(runs) > 1,
+                                            **extra)}
+
+
+def cost_scatter(versions: Sequence[str], cost_per_1k: Sequence[Number], scores: Sequence[Number], *,
+                 served: str | None = None, title: str = "") -> dict[str, Any]:
+    """Held-out score against USD per 1,000 tasks, one labelled dot per version (up and left is better).
+
+    Args:
+        versions: Version names.
+        cost_per_1k: Each version's USD per 1,000 tasks.
+        scores: Each version's held-out score in points.
+        served: The served version (its dot is green).
+        title: Figure title.
+
+    Returns:
+        A Plotly figure dict (one scatter trace).
+
+    Examples:
+        >>> cost_scatter(["a", "b"], [1.2, 3.4], [60, 70], served="a")["data"][0]["marker"]["color"]
+        ['#009E73', '#0072B2']
+    """
+    colors = [CHART_GOOD if v == served else CHART_NEUTRAL for v in versions]
+    trace = {"type": "scatter", "mode": "markers+text", "name": "versions", "x": _nums(cost_per_1k),
+             "y": _nums(scores), "text": [str(v) for v in versions], "textposition": "top center",
+             "marker": {"size": 11, "color": colors},
+             "hovertemplate": "%{text}: $%{x:.2f} per 1,000 tasks, %{y:.1f} points<extra></extra>"}
+    return {"data": [trace], "layout": _layout(title, x_title="USD per 1,000 tasks", y_title="held-out score (points)",
+                                               yaxis={"range": [0, 105]}, xaxis={"rangemode": "tozero"})}

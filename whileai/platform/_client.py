@@ -41,6 +41,7 @@ from whileai.platform._models import (
     Harness,
     LiveDay,
     LogBody,
+    Promote,
     RowsBody,
     RunPatch,
     RunRecord,
@@ -216,8 +217,12 @@ class Tracked:
         self.backend.call("delete_agent", name=self.name)
 
     def promote(self, version: str) -> AgentInfo:
-        """Make ``version`` the served one: the version every candidate is compared against."""
-        self.info = self.backend.call("put_agent", spec=build(AgentSpec, name=self.name, served=version))
+        """Make ``version`` the served one: the version every candidate is compared against.
+
+        Recorded on that version's newest run (``summary["promoted"]``: when, by whom, from which);
+        the Runs page's Promote button makes the same call.
+        """
+        self.info = self.backend.call("promote", agent=self.name, body=build(Promote, version=version))
         return self.info
 
     # --- behaviors ----------------------------------------------------------------------------

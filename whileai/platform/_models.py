@@ -33,7 +33,7 @@ from whileai.defaults import (
 
 __all__ = [
     "AgentInfo", "AgentSpec", "Behavior", "CutWarning", "DatasetPush", "Example", "Experiment", "Figure", "FinishBody",
-    "Harness", "LiveDay", "LogBody", "RowsBody", "RunPatch", "RunRecord", "RunSpec", "ScoreBody",
+    "Harness", "LiveDay", "LogBody", "Promote", "RowsBody", "RunPatch", "RunRecord", "RunSpec", "ScoreBody",
     "ScoreRecord", "TrainPoint", "check_behavior_name", "cut_middle", "harness_version",
 ]
 
@@ -166,6 +166,8 @@ class Behavior(_Model):
     """The judge's agreement with people, 0 to 1."""
     human_n: int | None = Field(default=None, ge=0)
     """Human labels behind ``agreement``."""
+    kappa: float | None = Field(default=None, ge=-1, le=1)
+    """Cohen's kappa of the judge against the same human labels (agreement beyond chance)."""
     length_bias: float | None = None
     """Judge pass-rate gap, long minus short replies within one human label (0 to 1)."""
     reward_is_judge: bool | None = None
@@ -458,6 +460,15 @@ class LiveDay(_Model):
     """Replies sent."""
     flagged: int = Field(default=0, ge=0)
     """Replies flagged (by users or a monitor)."""
+
+
+class Promote(_Model):
+    """The body of ``POST /agents/{agent}/promote``: the version to serve, and who pressed Promote."""
+
+    version: str = Field(min_length=1)
+    """The version every candidate is compared against from now on (it must be one of the agent's)."""
+    by: str | None = Field(default=None, max_length=100)
+    """Who promoted it (the Runs page puts the key id here); recorded on the run."""
 
 
 class DatasetPush(_Model):

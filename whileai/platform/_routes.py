@@ -25,6 +25,7 @@ from whileai.platform._models import (
     FinishBody,
     LiveDay,
     LogBody,
+    Promote,
     RowsBody,
     RunPatch,
     RunRecord,
@@ -82,6 +83,8 @@ ROUTES: tuple[Route, ...] = (
           body=("figure", Figure), tags=_A),
     Route("POST", "/agents/{agent}/live", "post_live", "Record a day of traffic on a version you serve.", LiveRecord,
           body=("day", LiveDay), tags=_A),
+    Route("POST", "/agents/{agent}/promote", "promote", "Serve a version (the one candidates are compared against); "
+          "recorded on its newest run.", AgentInfo, body=("body", Promote), tags=_A),
     Route("GET", "/agents/{agent}/state", "state", "Every stored row the rules read about the agent.", AgentState, tags=_A),
     Route("GET", "/agents/{agent}/verdict", "verdict", "The verdict on one behavior (candidate resolved per behavior).",
           Verdict, query=("behavior", "version"), required_query=("behavior",), tags=_A),

@@ -40,6 +40,7 @@ from whileai.platform._models import (
     FinishBody,
     LiveDay,
     LogBody,
+    Promote,
     RowsBody,
     RunPatch,
     RunRecord,
@@ -297,6 +298,33 @@ class Service:
                 con.execute(f"DELETE FROM {table} WHERE account_id = ? AND agent = ?", [self.account, name])
             con.execute("DELETE FROM agents WHERE account_id = ? AND name = ?", [self.account, name])
         return {"deleted": name, "runs": len(ids)}
+
+    def promote(self, agent: str, body: Promote) -> AgentInfo:
+        """Serve ``body.version`` and record it on that version's newest run (``summary["promoted"]``).
+
+        The record says when, by whom and which version it replaced, so the run table shows who
+        changed what the candidates are measured against.
+
+        Raises:
+            PlatformError: 404 for an unknown agent, 422 for a version none of its runs has.
+        """
+        info = self.agent(agent)
+        runs = [r for r in self.runs(agent) if (r.version or r.id) == body.version]
+        if not runs:
+            known = sorted({r.version or r.id for r in self.runs(agent)})
+            raise PlatformError(422, "invalid", f"version must be one of {agent!r}'s run versions to be served, got "
+                                                f"{body.version!r} (versions: {', '.join(known) or 'none'}). "
+                                                "Open a run of it first.", argument="version")
+        previous = info.served or _rules.served_of(self.state(agent, train=False))
+        run = runs[-1]
+        promoted = {"at": utcnow().isoformat(timespec="seconds") + "Z", "by": body.by or self.account,
+                    "from": previous}
+        with self.db.write() as con:
+            con.execute("UPDATE agents SET served = ? WHERE account_id = ? AND name = ?",
+                        [body.version, self.account, agent])
+            con.execute("UPDATE tracked_runs SET summary = ? WHERE id = ?",
+                        [_dumps(_merge(run.summary, {"promoted": promoted})), run.id])
+        return self.agent(agent)
 
     def put_behavior(self, agent: str, behavior: Behavior) -> Behavior:
         """Create or replace one behavior's definition."""

@@ -155,8 +155,20 @@ def _version() -> str:
     return __version__
 
 
+def _negotiated(rest: Callable[[Any], Any], page: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A REST endpoint that answers a browser (Accept: text/html, no API key header) with the page instead."""
+
+    async def endpoint(request: Any) -> Any:
+        if "text/html" in request.headers.get("accept", "") and API_KEY_HEADER not in request.headers:
+            return await page(request)
+        return await rest(request)
+
+    endpoint.__name__ = getattr(rest, "__name__", "endpoint")
+    return endpoint
+
+
 def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[Any] = (),
-               db: PlatformDB | None = None) -> Any:
+               db: PlatformDB | None = None, html_routes: dict[tuple[str, str], Any] | None = None) -> Any:
     """The ASGI app: the REST routes over one store, ``/openapi.json``, ``/whoami``, and ``routes``.
 
     The store is held open for the app's lifetime (writes serialised, each committed before its
@@ -167,6 +179,9 @@ def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[
         routes: Extra Starlette routes (the Runs pages), mounted after the REST routes; they get
             the records through :func:`service_for`.
         db: An open :class:`PlatformDB` to use instead of opening ``store``.
+        html_routes: ``(method, path) -> endpoint`` for REST paths a browser gets a page on (the
+            Runs page at ``GET /agents/{name}``); a request with an API key or without
+            ``Accept: text/html`` still gets the JSON.
 
     Returns:
         A ``starlette.applications.Starlette`` app; ``app.state.db`` is the store.
@@ -203,7 +218,9 @@ def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[
         yield
         database.close()
 
-    table = [StarletteRoute(r.path, _endpoint(r), methods=[r.method]) for r in ROUTES]
+    pages = html_routes or {}
+    table = [StarletteRoute(r.path, _negotiated(_endpoint(r), pages[(r.method, r.path)])
+                            if (r.method, r.path) in pages else _endpoint(r), methods=[r.method]) for r in ROUTES]
     table += [StarletteRoute("/openapi.json", openapi_json, methods=["GET"]),
               StarletteRoute("/whoami", whoami, methods=["GET"]), *routes]
     app = Starlette(routes=table, exception_handlers={HTTPException: not_found}, lifespan=lifespan)
@@ -243,6 +260,12 @@ def serve(host: str = SERVER_HOST, port: int = SERVER_PORT, *, store: str | os.P
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO), format="%(message)s")
     log.setLevel(getattr(logging, log_level.upper(), logging.INFO))
+    from whileai.platform.pages import Pages
+
+    pages = Pages()
     if on_start is not None:
         on_start(f"wai server: {url} (store {db.path}; API keys {'on' if db.keys_on() else 'off'})")
-    uvicorn.run(create_app(db=db), host=host, port=port, log_level=log_level, access_log=False)
+        on_start(f"Runs pages: open {pages.login_url(url)}" if not db.keys_on() else
+                 f"Runs pages: open {url}/login and sign in with an API key (or {url}/login?token=KEY)")
+    app = create_app(db=db, routes=pages.routes(), html_routes=pages.html_routes())
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)

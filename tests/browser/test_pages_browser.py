@@ -1,0 +1,223 @@
+"""The Runs pages in a real browser: the system Chromium through Playwright against a real ``wai server``.
+
+Skips with the reason when Playwright or /usr/bin/chromium is missing (``make test-browser``
+installs both). Screenshots go to ``$WAI_SCREENSHOT_DIR`` when set (docs/img in the docs build).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.pages.seed import AGENT, seed
+
+CHROMIUM = os.environ.get("WAI_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: make test-browser installs it")
+if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
+    pytest.skip(f"no Chromium at {CHROMIUM}: make test-browser installs Debian's chromium with apt-get",
+                allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    store = tmp_path_factory.mktemp("browser") / "pages.duckdb"
+    tracked = seed(store)
+    expected = tracked.brief().markdown()
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "whileai.cli.main", "server", "--port", str(port), "--store",
+                             str(store), "--log-level", "warning"], stderr=subprocess.PIPE, text=True)
+    link, deadline = None, time.monotonic() + 60
+    try:
+        while link is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stderr], [], [], 1.0)
+            if ready:
+                line = proc.stderr.readline()
+                m = re.search(r"(http://127\.0\.0\.1:\d+/login\?token=\S+)", line)
+                if m:
+                    link = m.group(1)
+            if proc.poll() is not None:
+                break
+        assert link, "wai server did not print its sign-in link"
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                httpx.get(f"{url}/openapi.json", timeout=1).raise_for_status()
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield {"url": url, "link": link, "brief": expected}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser_page(server):
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+                                    args=ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server["url"])
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{server['link']}&next=/agents/{AGENT}")
+        page.wait_for_load_state("networkidle")
+        yield page, errors
+        assert errors == [], f"console errors: {errors}"
+        context.close()
+        browser.close()
+
+
+def _shot(page, name: str) -> None:
+    where = os.environ.get("WAI_SCREENSHOT_DIR")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(where) / f"pages-{name}.png"), full_page=name in ("rows-x",))
+
+
+def test_signin_link_lands_on_the_runs_page(browser_page):
+    page, _ = browser_page
+    assert page.url.endswith(f"/agents/{AGENT}")
+    assert page.locator("h1").first.inner_text() == AGENT
+    page.locator(".main-svg").first.wait_for()
+    _shot(page, "runs")
+
+
+def test_brief_text_is_brief_markdown(browser_page, server):
+    page, _ = browser_page
+    assert page.locator("#brief-md").text_content() == server["brief"]
+    assert page.evaluate("JSON.parse(document.getElementById('brief-json').textContent)") == server["brief"]
+
+
+def test_copy_button_puts_the_brief_on_the_clipboard(browser_page, server):
+    page, _ = browser_page
+    page.locator("#copy-brief").focus()
+    page.keyboard.press("Enter")  # keyboard-reachable
+    page.wait_for_function("document.getElementById('copy-status').textContent === 'copied'")
+    assert page.evaluate("navigator.clipboard.readText()") == server["brief"]
+
+
+def test_every_chart_has_drawn_with_its_traces(browser_page):
+    page, _ = browser_page
+    charts = page.locator("div.chart[data-traces]")
+    assert charts.count() >= 6  # two behaviors, the curve, the cost, two posted figures
+    for i in range(charts.count()):
+        node = charts.nth(i)
+        node.locator(".main-svg").first.wait_for()
+        want = int(node.get_attribute("data-traces"))
+        assert node.evaluate("n => n.data.length") == want
+        assert node.evaluate("n => n._fullData.length") == want
+        assert node.locator("g.trace").count() >= 1
+    page.locator("#scores").evaluate("n => n.scrollIntoView()")
+    _shot(page, "runs-charts")
+    page.locator("#moved").evaluate("n => n.scrollIntoView()")
+    _shot(page, "runs-tables")
+
+
+def test_posted_script_does_not_run(browser_page):
+    page, _ = browser_page
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert "<script>window.__pwned = 1</script>" in page.locator("#experiment").inner_text()
+    assert page.locator("#experiment a[href^='javascript']").count() == 0
+
+
+def test_rows_page_filters_change_the_row_count(browser_page, server):
+    page, _ = browser_page
+    page.locator("#runs-table a").last.click()
+    page.wait_for_load_state("networkidle")
+    _shot(page, "run")
+    page.locator("#scores-table a", has_text="refunds").click()
+    page.wait_for_load_state("networkidle")
+    everything = page.locator("#rows-table tbody tr").count()
+    page.locator("#show-failed").click()
+    page.wait_for_load_state("networkidle")
+    failed = page.locator("#rows-table tbody tr").count()
+    assert (everything, failed) == (120, 30)
+    assert page.locator("#rows-table tbody tr.passed").count() == 0
+    page.locator("#show-passed").click()
+    assert page.locator("#rows-table tbody tr").count() == 90
+    assert page.locator("#tag-table tbody tr").count() == 4
+    assert page.locator("#sample-table tbody tr").count() == 20
+    _shot(page, "rows")
+
+
+def test_promote_changes_the_served_version_and_the_verdict(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/agents/{AGENT}")
+    before = page.locator(".verdict[data-behavior=refunds]").inner_text()
+    assert page.locator("#served-version").inner_text() == "base"
+    page.locator("#promote-version").select_option("sft-v1")
+    page.locator("#promote").click()
+    page.wait_for_load_state("networkidle")
+    _shot(page, "promote")
+    page.locator("#confirm-promote").click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#served-version").inner_text() == "sft-v1"
+    after = page.locator(".verdict[data-behavior=refunds]").inner_text()
+    assert after != before and "sft-v1" in after
+    dash = httpx.get(f"{server['url']}/agents/{AGENT}/dashboard").json()
+    assert dash["agent"]["served"] == "sft-v1"
+    promoted = [r["summary"].get("promoted") for r in dash["runs"] if r["version"] == "sft-v1"]
+    assert promoted[-1]["from"] == "base"
+    assert "sft-v1" in next(v["line"] for v in dash["verdicts"] if v["behavior"] == "refunds")
+
+
+def test_agents_and_login_pages(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/")
+    assert page.locator("table a", has_text=AGENT).count() == 1
+    _shot(page, "agents")
+    fresh = page.context.browser.new_context()
+    other = fresh.new_page()
+    other.goto(f"{server['url']}/agents/{AGENT}")
+    assert "/login" in other.url  # no session: the sign-in form
+    _shot(other, "login")
+    fresh.close()
+
+
+def test_static_report_draws_offline_from_a_file(browser_page, tmp_path):
+    from whileai.platform.pages import write_report
+    from whileai.testing import rollout_table
+
+    a, b = tmp_path / "base.parquet", tmp_path / "sft.parquet"
+    rollout_table(60, 4, seed=1, policy_version="base").write_parquet(a)
+    rollout_table(60, 4, seed=1, shift=0.15, replica=3, policy_version="sft").write_parquet(b)
+    out = write_report([a, b], tmp_path / "report.html")
+    page, _ = browser_page
+    fresh = page.context.browser.new_context(viewport={"width": 1280, "height": 900})
+    other = fresh.new_page()
+    errors: list[str] = []
+    other.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    other.on("pageerror", lambda exc: errors.append(str(exc)))
+    other.goto(out.as_uri())
+    charts = other.locator("div.chart[data-traces]")
+    assert charts.count() >= 2
+    for i in range(charts.count()):
+        node = charts.nth(i)
+        node.locator(".main-svg").first.wait_for()
+        assert node.evaluate("n => n.data.length") == int(node.get_attribute("data-traces"))
+    assert other.locator("#pass-rates tbody tr").count() == 2
+    _shot(other, "report")
+    fresh.close()
+    assert errors == []
