@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -56,6 +56,45 @@ Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_chang
 _CONFOUNDS = ("temperature", "top_p", "max_tokens", "provider", "base_url", "judge_name", "judge_version", "user_model",
               "writer_model")
 _MAX_GROUPS = 50
+
+
+class DeltaSide(NamedTuple):
+    """What ``delta_report`` reads of one arm: per-task values and a few row facts.
+
+    Every field is a per-task mean or a sum, min or max over rows, so an engine that sees the rows
+    in parts merges them exactly (``whileai.engines.ray``, ``docs/scale.md``).
+    """
+
+    values: pl.DataFrame
+    """``task_values`` over the metrics: task_key, n_graded, one column a metric."""
+    run_values: pl.DataFrame | None
+    """``task_values`` keyed by (``_run``, task_key) when the rows carry an eval-run label, else None."""
+    n_rows: int
+    """Rows in the arm."""
+    n_graded: int
+    """Rows with a reward."""
+    marker_range: dict[str, tuple[Any, Any]]
+    """Each marker's (min, max) over the arm's rows."""
+    config: dict[str, Any]
+    """``run_config`` of the arm (empty for no rows)."""
+
+
+def delta_side(df: pl.DataFrame, metrics: list[str]) -> DeltaSide:
+    """One arm's :class:`DeltaSide` from its rows (the local engine)."""
+    if df.height == 0:
+        return DeltaSide(_empty_values(metrics), None, 0, 0, {}, {})
+    markers = [m for m in metrics if m != PASS_AT_1]
+    ranges: dict[str, tuple[Any, Any]] = {}
+    if markers:
+        row = df.select([e for m in markers for e in (pl.col("markers").struct.field(m).min().alias(f"{m}:lo"),
+                                                      pl.col("markers").struct.field(m).max().alias(f"{m}:hi"))]).row(0, named=True)
+        ranges = {m: (row[f"{m}:lo"], row[f"{m}:hi"]) for m in markers}
+    expr = run_labels(df)[0]
+    run_values = None
+    if expr is not None:
+        run_values = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"), maintain_order=False)
+    return DeltaSide(task_values(df, metrics, maintain_order=False), run_values, df.height, int(df["reward"].count()),
+                     ranges, run_config(df))
 
 
 class DeltaReport(ChartedReport):
@@ -330,18 +369,39 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
             raise ArgumentError(f"{what} must name a metric both arms measure, got {name!r}. "
                                 f"Measured on both: {', '.join(metrics)}.")
 
+    configs = [run_config(df) if df.height else {} for df in (a_df, b_df)]
+    if balance_rollouts and a_df.height and b_df.height:
+        a_df, b_df, balanced = _balance(a_df, b_df, rng)
+    else:
+        balanced = {}
+    side_a = delta_side(a_df, metrics)._replace(config=configs[0])
+    side_b = delta_side(b_df, metrics)._replace(config=configs[1])
+    return delta_from_sides(side_a, side_b, metrics=metrics,
+                            target_name=target_name, guards=guards, given_std=given_std, given_runs=given_runs,
+                            balanced=balanced, level=level, power=power, ci_method=ci_method, n_boot=n_boot,
+                            n_perm=n_perm, ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng,
+                            warnings=warnings, by=by, frames=(a_df, b_df))
+
+
+def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_name: str, guards: list[str],
+                     given_std: dict[str | None, float] | None, given_runs: int | None, balanced: dict[str, int],
+                     level: float, power: float, ci_method: str, n_boot: int, n_perm: int, ceiling_pass_rate: float,
+                     min_paired: int, rng: np.random.Generator, warnings: list[str], by: Any = None,
+                     frames: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> DeltaReport:
+    """The :func:`delta_report` report from each arm's :class:`DeltaSide` (the kernel both engines share).
+
+    ``by=`` groups need the rows themselves (``frames``); the Ray engine refuses ``by=`` up front.
+    """
     report = DeltaReport(target=target_name, level=level, ci_method=ci_method, must_not_regress=guards,
                          n_metrics=len(metrics))
-    report.config = {"before": run_config(a_df) if a_df.height else {}, "after": run_config(b_df) if b_df.height else {}}
-    if balance_rollouts and a_df.height and b_df.height:
-        a_df, b_df, report.balanced = _balance(a_df, b_df, rng)
-
-    a_vals = task_values(a_df, metrics, maintain_order=False) if a_df.height else _empty_values(metrics)
-    b_vals = task_values(b_df, metrics, maintain_order=False) if b_df.height else _empty_values(metrics)
+    report.config = {"before": a.config, "after": b.config}
+    if balanced:
+        report.balanced = balanced
+    a_vals, b_vals = a.values, b.values
     report.repeats = {"before": _k(a_vals), "after": _k(b_vals)}
 
     # the re-run band
-    runs_a, runs_b, derived, derived_df = _derived_run_std(a_df, b_df, metrics)
+    runs_a, runs_b, derived, derived_df = _derived_run_std([a.run_values, b.run_values], metrics)
     report.eval_runs = {"before": runs_a, "after": runs_b}
     std_by_metric: dict[str, float] = {}
     band_df: int | None = None
@@ -405,13 +465,13 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
     report.n_unpaired_tasks = p1["n_only_a"] + p1["n_only_b"]
     report.paired_share = p1["paired_share"] if p1["paired_share"] is not None else math.nan
 
-    _comparability(report, a_df, b_df, warnings)
-    _guards(report, guards, a_df, b_df, warnings)
+    _comparability(report, a, b, warnings)
+    _guards(report, guards, a, b, warnings)
     _headline(report)
     _sizing(report, a_vals, power, level, ceiling_pass_rate, warnings)
     _config_warnings(report, warnings)
-    if by is not None and not report.not_comparable:
-        _groups(report, a_df, b_df, by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
+    if by is not None and frames is not None and not report.not_comparable:
+        _groups(report, frames[0], frames[1], by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
                 n_perm=n_perm, min_paired=min_paired, rng=rng, warnings=warnings)
     for name in report.regressions:
         if name != target_name and name not in guards:
@@ -478,15 +538,13 @@ def _gain_verdict(comp: Comparison, band: float | None) -> GainVerdict:
     return "within_eval_noise" if abs(comp.delta) <= band else "moved"
 
 
-def _derived_run_std(a: pl.DataFrame, b: pl.DataFrame, metrics: list[str]) -> tuple[int, int, dict[str, float], int | None]:
+def _derived_run_std(run_values: list[pl.DataFrame | None], metrics: list[str]) -> tuple[int, int, dict[str, float], int | None]:
     """Eval runs per side and, when any side has two or more, run_std per metric pooled over sides."""
     sides: list[tuple[int, pl.DataFrame | None]] = []
-    for df in (a, b):
-        expr = run_labels(df)[0] if df.height else None
-        if expr is None:
+    for vals in run_values:
+        if vals is None:
             sides.append((1, None))
             continue
-        vals = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"), maintain_order=False)
         vals = vals.filter(pl.col("_run").is_not_null())
         n = vals["_run"].n_unique()
         sides.append((max(1, n), vals if n >= 2 else None))
@@ -524,14 +582,13 @@ def _balance(a: pl.DataFrame, b: pl.DataFrame, rng: np.random.Generator) -> tupl
     return out[0], out[1], {"before": a.height - out[0].height, "after": b.height - out[1].height}
 
 
-def _comparability(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, warnings: list[str]) -> None:
+def _comparability(report: DeltaReport, a: DeltaSide, b: DeltaSide, warnings: list[str]) -> None:
     causes: list[str] = []
-    graded_a = int(a["reward"].count()) if a.height else 0
-    graded_b = int(b["reward"].count()) if b.height else 0
-    if not a.height or not b.height:
+    graded_a, graded_b = a.n_graded, b.n_graded
+    if not a.n_rows or not b.n_rows:
         causes.append("ungraded")  # no rows at all: nothing graded either
-        empty = " and ".join(side for side, df in (("before", a), ("after", b)) if not df.height)
-        warnings.append(f"the {empty} side holds no rows ({a.height} before, {b.height} after), so there is nothing to "
+        empty = " and ".join(side for side, n in (("before", a.n_rows), ("after", b.n_rows)) if not n)
+        warnings.append(f"the {empty} side holds no rows ({a.n_rows} before, {b.n_rows} after), so there is nothing to "
                         "compare. Check the file path, or run the eval that should have filled it.")
     elif not graded_a or not graded_b:
         causes.append("ungraded")
@@ -552,17 +609,13 @@ def _comparability(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, warnin
     report.not_comparable = causes
 
 
-def _guards(report: DeltaReport, guards: list[str], a: pl.DataFrame, b: pl.DataFrame, warnings: list[str]) -> None:
+def _guards(report: DeltaReport, guards: list[str], a: DeltaSide, b: DeltaSide, warnings: list[str]) -> None:
     for g in guards:
         m = report.metrics[g]
         if m["gain_verdict"] in ("moved", "moved_unreplicated") and m["direction"] == "down":
             report.guards_failed.append(g)
         if g != PASS_AT_1:
-            lo_hi = []
-            for df in (a, b):
-                if df.height:
-                    col = pl.col("markers").struct.field(g)
-                    lo_hi.append(df.select(col.min().alias("lo"), col.max().alias("hi")).row(0))
+            lo_hi = [side.marker_range[g] for side in (a, b) if side.n_rows and g in side.marker_range]
             values = {v for pair in lo_hi for v in pair if v is not None}
             if len(values) <= 1:
                 report.degenerate_guards.append(g)

@@ -239,27 +239,69 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     check_int("n_boot", n_boot, minimum=1)
     rng = check_rng(seed)
     warnings: list[str] = []
-    notes: list[str] = []
     df = clean_rewards(read_rows(rows), warnings)
-    report = PassAt(level=level, ci_method=ci_method, kway_ci_method=kway_ci_method, n_boot=n_boot, n_rows=df.height)
-    stats = task_stats(df, threshold=PASS_THRESHOLD) if df.height else pl.DataFrame(
-        schema={"task_key": pl.String, "n": pl.Int64, "n_graded": pl.Int64, "c": pl.Int64,
-                "reward_sum": pl.Float64, "reward_mean": pl.Float64})
+    stats = task_stats(df, threshold=PASS_THRESHOLD, maintain_order=False) if df.height else empty_task_stats()
+    config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
+    return pass_at_from_stats(stats, reward_facts(df), k=k, min_k=min_k, unanimous_short=unanimous_short,
+                              level=level, ci_method=ci_method, kway_ci_method=kway_ci_method,
+                              binary_ci=binary_ci, n_boot=n_boot, rng=rng, warnings=warnings, config=config)
+
+
+def empty_task_stats() -> pl.DataFrame:
+    """The per-task table of no rows (``task_stats``'s columns)."""
+    return pl.DataFrame(schema={"task_key": pl.String, "n": pl.Int64, "n_graded": pl.Int64, "c": pl.Int64,
+                                "reward_sum": pl.Float64, "reward_mean": pl.Float64})
+
+
+def reward_facts(df: pl.DataFrame) -> dict[str, Any]:
+    """Row-level facts the report's warnings read: rows, partial-credit rows, reward range, judge failures.
+
+    Each is a sum, a min or a max over rows, so an engine that sees the rows in parts merges them
+    exactly (``docs/scale.md``).
+    """
+    if df.height == 0:
+        return {"n_rows": 0, "n_partial": 0, "lo": None, "hi": None, "n_reward": 0, "n_judge_failed": 0}
+    reward = pl.col("reward")
+    failed = (reward.is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")).sum() \
+        if "judge_status" in df.columns else pl.lit(0)
+    info = df.select(
+        (reward.is_not_null() & (reward != 0.0) & (reward != 1.0)).sum().alias("n_partial"),
+        reward.min().alias("lo"), reward.max().alias("hi"), reward.count().alias("n_reward"),
+        failed.alias("n_judge_failed"),
+    ).row(0, named=True)
+    return {"n_rows": df.height, **{k: (int(v) if k != "lo" and k != "hi" else v) for k, v in info.items()}}
+
+
+def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | None, min_k: int,
+                       unanimous_short: bool, level: float, ci_method: str, kway_ci_method: str,
+                       binary_ci: str | None, n_boot: int, rng: np.random.Generator, warnings: list[str],
+                       config: dict[str, Any]) -> PassAt:
+    """The :func:`pass_at` report from the per-task table (``task_stats`` columns) and row facts.
+
+    The kernel both engines share: the local path builds ``stats`` with one Polars group-by, the
+    Ray path merges per-partition partial sums by task key (``whileai.engines.ray``). Tasks are
+    taken in ``task_key`` order, so the same rows give the same numbers whatever order the
+    group-by returned.
+    """
+    notes: list[str] = []
+    stats = stats.sort("task_key")
+    n_rows = int(facts["n_rows"])
+    report = PassAt(level=level, ci_method=ci_method, kway_ci_method=kway_ci_method, n_boot=n_boot, n_rows=n_rows)
     report.n_tasks = stats.height
-    report.config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
+    report.config = config
     graded = stats.filter(pl.col("n_graded") > 0)
     n_graded = graded["n_graded"].to_numpy().astype(np.int64)
     c = graded["c"].to_numpy().astype(np.int64)
     rates = graded["reward_mean"].to_numpy().astype(np.float64)
     report.n_groups = graded.height
     report.n_graded = int(n_graded.sum())
-    if df.height == 0:
+    if n_rows == 0:
         warnings.append("no rows: nothing to measure. Pass graded rollouts.")
     elif report.n_graded == 0:
-        warnings.append(f"none of the {df.height} rows carries a reward: grade first (data.grade(judge=...)).")
-        _judge_failures(df, warnings)
+        warnings.append(f"none of the {n_rows} rows carries a reward: grade first (data.grade(judge=...)).")
+        _judge_failures(facts, warnings)
     if report.n_graded:
-        _describe_rewards(df, report, warnings)
+        _describe_rewards(facts, report, warnings)
         if report.n_tasks > report.n_groups:
             notes.append(f"{report.n_tasks - report.n_groups} task(s) with no graded rollout left out")
 
@@ -355,24 +397,16 @@ def _scatter(stats: pl.DataFrame, graded: pl.DataFrame, values: np.ndarray) -> n
     return out
 
 
-def _describe_rewards(df: pl.DataFrame, report: PassAt, warnings: list[str]) -> None:
-    reward = pl.col("reward")
-    info = df.select(
-        (reward.is_not_null() & (reward != 0.0) & (reward != 1.0)).sum().alias("partial"),
-        reward.min().alias("lo"), reward.max().alias("hi"), reward.count().alias("n"),
-    ).row(0, named=True)
-    report.n_partial = int(info["partial"])
-    if info["n"] >= MIN_CI_TASKS and info["lo"] == info["hi"]:
-        warnings.append(f"every graded row scored {info['lo']:.2f} ({info['n']} of {info['n']}); "
+def _describe_rewards(facts: dict[str, Any], report: PassAt, warnings: list[str]) -> None:
+    report.n_partial = int(facts["n_partial"])
+    if facts["n_reward"] >= MIN_CI_TASKS and facts["lo"] == facts["hi"]:
+        warnings.append(f"every graded row scored {facts['lo']:.2f} ({facts['n_reward']} of {facts['n_reward']}); "
                         "check the judge before reading this number.")
-    _judge_failures(df, warnings)
+    _judge_failures(facts, warnings)
 
 
-def _judge_failures(df: pl.DataFrame, warnings: list[str]) -> None:
-    if "judge_status" not in df.columns:
-        return
-    failed = df.filter(pl.col("reward").is_null() & pl.col("judge_status").is_not_null()
-                       & (pl.col("judge_status") != "ok")).height
+def _judge_failures(facts: dict[str, Any], warnings: list[str]) -> None:
+    failed = int(facts["n_judge_failed"])
     if failed:
         warnings.append(f"the judge failed on {failed} row(s) (judge_status not ok); they are left out. "
                         "Re-run the judge on data.unjudged().")

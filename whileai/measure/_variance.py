@@ -246,11 +246,21 @@ def eval_variance(*runs: Any, metric: str = PASS_AT_1, by: str | None = None, le
         for i, df in enumerate(frames, start=1):
             if df.height:
                 parts.append(task_values(df, metrics, maintain_order=False).with_columns(pl.lit(f"run_{i}").alias("_run")))
+    values = pl.concat([p.select("_run", "task_key", *metrics) for p in parts], how="vertical_relaxed") if parts else None
+    return eval_variance_from_values(values, metrics, label=label, level=level, source=source, warnings=warnings)
+
+
+def eval_variance_from_values(values: pl.DataFrame | None, metrics: list[str], *, label: str, level: float,
+                              source: str, warnings: list[str]) -> EvalVarianceReport:
+    """The :func:`eval_variance` report from per-(run, task) values (``_run``, ``task_key``, one column a metric).
+
+    The kernel both engines share: the local path builds ``values`` with ``task_values``, the Ray
+    path from partial sums merged by (run, task) (``whileai.engines.ray``).
+    """
     report = EvalVarianceReport(metric=label if label == PASS_AT_1 else f"marker:{label}", level=level, run_source=source)
-    if not parts:
+    if values is None or values.height == 0:
         report.warnings = warnings + ["no rows: nothing to measure. Pass the rows of three re-runs."]
         return report
-    values = pl.concat([p.select("_run", "task_key", *metrics) for p in parts], how="vertical_relaxed")
     values = values.filter(pl.col("_run").is_not_null())
     by_metric, common = run_means(values, metrics)
     means = by_metric[label]
