@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -17,6 +18,7 @@ from whileai.defaults import (
     MIN_PAIRED_TASKS,
     PERMUTATION_DRAWS,
 )
+from whileai.engines import is_ray_dataset
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
@@ -158,20 +160,39 @@ def compare_runs(before: Any, after: Any, *, metric: str = PASS_AT_1, level: flo
     check_int("min_paired", min_paired, minimum=2)
     rng = check_rng(seed)
     warnings: list[str] = []
-    a_df = clean_rewards(read_rows(before), warnings)
-    b_df = clean_rewards(read_rows(after), warnings)
+    a_side = _side(before, warnings)
+    b_side = _side(after, warnings)
     label = metric_label(metric)
     if label != PASS_AT_1:
-        have = set(marker_names(a_df)) & set(marker_names(b_df))
+        have = set(a_side[1]) & set(b_side[1])
         if label not in have:
             measured = ", ".join([PASS_AT_1, *sorted(have)])
             raise ArgumentError(f"metric must be measured on both runs, got {metric!r}. Measured on both: {measured}.")
-    a_vals = _values(a_df, label)
-    b_vals = _values(b_df, label)
+    a_vals = a_side[0](label)
+    b_vals = b_side[0](label)
     out = compare_values(a_vals, b_vals, metric=label if label == PASS_AT_1 else MARKER_PREFIX + label,
                          level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
     out.warnings = warnings + out.warnings
     return out
+
+
+def _side(rows: Any, warnings: list[str]) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
+    """One run as (metric -> per-task values, marker names): rows locally, or a Ray dataset's merged sums."""
+    if is_ray_dataset(rows):
+        from whileai.engines.ray import compare_side
+
+        vals, markers, found = compare_side(rows)
+        warnings.extend(found)
+        return (lambda label: _pick(vals, label)), markers
+    df = clean_rewards(read_rows(rows), warnings)
+    return (lambda label: _values(df, label)), marker_names(df)
+
+
+def _pick(vals: pl.DataFrame, label: str) -> pl.DataFrame:
+    """``task_key``, ``value`` of one metric from per-task values over every metric."""
+    if vals.height == 0:
+        return pl.DataFrame(schema={"task_key": pl.String, "value": pl.Float64})
+    return vals.select("task_key", pl.col(label).alias("value")).filter(pl.col("value").is_not_null())
 
 
 def _values(df: pl.DataFrame, label: str) -> pl.DataFrame:

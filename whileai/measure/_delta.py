@@ -23,6 +23,7 @@ from whileai.defaults import (
     PERMUTATION_DRAWS,
     POWER,
 )
+from whileai.engines import is_ray_dataset
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
@@ -353,22 +354,15 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
 
     warnings: list[str] = []
     extra = [by] if isinstance(by, str) else []
+    if is_ray_dataset(before) or is_ray_dataset(after):
+        return _delta_ray(before, after, by=by, balance_rollouts=balance_rollouts, wanted_markers=wanted_markers,
+                          target=target, guards=guards, given_std=given_std, given_runs=given_runs, level=level,
+                          power=power, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
+                          ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng, warnings=warnings)
     a_df = clean_rewards(read_rows(before, extra=extra, all_columns=callable(by)), warnings)
     b_df = clean_rewards(read_rows(after, extra=extra, all_columns=callable(by)), warnings)
     shared_markers = sorted(set(marker_names(a_df)) & set(marker_names(b_df)))
-    if wanted_markers is not None:
-        missing = [m for m in wanted_markers if m not in shared_markers]
-        if missing:
-            raise ArgumentError(f"markers must be carried by both arms, got {missing!r}. "
-                                f"Both arms carry: {', '.join(shared_markers) or 'no markers'}.")
-        shared_markers = [m for m in shared_markers if m in wanted_markers]
-    metrics = [PASS_AT_1, *shared_markers]
-    target_name = metric_label(target) if target is not None else PASS_AT_1
-    for name, what in [(target_name, "target"), *((g, "must_not_regress") for g in guards)]:
-        if name not in metrics:
-            raise ArgumentError(f"{what} must name a metric both arms measure, got {name!r}. "
-                                f"Measured on both: {', '.join(metrics)}.")
-
+    metrics, target_name = _metrics_of(shared_markers, wanted_markers, target, guards)
     configs = [run_config(df) if df.height else {} for df in (a_df, b_df)]
     if balance_rollouts and a_df.height and b_df.height:
         a_df, b_df, balanced = _balance(a_df, b_df, rng)
@@ -381,6 +375,50 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
                             balanced=balanced, level=level, power=power, ci_method=ci_method, n_boot=n_boot,
                             n_perm=n_perm, ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng,
                             warnings=warnings, by=by, frames=(a_df, b_df))
+
+
+def _metrics_of(shared_markers: list[str], wanted_markers: list[str] | None, target: str | None,
+                guards: list[str]) -> tuple[list[str], str]:
+    """The metrics both arms measure (pass_at_1 first) and the target's name; refuses unknown names."""
+    if wanted_markers is not None:
+        missing = [m for m in wanted_markers if m not in shared_markers]
+        if missing:
+            raise ArgumentError(f"markers must be carried by both arms, got {missing!r}. "
+                                f"Both arms carry: {', '.join(shared_markers) or 'no markers'}.")
+        shared_markers = [m for m in shared_markers if m in wanted_markers]
+    metrics = [PASS_AT_1, *shared_markers]
+    target_name = metric_label(target) if target is not None else PASS_AT_1
+    for name, what in [(target_name, "target"), *((g, "must_not_regress") for g in guards)]:
+        if name not in metrics:
+            raise ArgumentError(f"{what} must name a metric both arms measure, got {name!r}. "
+                                f"Measured on both: {', '.join(metrics)}.")
+    return metrics, target_name
+
+
+def _delta_ray(before: Any, after: Any, *, by: Any, balance_rollouts: bool, wanted_markers: list[str] | None,
+               target: str | None, guards: list[str], warnings: list[str], **options: Any) -> DeltaReport:
+    """``delta_report`` with one or both arms a ``ray.data.Dataset``: each arm's merged sums, the same kernel."""
+    if by is not None or balance_rollouts:
+        raise ArgumentError(f"by= and balance_rollouts=True must be left off when an arm is a Ray dataset, got "
+                            f"by={by!r}, balance_rollouts={balance_rollouts!r}. Compare without them, or read the "
+                            "arms into Polars first (docs/scale.md).")
+    from whileai.engines.ray import delta_cells, side_from_cells
+
+    arms: list[tuple[pl.DataFrame | None, pl.DataFrame | None, list[str]]] = []
+    for rows in (before, after):
+        if is_ray_dataset(rows):
+            cells, markers, found = delta_cells(rows)
+            warnings.extend(found)
+            arms.append((None, cells, markers))
+        else:
+            df = clean_rewards(read_rows(rows), warnings)
+            arms.append((df, None, marker_names(df)))
+    shared = sorted(set(arms[0][2]) & set(arms[1][2]))
+    metrics, target_name = _metrics_of(shared, wanted_markers, target, guards)
+    sides = [delta_side(df, metrics)._replace(config=run_config(df) if df.height else {}) if df is not None
+             else side_from_cells(cells, metrics) for df, cells, _ in arms]
+    return delta_from_sides(sides[0], sides[1], metrics=metrics, target_name=target_name, guards=guards,
+                            balanced={}, warnings=warnings, **options)
 
 
 def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_name: str, guards: list[str],

@@ -20,6 +20,7 @@ from whileai.defaults import (
     MIN_K,
     PASS_THRESHOLD,
 )
+from whileai.engines import is_ray_dataset
 from whileai.measure._common import (
     check_choice,
     check_ci_method,
@@ -201,7 +202,8 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     bootstrap collapses to a point. Ungraded rows (reward null) are left out.
 
     Args:
-        rows: Graded rollouts (anything ``table.frame`` reads).
+        rows: Graded rollouts (anything ``table.frame`` reads, or a ``ray.data.Dataset``: the Ray
+            engine, ``docs/scale.md``).
         k: Rollouts per task for pass^k and pass@k; default the smallest group with at least
             two graded rollouts.
         min_k: With k read off the rows, pass^k and pass@k are reported only from this k up
@@ -238,13 +240,18 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
         check_choice("binary_ci", binary_ci, ("wilson",))
     check_int("n_boot", n_boot, minimum=1)
     rng = check_rng(seed)
+    options: dict[str, Any] = {"k": k, "min_k": min_k, "unanimous_short": unanimous_short, "level": level,
+                               "ci_method": ci_method, "kway_ci_method": kway_ci_method, "binary_ci": binary_ci,
+                               "n_boot": n_boot, "rng": rng}
+    if is_ray_dataset(rows):
+        from whileai.engines.ray import pass_at as ray_pass_at
+
+        return ray_pass_at(rows, **options)
     warnings: list[str] = []
     df = clean_rewards(read_rows(rows), warnings)
     stats = task_stats(df, threshold=PASS_THRESHOLD, maintain_order=False) if df.height else empty_task_stats()
     config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
-    return pass_at_from_stats(stats, reward_facts(df), k=k, min_k=min_k, unanimous_short=unanimous_short,
-                              level=level, ci_method=ci_method, kway_ci_method=kway_ci_method,
-                              binary_ci=binary_ci, n_boot=n_boot, rng=rng, warnings=warnings, config=config)
+    return pass_at_from_stats(stats, reward_facts(df), warnings=warnings, config=config, **options)
 
 
 def empty_task_stats() -> pl.DataFrame:

@@ -10,6 +10,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai.defaults import CI_LEVEL, EVAL_RUNS, STABILITY_POINTS
+from whileai.engines import is_ray_dataset
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     PASS_AT_1,
@@ -227,6 +228,11 @@ def eval_variance(*runs: Any, metric: str = PASS_AT_1, by: str | None = None, le
     level = check_level(level)
     label = metric_label(metric)
     warnings: list[str] = []
+    if any(is_ray_dataset(r) for r in runs):
+        from whileai.engines.ray import variance_values
+
+        values, metrics, source = variance_values(runs, label=label, by=by, warnings=warnings)
+        return eval_variance_from_values(values, metrics, label=label, level=level, source=source, warnings=warnings)
     frames = [clean_rewards(read_rows(r, extra=[by] if by else []), warnings) for r in runs]
     parts: list[pl.DataFrame] = []
     if len(frames) == 1:
@@ -293,10 +299,12 @@ def eval_variance_from_values(values: pl.DataFrame | None, metrics: list[str], *
     return report
 
 
-def _metrics(frames: list[pl.DataFrame], label: str) -> list[str]:
-    shared = set(marker_names(frames[0])) if frames else set()
-    for df in frames[1:]:
-        shared &= set(marker_names(df))
+def _metrics(frames: list[pl.DataFrame] | list[list[str]], label: str) -> list[str]:
+    """pass_at_1 and the markers every run carries (frames, or each run's marker names); refuses ``label`` outside them."""
+    names = [m if isinstance(m, list) else marker_names(m) for m in frames]
+    shared = set(names[0]) if names else set()
+    for more in names[1:]:
+        shared &= set(more)
     if label != PASS_AT_1 and label not in shared:
         raise ArgumentError(f"metric must be measured in every run, got {label!r}. "
                             f"Measured in every run: {', '.join([PASS_AT_1, *sorted(shared)])}.")

@@ -1,0 +1,116 @@
+"""Pieces every Ray step shares: the extra check, error translation, batches as rollout frames."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import polars as pl
+import pyarrow as pa
+
+from whileai import table
+from whileai.errors import ArgumentError, WaiError, missing_extra
+
+T = TypeVar("T")
+
+#: Placeholder for "no eval-run label" in a Ray group key (Ray's hash group-by keeps nulls apart
+#: poorly across partitions); mapped back to null on the driver.
+NO_RUN = "\x00"
+
+
+def require_ray(what: str) -> Any:
+    """Import and return ``ray``, or raise ``MissingExtraError`` naming ``pip install 'whileai[ray]'``."""
+    if importlib.util.find_spec("ray") is None or importlib.util.find_spec("ray.data") is None:
+        raise missing_extra("ray", "ray", what)
+    import ray
+    import ray.data  # noqa: F401
+
+    return ray
+
+
+def unwrap(exc: BaseException) -> WaiError | None:
+    """The ``WaiError`` a worker raised, found inside Ray's wrapping (``RayTaskError``, ``UserCodeException``)."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, WaiError) and type(e).__module__.startswith("whileai"):
+            return e
+        stack.extend([getattr(e, "cause", None), e.__cause__, e.__context__])
+    return None
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Re-raise a ``WaiError`` raised inside a Ray task as itself (the one boundary for Ray errors)."""
+    try:
+        yield
+    except WaiError:
+        raise
+    except Exception as exc:
+        found = unwrap(exc)
+        if found is not None:
+            raise type(found)(found.message, **found.context) from exc
+        raise
+
+
+def batch_frame(batch: pa.Table, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """One Arrow batch as the canonical rollout table (``table.frame``), empty allowed."""
+    return table.frame(batch, columns=columns, allow_empty=True)
+
+
+def collect_small(ds: Any) -> pl.DataFrame:
+    """A small Ray dataset (a per-task table) as one Polars frame on the driver."""
+    ray = require_ray("whileai.engines.ray")
+    with translated():
+        refs = ds.to_arrow_refs()
+        tables = [t for t in ray.get(refs) if t.num_rows]
+    if not tables:
+        return pl.DataFrame()
+    return pl.from_arrow(pa.concat_tables(tables, promote_options="default"))  # type: ignore[return-value]
+
+
+def marker_fields(ds: Any) -> list[str]:
+    """Marker names the dataset's ``markers`` struct carries (read off the schema, no rows read)."""
+    schema = ds.schema()
+    if schema is None:
+        return []
+    names = list(schema.names)
+    if "markers" not in names:
+        return []
+    typ = schema.types[names.index("markers")]
+    return sorted(f.name for f in typ) if pa.types.is_struct(typ) else []
+
+
+def check_output_folder(out: Any, what: str) -> str:
+    """The folder a Ray step writes its rows to: a new name or an empty folder (or a URI)."""
+    if out is None:
+        raise ArgumentError(f"out must be a folder path for the rows {what} writes, got None. Pass out='selected/' "
+                            "(a Ray dataset's rows are written by the workers, never collected to the driver).")
+    if not isinstance(out, (str, os.PathLike)) or not str(out):
+        raise ArgumentError(f"out must be a folder path, got {out!r}. Pass out='selected/'.")
+    return os.fspath(out)
+
+
+def write_rows(ds: Any, out: str) -> str:
+    """Write a Ray dataset as a Parquet folder: a local path through a temporary folder and one rename."""
+    if "://" in out:
+        with translated():
+            ds.write_parquet(out)
+        return out
+    with table.atomic_path(out, folder=True) as tmp, translated():
+        ds.write_parquet(str(Path(tmp).resolve()))
+    return str(Path(out))
+
+
+def run(fn: Callable[[], T]) -> T:
+    """Call ``fn`` with Ray errors translated."""
+    with translated():
+        return fn()
