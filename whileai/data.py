@@ -255,7 +255,10 @@ def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bo
     def call(*args: P.args, **kwargs: P.kwargs) -> D:
         source = args[0] if rows_in and args else None
         out_cls = cast("type[D]", type(source)) if keep_class and isinstance(source, RolloutData) else cls
-        return _wrap(source, step(*args, **kwargs), out_cls)
+        result = step(*args, **kwargs)
+        if not isinstance(result, table.StepResult):  # a Ray engine's rows stay in the folder it wrote
+            return cast("D", result)
+        return _wrap(source, result, out_cls)
 
     call.__module__ = __name__
     call.__qualname__ = step.__name__

@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal
 
+from whileai.engines import is_ray_dataset
 from whileai.errors import ArgumentError
 from whileai.selection._common import check_choice
 from whileai.selection._rl import select_for_rl
@@ -59,6 +60,10 @@ def optimize(rows: IntoRows, /, *, mode: Literal["rl", "sft"] = "rl", **options:
         (64, 8)
     """
     mode = check_choice("mode", mode, MODES)  # type: ignore[assignment]
+    if is_ray_dataset(rows):
+        from whileai.engines.ray import select as ray_select
+
+        return ray_select(rows, mode=mode, **options)  # type: ignore[no-any-return]
     stray = sorted(set(options) - _OPTIONS[mode])
     if stray:
         other = "sft" if mode == "rl" else "rl"

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -114,3 +114,17 @@ def run(fn: Callable[[], T]) -> T:
     """Call ``fn`` with Ray errors translated."""
     with translated():
         return fn()
+
+
+class FolderResult(NamedTuple):
+    """What a Ray step whose output is rows returns: the Parquet folder the workers wrote, and the report."""
+
+    path: str
+    """The output folder (read it back with ``ray.data.read_parquet`` or ``whileai.table.frame``)."""
+    report: Any
+    """The step's typed report, as the local path gives it."""
+    meta: dict[str, Any]
+    """Run context (``mode``, ``engine``)."""
+
+    def __str__(self) -> str:
+        return f"{self.report}\nrows written to {self.path}"

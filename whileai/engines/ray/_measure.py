@@ -17,7 +17,14 @@ import polars as pl
 import pyarrow as pa
 
 from whileai.defaults import PASS_THRESHOLD
-from whileai.engines.ray._common import NO_RUN, batch_frame, collect_small, marker_fields, require_ray, translated
+from whileai.engines.ray._common import (
+    NO_RUN,
+    batch_frame,
+    collect_small,
+    marker_fields,
+    require_ray,
+    translated,
+)
 
 SEP = "::"
 
@@ -33,7 +40,6 @@ def _partials(batch: pa.Table, *, markers: Sequence[str], run_by: str | None, ru
     from whileai.measure._variance import run_labels
 
     df = batch_frame(batch, [*MEASURE_COLUMNS, *([run_by] if run_by else [])])
-    n_nan = 0
     if df.height and "reward" in df.columns and df.schema["reward"] in (pl.Float32, pl.Float64):
         n_nan_expr = pl.col("reward").is_nan()
     else:
