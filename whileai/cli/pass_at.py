@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.cli._common import (
+    ROWS_HELP,
+    emit,
+    engine_option,
+    engine_rows,
+    json_option,
+    rows_argument,
+)
 
 
 @click.command("pass-at")
@@ -12,13 +19,14 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
 @click.option("--k", type=click.IntRange(min=1), default=None,
               help="Rollouts per task for pass^k and pass@k (default: the smallest group with two or more).")
 @click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
+@engine_option
 @json_option
-def pass_at(file: str, k: int | None, as_table: bool, as_json: bool) -> None:
+def pass_at(file: str, k: int | None, as_table: bool, engine: str, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
     from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure
 
-    report = measure(file, k=k)
+    report = measure(engine_rows(file, engine), k=k)
     if report.n_rows == 0:
         where = "stdin" if file == "-" else f"file {file!r}"
         raise EmptyInputError(f"{where} must hold graded rollouts, got no rows. Check the path, or run the eval "

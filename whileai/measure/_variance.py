@@ -176,6 +176,7 @@ def run_means(values: pl.DataFrame, metrics: list[str]) -> tuple[dict[str, dict[
     ``values`` has columns ``_run``, ``task_key`` and one per metric. Returns
     ``({metric: {run: mean}}, {metric: tasks in every run})``.
     """
+    values = values.sort("_run", "task_key")  # one summation order, whatever order the group-by returned
     runs = values["_run"].unique(maintain_order=True).sort()
     n_runs = runs.len()
     out: dict[str, dict[str, float]] = {}

@@ -9,7 +9,7 @@ report with the folder. ``ray`` is imported only when such a call runs.
 
 from typing import Any
 
-from whileai.engines.ray._common import FolderResult
+from whileai.engines.ray._common import FolderResult, read_dataset
 from whileai.engines.ray._measure import (
     compare_side,
     delta_cells,
@@ -23,6 +23,7 @@ __all__ = [
     "compare_side",
     "delta_cells",
     "pass_at",
+    "read_dataset",
     "select",
     "side_from_cells",
     "variance_values",

@@ -44,6 +44,15 @@ def unwrap(exc: BaseException) -> WaiError | None:
         if isinstance(e, WaiError) and type(e).__module__.startswith("whileai"):
             return e
         stack.extend([getattr(e, "cause", None), e.__cause__, e.__context__])
+    # Ray pickles the worker's exception without its chain: the traceback text still names it
+    import re
+
+    from whileai import errors
+
+    found = re.search(r"whileai\.errors\.(\w+): (.+)", str(exc))
+    cls = getattr(errors, found.group(1), None) if found else None
+    if found and isinstance(cls, type) and issubclass(cls, WaiError):
+        return cls(found.group(2).strip())
     return None
 
 
@@ -128,3 +137,35 @@ class FolderResult(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.report}\nrows written to {self.path}"
+
+
+def read_dataset(source: Any) -> Any:
+    """A Parquet path, folder, glob or URI (or a list of them) as a ``ray.data.Dataset``.
+
+    Starts Ray when it is not running (``ray.init()``: the cluster ``RAY_ADDRESS`` names, else a
+    local one). Local globs are expanded here, in sorted order; a URI (``s3://...``) is passed to
+    Ray as given.
+
+    Raises:
+        InputFileError: A local path or glob that matches no Parquet file.
+    """
+    import glob
+
+    from whileai.errors import InputFileError
+
+    ray = require_ray("--engine ray")
+    items = [os.fspath(s) for s in source] if isinstance(source, (list, tuple)) else [os.fspath(source)]
+    paths: list[str] = []
+    for item in items:
+        if "://" in item:
+            paths.append(item)
+            continue
+        found = sorted(glob.glob(item)) if glob.has_magic(item) else ([item] if os.path.exists(item) else [])
+        if not found:
+            raise InputFileError(f"rows must be a Parquet file, folder or glob that exists, got {item!r}. "
+                                 "Check the path (--engine ray reads Parquet only).", path=item)
+        paths.extend(found)
+    if not ray.is_initialized():
+        ray.init(include_dashboard=False)
+    with translated():
+        return ray.data.read_parquet(paths if len(paths) > 1 else paths[0])
