@@ -5,7 +5,7 @@ Parquet files of ``ROWS_PER_FILE`` rows each, over a fixed ``TASKS`` tasks (each
 draw of the same tasks), then runs ``pass_at`` on it twice, each in a fresh process so each
 peak is its own: the local path (``wai.pass_at(folder)``: Polars reads the measure's columns) and
 the Ray engine on a local Ray (``wai.pass_at(ray.data.read_parquet(folder))``, ``ray.init(num_cpus=
-CPUS)``). The table gives wall time and the driver's peak resident memory (``ru_maxrss``; Ray's
+CPUS)``). The table gives wall time and the driver's peak resident memory (``VmHWM``; Ray's
 workers are other processes and are not counted: on a cluster they are other machines). The
 two pass@1 values are printed to show they agree.
 
@@ -27,7 +27,7 @@ TASKS = 10_000
 CPUS = 2
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 folder, engine, cpus = sys.argv[1], sys.argv[2], int(sys.argv[3])
 import whileai as wai
 t0 = time.perf_counter()
@@ -41,7 +41,8 @@ else:
     rows = folder
 report = wai.pass_at(rows)
 seconds = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+# VmHWM: this process's own peak (ru_maxrss would carry the parent's peak across exec)
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 1024.0
 print(json.dumps({"seconds": seconds, "peak_mib": peak, "pass_at_1": report.pass_at_1, "n_rows": report.n_rows,
                   "n_tasks": report.n_tasks}))
 """
@@ -59,6 +60,8 @@ def generate(rows: int, folder: Path) -> Path:
     per_file = rows // files
     k = max(1, per_file // TASKS)
     for i in range(files):
+        if (out / f"part-{i:05d}.parquet").exists():
+            continue
         df = rollout_table(TASKS, k, seed=0, replica=i, messages=False, markers=("honest_claims",))
         df.write_parquet(out / f"part-{i:05d}.parquet")
     (out / "_done").write_text("ok")

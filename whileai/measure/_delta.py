@@ -415,8 +415,12 @@ def _delta_ray(before: Any, after: Any, *, by: Any, balance_rollouts: bool, want
             arms.append((df, None, marker_names(df)))
     shared = sorted(set(arms[0][2]) & set(arms[1][2]))
     metrics, target_name = _metrics_of(shared, wanted_markers, target, guards)
-    sides = [delta_side(df, metrics)._replace(config=run_config(df) if df.height else {}) if df is not None
-             else side_from_cells(cells, metrics) for df, cells, _ in arms]
+    sides = []
+    for local, merged, _ in arms:
+        if local is not None:
+            sides.append(delta_side(local, metrics)._replace(config=run_config(local) if local.height else {}))
+        elif merged is not None:
+            sides.append(side_from_cells(merged, metrics))
     return delta_from_sides(sides[0], sides[1], metrics=metrics, target_name=target_name, guards=guards,
                             balanced={}, warnings=warnings, **options)
 

@@ -63,7 +63,7 @@ def optimize(rows: IntoRows, /, *, mode: Literal["rl", "sft"] = "rl", **options:
     if is_ray_dataset(rows):
         from whileai.engines.ray import select as ray_select
 
-        return ray_select(rows, mode=mode, **options)  # type: ignore[no-any-return]
+        return ray_select(rows, mode=mode, **options)  # type: ignore[return-value]
     stray = sorted(set(options) - _OPTIONS[mode])
     if stray:
         other = "sft" if mode == "rl" else "rl"

@@ -51,8 +51,8 @@ def _partials(batch: pa.Table, *, markers: Sequence[str], run_by: str | None, ru
     reward = pl.col("reward")
     failed = (reward.is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")) \
         if "judge_status" in df.columns else pl.lit(False)
-    have = set(df.schema["markers"].fields and [f.name for f in df.schema["markers"].fields]) \
-        if "markers" in df.columns and isinstance(df.schema["markers"], pl.Struct) else set()  # type: ignore[union-attr]
+    markers_dtype = df.schema.get("markers")
+    have = {f.name for f in markers_dtype.fields} if isinstance(markers_dtype, pl.Struct) else set()
     extra: list[pl.Expr] = []
     for m in markers:
         col = pl.col("markers").struct.field(m).cast(pl.Float64) if m in have else pl.lit(None, pl.Float64)
