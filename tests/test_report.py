@@ -33,3 +33,16 @@ def test_report_indexes_prints_and_dumps():
 def test_formatters():
     assert fmt_num(0.666) == "0.67" and fmt_num(None) == "n/a"
     assert fmt_ci((0.1, 0.25)) == "[0.10..0.25]" and fmt_ci(None) == "[n/a]" and fmt_ci((math.nan, 1.0)) == "[n/a]"
+
+
+def test_a_report_refuses_an_undeclared_field():
+    import pydantic
+
+    from whileai.report import Report
+
+    class One(Report):
+        n: int = 0
+
+    with pytest.raises(pydantic.ValidationError, match="Extra inputs are not permitted"):
+        One(n=1, m=2)
+    assert "m" not in One(n=1) and One(n=1)["n"] == 1

@@ -16,13 +16,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from whileai._aliases import ALIASES
-
-__version__ = "0.1.0"
+from whileai._version import __version__ as __version__
 
 #: Public name -> the module that defines it: the one public door (docs/architecture.md).
 _PUBLIC: dict[str, str] = {
     # whileai.data
+    "PreferencePairs": "whileai.data",
     "RolloutData": "whileai.data",
+    "build_preference_pairs": "whileai.data",
     "ScoredData": "whileai.data",
     "Selection": "whileai.data",
     "SimulationData": "whileai.data",
@@ -58,6 +59,7 @@ _PUBLIC: dict[str, str] = {
     "Comparison": "whileai.measure",
     "DeltaReport": "whileai.measure",
     "EvalVarianceReport": "whileai.measure",
+    "FailureTable": "whileai.measure",
     "HoldoutSizeReport": "whileai.measure",
     "MarkerSummary": "whileai.measure",
     "MetricSummary": "whileai.measure",
@@ -67,7 +69,9 @@ _PUBLIC: dict[str, str] = {
     "delta_report": "whileai.measure",
     "detectable_effect": "whileai.measure",
     "eval_variance": "whileai.measure",
+    "failure_table": "whileai.measure",
     "format_delta_report": "whileai.measure",
+    "group_stats": "whileai.measure",
     "holdout_size": "whileai.measure",
     "marker_summary": "whileai.measure",
     "metric_summary": "whileai.measure",
@@ -91,12 +95,9 @@ _PUBLIC: dict[str, str] = {
     "rubric_judge": "whileai.grade",
     # whileai.selection
     "Calibration": "whileai.selection",
-    "PreferencePairs": "whileai.selection",
-    "build_preference_pairs": "whileai.selection",
     "calibration_of": "whileai.selection",
     "curriculum": "whileai.selection",
     "group_signal": "whileai.selection",
-    "group_stats": "whileai.selection",
     "publish_gate": "whileai.selection",
     "retire_solved": "whileai.selection",
     # whileai.exporters
@@ -170,9 +171,12 @@ def __dir__() -> list[str]:
     return sorted(set(__all__) | set(_SUBMODULES))
 
 
-if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names as _PUBLIC; tested)
+if TYPE_CHECKING:  # pragma: no cover - what type checkers see: _PUBLIC and ALIASES, nothing else (tested)
     from whileai._loop import (
         quickstart as quickstart,
+    )
+    from whileai.data import (
+        PreferencePairs as PreferencePairs,
     )
     from whileai.data import (
         RolloutData as RolloutData,
@@ -185,6 +189,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
     )
     from whileai.data import (
         SimulationData as SimulationData,
+    )
+    from whileai.data import (
+        build_preference_pairs as build_preference_pairs,
     )
     from whileai.data import (
         calibrate as calibrate,
@@ -374,6 +381,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
         EvalVarianceReport as EvalVarianceReport,
     )
     from whileai.measure import (
+        FailureTable as FailureTable,
+    )
+    from whileai.measure import (
         HoldoutSizeReport as HoldoutSizeReport,
     )
     from whileai.measure import (
@@ -402,7 +412,13 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
         eval_variance as eval_variance,
     )
     from whileai.measure import (
+        failure_table as failure_table,
+    )
+    from whileai.measure import (
         format_delta_report as format_delta_report,
+    )
+    from whileai.measure import (
+        group_stats as group_stats,
     )
     from whileai.measure import (
         holdout_size as holdout_size,
@@ -432,12 +448,6 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
         Calibration as Calibration,
     )
     from whileai.selection import (
-        PreferencePairs as PreferencePairs,
-    )
-    from whileai.selection import (
-        build_preference_pairs as build_preference_pairs,
-    )
-    from whileai.selection import (
         calibration_of as calibration_of,
     )
     from whileai.selection import (
@@ -445,9 +455,6 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
     )
     from whileai.selection import (
         group_signal as group_signal,
-    )
-    from whileai.selection import (
-        group_stats as group_stats,
     )
     from whileai.selection import (
         publish_gate as publish_gate,
@@ -481,4 +488,25 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see (the same names a
     )
     from whileai.table import (
         task_key as task_key,
+    )
+    from whileai.train import (
+        HackMonitor as HackMonitor,
+    )
+    from whileai.train import (
+        TrainResult as TrainResult,
+    )
+    from whileai.train import (
+        format_hack_monitor as format_hack_monitor,
+    )
+    from whileai.train import (
+        profile as profile,
+    )
+    from whileai.train import (
+        selection_report as selection_report,
+    )
+    from whileai.train import (
+        trl_reward as trl_reward,
+    )
+    from whileai.train.judge import (
+        reward_model as reward_model,
     )

@@ -1,6 +1,6 @@
 """Argument checks shared by every step: one message shape, raised before data is touched.
 
-``"<name> must be <constraint>, got <value!r>. <what to do>."`` (CONVENTIONS.md points 6 and 7).
+``"<name> must be <constraint>, got <value!r>. <what to do>."`` (docs/architecture.md, "Errors").
 Step packages import these; ``check_rng`` lives beside the kernels in ``whileai.stats.rng``.
 """
 

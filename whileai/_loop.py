@@ -17,7 +17,7 @@ __all__ = ["quickstart"]
 
 
 def quickstart(*, out: str | os.PathLike[str] = "train.jsonl", seed: int = DEFAULT_SEED) -> dict[str, Any]:
-    """Run the landing page's offline loop (seeds, "The loop, offline, no key") and export.
+    """Run the landing page's offline loop (README.md, "The loop, offline, no key") and export.
 
     Simulate, grade, measure, select, export.
 

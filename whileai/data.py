@@ -25,11 +25,11 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.defaults import DISPLAY_CELL_CHARS, DISPLAY_ROWS, PASS_THRESHOLD
-from whileai.errors import ArgumentError
+from whileai.defaults import DISPLAY_CELL_CHARS, DISPLAY_ROWS, PAIR_MIN_MARGIN, PASS_THRESHOLD
+from whileai.errors import ArgumentError, translate
 from whileai.grade import _run as _grade_run
 from whileai.report import Report, html_table, markdown_table, md_escape
-from whileai.selection import _calibration, _optimize, _rl, _sft
+from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
 from whileai.simulation import _engine
 
 __all__ = [
@@ -37,6 +37,8 @@ __all__ = [
     "ScoredData",
     "Selection",
     "SimulationData",
+    "PreferencePairs",
+    "build_preference_pairs",
     "calibrate",
     "optimize",
     "run_judge",
@@ -255,7 +257,8 @@ def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bo
     def call(*args: P.args, **kwargs: P.kwargs) -> D:
         source = args[0] if rows_in and args else None
         out_cls = cast("type[D]", type(source)) if keep_class and isinstance(source, RolloutData) else cls
-        result = step(*args, **kwargs)
+        with translate(step.__name__):  # the steps' boundary: a foreign error becomes ours, from exc
+            result = step(*args, **kwargs)
         if not isinstance(result, table.StepResult):  # a Ray engine's rows stay in the folder it wrote
             return cast("D", result)
         return _wrap(source, result, out_cls)
@@ -295,3 +298,24 @@ select = optimize
 select_for_rl = _fluent(_rl.select_for_rl, Selection)
 select_for_sft = _fluent(_sft.select_for_sft, Selection)
 calibrate = _fluent(_calibration.calibrate, ScoredData, keep_class=True)
+
+
+class PreferencePairs(_pairs.PreferencePairs):
+    """What ``build_preference_pairs`` returns: the pairs (``.df``, ``.report``) and ``.export``."""
+
+    def export(self, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Write the pairs for a preference trainer (see ``whileai.exporters.export_preference``)."""
+        from whileai.exporters import export_preference
+
+        return export_preference(self, path, **options)
+
+
+def build_preference_pairs(rows: table.IntoRows, /, *, max_pairs_per_prompt: int = 1,
+                           min_margin: float = PAIR_MIN_MARGIN, length_match: bool = True) -> PreferencePairs:
+    """The select step's ``build_preference_pairs``, its pairs made a fluent :class:`PreferencePairs`."""
+    pairs = _pairs.build_preference_pairs(rows, max_pairs_per_prompt=max_pairs_per_prompt, min_margin=min_margin,
+                                          length_match=length_match)
+    return PreferencePairs(pairs.df, report=pairs.report, meta=pairs.meta)
+
+
+build_preference_pairs.__doc__ = _pairs.build_preference_pairs.__doc__

@@ -20,7 +20,7 @@ CI_LEVEL = 0.95
 BOOTSTRAP_DRAWS = 2000
 
 # The seed every draw uses when none is given: reproducible by default (sklearn's
-# check_random_state convention; our CONVENTIONS.md point 8).
+# check_random_state convention; whileai.stats.check_rng).
 DEFAULT_SEED = 0
 
 # A rollout counts as a pass at reward >= 0.5 when rewards are partial credit (Lambert 2025,
@@ -40,7 +40,7 @@ SHORT_HASH_CHARS = 16
 CHUNK_ROWS = 65_536
 
 # Bootstrap draws handled at once by a chunked kernel, so memory stays at tasks x this many
-# floats rather than tasks x BOOTSTRAP_DRAWS (DESIGN.md: never an n x draws matrix at once).
+# floats rather than tasks x BOOTSTRAP_DRAWS (docs/architecture.md, "Speed model": never an n x draws matrix at once).
 BOOTSTRAP_CHUNK = 250
 
 # --------------------------------------------------------------------------------------------
@@ -72,15 +72,15 @@ HOLDOUT_K = 4
 POWER = 0.8
 ALPHA = 0.05
 
-# The gain a holdout must be able to show: 5 points at 80% power (seeds, "Train, holdout, eval").
+# The gain a holdout must be able to show: 5 points at 80% power (docs/measure.md, "holdout_size and detectable_effect").
 HOLDOUT_EFFECT = 0.05
 
-# Fewer shared tasks than this and compare_runs falls back to an unpaired test (seeds,
-# "Intervals and comparison": fewer than five shared tasks).
+# Fewer shared tasks than this and compare_runs falls back to an unpaired test (docs/measure.md,
+# "compare_runs": fewer than five shared tasks).
 MIN_PAIRED_TASKS = 5
 
-# Under this share of tasks paired, delta_report calls the arms not comparable (seeds: "Under
-# half paired is situations in delta_report's not_comparable").
+# Under this share of tasks paired, delta_report calls the arms not comparable (docs/measure.md,
+# "delta_report (and compare)": under half paired is NOT COMPARABLE).
 MIN_PAIRED_SHARE = 0.5
 
 # Fewest tasks an interval is computed over; fewer gives NaN and a warning (whileai 0.131
@@ -92,7 +92,7 @@ MIN_CI_TASKS = 3
 MIN_K = 4
 
 # Fewer rollouts per task than this and a band assignment is noisy: at 8 a task's band can be off
-# by about 0.3 (seeds, "Prune before training": "fewer than 16 rollouts per task").
+# by about 0.3 (docs/select.md, "The calibration stamp": "fewer than 16 rollouts per task").
 BAND_MIN_ROLLOUTS = 16
 
 # Sign-flip permutation draws when exact enumeration is too large (Good 2005, Permutation,
@@ -108,7 +108,7 @@ EXACT_PERMUTATION_MAX_N = 14
 # "percentile" and "bca" (Efron 1987, JASA 82:171) are available on request.
 CI_METHOD = "t"
 
-# Re-runs of an eval needed before run_std is worth reading (seeds, "Run the eval three times").
+# Re-runs of an eval needed before run_std is worth reading (docs/measure.md, "eval_variance and noise_band").
 EVAL_RUNS = 3
 
 # --------------------------------------------------------------------------------------------
@@ -116,11 +116,11 @@ EVAL_RUNS = 3
 # --------------------------------------------------------------------------------------------
 
 # Where the local store lives when neither open(path=) nor the WAI_STORE environment variable
-# names a file: one DuckDB file in the working folder (DESIGN.md, Storage; the llm tool keeps its
+# names a file: one DuckDB file in the working folder (docs/store.md, "Where things live"; the llm tool keeps its
 # logs.db in one user folder the same way). Convention, untested.
 STORE_PATH = ".wai/store.duckdb"
 
-# The environment variable that overrides STORE_PATH (DESIGN.md, Storage).
+# The environment variable that overrides STORE_PATH (docs/store.md, "Where things live").
 STORE_ENV = "WAI_STORE"
 
 # Seconds a store call waits for another process's write lock before raising StoreBusyError.
@@ -150,7 +150,7 @@ HACK_PERMUTATIONS = 100
 HACK_ALPHA = 0.05
 
 # The auto tier's vocabulary: the 200 most common words and word pairs in the agent's text
-# (seeds, "What will the policy learn?"; whileai 0.131 top_k=200).
+# (docs/guard.md, "What will the policy learn?"; whileai 0.131 top_k=200).
 HACK_TOP_K = 200
 
 # A feature seen on fewer rows than this (or missing from fewer) is not scanned: its correlation
@@ -174,16 +174,16 @@ HACK_TOP_FEATURES = 20
 # rule is Llama 3's (Dubey et al. 2024, "The Llama 3 Herd of Models", section 5.1.4, following
 # Singh et al. 2024); the 80% cut is Llama 2's "dirty" threshold (Touvron et al. 2023, appendix
 # A.6: a sample is dirty when >= 80% of its tokens sit in matched spans; Llama 2 itself matched
-# spans of more than 10 tokens). The seeds call the combination "the Llama 2 rule".
+# spans of more than 10 tokens). docs/guard.md calls the combination "the Llama 2 rule".
 DECONTAM_NGRAM = 8
 DECONTAM_OVERLAP = 0.8
 
 # The semantic rule's cosine threshold, read off BGE where unrelated prompts score about 0.55
-# (seeds, "Decontamination"); it needs picking for another embedder.
+# (docs/guard.md, "Decontamination"); it needs picking for another embedder.
 DECONTAM_SIMILARITY = 0.85
 
 # How alike distinct eval tasks read to the embedder: this quantile of cosine over eval-prompt
-# pairs with different task ids (seeds, "Decontamination": the 99th percentile), measured on at
+# pairs with different task ids (docs/guard.md, "Decontamination": the 99th percentile), measured on at
 # most DECONTAM_CROSS_TASK_SAMPLE eval prompts drawn by seed (2000 prompts = 2 million pairs;
 # convention, untested).
 DECONTAM_CROSS_TASK_QUANTILE = 0.99
@@ -230,8 +230,8 @@ REFUSAL_EXAMPLES = 5
 SELECT_TARGET = 1000
 
 # select_for_sft keeps completions at or above this reward: a full pass under a 0/1 grader;
-# lower it for a partial-credit grader (whileai 0.131 select_for_sft(min_reward=1.0); seeds,
-# "Prune before training").
+# lower it for a partial-credit grader (whileai 0.131 select_for_sft(min_reward=1.0); docs/select.md,
+# "rejection sampling").
 SFT_MIN_REWARD = 1.0
 
 # Rejection sampling wants 10 to 30 completions per prompt to choose among (Lambert 2025, RLHF
@@ -259,16 +259,16 @@ MIN_GROUP_ROLLOUTS = 2
 # ---- export ----
 # --------------------------------------------------------------------------------------------
 
-# The wire shape export_dataset writes when none is named: the OpenAI chat row (seeds, "Export
-# training rows": format="openai" (the default)).
+# The wire shape export_dataset writes when none is named: the OpenAI chat row (docs/export.md,
+# "What a row holds": format="openai" (the default)).
 EXPORT_FORMAT = "openai"
 
-# Which agent turns carry loss: every assistant turn (seeds, "Export training rows": 1 on the
+# Which agent turns carry loss: every assistant turn (docs/export.md, "What a row holds": 1 on the
 # agent's turns, 0 on system, user and tool-output turns; whileai 0.131 mask_mode="assistant").
 EXPORT_MASK_MODE = "assistant"
 
 # The marker appended to a tool message cut by max_tool_output_chars; {n} is the characters cut
-# (seeds, "Export training rows": "[... N chars of tool output truncated]").
+# (docs/export.md, "What a row holds": "[... N chars of tool output truncated]").
 TOOL_OUTPUT_TRUNCATION_MARKER = "[... {n} chars of tool output truncated]"
 
 # Hex characters of FNV-1a-64(task_key) in an exported row's group_id (whileai 0.131 group_id is
@@ -293,23 +293,23 @@ JUDGE_CONCURRENCY = 8
 # call's hundreds of milliseconds). Convention, untested.
 JUDGE_SLOW_S = 0.005
 
-# The judge passes when the lower bound of its agreement with people is at least 0.80 ... (seeds,
-# "Trust the numbers": "the lower bound of its agreement with the people is at least 0.80").
+# The judge passes when the lower bound of its agreement with people is at least 0.80 ... (docs/grade.md,
+# "judge_trust": the lower bound of its agreement with people is at least 0.80).
 JUDGE_AGREEMENT_FLOOR = 0.80
 
-# ... and Cohen's kappa at least 0.60 (seeds, same paragraph); 0.61 is where Landis and Koch
+# ... and Cohen's kappa at least 0.60 (docs/grade.md, same section); 0.61 is where Landis and Koch
 # (1977, Biometrics 33:159) begin "substantial" agreement.
 JUDGE_KAPPA_FLOOR = 0.60
 
 # Partial-credit gold rows skipped from agreement: over this share the check is INCONCLUSIVE
-# (seeds, "Trust the numbers": max_skipped_share (0.10)).
+# (docs/grade.md, "judge_trust": max_skipped_share (0.10)).
 MAX_SKIPPED_SHARE = 0.10
 
 # A probe is flagged only with at least this many rows in its denominator; under it the probe
-# reads low power (seeds, "Trust the numbers": PROBE_MIN_N (20)).
+# reads low power (docs/grade.md, "judge_trust": PROBE_MIN_N (20)).
 PROBE_MIN_N = 20
 
-# A probe is a hole at or over this exploit rate (seeds: "names the holes at or over 10%";
+# A probe is a hole at or over this exploit rate (docs/grade.md, "judge_probes": the holes at or over 10%;
 # whileai 0.131 flip_flag=0.1). The consistency and filler flip rates use the same flag.
 PROBE_FLAG_RATE = 0.10
 
@@ -355,7 +355,7 @@ SIM_BUDGET = 1000
 RL_REPEATS = 8
 
 # Completions per prompt under mode="sft": rejection sampling needs something to choose among
-# (seeds, "optimize(mode='sft') is rejection sampling": four completions per phrasing).
+# (docs/select.md, "rejection sampling": four completions per phrasing).
 SFT_COMPLETIONS_PER_PROMPT = 4
 
 # Rollouts per task under mode="eval": enough for pass^k at the smallest k worth reporting (MIN_K = 4;
@@ -375,8 +375,8 @@ FAULT_RATE = 0.25
 # avg_turns 12.0 for model agents; convention, untested).
 MAX_TURNS = 10
 
-# Rollouts in flight at once (seeds, HarnessSweep: "concurrency= caps parallel rollouts per variant
-# (the library default is 32)").
+# Rollouts in flight at once (docs/simulate.md, "simulate(agent, *, ...)": concurrency= caps parallel
+# rollouts; whileai 0.131's HarnessSweep default is 32).
 SIM_CONCURRENCY = 32
 
 # Share of rollouts the seeded agent plants a misbehaviour on (whileai 0.131 seeded_agent(rate=0.35);
@@ -404,18 +404,19 @@ PROGRESS_INTERVAL_S = 0.25
 # ---- measure ----
 # --------------------------------------------------------------------------------------------
 
-# The interval on pass^k and pass@k: a percentile bootstrap over the k-eligible tasks (seeds,
-# "Intervals and comparison"; Efron and Tibshirani 1993, ch. 13). Measured coverage in
-# docs/measure.md: it falls short of 95% below about 50 tasks, like every method tried (t, BCa,
-# Wilson), because per-task pass^k is near 0 or 1; the report says so.
-KWAY_CI_METHOD = "percentile"
+# The interval on pass^k and pass@k: the score interval on the mean of the per-task unbiased
+# estimates over effective tasks (whileai/stats/score.py: Korn and Graubard 1998, Survey
+# Methodology 24:193; Brown, Cai and DasGupta 2001, Statistical Science 16:101). The percentile
+# bootstrap over tasks it replaces covered 0.42 to 0.58 when rollouts exceed k; the measured grid is
+# in docs/measure.md (benchmarks/coverage.py). "percentile", "bca" and "t" stay available.
+KWAY_CI_METHOD = "score"
 
 # Most cells (draws x tasks) a bootstrap or Monte Carlo chunk holds at once: 4 million float64 =
-# 32 MiB, so memory stays bounded at any table size (DESIGN.md, Numbers). Convention, untested.
+# 32 MiB, so memory stays bounded at any table size (docs/architecture.md, "Speed model"). Convention, untested.
 BOOTSTRAP_MAX_CELLS = 4_000_000
 
 # Up to this many distinct per-task values the bootstrap draws a multinomial over the levels
-# instead of resampling task indices (exactly the same distribution; DESIGN.md, Numbers). A pass
+# instead of resampling task indices (exactly the same distribution; docs/measure.md, "The bootstrap, fast and exact"). A pass
 # rate over k rollouts has k + 1 levels. Convention: the multinomial costs O(levels) a draw.
 BOOTSTRAP_MAX_LEVELS = 64
 
@@ -424,8 +425,8 @@ BOOTSTRAP_MAX_LEVELS = 64
 # is about 16 MiB. Convention, untested.
 EXACT_SIGN_FLIP_SUPPORT = 1 << 20
 
-# Fewest paired tasks a sizing answer may give: the binomial formula's floor (seeds, holdout
-# sizing: "the formula's floor of 2 tasks"; whileai 0.131 MIN_HOLDOUT_TASKS).
+# Fewest paired tasks a sizing answer may give: the binomial formula's floor (docs/measure.md,
+# "holdout_size and detectable_effect": the formula's floor of 2 tasks; whileai 0.131 MIN_HOLDOUT_TASKS).
 MIN_HOLDOUT_TASKS = 2
 
 # eval_variance stability words by run_std in points: a held-constant eval moves 0.25 to 1.5
@@ -472,6 +473,32 @@ EXPORT_WORKERS = 2
 # None on a call keeps the general method.
 BINARY_CI_METHOD = "wilson"
 
+# ---- measure (intervals that hold everywhere, failure table) ----
+# The modified Wilson interval swaps Wilson's end nearest 0 (or 1) for the Poisson bound while at
+# most this many successes (failures) sit there (Brown, Cai and DasGupta 2001, Statistical
+# Science 16:101, section 4.1.1: x* = 2 up to n = 50, 3 up to 100; 3 everywhere keeps the
+# interval monotone in n, at a little extra width for n <= 50).
+SCORE_POISSON_MAX_X = 3
+
+# The interval on pass@1 in pass_at: the clustered score interval on task pass rates, monotone in
+# the passes (whileai/stats/score.py clustered_rate_interval). The t interval it replaces gave one
+# pass in 32 rollouts a narrower upper end than zero passes and covered 0.88 at Beta(1, 9), k = 2,
+# 16 tasks; measured grid in docs/measure.md. CI_METHOD ("t") stays the paired-difference method.
+PASS_CI_METHOD = "score"
+
+# The methods pass_at accepts for pass@1 and for pass^k / pass@k (score first: the default).
+PASS_CI_METHODS = ("score", "t", "percentile", "bca")
+
+# The failure table's default dimension: the tool fault the rollout met (the landing page's Evals
+# table of where the agent fails; the world fails on purpose, so faults are the first cut).
+FAILURE_BY = ("fault_kind",)
+
+# Groups kept per dimension in the failure table, most failures first (a table a person reads;
+# convention, untested).
+FAILURE_MAX_GROUPS = 50
+
+# The group a missing value falls in (no fault met, no tool called, marker unset).
+FAILURE_NONE_LABEL = "(none)"
 # ---- sandbox (CodeExec isolation) and optional timeouts ----
 # CodeExec isolation: "auto" takes bubblewrap when it can run the interpreter unprivileged, else
 # our own namespaces launcher, and refuses (SandboxError) when neither works; "none" only on

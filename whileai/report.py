@@ -26,10 +26,11 @@ Tone = Literal["good", "bad", "warn", "neutral"]
 class Report(BaseModel):
     """Base of every typed report.
 
-    Subclasses declare their fields (with attribute docstrings) and override :meth:`render`.
+    Subclasses declare their fields (with attribute docstrings) and override :meth:`render`. An
+    undeclared field is refused (``extra="forbid"``), so a misspelt key fails where it is written.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True)
 
     warnings: list[str] = Field(default_factory=list)
     """What to look at or do, one sentence each."""
@@ -122,12 +123,12 @@ class Report(BaseModel):
         return bundle
 
     def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields or (self.model_extra and key in self.model_extra):
+        if key in type(self).model_fields:
             return getattr(self, key)
         raise KeyError(key)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and (key in type(self).model_fields or bool(self.model_extra and key in self.model_extra))
+        return isinstance(key, str) and key in type(self).model_fields
 
     def get(self, key: str, default: Any = None) -> Any:
         """Read a field like ``dict.get``."""

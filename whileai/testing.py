@@ -19,7 +19,7 @@ from whileai.defaults import DEFAULT_SEED, PASS_THRESHOLD
 from whileai.stats.rng import check_rng
 from whileai.table.schema import MESSAGE, TOOL_CALL
 
-__all__ = ["ScriptedPolicy", "rollout_table", "scripted_judge", "true_pass_rates"]
+__all__ = ["ScriptedPolicy", "rollout_table", "scripted_judge", "true_pass_rates", "word_table"]
 
 TOOLS = ("get_order", "refund_order", "cancel_order", "update_address")
 FAULTS = (None, "timeout", "server_error", "rate_limit", "malformed_output", "empty_result", "partial_result")
@@ -224,3 +224,30 @@ def scripted_judge(row: Mapping[str, Any]) -> dict[str, Any]:
     """A deterministic judge for tests: passes a row whose reply says 'resolved', else fails."""
     text = str(row.get("final_text") or "")
     return {"reward": 1.0 if "resolved" in text else 0.0, "reason": "keyword 'resolved'"}
+
+
+def word_table(n_tasks: int = 20, k: int = 8, *, seed: int | np.random.Generator = DEFAULT_SEED, vocab: int = 12,
+               word_share: float = 0.5, shortcut: float = 0.0) -> pl.DataFrame:
+    """A graded table whose replies are random words: the null (and planted-shortcut) case of hack_scan.
+
+    Every reply holds each of ``vocab`` words (``w00``...) with probability ``word_share``, the
+    reward is a fair coin, and with ``shortcut > 0`` the word ``w00`` appears on a passing rollout
+    with probability ``word_share + shortcut / 2`` and on a failing one with ``word_share -
+    shortcut / 2`` (a within-ask shortcut of that strength). Few words and many co-occurrences
+    make the AND tier's search large, which is where a floor that ignores the search fails.
+
+    Examples:
+        >>> word_table(4, 2, seed=0).shape
+        (8, 4)
+    """
+    rng = check_rng(seed)
+    n = n_tasks * k
+    reward = rng.integers(0, 2, n).astype(np.float64)
+    share = np.full((n, vocab), word_share)
+    if shortcut:
+        share[:, 0] = np.clip(word_share + (reward - 0.5) * shortcut, 0.0, 1.0)
+    present = rng.random((n, vocab)) < share
+    words = np.array([f"w{i:02d}" for i in range(vocab)])
+    texts = [" ".join(words[row]) or "none" for row in present]
+    return pl.DataFrame({"scenario_id": [f"t{i // k:04d}" for i in range(n)], "rollout_index": np.arange(n) % k,
+                         "final_text": texts, "reward": reward})

@@ -16,8 +16,8 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 
 import whileai as wai  # noqa: E402
 from whileai import table  # noqa: E402
-from whileai.engines import is_ray_dataset  # noqa: E402
 from whileai.errors import ArgumentError, SchemaError, TrainingSelectionError  # noqa: E402
+from whileai.table import is_ray_dataset  # noqa: E402
 from whileai.testing import rollout_table  # noqa: E402
 
 PARTS = 4

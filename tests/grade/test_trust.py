@@ -49,7 +49,8 @@ def test_numbers_match_formulas_and_scipy():
     assert r.summary() == {"agreement": pytest.approx(po), "agreement_low": pytest.approx(ci.low),
                            "kappa": pytest.approx(r.kappa), "n_gold": n, "ok": True, "status": "ok"}
     text = format_judge_trust(r)
-    assert text.splitlines()[0].startswith("OK") and "agreement 95% (95% 88%..98%, n=80), kappa 0.88" in text
+    assert text.splitlines()[0].startswith("OK") and "agreement 95% (95% 88%..98%, n=80 over 10 tasks, clustered by task), kappa 0.88" in text
+    assert r.agreement_method == "cluster_wilson" and r.n_gold_tasks == 10
 
 
 def test_all_agree():
@@ -201,3 +202,31 @@ def test_bad_options(kwargs, match):
 def test_judge_not_callable():
     with pytest.raises(JudgeError, match="judge must be a callable"):
         judge_trust(_table(5, 0, 0, 5), "judge")
+
+
+def test_agreement_is_clustered_by_task_when_tasks_carry_several_labels():
+    """Judge accuracy varying by task, 8 labelled rollouts a task: rows read as independent covered 0.70-0.91."""
+    from whileai.stats.score import cluster_wilson
+    from whileai.stats.wilson import wilson
+
+    rng = np.random.default_rng(4)
+    rows = []
+    acc = rng.beta(1.7, 0.3, size=20)
+    for t in range(20):
+        for i in range(8):
+            gold = int(rng.random() < 0.6)
+            judge = gold if rng.random() < acc[t] else 1 - gold
+            rows.append({"scenario_id": f"t{t}", "rollout_id": f"r{t}-{i}", "prompt": f"ask {t} {i}",
+                         "final_text": "x" * (40 + i), "reward": float(judge), "gold_reward": float(gold),
+                         "gold_kind": "human"})
+    r = judge_trust(rows)
+    agree = np.array([[float(rows[t * 8 + i]["reward"] == rows[t * 8 + i]["gold_reward"]) for i in range(8)]
+                      for t in range(20)])
+    lo, hi = cluster_wilson(agree.sum(axis=1), np.full(20, 8))
+    assert r.agreement_method == "cluster_wilson" and r.n_gold_tasks == 20
+    assert r.agreement_ci95 == pytest.approx((float(lo), float(hi)))
+    wlo, _ = wilson(agree.sum(), 160)
+    assert r.agreement_low < float(wlo)  # the gate reads the honest, lower bound
+    assert "over 20 tasks, clustered by task" in format_judge_trust(r)
+    single = judge_trust([{**row, "scenario_id": row["rollout_id"]} for row in rows])
+    assert single.agreement_method == "wilson" and single.agreement_low == pytest.approx(float(wlo))

@@ -212,3 +212,24 @@ def test_mean_token_logprob_is_a_feature():
     r = hack_scan(df.with_columns(pl.Series("token_logprobs", lp)), n_perm=10, auto=False)
     top = r.features[0]
     assert top.name == "logprob:mean" and top.rho > 0.9
+
+
+def test_floor_accounts_for_the_and_tier_search():
+    """Few words that co-occur make the AND tier's search large: the floor must redo it in every shuffle.
+
+    With the ANDs built from the observed best features but not rebuilt under the shuffles, this
+    null table crossed the floor in 0.13 of runs at alpha 0.05 (0.06 without the AND tier).
+    """
+    from whileai.testing import word_table
+
+    runs = 150
+    crossings = sum(hack_scan(word_table(20, 8, seed=s), n_perm=50, seed=1_000_003 + s, trace=False).n_above_floor > 0
+                    for s in range(runs))
+    assert crossings / runs <= 0.10  # expected 0.05; P(> 0.10) under Binomial(150, 0.05) is about 0.003
+
+
+def test_planted_word_shortcut_is_found_through_the_rebuilt_floor():
+    from whileai.testing import word_table
+
+    r = hack_scan(word_table(20, 8, seed=4, shortcut=0.5), n_perm=50, seed=1, trace=False)
+    assert r.top_feature == "contains:w00" and r.features[0].above_floor

@@ -119,3 +119,36 @@ def test_same_seed_same_output_and_bad_arguments():
     with pytest.raises(ArgumentError, match="ci_method must be one of"):
         compare_runs(before, after, ci_method="normal")
     assert "b_better" in str(compare_runs(*_arms(40, shift=0.3, seed=2)))
+
+
+def test_one_test_decides_and_the_printed_p_agrees_under_the_null():
+    """Null arms, 8 tasks, k=4: the verdict is the sign-flip test's, so it never disagrees with p.
+
+    The t interval used to decide (false alarms 0.061) next to the sign-flip p, and the two
+    disagreed on up to 4.6% of null datasets.
+    """
+    rng = np.random.default_rng(8)
+    alarms = noted = 0
+    runs = 200
+    for _ in range(runs):
+        p = rng.uniform(0.2, 0.7, 8)
+        ca, cb = rng.binomial(4, p), rng.binomial(4, p)
+        a = [{"task_id": f"t{i}", "reward": float(r < ca[i])} for i in range(8) for r in range(4)]
+        b = [{"task_id": f"t{i}", "reward": float(r < cb[i])} for i in range(8) for r in range(4)]
+        c = compare_runs(a, b)
+        significant = c.verdict in ("a_better", "b_better")
+        assert significant == (c.p_value < 0.05) and c.test == "sign_flip"
+        if not c.interval_agrees:
+            noted += 1
+            assert "the verdict follows the test" in c.note
+        alarms += significant
+    assert alarms / runs <= 0.05 + 3 * (0.05 * 0.95 / runs) ** 0.5
+    assert noted > 0  # the t interval does read otherwise now and then, and the note says so
+
+
+def test_five_tasks_cannot_reach_significance_and_says_so():
+    a = [{"task_id": t, "reward": 0.0} for t in "abcde" for _ in range(2)]
+    b = [{"task_id": t, "reward": 1.0} for t in "abcde" for _ in range(2)]
+    c = compare_runs(a, b)
+    assert c.verdict == "no_difference_detected" and c.p_value == pytest.approx(0.0625)
+    assert "cannot reach p < 0.05" in c.note and not c.interval_agrees

@@ -196,3 +196,36 @@ def test_keywords_and_the_top_level_names():
     assert wai.compare is wai.delta_report is delta_report
     before, after = _table(BASE[:10], seed=1), _table(BASE[:10], seed=2, policy="v2")
     assert wai.compare(before=before, after=after).headline == delta_report(before, after).headline
+
+
+def test_band_states_the_smallest_gain_it_can_call_moved():
+    """A real +0.10 at 50 tasks, k=4, with run_std from three re-runs reads moved rarely: the report says why."""
+    from whileai.stats.power import detectable_moved
+    from whileai.testing import rollout_table
+
+    before = rollout_table(50, 4, seed=7, messages=False, markers=())
+    after = rollout_table(50, 4, seed=7, messages=False, markers=(), shift=0.10, replica=1).with_columns(
+        pl.lit("v2").alias("policy_version"))
+    r = delta_report(before, after, run_std=0.03, run_std_runs=3)
+    t = r.metrics["pass_at_1"]
+    assert r.moved_detectable_effect == pytest.approx(
+        detectable_moved(t["n_paired"], t["task_std"], r.noise_band, power=0.8, alpha=0.05))
+    assert r.moved_detectable_effect > max(r.noise_band, r.detectable_effect) > 0.10
+    assert "band cost: the noise band calls a gain moved at 80% power from" in str(r)
+    plain = delta_report(before, after)
+    assert plain.moved_detectable_effect is None and "band cost" not in str(plain)
+
+
+def test_detectable_moved_has_the_power_it_states():
+    """Seeded simulation of the rule (test and band both cleared) at the stated effect: power 0.8."""
+    from scipy.special import ndtri
+
+    from whileai.stats.power import detectable_moved
+
+    rng = np.random.default_rng(0)
+    for n, sd, band in ((50, 0.3, 0.18), (100, 0.3, 0.02), (200, 0.25, 0.05)):
+        effect = detectable_moved(n, sd, band)
+        d = rng.normal(effect, sd, size=(20000, n))
+        mean, se = d.mean(axis=1), d.std(axis=1, ddof=1) / np.sqrt(n)
+        moved = (np.abs(mean) > float(ndtri(0.975)) * se) & (np.abs(mean) > band)
+        assert moved.mean() == pytest.approx(0.8, abs=0.02)

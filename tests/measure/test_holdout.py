@@ -1,4 +1,4 @@
-"""holdout_size and detectable_effect: the seeds' numbers, the measured paths, saturation, bad input."""
+"""holdout_size and detectable_effect: the documented numbers (docs/measure.md), the measured paths, saturation, bad input."""
 
 from __future__ import annotations
 

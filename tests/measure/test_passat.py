@@ -59,7 +59,7 @@ def test_seed_line_format_and_table_form():
 
 def test_numbers_match_plain_references():
     rows = _rows(30, seed=1, uneven=True)
-    r = pass_at(rows, k=4, seed=5)
+    r = pass_at(rows, k=4, seed=5, ci_method="t", kway_ci_method="percentile")
     tasks = _by_task(rows)
     means = np.array([np.mean(v) for v in tasks.values()])
     assert r.pass_at_1 == pytest.approx(means.mean(), abs=1e-12)
@@ -137,28 +137,28 @@ def test_inferred_k_below_min_k_is_not_reported():
 def test_binary_task_values_get_wilson_over_tasks():
     from whileai.stats.wilson import wilson
 
-    every = pass_at([{"task_id": t, "reward": 1} for t in "abcdefgh" for _ in range(4)])
+    every = pass_at([{"task_id": t, "reward": 1} for t in "abcdefgh" for _ in range(4)], ci_method="t", kway_ci_method="percentile")
     lo, hi = wilson(8, 8)  # 8 tasks, each passing: a proportion of tasks, not of rollouts
     assert every.ci95 == pytest.approx((float(lo), float(hi))) and every.ci_method == "wilson"
     assert every.pass_at_k_ci95 == pytest.approx((float(lo), float(hi))) and every.kway_ci_method == "wilson"
     assert any("every graded row scored 1.00" in w for w in every.warnings)
     df = rollout_table(30, 4, seed=2, messages=False)
-    r = pass_at(df)
+    r = pass_at(df, ci_method="t", kway_ci_method="percentile")
     per = df.group_by("scenario_id").agg((pl.col("reward") >= 0.5).sum().alias("c"))["c"].to_numpy()
     lo, hi = wilson(int((per == 4).sum()), 30)
     assert r.pass_pow_k_ci95 == pytest.approx((float(lo), float(hi)))
     lo, hi = wilson(int((per > 0).sum()), 30)
     assert r.pass_at_k_ci95 == pytest.approx((float(lo), float(hi)))
-    off = pass_at(df, binary_ci=None, seed=1)
+    off = pass_at(df, binary_ci=None, seed=1, ci_method="t", kway_ci_method="percentile")
     assert off.kway_ci_method == "percentile" and off.pass_pow_k_ci95 != r.pass_pow_k_ci95
-    single = pass_at([{"task_id": f"t{i}", "reward": i % 3 != 0} for i in range(12)])
+    single = pass_at([{"task_id": f"t{i}", "reward": i % 3 != 0} for i in range(12)], ci_method="t")
     assert single.ci_method == "wilson" and single.ci95 == pytest.approx(tuple(float(v) for v in wilson(8, 12)))
 
 
 def test_zero_width_interval_falls_back_to_wilson_over_rollouts():
     from whileai.stats.wilson import wilson
 
-    r = pass_at([{"task_id": t, "reward": v} for t in "abcdefgh" for v in (1, 1, 1, 0)])
+    r = pass_at([{"task_id": t, "reward": v} for t in "abcdefgh" for v in (1, 1, 1, 0)], ci_method="t")
     lo, hi = wilson(24, 32)
     assert r.ci95 == pytest.approx((float(lo), float(hi))) and r.ci_method == "wilson_rollouts"
     assert "the interval is Wilson's over the 32 rollouts" in r.note
@@ -207,7 +207,7 @@ def test_nan_rewards_read_as_ungraded():
     ({"k": 0}, "k must be an integer >= 1, got 0"),
     ({"k": 2.5}, "k must be an integer"),
     ({"level": 1.5}, "level must be a number between 0 and 1"),
-    ({"ci_method": "wald"}, "ci_method must be one of 't', 'percentile', 'bca', got 'wald'"),
+    ({"ci_method": "wald"}, "ci_method must be one of 'score', 't', 'percentile', 'bca', got 'wald'"),
     ({"seed": "x"}, "seed must be an int"),
 ])
 def test_bad_arguments_raise_before_reading(kwargs, match):

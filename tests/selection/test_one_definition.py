@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.selection._helpers import row
-from whileai import table
+from whileai import stats, table
 from whileai.exporters import export_preference
 from whileai.guard import load_spec
 from whileai.selection import build_preference_pairs
@@ -44,7 +44,7 @@ def test_the_pairs_report_and_their_export_count_the_same_longer_side(tmp_path, 
 
 
 def test_the_length_confound_rule_is_shared():
-    assert table.length_confound(12, 12) and not table.length_confound(7, 10) and not table.length_confound(0, 0)
+    assert stats.length_confound(12, 12) and not stats.length_confound(7, 10) and not stats.length_confound(0, 0)
     # the binomial test against a fair half, by exact enumeration: P(X >= 9 | n=10) = 11 / 1024
     from whileai.stats import binomial_greater_p
 
@@ -74,7 +74,7 @@ def test_canonical_json_is_one_function():
     assert canonical(value) == table.canonical_json(value)
     # every other module calls it: no json.dumps with sort_keys in the package, except the generated
     # environment module, which runs where whileai is not installed
-    allowed = {"table/_normalize.py", "exporters/_env_template.py"}
+    allowed = {"table/normalize.py", "exporters/_env_template.py"}
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()

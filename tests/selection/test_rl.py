@@ -232,10 +232,6 @@ def test_hack_scan_runs_only_with_endorsed_and_degrades_gracefully(monkeypatch):
     assert sel.report.hack_scan["regime"] == "train"
     assert "fake scan warning" in sel.report.hygiene_warnings
     assert "hack scan: train" in str(sel)
-    monkeypatch.setitem(sys.modules, "whileai.guard", None)  # not importable
-    sel = select_for_rl(rows, target=None, endorsed=[])
-    assert sel.report.hack_scan is None
-    assert any("hack scan skipped" in w for w in sel.report.hygiene_warnings)
 
 
 def test_ungraded_empty_band_and_bad_arguments_raise_clear_errors():
@@ -293,7 +289,7 @@ def test_matches_whileai_0131_on_its_own_quickstart_rows():
     assert r.band_groups_dropped == 0
 
 
-def test_replies_quoting_their_privileged_context_are_dropped_first(monkeypatch):
+def test_replies_quoting_their_privileged_context_are_dropped_first():
     key = "already done: say so and do not repeat the action"
     rows = group("t", [1.0, 0.0, 1.0, 0.0, 1.0], privileged={"reference": key})
     rows[0]["final_text"] = rows[0]["messages"][-1]["content"] = f"Per the reference, {key}."
@@ -303,12 +299,6 @@ def test_replies_quoting_their_privileged_context_are_dropped_first(monkeypatch)
     assert sel.report.n_selected == 4 and "Per the reference" not in " ".join(sel.df["final_text"].to_list())
     assert calibration_of(sel.rows()[0]).n == 5  # the stamp is over the rows as graded
     assert "privileged leaks dropped: 1" in str(sel)
-    import sys
-
-    monkeypatch.setitem(sys.modules, "whileai.guard", None)
-    skipped = select_for_rl(rows, target=None)
-    assert skipped.report.privileged_leaks_dropped == 0
-    assert any("privileged-leak check skipped" in w for w in skipped.report.warnings)
 
 
 def test_an_asks_fault_kind_is_its_most_common_one_ties_alphabetical():

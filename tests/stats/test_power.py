@@ -32,7 +32,7 @@ def test_binomial_and_concentrated_models_reproduce_the_seed_examples():
     assert sd == pytest.approx(0.3419, abs=5e-5)
     assert paired_tasks_needed(0.05, sd) == 367
     assert paired_tasks_needed(0.05, math.sqrt(concentrated_paired_var(0.6, 0.05, 4))) == 409
-    # seeds: "a voice lane at 0 to 0.127 needed 54 tasks where the model said 14"
+    # docs/measure.md: a voice lane at 0 to 0.127 needed 54 tasks where the model said 14
     assert paired_tasks_needed(0.127, math.sqrt(binomial_paired_var(0.0, 0.127, 4))) == 14
     assert paired_tasks_needed(0.127, math.sqrt(concentrated_paired_var(0.0, 0.127, 4))) == 54
 

@@ -24,11 +24,14 @@ def test_letter_grades_and_numbers():
 def test_hand_made_log_rows():
     df = table.frame(FIXTURE)
     assert df.height == 6
-    # a sample is a task, its epochs are the rollouts, in the dataset's sample order
+    # a sample of the inspect task is a task, its epochs are the rollouts, in the dataset's sample order
     assert df.select("task_key", "rollout_index").rows() == [
-        ("1", 0), ("1", 1), ("2", 0), ("2", 1), ("three", 0), ("three", 1)]
+        ("refunds/1", 0), ("refunds/1", 1), ("refunds/2", 0), ("refunds/2", 1), ("refunds/three", 0),
+        ("refunds/three", 1)]
+    assert df["sample_id"].to_list() == ["1", "1", "2", "2", "three", "three"]
     assert df["reward"].to_list() == [1.0, 0.0, 0.5, 0.0, None, 0.25]
-    assert df["judge_status"].to_list() == ["ok", "ok", "ok", "ok", "error", "ok"]
+    # the errored sample is the agent's or harness's failure, not the judge's
+    assert df["judge_status"].to_list() == ["ok", "ok", "ok", "ok", "agent_error", "ok"]
     assert df["judge_name"].to_list() == ["match"] * 4 + [None, "match"]
     assert df["truncated"].to_list() == [False, False, False, True, False, False]
     assert df["finish_reason"].to_list() == ["stop", "stop", "stop", "length", "error", "stop"]
@@ -148,9 +151,10 @@ def test_real_inspect_log_matches_inspect_reading_it(inspect_logs, which):
     log = read_eval_log(str(path))
     df = table.frame(path)
     assert df.height == len(log.samples) == 6
-    assert sorted(df["task_key"].unique()) == ["greet", "where"]
-    assert sorted(df.filter(df["task_key"] == "where")["rollout_index"]) == [0, 1, 2]
-    by_key = {(r["scenario_id"], r["rollout_index"]): r for r in table.rows(df)}
+    task = log.eval.task
+    assert sorted(df["task_key"].unique()) == [f"{task}/greet", f"{task}/where"]
+    assert sorted(df.filter(df["task_key"] == f"{task}/where")["rollout_index"]) == [0, 1, 2]
+    by_key = {(r["sample_id"], r["rollout_index"]): r for r in table.rows(df)}
     for sample in log.samples:
         row = by_key[(str(sample.id), sample.epoch - 1)]
         assert row["reward"] == {"C": 1.0, "I": 0.0}[sample.scores["includes"].value]

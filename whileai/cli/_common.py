@@ -6,6 +6,7 @@ command module.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -13,8 +14,8 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-__all__ = ["ROWS_HELP", "check_output", "colour_enabled", "emit", "json_option", "read_rows", "rows_argument",
-           "store_option", "styled"]
+__all__ = ["ROWS_HELP", "check_output", "colour_enabled", "emit", "json_option", "read_options", "read_rows",
+           "rows_argument", "rows_source", "store_option", "styled"]
 
 #: click colours per verdict tone (Report.verdict_word).
 _TONE_COLOURS = {"good": "green", "bad": "red", "warn": "yellow"}
@@ -22,12 +23,52 @@ _TONE_COLOURS = {"good": "green", "bad": "red", "warn": "yellow"}
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: How a FILE argument is described in help text.
-ROWS_HELP = "FILE is JSONL, JSONL.gz, Parquet (file or folder), an inspect_ai log, or - for JSONL on stdin."
+ROWS_HELP = ("FILE is JSONL, JSONL.gz, Parquet (file or folder), - for JSONL on stdin, or what another tool "
+             "wrote: inspect_ai logs, lm-eval samples_*.jsonl / results_*.json, promptfoo -o results.json, "
+             "openai/evals event logs, LangSmith or Braintrust exports, vf-eval results.jsonl. Several FILEs "
+             "(or a folder of logs) are read as one table. --map COLUMN=SOURCE names the source column of a "
+             "table column (task=doc_id, reward=acc); --scorer NAME picks which score is the reward.")
+
+
+def read_options(fn: F) -> F:
+    """``--map COLUMN=SOURCE`` (repeatable) and ``--scorer NAME``, for every command that reads rows."""
+    fn = click.option("--scorer", default=None, metavar="NAME",
+                      help="Which score is the reward: an inspect scorer (SCORER.KEY for a dict score) or a marker.")(fn)
+    return click.option("--map", "mapping", multiple=True, metavar="COLUMN=SOURCE",
+                        help="Fill table column COLUMN from source column SOURCE (task=doc_id); repeatable.")(fn)
+
+
+def rows_source(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | None = None) -> Any:
+    """What a command passes on: the one path as given, else the rows read as one table.
+
+    A single path with no ``--map`` or ``--scorer`` stays a path, so steps that read only a few
+    columns still scan Parquet lazily.
+    """
+    if len(files) == 1 and not mapping and not scorer:
+        return files[0]
+    from whileai import table
+
+    source: Any = files[0] if len(files) == 1 else list(files)
+    return table.frame(source, mapping=table.parse_mapping(list(mapping)) or None, scorer=scorer)
 
 
 def rows_argument(name: str = "file") -> Callable[[F], F]:
-    """A positional rows source: a path, or ``-`` for stdin."""
-    return click.argument(name, metavar=name.upper(), type=str)
+    """A positional rows source: one or more paths (or ``-`` for stdin), with ``--map`` and ``--scorer``.
+
+    The command receives one value under ``name``: the path, or the table read from them all.
+    """
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            files = kwargs.pop(name)
+            kwargs[name] = rows_source(files, kwargs.pop("mapping", ()), kwargs.pop("scorer", None))
+            return fn(*args, **kwargs)
+
+        decorated = read_options(wrapper)
+        return click.argument(name, metavar=f"{name.upper()}...", nargs=-1, required=True, type=str)(decorated)  # type: ignore[return-value]
+
+    return decorate
 
 
 def json_option(fn: F) -> F:
@@ -41,7 +82,7 @@ def store_option(fn: F) -> F:
                         help="Store file (default: $WAI_STORE, else .wai/store.duckdb here).")(fn)
 
 
-def read_rows(source: str, *, columns: Sequence[str] | None = None) -> Any:
+def read_rows(source: Any, *, columns: Sequence[str] | None = None) -> Any:
     """Read a rows source with ``table.frame`` (only ``columns`` where the format allows)."""
     from whileai import table
 
@@ -104,6 +145,6 @@ def engine_rows(source: Any, engine: str) -> Any:
     """``source`` as the engine reads it: unchanged locally, a ``ray.data.Dataset`` with ``--engine ray``."""
     if engine != "ray":
         return source
-    from whileai.engines.ray import read_dataset
+    from whileai.table import read_dataset
 
     return read_dataset(source)

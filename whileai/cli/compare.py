@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from whileai.cli._common import emit, json_option, read_rows
+from whileai.cli._common import emit, json_option, read_options, read_rows, rows_source
 from whileai.defaults import DEFAULT_SEED
 
-#: Exit status by the report's first printed line (seeds, "Before and after").
+#: Exit status by the report's first printed line (docs/cli.md, "wai compare").
 EXIT_BY_HEADLINE = {"PASS": 0, "NO DIFFERENCE": 0, "FAIL": 1, "NOT COMPARABLE": 2}
 
 
@@ -24,17 +26,20 @@ def exit_status(headline: str) -> int:
               help="A metric (a marker name) whose significant drop fails the report; repeatable.")
 @click.option("--by", default=None, metavar="KEY", help="Also compare the target within each group of this row key or marker.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the permutation test.")
+@read_options
 @json_option
 @click.pass_context
-def compare(ctx: click.Context, before: str, after: str, target: str | None, must_not_regress: tuple[str, ...],
-            by: str | None, seed: int, as_json: bool) -> None:
+def compare(ctx: click.Context, before: Any, after: Any, target: str | None, must_not_regress: tuple[str, ...],
+            by: str | None, seed: int, mapping: tuple[str, ...], scorer: str | None, as_json: bool) -> None:
     """Did the change help? Pairs BEFORE and AFTER by task and prints the verdict.
 
     Exit status: 0 on PASS or NO DIFFERENCE, 1 on FAIL, 2 on NOT COMPARABLE or bad input.
-    BEFORE and AFTER are JSONL, JSONL.gz, Parquet or inspect_ai logs.
+    BEFORE and AFTER are anything FILE is for the other commands (a folder of logs too);
+    --map and --scorer apply to both.
     """
     from whileai.measure import delta_report
 
+    before, after = rows_source([before], mapping, scorer), rows_source([after], mapping, scorer)
     if by is not None:  # a path is read narrowly (measure's columns only); --by needs its grouping column too
         before, after = read_rows(before), read_rows(after)
     report = delta_report(before, after, target=target, must_not_regress=list(must_not_regress), by=by,

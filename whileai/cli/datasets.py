@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument, store_option
@@ -58,7 +60,7 @@ def diff(a: str, b: str, store_path: str | None, as_json: bool) -> None:
               help=f"Split off this share of tasks as NAME-holdout by a stable task hash (e.g. {HOLDOUT_SHARE}).")
 @store_option
 @json_option
-def save(file: str, name: str, purpose: str, parent: str | None, holdout: float | None, store_path: str | None,
+def save(file: Any, name: str, purpose: str, parent: str | None, holdout: float | None, store_path: str | None,
          as_json: bool) -> None:
     """Save FILE's rows as a new version of dataset NAME.
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, read_rows, rows_argument
@@ -16,7 +18,7 @@ from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, read
 @click.option("--field", "fields", multiple=True, metavar="FIELD",
               help="A row field checked against the eval texts (default: prompt); repeatable.")
 @json_option
-def decontaminate(file: str, evals: tuple[str, ...], output: str, fields: tuple[str, ...], as_json: bool) -> None:
+def decontaminate(file: Any, evals: tuple[str, ...], output: str, fields: tuple[str, ...], as_json: bool) -> None:
     """Drop rows sharing a task, an exact text or most of an 8-gram span with EVAL; write the rest."""
     from whileai import table
     from whileai.guard import decontaminate as clean_rows

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, rows_argument
@@ -21,7 +23,7 @@ from whileai.defaults import EXPORT_FORMAT, EXPORT_MASK_MODE
               help="Write rows whose reply quotes their own privileged context instead of refusing them "
                    "(the report still counts them).")
 @json_option
-def export(file: str, output: str, format_: str, mask_mode: str, unroll: bool, no_validate: bool,
+def export(file: Any, output: str, format_: str, mask_mode: str, unroll: bool, no_validate: bool,
            as_json: bool) -> None:
     """Write FILE's rollouts as training rows to OUTPUT, with loss masks and group stats."""
     from whileai.exporters import export_dataset

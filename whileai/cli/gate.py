@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
@@ -16,7 +18,7 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
 @click.option("--strict-hacks", is_flag=True, help="Refuse when the hack scan says reward_hack.")
 @json_option
 @click.pass_context
-def gate(ctx: click.Context, file: str, mode: str | None, endorsed: tuple[str, ...], strict_hacks: bool,
+def gate(ctx: click.Context, file: Any, mode: str | None, endorsed: tuple[str, ...], strict_hacks: bool,
          as_json: bool) -> None:
     """Check a training set before it is published; exit 1 when the gate refuses it."""
     from whileai.selection import publish_gate

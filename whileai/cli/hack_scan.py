@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, read_rows, rows_argument
@@ -14,7 +16,7 @@ from whileai.defaults import DEFAULT_SEED
               help="A feature the reward should track (substring of a feature name); repeatable.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the shuffle floor.")
 @json_option
-def hack_scan(file: str, endorsed: tuple[str, ...], seed: int, as_json: bool) -> None:
+def hack_scan(file: Any, endorsed: tuple[str, ...], seed: int, as_json: bool) -> None:
     """Rank what the reward tracks within ask against a shuffle floor."""
     from whileai.guard import hack_scan as scan
 

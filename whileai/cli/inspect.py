@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
@@ -10,7 +12,7 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
 @click.command()
 @rows_argument()
 @json_option
-def inspect(file: str, as_json: bool) -> None:
+def inspect(file: Any, as_json: bool) -> None:
     """Rows, tasks, k, graded share, columns, markers, and pass@1 with its 95% interval."""
     from whileai.store import describe
 

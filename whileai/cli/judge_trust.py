@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
@@ -15,7 +17,7 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
               help="Who wrote the labels; model labels do not count as gold.")
 @json_option
 @click.pass_context
-def judge_trust(ctx: click.Context, file: str, labels: str, kind: str, as_json: bool) -> None:
+def judge_trust(ctx: click.Context, file: Any, labels: str, kind: str, as_json: bool) -> None:
     """Agreement and kappa of the judge's rewards with gold labels; exit 1 when the judge is not trusted."""
     from whileai.grade import attach_labels
     from whileai.grade import judge_trust as trust

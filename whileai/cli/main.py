@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from whileai import __version__
+from whileai._version import __version__
 
 __all__ = ["cli", "main"]
 
@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "datasets": "whileai.cli.datasets:datasets",
     "decontaminate": "whileai.cli.decontaminate:decontaminate",
     "export": "whileai.cli.export:export",
+    "failures": "whileai.cli.failures:failures",
     "gate": "whileai.cli.gate:gate",
     "hack-scan": "whileai.cli.hack_scan:hack_scan",
     "holdout-size": "whileai.cli.holdout_size:holdout_size",

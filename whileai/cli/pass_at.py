@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import (
@@ -21,7 +23,7 @@ from whileai.cli._common import (
 @click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
 @engine_option
 @json_option
-def pass_at(file: str, k: int | None, as_table: bool, engine: str, as_json: bool) -> None:
+def pass_at(file: Any, k: int | None, as_table: bool, engine: str, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
     from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure

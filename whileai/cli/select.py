@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from whileai.cli._common import (
@@ -29,7 +31,8 @@ from whileai.defaults import SELECT_TARGET
               help="rl only: run the hack scan with this endorsed feature; repeatable.")
 @engine_option
 @json_option
-def select(file: str, mode: str, output: str, target: int, endorsed: tuple[str, ...], engine: str, as_json: bool) -> None:
+def select(file: Any, mode: str, output: str, target: int, endorsed: tuple[str, ...], engine: str,
+           as_json: bool) -> None:
     """Keep the rows that carry training signal and write them to OUTPUT; print what was dropped."""
     from whileai.data import select as optimize
     from whileai.errors import ArgumentError

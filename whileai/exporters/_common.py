@@ -11,8 +11,8 @@ from typing import Any
 
 from whileai._checks import check_choice as check_choice
 from whileai.errors import ArgumentError, InputFileError, WaiError
-from whileai.table import _normalize as nz
 from whileai.table import atomic_path, output_format
+from whileai.table import normalize as nz
 
 __all__ = ["check_choice", "resolve_tools", "target_path", "writing"]
 
@@ -45,10 +45,10 @@ def _callable_schema(fn: Callable[..., Any]) -> dict[str, Any] | None:
         value = value() if callable(value) else value
         if isinstance(value, Mapping):
             return dict(value)
-    try:  # a plain function: the Simulate step's @wai.tool builds its schema
-        from whileai.simulation import tool as make_tool
-    except ImportError:
-        return None
+    from whileai.simulation import (
+        tool as make_tool,  # a plain function: simulate's @wai.tool builds it
+    )
+
     try:
         schema = make_tool(fn).schema
     except (WaiError, TypeError, ValueError):

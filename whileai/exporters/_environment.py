@@ -25,7 +25,8 @@ from whileai.errors import ArgumentError, InputFileError, TrainingSelectionError
 from whileai.exporters._common import resolve_tools
 from whileai.exporters._env_template import MODULE_TEMPLATE
 from whileai.exporters._report import EnvironmentReport
-from whileai.table import _normalize as nz
+from whileai.table import IntoRows
+from whileai.table import normalize as nz
 
 __all__ = ["export_environment", "holdout_bucket", "load_environment"]
 
@@ -121,7 +122,7 @@ def _task_row(task: dict[str, Any], index: int, name: str, sys_prompt: str | Non
 
 
 def export_environment(
-    source: Any,
+    source: IntoRows,
     out: str | os.PathLike[str],
     /,
     *,
@@ -137,7 +138,7 @@ def export_environment(
 ) -> EnvironmentReport:
     """Write a ``verifiers`` environment package a GRPO trainer can load: a module plus its data.
 
-    The package (seeds, "The loop": "A verifiers environment for GRPO") holds ``README.md``,
+    The package (docs/export.md, "A verifiers environment for GRPO": "A verifiers environment for GRPO") holds ``README.md``,
     ``pyproject.toml``, ``<name>/__init__.py`` with ``load_environment()``, ``<name>/spec.json``
     (system prompt, tools, max turns, reward) and ``<name>/data/train.jsonl`` and
     ``holdout.jsonl``: one row per task (``prompt`` messages, ``info`` with the task's pass rate
@@ -242,7 +243,7 @@ def export_environment(
 
 
 def _version() -> str:
-    from whileai import __version__
+    from whileai._version import __version__
 
     return __version__
 

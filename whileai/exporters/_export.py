@@ -42,6 +42,7 @@ from whileai.exporters._common import (
 from whileai.exporters._encode import valid_object
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.exporters._rows import CARRIED, Counts, Options, build_chunk, prepare_frame
+from whileai.table import IntoRows
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
@@ -129,7 +130,7 @@ class _Run:
                 f"principle or hidden state) in an assistant turn (rows {shown}{'...' if n_leaked > 10 else ''}); the "
                 "export scrubs the key, not the reply, so training on them teaches the model to say what only the grader "
                 "was told. Drop those rows (leak_report names them) or pass validate=False.",
-                reason="privileged_leak", rows=leaked, n_leaked=n_leaked,
+                reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
     def _build(self, start: int) -> tuple[pl.DataFrame, Counts]:
@@ -232,7 +233,7 @@ class _Run:
 
 
 def export_dataset(
-    source: Any,
+    source: IntoRows,
     output: str | os.PathLike[str] | None = None,
     /,
     *,
@@ -248,7 +249,7 @@ def export_dataset(
 ) -> ExportReport:
     """Write training rows for a trainer, to JSONL or Parquet, streaming and atomically.
 
-    Each rollout becomes one training row (seeds, "Export training rows"): the whole conversation
+    Each rollout becomes one training row (docs/export.md, "What a row holds"): the whole conversation
     with the system prompt first, a ``loss_mask`` of one 0/1 per message (1 on the agent's turns,
     0 on system, user and tool-output turns: tool output is the environment's text, not the
     policy's), the tool schemas, the reward and the task's group stats (group_id, k, n0/n1,
@@ -394,7 +395,7 @@ def _large_to_small(dtype: pa.DataType) -> pa.DataType:
 
 
 def training_rows(
-    source: Any,
+    source: IntoRows,
     /,
     *,
     format: Literal["openai", "trl"] = EXPORT_FORMAT,  # type: ignore[assignment]
@@ -408,8 +409,8 @@ def training_rows(
 ) -> list[dict[str, Any]]:
     """The training rows ``export_dataset`` would write, as a list of dicts (no file).
 
-    Same arguments and the same rows as :func:`export_dataset` (seeds: "training_rows is the
-    list-returning half of the same path"); see there.
+    Same arguments and the same rows as :func:`export_dataset` (docs/export.md: training_rows is the
+    list-returning half of the same path); see there.
 
     Examples:
         >>> rows = [{"scenario_id": "t1", "prompt": "hi", "final_text": "hello", "reward": 1.0}]
@@ -428,7 +429,7 @@ def training_rows(
     return out
 
 
-def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"] = "training",
+def to_trl(rows: IntoRows, /, *, kind: Literal["training", "completion", "preference"] = "training",
            **options: Any) -> list[dict[str, Any]]:
     """Rows in the shape TRL's data utilities take.
 
@@ -452,7 +453,7 @@ def to_trl(rows: Any, /, *, kind: Literal["training", "completion", "preference"
     return training_rows(rows, format="trl", **options)
 
 
-def trl_dataset(source: Any, /, *, kind: Literal["training", "completion", "preference"] = "training",
+def trl_dataset(source: IntoRows, /, *, kind: Literal["training", "completion", "preference"] = "training",
                 **options: Any) -> Any:
     """TRL rows as a ``datasets.Dataset`` that keeps every message exactly as written.
 
@@ -491,7 +492,7 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
               mode: Literal["assistant", "final"] = EXPORT_MASK_MODE) -> list[int]:  # type: ignore[assignment]
     """One 0/1 per message: 1 on the agent's turns, 0 on system, user and tool turns.
 
-    ``mode="final"`` sets 1 on the last assistant message only (seeds, "Export training rows").
+    ``mode="final"`` sets 1 on the last assistant message only (docs/export.md, "What a row holds").
 
     Examples:
         >>> msgs = [{"role": "user"}, {"role": "assistant"}, {"role": "tool"}, {"role": "assistant"}]
@@ -506,14 +507,14 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
     return flags
 
 
-def tool_call_roundtrip(rows: Any, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT  # type: ignore[assignment]
+def tool_call_roundtrip(rows: IntoRows, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT  # type: ignore[assignment]
                         ) -> ToolCallRoundtrip:
     """Check that every tool call's arguments parse back as a JSON object.
 
     ``format`` names the encoding the check vouches for: ``"openai"`` checks arguments as a JSON
     string that decodes to an object, ``"trl"`` as the object a chat template renders with
-    ``| tojson`` (seeds: "the tool_call_roundtrip block names which of the two encodings it
-    checked, so invalid: 0 says what it actually vouches for").
+    ``| tojson``: the report names which of the two encodings it checked, so ``invalid: 0`` says
+    what it actually vouches for (docs/export.md, "Checks that refuse").
 
     Examples:
         >>> call = {"function": {"name": "f", "arguments": "{bad"}}

@@ -16,8 +16,9 @@ from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
 from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
 from whileai.exporters._encode import Encoding, field_piece, message_json, valid_object
 from whileai.exporters._report import PreferenceExportReport, ToolCallRoundtrip
-from whileai.table import _normalize as nz
-from whileai.table import meta_of, open_binary
+from whileai.stats import length_confound
+from whileai.table import IntoRows, meta_of, open_binary
+from whileai.table import normalize as nz
 from whileai.table.schema import MESSAGE, TOOL_CALL
 
 __all__ = ["export_preference", "preference_rows"]
@@ -247,7 +248,7 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
     if pairs_n == 0:
         raise TrainingSelectionError(
             f"pairs must leave at least one pair to write, got none of {counts['n']} ({dropped or 'all dropped'}). "
-            "Check that chosen and rejected differ at an agent turn.", reason="no_pairs", dropped=dropped,
+            "Check that chosen and rejected differ at an agent turn.", reason="no_pairs", counts=dropped,
         )
     if validate and counts["bad"]:
         raise TrainingSelectionError(
@@ -263,14 +264,14 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
         report.warnings.append(
             f"{dropped['no_one_turn_contrast']} pairs first differ at a turn that is not the agent's (a tool result or a "
             "user turn), so they have no one-turn contrast and were left out.")
-    if table.length_confound(counts["chosen_longer"], pairs_n):
+    if length_confound(counts["chosen_longer"], pairs_n):
         report.warnings.append(
             f"the chosen side is the longer one in {report.chosen_longer_frac:.0%} of pairs; DPO learns length faster "
             "than behaviour, so length-match the pairs (build_preference_pairs does) before training.")
     return lines, report
 
 
-def preference_rows(pairs: Any, /, *, format: Literal["openai", "trl", "fireworks"] = "openai",  # type: ignore[assignment]
+def preference_rows(pairs: IntoRows, /, *, format: Literal["openai", "trl", "fireworks"] = "openai",  # type: ignore[assignment]
                     drop_ties: bool = True, validate: bool = True, system_prompt: str | None = None,
                     tools: Any = None) -> list[dict[str, Any]]:
     """The rows ``export_preference`` would write, as a list of dicts (no file)."""
@@ -279,7 +280,7 @@ def preference_rows(pairs: Any, /, *, format: Literal["openai", "trl", "firework
 
 
 def export_preference(
-    pairs: Any,
+    pairs: IntoRows,
     output: str | os.PathLike[str],
     /,
     *,
@@ -293,7 +294,7 @@ def export_preference(
 
     ``format="openai"``: the ask as ``prompt`` and each side's whole conversation (system prompt
     first) as ``chosen``/``rejected``. ``format="trl"``: the one-turn preference TRL's
-    ``DPOTrainer`` trains as it should (seeds, "Export training rows"): ``prompt`` is the prefix
+    ``DPOTrainer`` trains as it should (docs/export.md, "Preference pairs"): ``prompt`` is the prefix
     both sides share (tool turns and later asks included) and ``chosen``/``rejected`` are each the
     one assistant turn where the sides diverge, because DPO masks the prompt and scores every
     completion token (Lambert 2025, chapter Direct Alignment); later turns are cut and the pairs

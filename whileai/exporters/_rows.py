@@ -24,11 +24,11 @@ import pyarrow as pa
 from whileai.defaults import (
     EXPORT_EXAMPLES,
     EXPORT_GROUP_ID_HEX,
-    PASS_THRESHOLD,
     SCHEMA_VERSION,
     TOOL_OUTPUT_TRUNCATION_MARKER,
 )
 from whileai.exporters._encode import Encoding, enc, field_piece, message_json, valid_object
+from whileai.measure import group_stats as measure_group_stats
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
 __all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "prepare_frame"]
@@ -113,34 +113,13 @@ class Counts:
 
 
 def group_stats(df: pl.DataFrame) -> pl.DataFrame:
-    """Per task: group_id, k (rows exported), n0/n1 (fail/pass, split at 0.5), reward_mean/std.
+    """Per task: group_id (12 hex of FNV-1a) beside ``whileai.measure.group_stats``.
 
-    Uses ``whileai.selection.group_stats`` when the Select step provides it, else the per-task pass
-    counts of ``whileai.measure.task_stats`` (the one place pass counts come from) plus the
-    population standard deviation of the graded rewards.
+    The counts and spread are the measure step's (the one place pass counts come from): ``k``
+    graded rollouts, ``n0``/``n1`` fails and passes (split at ``PASS_THRESHOLD``), the reward mean
+    and population standard deviation.
     """
-    select_group_stats: Any
-    try:  # the Select step's group stats, when present (same definitions)
-        from whileai.selection import group_stats as select_group_stats
-    except ImportError:
-        select_group_stats = None
-    if select_group_stats is not None:
-        stats = select_group_stats(df)
-        if {"task_key", "k", "n0", "n1", "reward_mean", "reward_std"} <= set(stats.columns):
-            return _with_group_id(stats.select("task_key", "k", "n0", "n1", "reward_mean", "reward_std"))
-    from whileai.measure import task_stats
-
-    base = task_stats(df.select("task_key", "reward"), threshold=PASS_THRESHOLD)
-    spread = df.lazy().group_by("task_key").agg(pl.col("reward").std(ddof=0).alias("reward_std")).collect()
-    stats = base.join(spread, on="task_key", how="left", maintain_order="left").select(
-        "task_key",
-        pl.col("n").alias("k"),
-        (pl.col("n_graded") - pl.col("c")).alias("n0"),
-        pl.col("c").alias("n1"),
-        pl.col("reward_mean"),
-        pl.col("reward_std"),
-    )
-    return _with_group_id(stats)
+    return _with_group_id(measure_group_stats(df))
 
 
 def _with_group_id(stats: pl.DataFrame) -> pl.DataFrame:

@@ -96,13 +96,13 @@ def check_judge(judge: Any, what: str = "judge") -> None:
             f"{what} must be a callable taking a row dict, got None. "
             f"Pass {what}=lambda row: {{'reward': ...}}, a verifier such as wai.verify.MathEqual(), "
             "or wai.rubric_judge(rubric, endpoint).",
-            judge=judge,
+            value=judge,
         )
     if not callable(judge):
         raise JudgeError(
             f"{what} must be a callable taking a row dict, got {type(judge).__name__} {judge!r:.80}. "
             "Wrap it in a function: lambda row: {'reward': ...}.",
-            judge=judge,
+            value=judge,
         )
 
 

@@ -1,6 +1,6 @@
 """Attach gold labels (people's or a program's 0/1 verdicts) to rows, by key.
 
-Seeds, "Trust the numbers": labels come as ``[{"key": ..., "label": 0 or 1}, ...]`` or a
+docs/grade.md, "Labels": labels come as ``[{"key": ..., "label": 0 or 1}, ...]`` or a
 ``{key: label}`` dict. A key names its row as the row's ``rollout_id``, as
 ``"scenario_id#rollout_index"``, as ``scenario_id`` plus ``rollout_index`` given as two fields,
 or as the prompt. A key that names no row is listed under warnings with the form it was read
@@ -24,6 +24,7 @@ from pydantic import Field
 from whileai import table
 from whileai.errors import JudgeError
 from whileai.report import Report
+from whileai.table import IntoRows
 
 __all__ = ["LabelReport", "Labeled", "attach_labels"]
 
@@ -182,7 +183,7 @@ class _LabelColumns:
 
 
 def attach_labels(
-    rows: Any,
+    rows: IntoRows,
     /,
     labels: Any,
     *,
@@ -190,7 +191,7 @@ def attach_labels(
 ) -> Labeled:
     """Stamp gold labels on the rows they name: ``gold_reward`` (0/1) and ``gold_kind``.
 
-    Seeds, "Trust the numbers". A string key is matched as the row's ``rollout_id``, then as
+    docs/grade.md, "Labels". A string key is matched as the row's ``rollout_id``, then as
     ``"scenario_id#rollout_index"``, then as the prompt (the first form that names a row wins);
     records may instead give ``rollout_id``, ``scenario_id`` plus ``rollout_index``, or
     ``prompt`` as fields. A row named by several labels gets their majority (an even split
@@ -266,7 +267,7 @@ def attach_labels(
             f"{first['_key']!r} as {first['_matched_as']} names {first['n']} rows). Pooled runs on one pinned grid share "
             "scenario_id#rollout_index; stamp a unique rollout_id on every row (for example "
             "row['rollout_id'] = f'{run}-{i:05d}') and key the labels on it. Nothing was changed.",
-            n_ambiguous=multi.height,
+            counts={"n_ambiguous": multi.height},
         )
     unmatched = pending.sort("_li")
     report.matched = matched["_li"].n_unique()
@@ -283,7 +284,7 @@ def attach_labels(
             f"labels must name rows of this table, got {len(records)} label(s) that name none (first: "
             f"{report.unmatched_keys[0] if report.unmatched_keys else '?'}). A key is the row's rollout_id, "
             "'scenario_id#rollout_index', or its prompt; check the labels belong to these rows.",
-            n_labels=len(records),
+            counts={"n_labels": len(records)},
         )
     if unmatched.height:
         report.warnings.append(

@@ -1,6 +1,6 @@
 """Exploit probes: try on purpose the reward hacks a policy finds first, and see if the judge pays.
 
-Seeds, "Trust the numbers": filler, the rubric's own words stuffed in, a claim of success with no
+docs/grade.md, "judge_probes": filler, the rubric's own words stuffed in, a claim of success with no
 evidence, the ask echoed back, a well-formed tool call with empty arguments, a sycophantic
 opener, a polite refusal. An additive probe (it adds to a real reply) is a hole when failing
 replies start passing, net of the ones that stop: ``max(0, flips_up - flips_down)`` over the
@@ -45,6 +45,7 @@ from whileai.grade._rows import row_dicts
 from whileai.report import Report
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
+from whileai.table import IntoRows
 
 __all__ = ["ProbeReport", "judge_probes", "resolvable_rate"]
 
@@ -192,7 +193,7 @@ def _passes(verdicts: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def judge_probes(
-    rows: Any,
+    rows: IntoRows,
     /,
     judge: Callable[[Any], Any],
     *,
@@ -207,7 +208,7 @@ def judge_probes(
     level: float = CI_LEVEL,
     judge_name: str | None = None,
 ) -> ProbeReport:
-    """Try the reward hacks a policy finds first on the judge, on purpose (seeds, "Trust the numbers").
+    """Try the reward hacks a policy finds first on the judge, on purpose (docs/grade.md, "judge_probes").
 
     A seeded sample of rows is judged as it is, then once per probe with the reply edited.
     Additive probes (``filler``, ``keyword_stuffing``, ``sycophancy``) add to the real reply and

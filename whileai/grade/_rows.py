@@ -4,7 +4,7 @@ A judge takes one row as a dict, so grading has to hand a million dicts to user 
 own ``iter_rows``/``to_list`` on a list-of-struct column (the conversation) costs tens of
 microseconds per row; here every column becomes a flat Python list first (the conversation is
 flattened with Arrow-style offsets: one ``to_list`` per message field, not per message), and the
-dicts are zipped from those lists (``whileai.table._rowdicts``, what ``table.rows`` uses).
+dicts are zipped from those lists (``whileai.table.row_dicts``, what ``table.rows`` uses).
 
 For the judge loop, :func:`lazy_rows` goes further: each row is a :class:`LazyRow` that converts
 a column (for its whole chunk, once) only when some row of the chunk reads it, so a judge that
@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from whileai.defaults import CHUNK_ROWS
-from whileai.table._rowdicts import _JSON, _column, _no_gc, row_dicts
+from whileai.table import JSON_COLUMNS, column_values, no_gc, row_dicts
 from whileai.table.schema import DERIVED_COLUMNS
 
 __all__ = ["LazyRow", "iter_row_chunks", "lazy_rows", "row_dicts"]
@@ -47,8 +47,8 @@ class _Chunk:
             with self._lock:
                 values = self._values.get(name)
                 if values is None:
-                    with _no_gc():
-                        values = _column(self._series[name])
+                    with no_gc():
+                        values = column_values(self._series[name])
                     self._values[name] = values
         return values
 
@@ -208,7 +208,7 @@ def _anchor(df: pl.DataFrame, names: list[str]) -> str | None:
     best = None
     for name in names:
         dtype = df.schema[name]
-        if df[name].null_count() == 0 and not dtype.is_nested() and name not in _JSON:
+        if df[name].null_count() == 0 and not dtype.is_nested() and name not in JSON_COLUMNS:
             if dtype.is_numeric() or dtype == pl.Boolean:
                 return name
             best = best or name
@@ -228,7 +228,7 @@ def lazy_rows(df: pl.DataFrame) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     append = out.append
     new = LazyRow
-    with _no_gc():
+    with no_gc():
         if anchor is None:  # every column has a null somewhere: fill eagerly
             rows = row_dicts(df)
             return rows

@@ -3,7 +3,7 @@
 A :class:`Rubric` is a list of :class:`Criterion`. A ``hard`` criterion must hold: when one fails
 the reward is 0. ``soft`` criteria give partial credit: the reward is the mean of all criteria
 met (hard ones count as met once they all hold). A rubric of hard criteria only therefore gives
-exact 0/1 rewards, the ones :func:`judge_trust` can count (seeds, "Trust the numbers": partially
+exact 0/1 rewards, the ones :func:`judge_trust` can count (docs/grade.md, "Rubrics": partially
 met rows are skipped, and the fix is ``Criterion(kind="hard")``).
 
 :func:`rubric_judge` turns a rubric and a chat endpoint into a judge. It hands the model
@@ -359,7 +359,7 @@ def rubric_judge(
     max_chars: int = RUBRIC_TRANSCRIPT_CHARS,
     **params: Any,
 ) -> RubricJudge:
-    """A judge that asks a chat model to check each criterion of ``rubric`` (seeds, "Trust the numbers").
+    """A judge that asks a chat model to check each criterion of ``rubric`` (docs/grade.md, "Rubrics").
 
     The model is told which tools returned a result (``tools_called``) and which declared tools
     did not (``tools_not_called``), and that a reply announcing a call it never made has not

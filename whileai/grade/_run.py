@@ -34,7 +34,8 @@ from whileai.grade._execute import run_calls, to_verdict
 from whileai.grade._rows import iter_row_chunks
 from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
 from whileai.report import Report
-from whileai.table import _normalize as nz
+from whileai.table import IntoRows
+from whileai.table import normalize as nz
 
 __all__ = ["GradeReport", "run_judge"]
 
@@ -98,7 +99,7 @@ class GradeReport(Report):
 
 
 def run_judge(
-    rows: Any,
+    rows: IntoRows,
     /,
     judge: Callable[[Any], Any],
     *,
@@ -114,7 +115,7 @@ def run_judge(
     max_skipped_share: float = MAX_SKIPPED_SHARE,
     progress: ProgressArg = None,
 ) -> table.StepResult:
-    """Grade every row with ``judge`` and return the scored rows (seeds, The loop, Grade).
+    """Grade every row with ``judge`` and return the scored rows (README.md, "The loop, offline, no key", Grade).
 
     The judge takes one row dict and returns a number in [0, 1], a bool, or
     ``{"reward": ..., "markers": {...}, "reason": ..., ...}``. Markers land in the ``markers``
@@ -346,5 +347,6 @@ def _trust_outcome(report: GradeReport, trust_report: JudgeTrustReport, mode: st
         line = f"judge check {word}: {detail}".rstrip(": ")
     if mode == "require":
         raise JudgeError(f"the judge must pass its check against gold labels under trust='require', got: {line} "
-                         "Or pass trust='warn' to grade anyway.", trust=report.trust)
+                         "Or pass trust='warn' to grade anyway.", reason=trust_report.status,
+                         report=trust_report)
     report.warnings.append(line)

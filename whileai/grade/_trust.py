@@ -1,6 +1,6 @@
 """Does the judge agree with people? Agreement, kappa, halves, length bias, consistency, probes.
 
-Seeds, "Trust the numbers": agreement with a Wilson interval and Cohen's kappa against gold
+docs/grade.md, "judge_trust": agreement with a Wilson interval and Cohen's kappa against gold
 labels, agreement on two task halves (tune the rubric on one, read the other), the judge's pass
 rate on short versus long replies within the same human label (length bias the humans rule out),
 and with the judge callable a re-judge of a sample as-is (consistency) and with neutral filler
@@ -49,11 +49,13 @@ from whileai.grade._rows import row_dicts
 from whileai.report import ChartedReport, Tone
 from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
 from whileai.stats.rng import check_rng
+from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
+from whileai.table import IntoRows
 
 __all__ = ["GOLD_KINDS", "JudgeTrustReport", "format_judge_trust", "gold_words", "judge_trust", "trust_summary"]
 
-#: Accepted gold kinds; "verifier" reads as "program" (seeds, "Trust the numbers").
+#: Accepted gold kinds; "verifier" reads as "program" (docs/grade.md, "judge_trust").
 GOLD_KINDS = ("human", "program", "model")
 
 _NOT_MEASURED = (
@@ -101,7 +103,13 @@ class JudgeTrustReport(ChartedReport):
     agreement: float = float("nan")
     """Share of counted rows where the judge's 0/1 reward equals the gold label."""
     agreement_ci95: tuple[float, float] = (float("nan"), float("nan"))
-    """Wilson interval of the agreement."""
+    """Interval on the agreement (method in ``agreement_method``)."""
+    agreement_method: Literal["wilson", "cluster_wilson"] = "wilson"
+    """``wilson`` (Wilson 1927) when every task has one labelled row; ``cluster_wilson`` (clustered
+    by task: the cluster-robust design effect on Wilson's interval, whileai.stats.score) when some
+    task has several, since rollouts of one task share its difficulty and a judge's accuracy on it."""
+    n_gold_tasks: int = 0
+    """Tasks behind the counted labelled rows (the clusters of ``cluster_wilson``)."""
     agreement_low: float = float("nan")
     """Lower bound of that interval (the number the floor reads)."""
     kappa: float = float("nan")
@@ -139,6 +147,9 @@ class JudgeTrustReport(ChartedReport):
         """The trust stamp a graded row carries in ``judge_meta["trust"]``."""
         return trust_summary(self)
 
+    def _cluster_words(self) -> str:
+        return f" over {self.n_gold_tasks} tasks, clustered by task" if self.agreement_method == "cluster_wilson" else ""
+
     def verdict_word(self) -> tuple[str, Tone]:
         """OK good, FAIL bad, NOT MEASURED and INCONCLUSIVE warn."""
         return ({"ok": ("OK", "good"), "fail": ("FAIL", "bad"), "not_measured": ("NOT MEASURED", "warn"),
@@ -165,7 +176,7 @@ class JudgeTrustReport(ChartedReport):
         if self.n_gold:
             lines.append(
                 f"agreement {_pct(self.agreement)} (95% {_pct(self.agreement_ci95[0])}..{_pct(self.agreement_ci95[1])}, "
-                f"n={self.n_gold}), kappa {_num(self.kappa)}"
+                f"n={self.n_gold}{self._cluster_words()}), kappa {_num(self.kappa)}"
                 f"   floors: lower bound {_pct(self.floors.get('min_agreement'))}, kappa {_num(self.floors.get('min_kappa'))}"
             )
             c = self.confusion
@@ -246,7 +257,7 @@ _COLUMNS = ("reward", "gold_reward", "gold_kind", "final_text", "rollout_id", "s
 
 
 def judge_trust(
-    rows: Any,
+    rows: IntoRows,
     /,
     judge: Callable[[Any], Any] | None = None,
     *,
@@ -264,7 +275,7 @@ def judge_trust(
     judge_name: str | None = None,
     progress: ProgressArg = None,
 ) -> JudgeTrustReport:
-    """Check the judge's rewards against gold labels (seeds, "Trust the numbers").
+    """Check the judge's rewards against gold labels (docs/grade.md, "judge_trust").
 
     Counts the labeled rows whose judge reward is exactly 0 or 1 (partial-credit rows are
     skipped and counted; over ``max_skipped_share`` the check is INCONCLUSIVE) and gives
@@ -400,7 +411,7 @@ def measure_trust(
                        "are not a measurement of the judge. Label rows by hand (kind='human') or with a program "
                        "(kind='program'), or pass allow_model_gold=True to read them anyway.")
             if refuse_model_gold:
-                raise JudgeError(message, n_model=n_model)
+                raise JudgeError(message, counts={"n_model": n_model})
             report.warnings.append("judge trust is unmeasured: " + message)
             report.skipped = {"partial": 0, "ungraded": 0, "model_gold": n_model, "share": float("nan")}
             report.gold_kind = "model"
@@ -469,7 +480,14 @@ def _agreement(report: JudgeTrustReport, exact: pl.DataFrame, words: str, *, lev
     report.n_gold = n
     report.confusion = {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
     report.agreement = percent_agreement(conf)
-    lo, hi = wilson(tp + tn, n, level=level)
+    per_task = (exact.with_columns((pl.col("_r") == pl.col("_g")).cast(pl.Float64).alias("_agree"))
+                .group_by("task_key").agg(pl.col("_agree").sum().alias("x"), pl.len().alias("n")))
+    report.n_gold_tasks = per_task.height
+    if per_task.height and int(per_task["n"].max()) > 1:  # type: ignore[arg-type]
+        lo, hi = cluster_wilson(per_task["x"].to_numpy(), per_task["n"].to_numpy(), level=level)
+        report.agreement_method = "cluster_wilson"
+    else:
+        lo, hi = wilson(tp + tn, n, level=level)
     report.agreement_ci95 = (float(lo), float(hi))
     report.agreement_low = float(lo)
     report.judge_pass_rate = (tp + fp) / n

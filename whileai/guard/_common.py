@@ -6,7 +6,6 @@ the small statistics every guard report prints.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -17,7 +16,8 @@ from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
 from whileai._checks import check_strings as check_strings
-from whileai.defaults import CI_LEVEL
+from whileai.stats import cluster_mean_ci as cluster_mean_ci
+from whileai.stats import pearson as pearson
 
 __all__ = [
     "agent_text",
@@ -33,7 +33,7 @@ __all__ = [
 
 
 # ------------------------------------------------------------------------------------------
-# argument checks (before any data is touched; CONVENTIONS.md point 7)
+# argument checks (before any data is touched; docs/architecture.md, "Errors")
 # ------------------------------------------------------------------------------------------
 
 
@@ -163,51 +163,6 @@ def calls_long(msgs: pl.DataFrame) -> pl.DataFrame:
 # ------------------------------------------------------------------------------------------
 # statistics
 # ------------------------------------------------------------------------------------------
-
-
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson correlation; NaN when either side is constant or there are fewer than 2 pairs."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    if x.size < 2:
-        return float("nan")
-    xc, yc = x - x.mean(), y - y.mean()
-    den = math.sqrt(float(xc @ xc) * float(yc @ yc))
-    if den <= 1e-12:
-        return float("nan")
-    return float(np.clip((xc @ yc) / den, -1.0, 1.0))
-
-
-def cluster_mean_ci(values: np.ndarray, groups: np.ndarray, *, level: float = CI_LEVEL) -> tuple[float, float, float]:
-    """Mean of ``values`` with a cluster-robust normal interval over tasks.
-
-    Miller 2024 ("Adding Error Bars to Evals", arXiv:2411.00640, section 2.1): rows of one task
-    are not independent, so the variance is summed over tasks.
-
-    se^2 = G/(G-1) * sum_g (s_g - m n_g)^2 / N^2 with s_g the task's sum, n_g its rows, G tasks.
-    Returns (mean, lo, hi) clipped to the range of the values; NaN bounds with fewer than 2 tasks
-    or when every value is the same (no interval for a constant).
-    """
-    from scipy.stats import norm
-
-    v = np.asarray(values, dtype=np.float64)
-    ok = np.isfinite(v)
-    v, g = v[ok], np.asarray(groups)[ok]
-    if v.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    m = float(v.mean())
-    _, inv = np.unique(g, return_inverse=True)
-    n_g = np.bincount(inv).astype(np.float64)
-    s_g = np.bincount(inv, weights=v)
-    G = n_g.size
-    if G < 2 or float(v.max() - v.min()) == 0.0:
-        return m, float("nan"), float("nan")
-    se = math.sqrt(G / (G - 1) * float(((s_g - m * n_g) ** 2).sum())) / v.size
-    z = float(norm.ppf(0.5 + level / 2.0))
-    lo, hi = float(v.min()), float(v.max())
-    return m, max(lo, m - z * se), min(hi, m + z * se)
 
 
 def graded_mask(df: pl.DataFrame) -> np.ndarray:

@@ -1,6 +1,6 @@
 """``decontaminate``: four rules between training rows and evaluation sources.
 
-Seeds, "Decontamination". In priority order, each row counted once:
+docs/guard.md, "Decontamination". In priority order, each row counted once:
 
 1. ``same_task``: the row shares a scenario_id or task_id with an eval row (a task is a
    situation, not a string, so a rephrasing of an eval situation is the eval situation);
@@ -52,7 +52,7 @@ from whileai.guard._common import check_fraction, check_positive_int, check_stri
 from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
-from whileai.table import like_input
+from whileai.table import IntoRows, like_input
 
 __all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
 
@@ -62,12 +62,12 @@ _RULES = ("same_task", "exact", "near", "semantic")
 _SIM_BLOCK = 512  # row vectors compared with every eval vector at once
 
 RULE_SOURCES = {
-    "same_task": "seeds, Decontamination: a task is a situation, not a string",
+    "same_task": "docs/guard.md, 'Decontamination': a task is a situation, not a string",
     "exact": "the same word sequence as an eval text (lower-cased; spacing and punctuation ignored)",
     "near": ("one eval text covers >= overlap of the row's words in shared word 8-grams: the 8-gram coverage rule of "
              "Llama 3 (Dubey et al. 2024, section 5.1.4, after Singh et al. 2024) with the 80% 'dirty' cut of the "
              "Llama 2 contamination analysis (Touvron et al. 2023, appendix A.6)"),
-    "semantic": "embedder cosine >= similarity against an eval prompt of a different task (seeds, Decontamination)",
+    "semantic": "embedder cosine >= similarity against an eval prompt of a different task (docs/guard.md, 'Decontamination')",
 }
 
 
@@ -146,9 +146,9 @@ class Decontaminated(NamedTuple):
 
 
 def decontaminate(
-    rows: Any,
+    rows: IntoRows,
     /,
-    eval: Any = None,  # noqa: A002 - the seeds' name for the argument
+    eval: IntoRows | Sequence[IntoRows] | None = None,  # noqa: A002 - the documented name (docs/guard.md)
     *,
     against: Any = None,
     fields: Sequence[str] | str = ("prompt",),
@@ -162,7 +162,7 @@ def decontaminate(
 ) -> Decontaminated:
     """Drop training rows that copy, nearly copy, or (with an embedder) read like an eval source.
 
-    Four rules, counted separately, each row counted once in this order (seeds,
+    Four rules, counted separately, each row counted once in this order (docs/guard.md,
     "Decontamination"): same scenario_id or task_id as an eval row (``n_same_task``); an eval
     text verbatim (``n_exact``); one eval text covering at least ``overlap`` of the row's words
     with shared word ``n``-grams (``n_near``: the 8-gram coverage rule of Llama 3, Dubey et al.
@@ -521,7 +521,7 @@ def _embed(embedder: Callable[[list[str]], Any], texts: list[str], what: str, di
             raise ContaminationError(
                 f"embedder must return one vector per text, shape ({len(batch)}, {want_d}) for {len(batch)} {what}, "
                 f"got shape {arr.shape}. Return a 2-D array with one row per input text.",
-                shape=tuple(arr.shape),
+                value=tuple(arr.shape),
             )
         if not np.isfinite(arr).all():
             raise ContaminationError(f"embedder returned NaN or infinite values for {what}. Fix the embedder.")

@@ -1,6 +1,6 @@
 """Argument grounding: does every string argument of every tool call come from somewhere?
 
-Seeds, "Argument grounding": a policy trained to call a tool learns to call it before it learns
+docs/guard.md, "Argument grounding": a policy trained to call a tool learns to call it before it learns
 when not to, and invents arguments (an order id on a prompt that gave none). A string argument is
 grounded when it appears (case-insensitively) in the prompt, the user and system turns, or a tool
 result that came before the call. No categories, any agent.
@@ -8,8 +8,9 @@ result that came before the call. No categories, any agent.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 import polars as pl
@@ -30,7 +31,7 @@ from whileai.guard._common import (
     stamp_markers,
 )
 from whileai.report import Report, fmt_ci
-from whileai.table import like_input
+from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"]
 
@@ -79,11 +80,23 @@ def _ungrounded(df: pl.DataFrame, ignore_keys: Sequence[str], allow: Sequence[st
     return bad, has_calls
 
 
-def mark_grounding(rows: Any, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+@overload
+def mark_grounding(rows: FluentT, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> FluentT: ...
+@overload
+def mark_grounding(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> pl.DataFrame: ...
+@overload
+def mark_grounding(rows: Iterable[Mapping[str, Any]], /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> list[dict[str, Any]]: ...
+@overload
+def mark_grounding(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+                   min_len: int = GROUNDING_MIN_CHARS) -> Any: ...
+def mark_grounding(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
                    min_len: int = GROUNDING_MIN_CHARS) -> Any:
     """Stamp ``argument_grounding``: 1.0 when every string argument of every call is grounded.
 
-    Seeds, "Argument grounding": a string argument is grounded when it appears in the prompt,
+    docs/guard.md, "Argument grounding": a string argument is grounded when it appears in the prompt,
     the user and system turns, or an earlier tool result; rows with no calls count as grounded.
     ``must_not_regress=["argument_grounding"]`` then fails the run that learned to invent.
 
@@ -169,7 +182,7 @@ class GroundingReport(Report):
         return "\n".join(lines)
 
 
-def grounding_report(rows: Any, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
+def grounding_report(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = (), allow: Sequence[str] | str = (),
                      min_len: int = GROUNDING_MIN_CHARS, examples: int = GUARD_EXAMPLES * 4) -> GroundingReport:
     """Grounded share of rows, its interval over tasks, and the invented arguments by tool and key.
 

@@ -1,6 +1,6 @@
 """``hack_scan``: what will the policy learn? Reward against every candidate feature, within ask.
 
-Seeds, "What will the policy learn?": reward and every candidate feature are centred within ask
+docs/guard.md, "What will the policy learn?": reward and every candidate feature are centred within ask
 (task_key), ranked by that correlation, and compared to a noise floor ``tau`` from shuffling the
 reward within ask. The kernel is a handful of matrix products:
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -45,6 +45,7 @@ from whileai.guard._common import agent_text_of, check_fraction, check_positive_
 from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
 from whileai.report import ChartedReport, Tone, fmt_num
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["HackScanReport", "hack_scan"]
 
@@ -199,7 +200,7 @@ def _fmt_signed(value: float) -> str:
 
 
 def hack_scan(
-    rows: Any,
+    rows: IntoRows,
     /,
     *,
     endorsed: Sequence[str] | str | None = None,
@@ -215,7 +216,7 @@ def hack_scan(
     seed: int | np.random.Generator = DEFAULT_SEED,
     top_features: int = HACK_TOP_FEATURES,
 ) -> HackScanReport:
-    r"""Rank what the reward tracks within ask against a shuffle floor (seeds, "What will the policy learn?").
+    r"""Rank what the reward tracks within ask against a shuffle floor (docs/guard.md, "What will the policy learn?").
 
     Reward and every candidate feature are centred within ask (``task_key``), ranked by their
     correlation, and compared with ``tau``, the (1 - ``alpha``) quantile of the largest |rho| over
@@ -382,9 +383,12 @@ def hack_scan(
 
     # ---- pairwise ANDs of the best binary features -------------------------------------------
     bin_cols: list[tuple[str, np.ndarray, float]] = []  # name, column over graded rows, |rho|
+    pool_d: list[int] = []  # the binary features an AND can be built from: dense ones, then auto ones
     for jd, name in enumerate(dense_names):
         if dense_kind[jd] == "binary" and keep_d[jd] and np.isfinite(rho_d[jd]):
             bin_cols.append((name, D[:, jd] > 0, abs(rho_d[jd])))
+            pool_d.append(jd)
+    pool_a = np.flatnonzero(keep_a & np.isfinite(rho_a)) if A_eff is not None else np.zeros(0, np.int64)
     if A_eff is not None:
         best_a = np.flatnonzero(keep_a & np.isfinite(rho_a))
         best_a = best_a[np.argsort(-np.abs(rho_a[best_a]))][: max(seeds, 0)]
@@ -413,12 +417,18 @@ def hack_scan(
     else:
         n_obs_p = np.zeros(0, np.int64)
 
-    # ---- the shuffle floor over every scanned feature ------------------------------------------
+    # ---- the shuffle floor over the whole search -----------------------------------------------
+    # The AND tier is built from the features that track reward best, so each shuffle rebuilds
+    # it from the features that track the shuffled reward best: the floor is the null maximum of
+    # the search as run, not of the ANDs the real reward picked (those would set it too low).
     P_eff = P[eff_idx]
-    blocks = [(D_eff, keep_d, sxx_d), (P_eff, keep_p, sxx_p)]
+    blocks = [(D_eff, keep_d, sxx_d)]
     Ak = A_eff[:, np.flatnonzero(keep_a)] if A_eff is not None and keep_a.any() else None
     sxx_ak = sxx_a[keep_a] if Ak is not None else np.zeros(0)
-    maxes = kernel.shuffle_max(blocks, Ak, sxx_ak, n_perm=n_perm, rng=rng)
+    and_tier = None
+    if seeds >= 2 and len(pool_d) + pool_a.size >= 2:
+        and_tier = _and_tier(D, auto_mat, pool_d, pool_a, keep_d, keep_a, eff_idx, seeds=seeds, min_obs=min_obs)
+    maxes = kernel.shuffle_max(blocks, Ak, sxx_ak, n_perm=n_perm, rng=rng, and_tier=and_tier)
     tau = float(np.quantile(maxes, 1.0 - alpha)) if maxes.size else float("nan")
     report.tau = tau
 
@@ -474,6 +484,39 @@ def hack_scan(
 # ------------------------------------------------------------------------------------------
 # verdict
 # ------------------------------------------------------------------------------------------
+
+
+class _AndTier(NamedTuple):
+    """What a shuffle needs to rebuild the AND tier: the binary pool and where its rho comes from."""
+
+    pool: np.ndarray
+    """Bool (disagreeing-ask rows x pool features): dense binary features, then auto ones."""
+    pair_obs: np.ndarray
+    """Rows (over every graded row) where both features of a pair are present."""
+    n_graded: int
+    dense_pos: np.ndarray
+    """Positions of the dense pool features among the scanned dense columns."""
+    auto_pos: np.ndarray
+    """Positions of the auto pool features among the scanned auto columns."""
+    seeds: int
+    min_obs: int
+    sxx: dict[int, float]
+    """Cache: within-ask sum of squares of the AND of pool features a < b, keyed a * m + b."""
+
+
+def _and_tier(D: np.ndarray, auto_mat: Any, pool_d: list[int], pool_a: np.ndarray, keep_d: np.ndarray,
+              keep_a: np.ndarray, eff_idx: np.ndarray, *, seeds: int, min_obs: int) -> _AndTier:
+    cols = [D[:, pool_d] > 0] if pool_d else []
+    if pool_a.size:
+        cols.append(auto_mat[:, pool_a].toarray() > 0)
+    full = np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
+    f32 = full.astype(np.float32)
+    pair_obs = np.rint(f32.T @ f32).astype(np.int64)
+    scanned_d = np.flatnonzero(keep_d)
+    scanned_a = np.flatnonzero(keep_a)
+    return _AndTier(pool=full[eff_idx], pair_obs=pair_obs, n_graded=int(full.shape[0]),
+                    dense_pos=np.searchsorted(scanned_d, np.asarray(pool_d, dtype=np.int64)),
+                    auto_pos=np.searchsorted(scanned_a, pool_a), seeds=seeds, min_obs=min_obs, sxx={})
 
 
 def _verdict(report: HackScanReport, feats: list[HackFeature], endorsed: tuple[str, ...]) -> None:
@@ -653,7 +696,7 @@ def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str,
             f"feature {name!r} raised {type(exc).__name__}: {exc} on graded row {index} "
             f"(task {row.get('task_key') or row.get('scenario_id') or row.get('task_id')!r}). "
             "Make the function handle every row (return None for 'not measured'), or drop it from features=.",
-            feature=name, row=index,
+            name=name, row=index,
         ) from exc
     if value is None:
         return float("nan")
@@ -663,7 +706,7 @@ def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str,
         return float(value)
     raise ArgumentError(
         f"feature {name!r} must return a number, a bool or None, got {value!r} on graded row {index}. "
-        "Return a number.", feature=name, row=index,
+        "Return a number.", name=name, row=index,
     )
 
 
@@ -876,6 +919,55 @@ def _distinct_per_ask(df: pl.DataFrame, texts: pl.Series, eff_idx: np.ndarray, g
 class _Kernel:
     """Within-ask correlations of many feature columns with one centred reward, and shuffles."""
 
+    def _and_max(self, tier: _AndTier, pool_rho: np.ndarray, Yp: np.ndarray) -> np.ndarray:
+        """Per shuffle: the largest |rho| over the pairwise ANDs of its own best ``seeds`` pool features.
+
+        An AND's within-ask sum of squares does not depend on the reward, so it is computed once
+        per pair and cached; its cross product with a shuffle is one entry of ``X' (X * y)`` over
+        the shuffle's chosen columns X (a seeds x seeds matrix product).
+        """
+        b = Yp.shape[1]
+        out = np.zeros(b)
+        take = min(tier.seeds, pool_rho.shape[0])
+        if take < 2:
+            return out
+        ia, ib = np.triu_indices(take, k=1)
+        ranked = np.argsort(-np.nan_to_num(pool_rho, nan=-1.0), axis=0, kind="stable")[:take]
+        m = tier.pool.shape[1]
+        for j in range(b):
+            top = ranked[:, j]
+            lo_i, hi_i = np.minimum(top[ia], top[ib]), np.maximum(top[ia], top[ib])
+            both = tier.pair_obs[lo_i, hi_i]
+            keep = (both >= tier.min_obs) & (tier.n_graded - both >= tier.min_obs)
+            if not keep.any():
+                continue
+            codes = lo_i[keep] * m + hi_i[keep]
+            self._and_sxx(tier, [c for c in codes.tolist() if c not in tier.sxx])
+            sxx = np.array([tier.sxx[c] for c in codes.tolist()])
+            X = tier.pool[:, top].astype(np.float32)
+            S = X.T @ (X * Yp[:, j:j + 1])
+            sxy = S[ia[keep], ib[keep]].astype(np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(sxx > 1e-9, np.abs(sxy) / np.sqrt(sxx * self.syy), 0.0)
+            out[j] = float(r.max(initial=0.0))
+        return out
+
+    def _and_sxx(self, tier: _AndTier, codes: list[int]) -> None:
+        """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
+        if not codes:
+            return
+        m = tier.pool.shape[1]
+        left = np.array([c // m for c in codes])
+        right = np.array([c % m for c in codes])
+        sums = np.zeros((self.n_g.size, left.size))
+        ones = np.zeros(left.size)
+        for sl in _row_chunks(tier.pool.shape[0]):  # bounded memory: one row chunk of ANDs at a time
+            Pf = (tier.pool[sl][:, left] & tier.pool[sl][:, right]).astype(np.float32)
+            sums += np.asarray(self.G[sl].T @ Pf)
+            ones += Pf.sum(axis=0)
+        sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
+        tier.sxx.update(zip(codes, sxx.tolist()))
+
     def __init__(self, gid: np.ndarray, n_g: np.ndarray, yc: np.ndarray, syy: float) -> None:
         import scipy.sparse as sp
 
@@ -912,14 +1004,16 @@ class _Kernel:
         return self._rho(np.asarray(A.T @ self.yc).ravel(), sxx), sxx
 
     def shuffle_max(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], A: Any, sxx_a: np.ndarray, *,
-                    n_perm: int, rng: np.random.Generator) -> np.ndarray:
+                    n_perm: int, rng: np.random.Generator, and_tier: _AndTier | None = None) -> np.ndarray:
         """Largest |rho| over all features for each of ``n_perm`` within-ask shuffles of reward.
 
         ``blocks`` are dense feature matrices (float or bool) with the mask of scanned columns and
-        their within-ask sums of squares; ``A`` is the sparse auto tier.
+        their within-ask sums of squares; ``A`` is the sparse auto tier. With ``and_tier`` each
+        shuffle also rebuilds the AND tier from its own best ``seeds`` binary features (the
+        search redone under the null, Westfall and Young 1993, ch. 2) and counts its ANDs.
         """
         n = self.gid.size
-        dense = [(X, np.flatnonzero(m), sxx[m]) for X, m, sxx in blocks if X.shape[1] and m.any()]
+        dense = [(X, np.flatnonzero(m), sxx[m]) for X, m, sxx in blocks[:1] if X.shape[1] and m.any()]
         if not dense and (A is None or A.shape[1] == 0):
             return np.zeros(0)
         block = max(1, min(n_perm, _PERM_CELLS // max(n, 1)))
@@ -944,12 +1038,19 @@ class _Kernel:
                 keys = gidf[:, None] + rng.random((n, b))
                 Yp = self.yc.astype(np.float32)[np.argsort(keys, axis=0)]
             best = np.zeros(b)
+            rho_dense = np.zeros((0, b))
+            rho_auto = np.zeros((0, b))
             for (X, cols, _), inv in zip(dense, invs):
                 acc = np.zeros((cols.size, b))
                 for sl in chunks:
                     acc += X[sl][:, cols].astype(np.float32).T @ Yp[sl]
-                best = np.maximum(best, np.abs(acc * inv[:, None]).max(axis=0))
+                rho_dense = acc * inv[:, None]
+                best = np.maximum(best, np.abs(rho_dense).max(axis=0))
             if A is not None and A.shape[1] and inv_a is not None:
-                best = np.maximum(best, np.abs(np.asarray(A.T @ Yp) * inv_a[:, None]).max(axis=0))
+                rho_auto = np.asarray(A.T @ Yp) * inv_a[:, None]
+                best = np.maximum(best, np.abs(rho_auto).max(axis=0))
+            if and_tier is not None:
+                pool_rho = np.abs(np.concatenate([rho_dense[and_tier.dense_pos], rho_auto[and_tier.auto_pos]], axis=0))
+                best = np.maximum(best, self._and_max(and_tier, pool_rho, Yp))
             out[start:start + b] = best
         return out

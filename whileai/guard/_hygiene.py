@@ -19,7 +19,7 @@ from whileai.guard._common import check_fraction, graded_mask, pearson
 from whileai.guard._tokens import tokenize
 from whileai.report import Report, fmt_num
 from whileai.stats.minhash import band_keys, minhash_signatures
-from whileai.table import like_input
+from whileai.table import IntoRows, like_input
 
 __all__ = [
     "CorrelationReport",
@@ -67,7 +67,7 @@ class CorrelationReport(Report):
         return "\n".join(lines)
 
 
-def reward_correlations(rows: Any, /, *, threshold: float = HACK_THRESHOLD) -> CorrelationReport:
+def reward_correlations(rows: IntoRows, /, *, threshold: float = HACK_THRESHOLD) -> CorrelationReport:
     """Pooled Pearson correlation of reward with reply length, tool calls and assistant turns.
 
     The older, coarser check beside :func:`hack_scan`: pooled over every graded row, so it also
@@ -156,7 +156,7 @@ class Deduped(NamedTuple):
     report: DedupeReport
 
 
-def dedupe_groups(rows: Any, /) -> Deduped:
+def dedupe_groups(rows: IntoRows, /) -> Deduped:
     """Drop repeated trajectories within an ask, keeping the first of each.
 
     The same trajectory twice adds nothing to a group-relative advantage (docs/select.md, the RL
@@ -254,7 +254,7 @@ class NearDuplicateReport(Report):
         return "\n".join(lines)
 
 
-def near_duplicate_prompts(rows: Any, /, *, threshold: float = NEAR_DUP_JACCARD,
+def near_duplicate_prompts(rows: IntoRows, /, *, threshold: float = NEAR_DUP_JACCARD,
                            examples: int = GUARD_EXAMPLES) -> NearDuplicateReport:
     """Pairs of distinct prompts whose word sets have Jaccard similarity at or above ``threshold``.
 
@@ -391,7 +391,7 @@ def truncated_flag(df: pl.DataFrame) -> pl.Expr:
     return pl.any_horizontal(parts) if parts else pl.lit(False)
 
 
-def length_report(rows: Any, /, *, max_spread: float = LENGTH_MAX_SPREAD) -> LengthReport:
+def length_report(rows: IntoRows, /, *, max_spread: float = LENGTH_MAX_SPREAD) -> LengthReport:
     """Reply length in characters: median, maximum, truncations, and asks with a wide spread.
 
     An ask spreads wide when its longest reply is more than ``max_spread`` times the ask's median

@@ -23,6 +23,7 @@ from whileai import table
 from whileai.defaults import LEAK_MIN_CHARS
 from whileai.guard._common import agent_text_of, check_positive_int, json_strings
 from whileai.report import Report
+from whileai.table import IntoRows
 
 __all__ = ["LeakReport", "leak_report", "leaking_rows"]
 
@@ -139,7 +140,7 @@ class LeakReport(Report):
         return "\n".join(lines)
 
 
-def leak_report(rows: Any, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
+def leak_report(rows: IntoRows, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
     """Find replies that quote their own privileged context (reference, hidden state, principle, rubric).
 
     A string counts when an assistant turn contains it (case and runs of whitespace ignored) and

@@ -1,9 +1,9 @@
 """Stage lineage and the model spec as an object.
 
-Seeds, "Stage lineage": the pipeline is a sequence of stages (SFT, reward modelling, RL, the eval
+docs/guard.md, "Stage lineage and the spec": the pipeline is a sequence of stages (SFT, reward modelling, RL, the eval
 that judges the result; Lambert 2025, RLHF book, chapter Training Overview); ``stamp_stage``
 records which stage a row fed and ``stage_report`` flags the one mistake it most needs caught, a
-task used both in eval and in a training stage. Seeds, "Model spec as an object": a spec is a
+task used both in eval and in a training stage. docs/guard.md, "Stage lineage and the spec": a spec is a
 living, versioned document whose version is a content hash, so any edit to a principle changes it.
 
 Both stamps live in the row's ``lineage`` struct (``lineage.stage``, ``lineage.spec_id``,
@@ -15,16 +15,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
 from whileai import table
-from whileai.errors import ArgumentError, StageError
+from whileai.errors import ArgumentError, SpecError, StageError
 from whileai.report import Report
+from whileai.table import FluentT, IntoRows
 
 __all__ = [
     "STAGES",
@@ -45,10 +46,6 @@ __all__ = [
 STAGES: tuple[str, ...] = ("sft", "rm", "rl", "eval", "mid")
 _TRAINING = ("sft", "rm", "rl", "mid")
 _SPEC_HASH_CHARS = 12  # whileai 0.131 spec versions are 12 hex characters of the content hash
-
-
-class SpecError(ArgumentError, TypeError):
-    """A spec that cannot be loaded (also a TypeError, as whileai 0.131 raised)."""
 
 
 # ------------------------------------------------------------------------------------------
@@ -94,12 +91,20 @@ def _stage_expr(df: pl.DataFrame) -> pl.Expr:
 def _check_stage(stage: Any) -> str:
     if stage not in STAGES:
         raise StageError(f"stage must be one of {', '.join(STAGES)}, got {stage!r}. Use 'sft', 'rm', 'rl', 'eval' or 'mid'.",
-                         stage=stage)
+                         value=stage)
     return str(stage)
 
 
-def stamp_stage(rows: Any, /, stage: str) -> Any:
-    """Record which pipeline stage the rows fed (seeds, "Stage lineage"), as ``lineage.stage``.
+@overload
+def stamp_stage(rows: FluentT, /, stage: str) -> FluentT: ...
+@overload
+def stamp_stage(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], /, stage: str) -> pl.DataFrame: ...
+@overload
+def stamp_stage(rows: Iterable[Mapping[str, Any]], /, stage: str) -> list[dict[str, Any]]: ...
+@overload
+def stamp_stage(rows: IntoRows, /, stage: str) -> Any: ...
+def stamp_stage(rows: IntoRows, /, stage: str) -> Any:
+    """Record which pipeline stage the rows fed (docs/guard.md, "Stage lineage and the spec"), as ``lineage.stage``.
 
     Args:
         rows: Rollouts (any input ``table.frame`` reads).
@@ -174,11 +179,11 @@ def _render_stages(report: StageReport) -> str:
     return "\n".join([line, *(f"  ! {w}" for w in report.warnings)])
 
 
-def stage_report(rows: Any, /) -> StageReport:
+def stage_report(rows: IntoRows, /) -> StageReport:
     """Count rows and tasks per stage and flag tasks used in both eval and a training stage.
 
     A task (``task_key``) scored in eval and trained on in sft, rm, rl or mid makes the eval
-    measure memory, not skill (seeds, "Stage lineage").
+    measure memory, not skill (docs/guard.md, "Stage lineage and the spec").
 
     Args:
         rows: Rollouts from any stages (any input ``table.frame`` reads), e.g. the training and
@@ -239,7 +244,7 @@ class Trait(BaseModel):
 
 
 class Spec(BaseModel):
-    """A model spec or constitution as a versioned object (seeds, "Model spec as an object")."""
+    """A model spec or constitution as a versioned object (docs/guard.md, "Stage lineage and the spec")."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
@@ -365,7 +370,15 @@ def spec_version(spec: Any, /) -> str:
     return load_spec(spec).version
 
 
-def stamp_spec(rows: Any, spec: Any, /) -> Any:
+@overload
+def stamp_spec(rows: FluentT, spec: Any, /) -> FluentT: ...
+@overload
+def stamp_spec(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], spec: Any, /) -> pl.DataFrame: ...
+@overload
+def stamp_spec(rows: Iterable[Mapping[str, Any]], spec: Any, /) -> list[dict[str, Any]]: ...
+@overload
+def stamp_spec(rows: IntoRows, spec: Any, /) -> Any: ...
+def stamp_spec(rows: IntoRows, spec: Any, /) -> Any:
     """Tag every row with the spec it was judged under: ``lineage.spec_id`` and ``lineage.spec_version``.
 
     Then you can ask whether adherence held from one spec (or model) version to the next.

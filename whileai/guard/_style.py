@@ -1,6 +1,6 @@
 """Style and refusal markers: the over-optimisation behaviours, with the delta-ready polarity.
 
-Seeds, "Markers: five families, one polarity": 1.0 is the good outcome, higher is better, and a
+docs/guard.md, "Style, refusal, leaks": 1.0 is the good outcome, higher is better, and a
 significant drop is the regression ``must_not_regress=`` fails on. ``style_markers`` stamps
 ``no_boilerplate``, ``no_hedging``, ``no_apology``, ``no_sycophancy`` and ``answered`` from phrase
 lists (whileai 0.131 names); each report covers its own family and says which it did not stamp.
@@ -8,9 +8,10 @@ lists (whileai 0.131 names); each report covers its own family and says which it
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, overload
 
 import numpy as np
 import polars as pl
@@ -30,7 +31,7 @@ from whileai.guard._common import (
 )
 from whileai.guard._trace import TRACE_MARKERS
 from whileai.report import Report, fmt_ci
-from whileai.table import like_input
+from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "StyleReport", "refusal_report", "style_markers",
            "style_report"]
@@ -113,7 +114,15 @@ def _style_frame(df: pl.DataFrame, phrases: Mapping[str, Sequence[str]]) -> tupl
     return pl.DataFrame(cols), found
 
 
-def style_markers(rows: Any, /, *, phrases: Mapping[str, Sequence[str]] | None = None) -> Any:
+@overload
+def style_markers(rows: FluentT, /, *, phrases: Mapping[str, Sequence[str]] | None = None) -> FluentT: ...
+@overload
+def style_markers(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], /, *, phrases: Mapping[str, Sequence[str]] | None = None) -> pl.DataFrame: ...
+@overload
+def style_markers(rows: Iterable[Mapping[str, Any]], /, *, phrases: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]: ...
+@overload
+def style_markers(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | None = None) -> Any: ...
+def style_markers(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | None = None) -> Any:
     """Stamp the style markers on every row (1.0 clean).
 
     ``no_boilerplate``, ``no_hedging``, ``no_apology``, ``no_sycophancy``, and ``answered`` (a
@@ -184,7 +193,7 @@ class StyleReport(Report):
         return "\n".join(lines)
 
 
-def style_report(rows: Any, /, *, phrases: Mapping[str, Sequence[str]] | None = None,
+def style_report(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | None = None,
                  threshold: float = HACK_THRESHOLD) -> StyleReport:
     """Each style marker's clean share with an interval over tasks, its phrases and reward correlation.
 
@@ -281,7 +290,7 @@ class RefusalReport(Report):
         return "\n".join(lines)
 
 
-def refusal_report(rows: Any, /, *, phrases: Sequence[str] = REFUSAL_PHRASES,
+def refusal_report(rows: IntoRows, /, *, phrases: Sequence[str] = REFUSAL_PHRASES,
                    examples: int = REFUSAL_EXAMPLES) -> RefusalReport:
     """Share of replies that refuse (a refusal phrase in the final reply), with an interval over tasks.
 

@@ -1,6 +1,6 @@
 """Trajectory flags: did the agent fake the work? Read the trajectory, not the prose.
 
-Seeds, "Trajectory flags". Every tool call is sorted into a kind (read, write, delete, command)
+docs/guard.md, "Trajectory flags". Every tool call is sorted into a kind (read, write, delete, command)
 by its name and arguments; the agent's claims are matched against what its calls did. All
 matching is Polars regular expressions over the long views of the conversation (one row per
 message, one per tool call), then one group-by per row: no Python loop over rows.
@@ -8,8 +8,9 @@ message, one per tool call), then one group-by per row: no Python loop over rows
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, overload
 
 import numpy as np
 import polars as pl
@@ -30,7 +31,7 @@ from whileai.guard._common import (
     stamp_markers,
 )
 from whileai.report import Report, fmt_ci
-from whileai.table import like_input
+from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["FLAGS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report", "trace_markers"]
 
@@ -258,10 +259,18 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
     return out.with_columns([pl.col(f).str.strip_chars() for f in FLAGS])
 
 
-def trace_markers(rows: Any, /, *, kinds: Mapping[str, str] | None = None) -> Any:
+@overload
+def trace_markers(rows: FluentT, /, *, kinds: Mapping[str, str] | None = None) -> FluentT: ...
+@overload
+def trace_markers(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], /, *, kinds: Mapping[str, str] | None = None) -> pl.DataFrame: ...
+@overload
+def trace_markers(rows: Iterable[Mapping[str, Any]], /, *, kinds: Mapping[str, str] | None = None) -> list[dict[str, Any]]: ...
+@overload
+def trace_markers(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = None) -> Any: ...
+def trace_markers(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = None) -> Any:
     """Flag trajectories that faked the work, and stamp the trajectory markers (1.0 is clean).
 
-    Seeds, "Trajectory flags": reads the trajectory rather than the prose, because the prose can
+    docs/guard.md, "Trajectory flags": reads the trajectory rather than the prose, because the prose can
     claim anything and a reward that pays for the claim gets more of it. Flags, each with the
     fragment that raised it, on ``trace_flags``:
 
@@ -345,9 +354,9 @@ class TraceFlagReport(Report):
         return "\n".join(lines)
 
 
-def trace_flag_report(rows: Any, /, *, kinds: Mapping[str, str] | None = None, threshold: float = HACK_THRESHOLD,
+def trace_flag_report(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = None, threshold: float = HACK_THRESHOLD,
                       examples: int = GUARD_EXAMPLES) -> TraceFlagReport:
-    """Each trajectory flag's rate, examples and correlation with reward (seeds, "Trajectory flags").
+    """Each trajectory flag's rate, examples and correlation with reward (docs/guard.md, "Trajectory flags").
 
     Flags are recomputed from the trajectory (see :func:`trace_markers`). A flag whose pooled
     correlation with reward is at or above ``threshold`` is flagged: the judge pays for the fake.

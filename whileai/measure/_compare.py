@@ -18,7 +18,6 @@ from whileai.defaults import (
     MIN_PAIRED_TASKS,
     PERMUTATION_DRAWS,
 )
-from whileai.engines import is_ray_dataset
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
@@ -39,6 +38,8 @@ from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, mean_interval, t_quantile
 from whileai.stats.permutation import sign_flip_test
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["Comparison", "compare_runs"]
 
@@ -81,10 +82,17 @@ class Comparison(Report):
     task_std: float = math.nan
     """Standard deviation of the per-task paired difference (the sizing input; NaN unpaired)."""
     verdict: Verdict = "insufficient_data"
-    """``b_better`` / ``a_better`` when the interval excludes zero; ``no_difference_detected`` when it
-    covers zero (not that the runs are equal); ``insufficient_data`` when it cannot be computed."""
+    """``b_better`` / ``a_better`` when the test (``test``) rejects at ``1 - level``;
+    ``no_difference_detected`` when it does not (not that the runs are equal); ``insufficient_data``
+    when it cannot be computed."""
+    test: Literal["sign_flip", "welch", "none"] = "none"
+    """The one test behind ``verdict`` and ``p_value``: the exact sign-flip test on paired tasks (it
+    holds its false-alarm rate at any task count), Welch's t-test on the unpaired fallback."""
+    interval_agrees: bool = True
+    """Whether ``ci95`` reads the same as the test (excludes zero exactly when the test rejects);
+    when False, ``note`` says why and the verdict follows the test."""
     direction: Literal["up", "down", "none"] = "none"
-    """Sign of a delta whose interval excludes zero."""
+    """Sign of a delta the test calls significant."""
     note: str = ""
     """What qualifies the comparison (fallback, dropped tasks)."""
 
@@ -107,7 +115,7 @@ def _p(value: float) -> str:
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
-def compare_runs(before: Any, after: Any, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
+def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
                  ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  min_paired: int = MIN_PAIRED_TASKS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> Comparison:
@@ -119,7 +127,10 @@ def compare_runs(before: Any, after: Any, *, metric: str = PASS_AT_1, level: flo
     differences remove the between-task variance). The interval on the mean difference is a
     Student-t interval on the paired differences (``CI_METHOD``; ``ci_method="percentile"`` or
     ``"bca"`` bootstraps the paired tasks instead), and the p-value a two-sided sign-flip
-    permutation test, exact when it can be (Good 2005, ch. 3). With fewer than ``min_paired``
+    permutation test, exact when it can be (Good 2005, ch. 3). One test decides: the verdict is
+    the sign-flip test's at ``1 - level`` (it holds its false-alarm rate at any task count, where
+    the t interval runs above it at 8 tasks), so the printed p always agrees with the verdict;
+    when the interval reads otherwise, ``interval_agrees`` is False and the note says why. With fewer than ``min_paired``
     shared tasks the comparison falls back to unpaired task means (Welch's interval and t-test)
     and the note says so. Tasks on one side only are dropped from the paired comparison and
     counted (``n_only_a``, ``n_only_b``, ``paired_share``).
@@ -179,9 +190,7 @@ def compare_runs(before: Any, after: Any, *, metric: str = PASS_AT_1, level: flo
 def _side(rows: Any, warnings: list[str]) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
     """One run as (metric -> per-task values, marker names): rows locally, or a Ray dataset's merged sums."""
     if is_ray_dataset(rows):
-        from whileai.engines.ray import compare_side
-
-        vals, markers, found = compare_side(rows)
+        vals, markers, found = _compare_side_ray(rows)
         warnings.extend(found)
         return (lambda label: _pick(vals, label)), markers
     df = clean_rewards(read_rows(rows), warnings)
@@ -252,6 +261,11 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
         test = sign_flip_test(d, n_perm=n_perm, seed=rng)
         out.p_value = 1.0 if test.method == "none" else test.p_value
         out.p_method = "exact" if test.method == "none" else test.method
+        out.test = "sign_flip"
+        alpha = 1.0 - level
+        if test.n_nonzero and 2.0 ** (1 - test.n_nonzero) >= alpha:
+            notes.append(f"{test.n_nonzero} task(s) differ, so the exact sign-flip test cannot reach p < {alpha:g} "
+                         f"(its smallest p is {2.0 ** (1 - test.n_nonzero):.3g}); pair more tasks")
     else:
         va, vb = va_all[has_a], vb_all[has_b]
         notes.insert(0, f"fewer than {min_paired} shared tasks ({n_paired}); unpaired task means, weaker test")
@@ -263,11 +277,12 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
         if va.size >= 2 and vb.size >= 2:
             out.delta = out.mean_b - out.mean_a
             ci, p = _welch(va, vb, level)
-            out.ci95, out.p_value, out.p_method = nan_to_none(ci), p, "welch"
+            out.ci95, out.p_value, out.p_method, out.test = nan_to_none(ci), p, "welch", "welch"
         elif va.size and vb.size:
             out.delta = out.mean_b - out.mean_a
             notes.append("an unpaired interval needs two tasks a side")
-    out.verdict, out.direction = _verdict(out.ci95)
+    out.verdict, out.direction = _verdict(out, level)
+    _agreement(out, level, notes)
     if out.verdict == "insufficient_data" and not (has_a.any() and has_b.any()):
         out.warnings.append("one side has no graded task for this metric: nothing to compare. Grade both runs.")
     out.note = "; ".join(notes)
@@ -289,11 +304,40 @@ def _welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[tuple[float, flo
     return (max(-1.0, delta - q * se), min(1.0, delta + q * se)), p
 
 
-def _verdict(ci: tuple[float, float] | None) -> tuple[Verdict, Literal["up", "down", "none"]]:
-    if ci is None:
+def _verdict(out: Comparison, level: float) -> tuple[Verdict, Literal["up", "down", "none"]]:
+    """One test decides: significant when its p is under 1 - level, in the direction of the delta."""
+    if out.test == "none" or not math.isfinite(out.p_value) or not math.isfinite(out.delta):
         return "insufficient_data", "none"
-    if ci[0] > 0.0:
-        return "b_better", "up"
-    if ci[1] < 0.0:
-        return "a_better", "down"
+    if out.p_value < 1.0 - level and out.delta != 0.0:
+        return ("b_better", "up") if out.delta > 0 else ("a_better", "down")
     return "no_difference_detected", "none"
+
+
+def _agreement(out: Comparison, level: float, notes: list[str]) -> None:
+    """Say so when the printed interval and the deciding test read differently."""
+    if out.ci95 is None or out.verdict == "insufficient_data":
+        return
+    excludes = out.ci95[0] > 0.0 or out.ci95[1] < 0.0
+    rejects = out.verdict in ("b_better", "a_better")
+    out.interval_agrees = excludes == rejects
+    if out.interval_agrees:
+        return
+    alpha = 1.0 - level
+    if excludes:
+        notes.append(f"the {out.ci_method} interval excludes zero but the exact sign-flip test does not reject "
+                     f"(p={_p(out.p_value)} >= {alpha:g}); the verdict follows the test, which holds its false-alarm "
+                     "rate at any task count where the interval runs above it at few tasks")
+    else:
+        notes.append(f"the sign-flip test rejects (p={_p(out.p_value)} < {alpha:g}) but the {out.ci_method} interval "
+                     "covers zero; the verdict follows the test (the interval is the estimate's precision, the test "
+                     "the decision)")
+
+
+def _compare_side_ray(ds: Any) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """One ``compare_runs`` side: per-task values of pass_at_1 and every marker, marker names, warnings."""
+    from whileai.measure._ray import cells, nan_warning, per_task, values_of
+
+    c, markers = cells(ds)
+    warnings: list[str] = []
+    nan_warning(c, warnings)
+    return values_of(per_task(c, markers), [PASS_AT_1, *markers]), markers, warnings

@@ -23,7 +23,6 @@ from whileai.defaults import (
     PERMUTATION_DRAWS,
     POWER,
 )
-from whileai.engines import is_ray_dataset
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
@@ -39,14 +38,22 @@ from whileai.measure._common import (
     metric_label,
     read_rows,
     run_config,
+    run_labels,
     task_values,
 )
 from whileai.measure._compare import Comparison, aligned, compare_arrays
-from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
+from whileai.measure._variance import EvalVarianceReport, run_means
 from whileai.report import ChartedReport, Tone
 from whileai.stats.intervals import IntervalMethod, t_quantile
-from whileai.stats.power import detectable_effect_sd, noise_band_width, paired_tasks_needed
+from whileai.stats.power import (
+    detectable_effect_sd,
+    detectable_moved,
+    noise_band_width,
+    paired_tasks_needed,
+)
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 
@@ -63,7 +70,7 @@ class DeltaSide(NamedTuple):
     """What ``delta_report`` reads of one arm: per-task values and a few row facts.
 
     Every field is a per-task mean or a sum, min or max over rows, so an engine that sees the rows
-    in parts merges them exactly (``whileai.engines.ray``, ``docs/scale.md``).
+    in parts merges them exactly (``docs/scale.md``).
     """
 
     values: pl.DataFrame
@@ -167,6 +174,10 @@ class DeltaReport(ChartedReport):
     """The before arm already passes most tasks (or too few paired tasks have room): little to show."""
     detectable_effect: float | None = None
     """The smallest target gain these paired tasks detect at ``power``."""
+    moved_detectable_effect: float | None = None
+    """The smallest target gain this report can call ``moved`` at ``power`` with these paired tasks,
+    rollouts and run_std: it must clear both the test and the noise band (None without a band).
+    Beside ``detectable_effect`` (the test alone) it is the power the band costs; see docs/measure.md."""
     tasks_needed: int | None = None
     """Paired tasks needed to detect the observed target delta at ``power``."""
     tasks_needed_source: str | None = None
@@ -219,8 +230,8 @@ class DeltaReport(ChartedReport):
 def format_delta_report(report: DeltaReport) -> str:
     """The delta report as text: the headline first, then the reading, then one line per metric.
 
-    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (seeds,
-    "Run the eval three times").
+    The first line is exactly PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes) (docs/measure.md,
+    "delta_report (and compare)").
 
     Args:
         report: A :class:`DeltaReport`.
@@ -248,6 +259,9 @@ def format_delta_report(report: DeltaReport) -> str:
         if r.repeats and len(set(r.repeats.values())) > 1:
             size += f" (k={r.repeats.get('before')} before, k={r.repeats.get('after')} after)"
         lines.append(size)
+    if r.moved_detectable_effect is not None and r.detectable_effect is not None:
+        lines.append(f"band cost: the noise band calls a gain moved at {POWER:.0%} power from "
+                     f"{fmt_signed(r.moved_detectable_effect)} (the test alone: {fmt_signed(r.detectable_effect)})")
     for name, m in r.metrics.items():
         noise = f"  noise<{m['noise_band']:.3f}" if m.get("noise_band") is not None else ""
         word = {"up": "up", "down": "down"}.get(m.get("direction", "none"), "")
@@ -276,7 +290,7 @@ def _ci_words(ci: tuple[float, float] | None) -> str:
     return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
 
 
-def delta_report(before: Any, after: Any, *, target: str | None = None, must_not_regress: Sequence[str] = (),
+def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None, must_not_regress: Sequence[str] = (),
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
@@ -289,7 +303,7 @@ def delta_report(before: Any, after: Any, *, target: str | None = None, must_not
     Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, a
     Student-t interval on the paired differences, a sign-flip p-value; Miller 2024,
     arXiv:2411.00640, section 4). Its verdict word reads the interval against the eval's own
-    re-run band (seeds, "Before and after" and "Run the eval three times"): ``moved`` (the
+    re-run band (docs/measure.md, "delta_report (and compare)" and "Run the eval three times"): ``moved`` (the
     interval excludes zero and the delta clears the band), ``moved_unreplicated`` (excludes zero,
     but one eval run a side and no run_std), ``within_eval_noise`` (excludes zero, inside the
     band: equivalence, not a win), ``no_change_detected`` (the interval covers zero). The band is
@@ -402,12 +416,10 @@ def _delta_ray(before: Any, after: Any, *, by: Any, balance_rollouts: bool, want
         raise ArgumentError(f"by= and balance_rollouts=True must be left off when an arm is a Ray dataset, got "
                             f"by={by!r}, balance_rollouts={balance_rollouts!r}. Compare without them, or read the "
                             "arms into Polars first (docs/scale.md).")
-    from whileai.engines.ray import delta_cells, side_from_cells
-
     arms: list[tuple[pl.DataFrame | None, pl.DataFrame | None, list[str]]] = []
     for rows in (before, after):
         if is_ray_dataset(rows):
-            cells, markers, found = delta_cells(rows)
+            cells, markers, found = _delta_cells_ray(rows)
             warnings.extend(found)
             arms.append((None, cells, markers))
         else:
@@ -420,7 +432,7 @@ def _delta_ray(before: Any, after: Any, *, by: Any, balance_rollouts: bool, want
         if local is not None:
             sides.append(delta_side(local, metrics)._replace(config=run_config(local) if local.height else {}))
         elif merged is not None:
-            sides.append(side_from_cells(merged, metrics))
+            sides.append(_side_from_cells_ray(merged, metrics))
     return delta_from_sides(sides[0], sides[1], metrics=metrics, target_name=target_name, guards=guards,
                             balanced={}, warnings=warnings, **options)
 
@@ -690,6 +702,8 @@ def _sizing(report: DeltaReport, a_vals: pl.DataFrame, power: float, level: floa
     n = t.get("n_paired", 0)
     if t.get("paired") and sd is not None and math.isfinite(sd) and sd > 0 and n >= 2:
         report.detectable_effect = detectable_effect_sd(n, sd, power=power, alpha=1.0 - level)
+        if report.noise_band is not None:
+            report.moved_detectable_effect = detectable_moved(n, sd, report.noise_band, power=power, alpha=1.0 - level)
         delta = report.target_delta
         if math.isfinite(delta) and delta != 0:
             report.tasks_needed = paired_tasks_needed(abs(delta), sd, power=power, alpha=1.0 - level)
@@ -765,3 +779,32 @@ def _group_column(df: pl.DataFrame, by: Any) -> pl.Expr | pl.Series:
         return pl.col("markers").struct.field(by).cast(pl.String).alias("_group")
     raise ArgumentError(f"by must name a row key or a marker both arms carry, got {by!r}. "
                         f"Columns: {', '.join(c for c in df.columns[:15])}; markers: {', '.join(marker_names(df)) or 'none'}.")
+
+
+def _delta_cells_ray(ds: Any) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """One ``delta_report`` arm: merged cells keyed by eval run, marker names, warnings."""
+    from whileai.measure._ray import cells, nan_warning
+
+    c, markers = cells(ds, runs=True)
+    warnings: list[str] = []
+    nan_warning(c, warnings)
+    return c, markers, warnings
+
+
+def _side_from_cells_ray(c: pl.DataFrame, metrics: list[str]) -> Any:
+    """A ``DeltaSide`` from merged cells: what ``delta_side`` reads off the rows, from sums."""
+    from whileai.measure._ray import SEP, per_task, ray_config, values_of
+
+    if c.height == 0:
+        return DeltaSide(_empty_values(metrics), None, 0, 0, {}, {})
+    markers = [m for m in metrics if m != PASS_AT_1]
+    t = per_task(c, markers)
+    run_values = None
+    if c["_run"].null_count() < c.height:
+        run_values = values_of(per_task(c, markers, ("_run", "task_key")), metrics, ("_run", "task_key"))
+    ranges: dict[str, tuple[Any, Any]] = {}
+    if markers:
+        row = t.select([e for m in markers for e in (pl.col(f"{m}{SEP}lo").min(), pl.col(f"{m}{SEP}hi").max())]).row(0)
+        ranges = {m: (row[2 * i], row[2 * i + 1]) for i, m in enumerate(markers)}
+    return DeltaSide(values_of(t, metrics), run_values, int(c["n"].sum()), int(c["n_graded"].sum()), ranges,
+                     ray_config(c))

@@ -41,6 +41,7 @@ from whileai.stats.power import (
     z_sum,
 )
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["HoldoutSizeReport", "detectable_effect", "holdout_size"]
 
@@ -125,14 +126,14 @@ def _check_effect(effect: Any) -> float:
 
 
 def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None = None, power: float = POWER,
-                 alpha: float = ALPHA, before: Any = None, after: Any = None, task_std: float | None = None,
+                 alpha: float = ALPHA, before: IntoRows | None = None, after: IntoRows | None = None, task_std: float | None = None,
                  ceiling_pass_rate: float = CEILING_PASS_RATE, n_boot: int = BOOTSTRAP_DRAWS,
                  level: float = CI_LEVEL, seed: int | np.random.Generator | None = DEFAULT_SEED) -> HoldoutSizeReport:
     """Paired tasks a holdout needs to prove a gain of ``effect`` at ``power``.
 
     ``n = (z_{1-alpha/2} + z_power)^2 sd^2 / effect^2`` over paired tasks (Miller 2024,
     arXiv:2411.00640, equation 9), with sd the per-task paired difference's standard deviation
-    from one of three sources (seeds, holdout sizing):
+    from one of three sources (docs/measure.md, "holdout_size and detectable_effect"):
 
     * model (default): binomial, k rollouts a side, the gain spread evenly across tasks and the
       arms independent; sd^2 = (p(1-p) + q(1-q)) / k. It also returns ``n_tasks_concentrated``,

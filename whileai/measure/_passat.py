@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -13,36 +14,42 @@ from whileai.defaults import (
     BINARY_CI_METHOD,
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
-    CI_METHOD,
     DEFAULT_SEED,
     KWAY_CI_METHOD,
     MIN_CI_TASKS,
     MIN_K,
+    PASS_CI_METHOD,
+    PASS_CI_METHODS,
     PASS_THRESHOLD,
 )
-from whileai.engines import is_ray_dataset
+from whileai.errors import ArgumentError
 from whileai.measure._common import (
     check_choice,
-    check_ci_method,
     check_int,
     check_level,
     clean_rewards,
+    failure_exprs,
     interval_over_tasks,
     nan_to_none,
     rate_interval,
     read_rows,
     run_config,
 )
+from whileai.measure._failures import check_by, group_frame
 from whileai.measure._tasks import task_stats
 from whileai.report import ChartedReport, align_rows, fmt_num
-from whileai.stats.intervals import IntervalMethod
 from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
+from whileai.stats.score import clustered_rate_interval, score_interval
+from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
-__all__ = ["PassAt", "pass_at"]
+__all__ = ["PassAt", "PassMethod", "pass_at"]
+
+PassMethod = Literal["score", "t", "percentile", "bca"]
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
-_METHOD_WORDS = {"t": "t interval over tasks", "percentile": "bootstrap over tasks",
+_METHOD_WORDS = {"score": "clustered score interval over tasks", "t": "t interval over tasks", "percentile": "bootstrap over tasks",
                  "bca": "BCa bootstrap over tasks", "wilson": "Wilson interval over tasks",
                  "wilson_rollouts": "Wilson interval over rollouts"}
 
@@ -92,16 +99,24 @@ class PassAt(ChartedReport):
     """What was done with tasks short of k: left out of pass^k/pass@k, or unanimous ones imputed."""
     level: float = CI_LEVEL
     """Confidence level of every interval."""
-    ci_method: str = CI_METHOD
-    """Interval method used on pass@1: ``t`` (Student-t over task means, Miller 2024), ``wilson``
-    (every task scored 0 or 1), ``wilson_rollouts`` (every task had the same rate), or a bootstrap."""
+    ci_method: str = PASS_CI_METHOD
+    """Interval method used on pass@1: ``score`` (the clustered score interval, monotone in the
+    passes; ``PASS_CI_METHOD``), ``score_rates`` (the same on partial-credit rates, without the
+    monotone envelope), ``t`` (Student-t over task means, Miller 2024), ``wilson`` (every task
+    scored 0 or 1, under ``t`` or a bootstrap), ``wilson_rollouts`` (every task had the same rate,
+    under ``t``), or a bootstrap."""
     kway_ci_method: str = KWAY_CI_METHOD
-    """Interval method used on pass^k and pass@k: ``wilson`` when every task's value is 0 or 1
-    (n == k), else the bootstrap (``KWAY_CI_METHOD``)."""
+    """Interval method used on pass^k and pass@k: ``score`` (``KWAY_CI_METHOD``), else ``wilson``
+    when every task's value is 0 or 1 (n == k) or the requested bootstrap / t."""
     n_boot: int = BOOTSTRAP_DRAWS
     """Bootstrap draws behind bootstrap intervals."""
     per_task: Any = Field(default=None, exclude=True)
     """Per-task table (polars DataFrame): task_key, n, n_graded, c, pass_rate, pass_pow_k, pass_at_k, short."""
+    by: list[str] | None = None
+    """The ``by=`` dimensions, when given."""
+    groups: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """With ``by=``: per ``dimension=value``, pass_at_1, ci95, pass_pow_k, pass_at_k, n_tasks, n_rows
+    (each group measured as its own table, same options)."""
     config: dict[str, Any] = Field(default_factory=dict)
     """What the rows were produced with (temperature, max_tokens, policy/model/judge versions, shares)."""
     note: str = ""
@@ -131,7 +146,9 @@ class PassAt(ChartedReport):
         line = (f"pass@1 {part(self.pass_at_1, self.ci95)} | pass^{k} (pass_pow_k) "
                 f"{part(self.pass_pow_k, self.pass_pow_k_ci95)} | pass@{k} {part(self.pass_at_k, self.pass_at_k_ci95)}"
                 f" | headroom {fmt_num(self.headroom)} ({tail})")
-        return "\n".join([line, *(f"! {w}" for w in self.warnings)])
+        group_lines = [f"  {name}: pass@1 {part(g['pass_at_1'], g['ci95'])} ({g['n_tasks']} tasks, {g['n_rows']} rows)"
+                       for name, g in self.groups.items()]
+        return "\n".join([line, *group_lines, *(f"! {w}" for w in self.warnings)])
 
     def table(self, *, style: Literal["tsv", "markdown", "text"] = "tsv") -> str:
         """The metric table with the 'What it says' column (the landing page's table form).
@@ -181,25 +198,30 @@ class PassAt(ChartedReport):
         return rows
 
 
-def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
-            level: float = CI_LEVEL, ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
-            kway_ci_method: IntervalMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
+def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
+            level: float = CI_LEVEL, ci_method: PassMethod = PASS_CI_METHOD,  # type: ignore[assignment]
+            kway_ci_method: PassMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
             binary_ci: Literal["wilson"] | None = BINARY_CI_METHOD,  # type: ignore[assignment]
-            n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> PassAt:
+            n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED,
+            by: str | Sequence[str] | None = None) -> PassAt:
     """pass@1, pass^k and pass@k over tasks, each with an interval over tasks.
 
     Rows are grouped into tasks by ``task_key`` (a task is a situation, not a string). Per task:
     pass@1 is the mean reward over its graded rollouts (partial credit counts as its value);
     pass^k is the unbiased C(c, k) / C(n, k) (Yao et al. 2024, tau-bench, arXiv:2406.12045) and
     pass@k the unbiased 1 - C(n - c, k) / C(n, k) (Chen et al. 2021, arXiv:2107.03374, eq. 1),
-    with c the rollouts at reward >= 0.5. Each number is the mean over tasks. The pass@1
-    interval is a Student-t interval on task means (``CI_METHOD``, Miller 2024, "Adding Error
-    Bars to Evals", arXiv:2411.00640), which holds 95% coverage at 8 to 50 tasks where the
-    percentile bootstrap does not; pass^k and pass@k carry a bootstrap over the k-eligible
-    tasks (seeds, "Intervals and comparison"). Where every task's value is 0 or 1 (one rollout
-    a task, or n == k for pass^k and pass@k) the mean is a proportion of tasks and the interval
-    is Wilson's over tasks (``BINARY_CI_METHOD``), which holds coverage near 0 and 1 where the
-    bootstrap collapses to a point. Ungraded rows (reward null) are left out.
+    with c the rollouts at reward >= 0.5. Each number is the mean over tasks. Every interval is
+    over tasks (the unit that repeats), and by default a score interval
+    (:mod:`whileai.stats.score`): the mean read as a proportion over effective tasks, T over the
+    design effect, with a degrees-of-freedom correction (Korn and Graubard 1998, Survey
+    Methodology 24:193) and the modified Wilson ends near 0 and 1 (Brown, Cai and DasGupta 2001,
+    Statistical Science 16:101). pass@1's (``PASS_CI_METHOD``) is also monotone: more passes never
+    lower either end. pass^k and pass@k (``KWAY_CI_METHOD``) are over the k-eligible tasks'
+    unbiased estimates, with the design effect floored at k / n. Measured coverage over 150
+    cells (8 to 300 tasks, k 2 to 8, n = k and 2k, five difficulty shapes) is in docs/measure.md.
+    ``ci_method="t"`` is the Student-t interval on task means (Miller 2024, arXiv:2411.00640), and
+    ``"percentile"`` / ``"bca"`` bootstraps; under those, task values that are all 0 or 1 get
+    Wilson's interval over tasks (``BINARY_CI_METHOD``). Ungraded rows (reward null) are left out.
 
     Args:
         rows: Graded rollouts (anything ``table.frame`` reads, or a ``ray.data.Dataset``: the Ray
@@ -211,12 +233,17 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
         unanimous_short: Count a task with fewer than k rollouts that all agree as all-pass or
             all-fail instead of leaving it out (an assumption; off by default).
         level: Confidence level (``CI_LEVEL``).
-        ci_method: Interval on pass@1: ``"t"``, ``"percentile"`` or ``"bca"``.
-        kway_ci_method: Interval on pass^k and pass@k (``KWAY_CI_METHOD``).
+        ci_method: Interval on pass@1: ``"score"`` (``PASS_CI_METHOD``), ``"t"``,
+            ``"percentile"`` or ``"bca"``.
+        kway_ci_method: Interval on pass^k and pass@k: ``"score"`` (``KWAY_CI_METHOD``), ``"t"``,
+            ``"percentile"`` or ``"bca"``.
         binary_ci: ``"wilson"`` (``BINARY_CI_METHOD``) for task values that are all 0 or 1; None
             keeps ``ci_method`` / ``kway_ci_method`` there too.
         n_boot: Bootstrap draws (``BOOTSTRAP_DRAWS``).
         seed: Seed or Generator for the bootstrap.
+        by: A column, ``tools_used`` or a marker (or a list of them): each group is also
+            measured on its own and listed in ``groups`` (``failure_table`` adds failure shares
+            and a below-the-rest flag).
 
     Returns:
         A :class:`PassAt`; ``print`` gives ``pass@1 0.67 [0.55..0.78] | pass^4 (pass_pow_k) ...``
@@ -234,24 +261,31 @@ def pass_at(rows: Any, /, *, k: int | None = None, min_k: int = MIN_K, unanimous
     check_int("k", k, minimum=1, allow_none=True)
     check_int("min_k", min_k, minimum=1)
     level = check_level(level)
-    check_ci_method(ci_method)
-    check_ci_method(kway_ci_method, "kway_ci_method")
+    check_choice("ci_method", ci_method, PASS_CI_METHODS)
+    check_choice("kway_ci_method", kway_ci_method, PASS_CI_METHODS)
     if binary_ci is not None:
         check_choice("binary_ci", binary_ci, ("wilson",))
     check_int("n_boot", n_boot, minimum=1)
+    names = None if by is None else check_by(by)
     rng = check_rng(seed)
     options: dict[str, Any] = {"k": k, "min_k": min_k, "unanimous_short": unanimous_short, "level": level,
                                "ci_method": ci_method, "kway_ci_method": kway_ci_method, "binary_ci": binary_ci,
                                "n_boot": n_boot, "rng": rng}
     if is_ray_dataset(rows):
-        from whileai.engines.ray import pass_at as ray_pass_at
-
-        return ray_pass_at(rows, **options)
+        if names is not None:
+            raise ArgumentError(f"by must be left off for a Ray dataset, got by={by!r}. Filter the dataset to each "
+                                "group (ds.filter(...)) and measure each, or read the rows into Polars first.")
+        return _pass_at_ray(rows, **options)
     warnings: list[str] = []
-    df = clean_rewards(read_rows(rows), warnings)
+    extra = [] if names is None else [*names, *(["messages"] if "tools_used" in names else [])]
+    df = clean_rewards(read_rows(rows, extra=extra), warnings)
     stats = task_stats(df, threshold=PASS_THRESHOLD, maintain_order=False) if df.height else empty_task_stats()
     config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
-    return pass_at_from_stats(stats, reward_facts(df), warnings=warnings, config=config, **options)
+    report = pass_at_from_stats(stats, reward_facts(df), warnings=warnings, config=config, **options)
+    if names is not None:
+        _by_groups(report, df, names, k=k, min_k=min_k, unanimous_short=unanimous_short, level=level,
+                   ci_method=ci_method, kway_ci_method=kway_ci_method, binary_ci=binary_ci, n_boot=n_boot, seed=rng)
+    return report
 
 
 def empty_task_stats() -> pl.DataFrame:
@@ -261,22 +295,22 @@ def empty_task_stats() -> pl.DataFrame:
 
 
 def reward_facts(df: pl.DataFrame) -> dict[str, Any]:
-    """Row-level facts the report's warnings read: rows, partial-credit rows, reward range, judge failures.
+    """Row-level facts the report's warnings read: rows, partial-credit rows, reward range, failures.
 
     Each is a sum, a min or a max over rows, so an engine that sees the rows in parts merges them
     exactly (``docs/scale.md``).
     """
     if df.height == 0:
-        return {"n_rows": 0, "n_partial": 0, "lo": None, "hi": None, "n_reward": 0, "n_judge_failed": 0}
+        return {"n_rows": 0, "n_partial": 0, "lo": None, "hi": None, "n_reward": 0, "n_judge_failed": 0,
+                "n_agent_crashed": 0}
     reward = pl.col("reward")
-    failed = (reward.is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")).sum() \
-        if "judge_status" in df.columns else pl.lit(0)
+    crashed, failed = failure_exprs(df)
     info = df.select(
         (reward.is_not_null() & (reward != 0.0) & (reward != 1.0)).sum().alias("n_partial"),
         reward.min().alias("lo"), reward.max().alias("hi"), reward.count().alias("n_reward"),
-        failed.alias("n_judge_failed"),
+        failed.sum().alias("n_judge_failed"), crashed.sum().alias("n_agent_crashed"),
     ).row(0, named=True)
-    return {"n_rows": df.height, **{k: (int(v) if k != "lo" and k != "hi" else v) for k, v in info.items()}}
+    return {"n_rows": df.height, **{k: (v if k in ("lo", "hi") else int(v)) for k, v in info.items()}}
 
 
 def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | None, min_k: int,
@@ -286,7 +320,7 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
     """The :func:`pass_at` report from the per-task table (``task_stats`` columns) and row facts.
 
     The kernel both engines share: the local path builds ``stats`` with one Polars group-by, the
-    Ray path merges per-partition partial sums by task key (``whileai.engines.ray``). Tasks are
+    Ray path merges per-partition partial sums by task key (``whileai.measure._ray``). Tasks are
     taken in ``task_key`` order, so the same rows give the same numbers whatever order the
     group-by returned.
     """
@@ -315,9 +349,12 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
     # pass@1 over every graded task
     if report.n_groups:
         report.pass_at_1 = float(rates.mean())
-        lo, hi, report.ci_method = rate_interval(
-            rates, float(n_graded.sum()), float(graded["reward_sum"].sum()), method=ci_method, level=level,
-            n_boot=n_boot, seed=rng, what="pass@1", notes=notes, binary_ci=binary_ci)
+        if ci_method == "score":
+            lo, hi, report.ci_method = _score_pass1(rates, n_graded, graded["reward_sum"].to_numpy(), level, notes)
+        else:
+            lo, hi, report.ci_method = rate_interval(
+                rates, float(n_graded.sum()), float(graded["reward_sum"].sum()), method=ci_method, level=level,
+                n_boot=n_boot, seed=rng, what="pass@1", notes=notes, binary_ci=binary_ci)
         report.ci95 = nan_to_none((lo, hi))
 
     # k and the k-eligible tasks
@@ -348,14 +385,21 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
         report.pass_pow_k = float(pow_k[use].mean())
         report.pass_at_k = float(at_k[use].mean())
         report.headroom = report.pass_at_k - float(rates[use].mean())
-        lo, hi, used_pow = interval_over_tasks(
-            pow_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
-            what=f"pass^{k_value}", notes=notes, binary_ci=binary_ci)
-        report.pass_pow_k_ci95 = nan_to_none((lo, hi))
-        lo, hi, used_at = interval_over_tasks(
-            at_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
-            what=f"pass@{k_value}", notes=notes, binary_ci=binary_ci)
-        report.pass_at_k_ci95 = nan_to_none((lo, hi))
+        if kway_ci_method == "score":
+            floor = min(1.0, k_value / float(n_graded[use].mean()))
+            lo, hi, used_pow = _score_kway(pow_k[use], floor, level, f"pass^{k_value}", notes)
+            report.pass_pow_k_ci95 = nan_to_none((lo, hi))
+            lo, hi, used_at = _score_kway(at_k[use], floor, level, f"pass@{k_value}", notes)
+            report.pass_at_k_ci95 = nan_to_none((lo, hi))
+        else:
+            lo, hi, used_pow = interval_over_tasks(
+                pow_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
+                what=f"pass^{k_value}", notes=notes, binary_ci=binary_ci)
+            report.pass_pow_k_ci95 = nan_to_none((lo, hi))
+            lo, hi, used_at = interval_over_tasks(
+                at_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
+                what=f"pass@{k_value}", notes=notes, binary_ci=binary_ci)
+            report.pass_at_k_ci95 = nan_to_none((lo, hi))
         report.kway_ci_method = used_pow if used_pow == used_at else f"{used_pow}/{used_at}"
         if int(use.sum()) < report.n_groups:
             notes.append(f"headroom is over the {int(use.sum())} tasks with {k_value} rollouts")
@@ -370,6 +414,44 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
     report.note = "; ".join(notes)
     report.warnings = warnings
     return report
+
+
+def _by_groups(report: PassAt, df: pl.DataFrame, names: list[str], **options: Any) -> None:
+    """Each ``by`` group measured on its own rows (the group-by is one partition per dimension)."""
+    report.by = []
+    for key in names:
+        frame, dim = group_frame(df, key) if df.height else (df.with_columns(pl.lit(None, pl.String).alias("_group")), key)
+        report.by.append(dim)
+        for (value,), sub in sorted(frame.partition_by("_group", as_dict=True).items(), key=lambda kv: str(kv[0][0])):
+            g = pass_at(sub.drop("_group"), **options)
+            report.groups[f"{dim}={value}"] = {
+                "pass_at_1": g.pass_at_1, "ci95": g.ci95, "pass_pow_k": g.pass_pow_k,
+                "pass_pow_k_ci95": g.pass_pow_k_ci95, "pass_at_k": g.pass_at_k, "pass_at_k_ci95": g.pass_at_k_ci95,
+                "n_tasks": g.n_groups, "n_rows": g.n_rows}
+
+
+def _score_pass1(rates: np.ndarray, n_graded: np.ndarray, reward_sum: np.ndarray, level: float,
+                 notes: list[str]) -> tuple[float, float, str]:
+    """The clustered score interval on pass@1 (monotone in passes); on rates when rewards are partial."""
+    if rates.size < MIN_CI_TASKS:
+        notes.append(f"no interval on pass@1: {rates.size} task(s), and an interval needs {MIN_CI_TASKS}")
+        return float("nan"), float("nan"), "score"
+    whole = np.abs(reward_sum - np.round(reward_sum)) < 1e-9
+    if whole.all():
+        lo, hi = clustered_rate_interval(np.round(reward_sum), n_graded, level=level)
+        return float(lo), float(hi), "score"
+    lo, hi = score_interval(rates, floor=min(1.0, 1.0 / float(n_graded.mean())), level=level)
+    notes.append("partial-credit rewards: the pass@1 interval is the score interval on task rates, "
+                 "without the monotone envelope")
+    return float(lo), float(hi), "score_rates"
+
+
+def _score_kway(values: np.ndarray, floor: float, level: float, what: str, notes: list[str]) -> tuple[float, float, str]:
+    if values.size < MIN_CI_TASKS:
+        notes.append(f"no interval on {what}: {values.size} task(s), and an interval needs {MIN_CI_TASKS}")
+        return float("nan"), float("nan"), "score"
+    lo, hi = score_interval(values, floor=floor, level=level)
+    return float(lo), float(hi), "score"
 
 
 def _choose_k(k: int | None, min_k: int, n_graded: np.ndarray, report: PassAt, notes: list[str],
@@ -413,7 +495,22 @@ def _describe_rewards(facts: dict[str, Any], report: PassAt, warnings: list[str]
 
 
 def _judge_failures(facts: dict[str, Any], warnings: list[str]) -> None:
+    crashed = int(facts.get("n_agent_crashed", 0))
     failed = int(facts["n_judge_failed"])
+    if crashed:
+        warnings.append(f"{crashed} row(s) ended in an agent or harness error (the rollout itself failed, so there "
+                        "was nothing to grade); they are left out. Fix the agent or harness and re-run those samples.")
     if failed:
         warnings.append(f"the judge failed on {failed} row(s) (judge_status not ok); they are left out. "
                         "Re-run the judge on data.unjudged().")
+
+
+def _pass_at_ray(ds: Any, **options: Any) -> Any:
+    """``whileai.pass_at`` on a Ray dataset: merged per-task sums into ``pass_at_from_stats``."""
+    from whileai.measure._ray import cells, facts_of, nan_warning, per_task, ray_config, stats_of
+
+    c, _ = cells(ds)
+    warnings: list[str] = []
+    nan_warning(c, warnings)
+    return pass_at_from_stats(stats_of(per_task(c, [])), facts_of(c), warnings=warnings, config=ray_config(c),
+                              **options)

@@ -26,7 +26,7 @@ from whileai.defaults import (
     SELF_CHECK_TRIALS,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import check_ci_method, check_int, check_probability
+from whileai.measure._common import check_choice, check_ci_method, check_int, check_probability
 from whileai.measure._compare import compare_runs
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, mean_interval, t_interval, t_quantile
@@ -87,7 +87,8 @@ class SelfCheckReport(Report):
 
 def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, alpha: float = ALPHA,
                ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
-               n_boot: int = BOOTSTRAP_DRAWS, flag_at: float = SELF_CHECK_FLAG_ERRORS, k: int = SELF_CHECK_K) -> SelfCheckReport:
+               n_boot: int = BOOTSTRAP_DRAWS, flag_at: float = SELF_CHECK_FLAG_ERRORS, k: int = SELF_CHECK_K,
+               scope: Literal["all", "compare"] = "all") -> SelfCheckReport:
     """Check the paired comparison by simulation: false alarms, coverage and power against known truth.
 
     Scripted arms: tasks with pass rates drawn uniform in ``SELF_CHECK_DIFFICULTY``, k rollouts a
@@ -100,7 +101,10 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
     against the power theory predicts (noncentral t on the known per-task sd; Miller 2024,
     arXiv:2411.00640, section 5). The Monte Carlo error is sqrt(target (1 - target) / trials); a
     check more than ``flag_at`` errors off on its bad side is flagged. Each check's first trial
-    is also run through :func:`compare_runs` on real rows and must give the same numbers.
+    is also run through :func:`compare_runs` on real rows and must give the same numbers. Seven
+    more checks cover the other intervals and tests (see ``_interval_checks``): pass^k and pass@k
+    from 2k rollouts, sparse pass@1, clustered judge agreement, the sign-flip verdict's false
+    alarms at 8 tasks, the hack scan's floor and the failure table's flags.
 
     Args:
         trials: Evaluations per check (``SELF_CHECK_TRIALS``; the CLI's --full uses
@@ -111,6 +115,7 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
         n_boot: Bootstrap draws for a bootstrap method.
         flag_at: Monte Carlo errors before a check is flagged (``SELF_CHECK_FLAG_ERRORS``).
         k: Rollouts per task (``SELF_CHECK_K``).
+        scope: ``"all"`` (every check) or ``"compare"`` (the eight paired-comparison checks only).
 
     Returns:
         A :class:`SelfCheckReport`.
@@ -118,7 +123,7 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
     Examples:
         >>> report = self_check(trials=20, seed=1)
         >>> len(report.checks), report.matched_compare
-        (8, True)
+        (15, True)
     """
     check_int("trials", trials, minimum=1)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -127,6 +132,7 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
     check_ci_method(ci_method)
     check_int("n_boot", n_boot)
     check_int("k", k, minimum=1)
+    check_choice("scope", scope, ("all", "compare"))
     if isinstance(flag_at, bool) or not isinstance(flag_at, (int, float)) or not flag_at > 0:
         raise ArgumentError(f"flag_at must be a number > 0, got {flag_at!r}. Pass flag_at=3.0.")
     start = time.perf_counter()
@@ -178,6 +184,8 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
         if not _matches(ca[0], cb[0], k, float(lo[0]), float(hi[0]), float(d[0].mean()), ci_method, level, n_boot,
                         int(seeds[0])):
             report.matched_compare = False
+    if scope == "all":
+        _interval_checks(report, trials=int(trials), rng=rng, alpha=alpha, flag_at=float(flag_at))
     report.n_flagged = sum(c["flagged"] for c in report.checks)
     report.ok = report.n_flagged == 0 and report.matched_compare
     if trials < 100:
@@ -185,6 +193,66 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
                                "--full) for a reading worth quoting.")
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _interval_checks(report: SelfCheckReport, *, trials: int, rng: np.random.Generator, alpha: float,
+                     flag_at: float) -> None:
+    """The checks behind pass_at's, judge_trust's, hack_scan's, compare_runs' and failure_table's numbers.
+
+    Cells are the ones where the old methods failed (docs/measure.md): pass^k and pass@k from 2k
+    rollouts, pass@1 with sparse passes, judge agreement with several labelled rows a task, the
+    hack scan's floor over the whole search, the sign-flip verdict at 8 tasks, and the failure
+    table's Holm-corrected flags on groups that do not matter.
+    """
+    from whileai.guard import hack_scan
+    from whileai.measure._failures import failure_table
+    from whileai.stats.grid import draw_passes, truth
+    from whileai.stats.passk import pass_at_k, pass_pow_k
+    from whileai.stats.permutation import sign_flip_test
+    from whileai.stats.score import cluster_wilson, clustered_rate_interval, score_interval
+    from whileai.testing import word_table
+
+    level = 1.0 - alpha
+
+    def add(name: str, cases: int, hits: np.ndarray, target: float, side: Side) -> None:
+        measured = float(np.mean(hits))
+        mc = math.sqrt(target * (1.0 - target) / trials)
+        off = measured - target
+        flagged = bool((side == "above" and off > flag_at * mc) or (side == "below" and -off > flag_at * mc))
+        report.checks.append({"name": name, "cases": cases, "effect": 0.0, "measured": measured, "target": target,
+                              "mc_error": mc, "side": side, "flagged": flagged})
+
+    for metric, diff, fn in (("pass_pow_k", "Beta(2,2)", pass_pow_k), ("pass_at_k", "Beta(4,1)", pass_at_k)):
+        c = draw_passes(rng, diff, trials, 30, 8)
+        lo, hi = score_interval(fn(8, c, 4), floor=0.5, level=level)
+        value = truth(diff, metric, 4)  # type: ignore[arg-type]
+        word = "pass^4" if metric == "pass_pow_k" else "pass@4"
+        add(f"{word} range, 8 rollouts, 30 cases", 30, (lo <= value) & (value <= hi), level, "below")
+    c = draw_passes(rng, "Beta(1,9)", trials, 16, 2)
+    lo, hi = clustered_rate_interval(c, 2, level=level)
+    value = truth("Beta(1,9)", "pass_at_1")
+    add("pass@1 range, sparse passes, 16 cases", 16, (lo <= value) & (value <= hi), level, "below")
+    acc = rng.beta(8.5, 1.5, size=(trials, 20))
+    lo, hi = cluster_wilson(rng.binomial(4, acc), 4, level=level)
+    add("judge agreement range, 4 labels x 20 cases", 20, (lo <= 0.85) & (0.85 <= hi), level, "below")
+    p = rng.uniform(*SELF_CHECK_DIFFICULTY, size=(trials, 8))
+    d = (rng.binomial(report.k, p) - rng.binomial(report.k, p)) / report.k
+    alarms = np.array([sign_flip_test(row).p_value < alpha for row in d])
+    add("false alarm, sign-flip verdict, 8 cases", 8, alarms, alpha, "above")
+    seeds = rng.integers(0, 2**31 - 1, size=(trials, 2))
+    hack = np.array([hack_scan(word_table(20, 8, seed=int(a)), n_perm=50, seed=int(b), trace=False).n_above_floor > 0
+                     for a, b in seeds])
+    add("false alarm, hack scan floor", 20, hack, alpha, "above")
+    flags = []
+    for a, _ in seeds:
+        g = np.random.default_rng(int(a))
+        pr = g.uniform(*SELF_CHECK_DIFFICULTY, size=SELF_CHECK_CASES)
+        task = np.repeat(np.arange(SELF_CHECK_CASES), report.k)
+        rows = pl.DataFrame({"task_id": [f"t{t}" for t in task], "reward": (g.random(task.size) < pr[task]).astype(float),
+                             "group": g.choice(["a", "b", "c", "d"], size=task.size)})
+        flags.append(bool(failure_table(rows, by="group", alpha=alpha).below))
+    add(f"false flag, failure table, {SELF_CHECK_CASES} cases", SELF_CHECK_CASES, np.array(flags), alpha,
+        "above")
 
 
 def _intervals(d: np.ndarray, *, method: str, level: float, n_boot: int, seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

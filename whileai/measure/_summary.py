@@ -29,6 +29,7 @@ from whileai.measure._common import (
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod
 from whileai.stats.rng import check_rng
+from whileai.table import IntoRows
 
 __all__ = ["MarkerSummary", "MetricSummary", "marker_summary", "metric_summary"]
 
@@ -134,10 +135,10 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
     return out
 
 
-def metric_summary(rows: Any, /, metric: str = PASS_AT_1, *, level: float = CI_LEVEL,
+def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float = CI_LEVEL,
                    ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MetricSummary:
-    """One metric's mean over tasks with an interval over tasks (seeds, "Intervals and comparison").
+    """One metric's mean over tasks with an interval over tasks (docs/measure.md, "The interval").
 
     The metric is averaged within each task, then over tasks; the interval is a Student-t
     interval on the task means (``CI_METHOD``, Miller 2024, arXiv:2411.00640). A metric with the
@@ -182,7 +183,7 @@ def metric_summary(rows: Any, /, metric: str = PASS_AT_1, *, level: float = CI_L
     return s
 
 
-def marker_summary(rows: Any, /, *, names: Sequence[str] | None = None, level: float = CI_LEVEL,
+def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, level: float = CI_LEVEL,
                    ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MarkerSummary:
     """Every marker's mean over tasks with its interval; degenerate markers named in one warning.
@@ -190,7 +191,7 @@ def marker_summary(rows: Any, /, *, names: Sequence[str] | None = None, level: f
     Markers live in ``row["markers"]`` (1.0 is the good outcome). Each is averaged within task
     over the rows that carry it, then over tasks, with a Student-t interval on the task means.
     A marker that came out the same on every row is degenerate: no interval, a line saying so
-    next to the mean, and one warning naming every such marker (seeds, "Markers").
+    next to the mean, and one warning naming every such marker (docs/measure.md, "metric_summary and marker_summary").
 
     Args:
         rows: Rows with markers.

@@ -1,4 +1,8 @@
-"""Per-task aggregates: the one group-by every measure, select and guard step starts from."""
+"""Per-task aggregates: the one group-by every measure, select and guard step starts from.
+
+``group_stats`` (the k, n0/n1, mean and spread a grouped trainer reads) sits here so select and
+export read the same numbers from one place.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from whileai import table
 from whileai.defaults import PASS_THRESHOLD
+from whileai.table import IntoRows
 
-__all__ = ["task_stats"]
+__all__ = ["group_stats", "task_stats"]
 
 
 def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRESHOLD,
@@ -50,4 +56,49 @@ def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRES
             *extra,
         )
         .collect()
+    )
+
+
+def group_stats(rows: IntoRows, /) -> pl.DataFrame:
+    """Per-task group statistics a grouped trainer reads: k, n0/n1, reward mean and std.
+
+    The counts come from ``whileai.measure.task_stats`` (a graded rollout passes at reward >= 0.5,
+    so partial credit splits there, docs/select.md, "the difficulty band"); ``reward_std`` is the
+    population standard deviation (ddof 0) of the graded rewards, the spread a group-relative
+    advantage divides by (Shao et al. 2024, DeepSeekMath GRPO, arXiv:2402.03300, eq. 3).
+
+    Args:
+        rows: A rollout table or anything ``table.frame`` reads.
+
+    Returns:
+        One row per task, in first-seen order: ``task_key``, ``k`` (graded rollouts), ``n0``
+        (graded fails), ``n1`` (passes), ``reward_mean`` and ``reward_std`` (null for a task
+        with no graded rollout).
+
+    Examples:
+        >>> import polars as pl
+        >>> df = pl.DataFrame({"task_key": ["a", "a", "a", "b"], "reward": [1.0, 0.0, 1.0, None]})
+        >>> group_stats(df).rows()
+        [('a', 3, 1, 2, 0.6666666666666666, 0.4714045207910317), ('b', 0, 0, 0, None, None)]
+    """
+    df = rows if isinstance(rows, pl.DataFrame) and "task_key" in rows.columns else table.frame(rows)
+    if "reward" not in df.columns or df.schema["reward"] == pl.Null:
+        df = df.with_columns(pl.lit(None, pl.Float64).alias("reward"))
+    stats = task_stats(df)
+    spread = (
+        df.lazy()
+        .group_by("task_key")
+        .agg(pl.col("reward").std(ddof=0).alias("reward_std"))
+        .collect()
+    )
+    return (
+        stats.join(spread, on="task_key", how="left", maintain_order="left")
+        .select(
+            "task_key",
+            pl.col("n_graded").alias("k"),
+            (pl.col("n_graded") - pl.col("c")).alias("n0"),
+            pl.col("c").alias("n1"),
+            "reward_mean",
+            "reward_std",
+        )
     )

@@ -9,6 +9,7 @@ The selectors here return a :class:`whileai.table.StepResult`; ``wai.select(rows
 
 from __future__ import annotations
 
+from whileai.measure import group_stats  # lives beside task_stats; kept importable here
 from whileai.selection._calibration import (
     Calibration,
     CalibrationReport,
@@ -22,7 +23,7 @@ from whileai.selection._curriculum import (
     retire_solved,
 )
 from whileai.selection._gate import GateReport, publish_gate
-from whileai.selection._groups import GroupSignal, group_signal, group_stats
+from whileai.selection._groups import GroupSignal, group_signal
 from whileai.selection._optimize import MODES, optimize
 from whileai.selection._pairs import PairsReport, PreferencePairs, build_preference_pairs
 from whileai.selection._rl import RL_ORDERS, TRUNCATED_POLICIES, RLSelectionReport, select_for_rl

@@ -2,7 +2,7 @@
 
 The stamp is what lets a trainer build a curriculum or retire solved tasks without re-measuring:
 the task's pass rate over the k rollouts the grader saw, its 95% Wilson interval, k, and the
-policy that produced the row (seeds, "The publish gate"). ``optimize(mode="rl")`` stamps from the
+policy that produced the row (docs/select.md, "The publish gate"). ``optimize(mode="rl")`` stamps from the
 rows it was given, before its own dedupe and trims, and a carried stamp measured over more
 repeats than the rows now hold is kept rather than re-measured.
 """
@@ -69,7 +69,7 @@ class Calibration(BaseModel):
     """A row's calibration stamp: its task's pass rate over the k graded repeats.
 
     The interval is the Wilson score interval (Wilson 1927, JASA 22:209) at ``CI_LEVEL``; at k=8
-    a task's band assignment can be off by about 0.3 (seeds, "Prune before training").
+    a task's band assignment can be off by about 0.3 (docs/select.md, "the difficulty band").
     """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -266,7 +266,7 @@ def calibrate(rows: IntoRows, /, *, policy: str | None = None, model: str | None
 
     The pass rate per task comes from ``whileai.measure.task_stats`` (reward >= 0.5 passes);
     the interval is Wilson's (Wilson 1927) at ``CI_LEVEL``. A row whose existing stamp counts
-    more repeats than these rows hold keeps it (seeds, "The publish gate": the gate keeps a
+    more repeats than these rows hold keeps it (docs/select.md, "The publish gate": the gate keeps a
     carried stamp rather than re-measuring it on what is left). Nothing is mutated.
 
     Args:

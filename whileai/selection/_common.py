@@ -126,7 +126,7 @@ def require_graded(df: pl.DataFrame, what: str) -> None:
         raise TrainingSelectionError(
             f"{what} needs graded rows, but none of the {df.height} rows carries a reward. "
             "Grade first: scored = data.grade(judge=...) (or whileai.grade.run_judge), then select.",
-            n_rows=df.height,
+            counts={"n_rows": df.height},
         )
 
 
@@ -206,8 +206,8 @@ def take_rows(df: pl.DataFrame, positions: pl.Series) -> pl.DataFrame:
 def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series | None, dict[str, Any]]:
     """Rows whose reply quotes their own privileged context (an answer key the judge also read).
 
-    A pass that recites the grader's reference is not a demonstration (seeds: "leaked answer keys
-    dropped"). The check is ``whileai.guard.leak_report`` (one implementation in the library);
+    A pass that recites the grader's reference is not a demonstration (README.md: leaked answer keys
+    dropped). The check is ``whileai.guard.leak_report`` (one implementation in the library);
     it runs only when the table carries a privileged column, and is skipped with a warning when
     guard cannot be imported.
 
@@ -218,11 +218,8 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
     info: dict[str, Any] = {"checked": False, "n_checked": 0, "n_dropped": 0, "leaked": []}
     if not any(has(df, c) for c in table.PRIVILEGED_COLUMNS):
         return None, info
-    try:
-        from whileai.guard import leak_report  # type: ignore[attr-defined]
-    except ImportError:
-        warnings.append("privileged-leak check skipped: whileai.guard is not available in this build")
-        return None, info
+    from whileai.guard import leak_report
+
     report = leak_report(df)
     leaked = list(getattr(report, "leaked", []) or [])
     info = {"checked": bool(getattr(report, "checked", False)), "n_checked": int(getattr(report, "n_checked", 0)),

@@ -7,7 +7,9 @@ difficulty band's own, so ``curriculum`` and ``select(mode="rl")`` agree on what
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, overload
 
 import polars as pl
 from pydantic import Field
@@ -23,7 +25,7 @@ from whileai.selection._common import (
     has,
     require_graded,
 )
-from whileai.table import IntoRows
+from whileai.table import FluentT, IntoRows
 
 __all__ = ["CurriculumReport", "curriculum", "retire_solved"]
 
@@ -199,6 +201,14 @@ def _render_curriculum(report: CurriculumReport | dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@overload
+def retire_solved(rows: FluentT, /, *, solved: float = _SOLVED, min_rollouts: int = MIN_GROUP_ROLLOUTS) -> FluentT: ...
+@overload
+def retire_solved(rows: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], /, *, solved: float = _SOLVED, min_rollouts: int = MIN_GROUP_ROLLOUTS) -> pl.DataFrame: ...
+@overload
+def retire_solved(rows: Iterable[Mapping[str, Any]], /, *, solved: float = _SOLVED, min_rollouts: int = MIN_GROUP_ROLLOUTS) -> list[dict[str, Any]]: ...
+@overload
+def retire_solved(rows: IntoRows, /, *, solved: float = _SOLVED, min_rollouts: int = MIN_GROUP_ROLLOUTS) -> Any: ...
 def retire_solved(rows: IntoRows, /, *, solved: float = _SOLVED, min_rollouts: int = MIN_GROUP_ROLLOUTS) -> Any:
     """Drop every row of a solved task: pass rate above ``solved`` over at least ``min_rollouts``.
 

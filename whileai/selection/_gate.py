@@ -1,6 +1,6 @@
 """The publish gate: refuse an RL-shaped set a grouped update would learn nothing from.
 
-Seeds, "The publish gate": an RL-shaped run (repeats of one ask) is refused with
+docs/select.md, "The publish gate": an RL-shaped run (repeats of one ask) is refused with
 ``PublishGateError`` when it is ungraded or has no mixed group; the report warns when unanimous
 asks, or asks outside the difficulty band, are still present, and reports duplicates,
 near-duplicate asks, length spread and the pooled reward correlations.
@@ -101,7 +101,7 @@ def publish_gate(
 
     RL-shaped means ``mode="rl"``, or (with no mode) some task with more than one row. Such a
     set is refused (``PublishGateError`` when ``strict``) when no row is graded or no ask has
-    both a pass and a fail: every group-relative advantage would be zero (seeds, "The publish
+    both a pass and a fail: every group-relative advantage would be zero (docs/select.md, "The publish
     gate"). With ``strict_hacks``, a ``hack_scan`` regime of ``reward_hack`` refuses too. The
     report warns (never drops) when unanimous asks or mixed asks outside ``band`` are still
     present (``select(mode="rl")`` prunes them), and reports duplicate rollouts (counted as the
@@ -218,7 +218,7 @@ def publish_gate(
         warnings=warnings,
     )
     if refusal is not None and strict:
-        raise PublishGateError(f"{refusal[0]}: {refusal[1]}", refusal=refusal[0], report=report)
+        raise PublishGateError(f"{refusal[0]}: {refusal[1]}", reason=refusal[0], report=report)
     return report
 
 

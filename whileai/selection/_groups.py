@@ -12,57 +12,12 @@ import polars as pl
 
 from whileai import table
 from whileai.defaults import DIFFICULTY_BAND
-from whileai.measure import task_stats
+from whileai.measure import pass_at, task_stats
 from whileai.report import Report, fmt_num
 from whileai.selection._common import check_band, has
 from whileai.table import IntoRows
 
-__all__ = ["GroupSignal", "group_signal", "group_stats"]
-
-
-def group_stats(rows: IntoRows, /) -> pl.DataFrame:
-    """Per-task group statistics a grouped trainer reads: k, n0/n1, reward mean and std.
-
-    The counts come from ``whileai.measure.task_stats`` (a graded rollout passes at reward >= 0.5,
-    so partial credit splits there, seeds "Prune before training"); ``reward_std`` is the
-    population standard deviation (ddof 0) of the graded rewards, the spread a group-relative
-    advantage divides by (Shao et al. 2024, DeepSeekMath GRPO, arXiv:2402.03300, eq. 3).
-
-    Args:
-        rows: A rollout table or anything ``table.frame`` reads.
-
-    Returns:
-        One row per task, in first-seen order: ``task_key``, ``k`` (graded rollouts), ``n0``
-        (graded fails), ``n1`` (passes), ``reward_mean`` and ``reward_std`` (null for a task
-        with no graded rollout).
-
-    Examples:
-        >>> import polars as pl
-        >>> df = pl.DataFrame({"task_key": ["a", "a", "a", "b"], "reward": [1.0, 0.0, 1.0, None]})
-        >>> group_stats(df).rows()
-        [('a', 3, 1, 2, 0.6666666666666666, 0.4714045207910317), ('b', 0, 0, 0, None, None)]
-    """
-    df = rows if isinstance(rows, pl.DataFrame) and "task_key" in rows.columns else table.frame(rows)
-    if not has(df, "reward"):
-        df = df.with_columns(pl.lit(None, pl.Float64).alias("reward"))
-    stats = task_stats(df)
-    spread = (
-        df.lazy()
-        .group_by("task_key")
-        .agg(pl.col("reward").std(ddof=0).alias("reward_std"))
-        .collect()
-    )
-    return (
-        stats.join(spread, on="task_key", how="left", maintain_order="left")
-        .select(
-            "task_key",
-            pl.col("n_graded").alias("k"),
-            (pl.col("n_graded") - pl.col("c")).alias("n0"),
-            pl.col("c").alias("n1"),
-            "reward_mean",
-            "reward_std",
-        )
-    )
+__all__ = ["GroupSignal", "group_signal"]
 
 
 class GroupSignal(Report):
@@ -163,12 +118,7 @@ def group_signal(rows: IntoRows, /, *, band: tuple[float, float] = DIFFICULTY_BA
 
 
 def _k_way(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
-    """k, pass^k, pass@k and headroom from ``whileai.measure.pass_at`` (NaN when it is unavailable)."""
-    try:
-        from whileai.measure import pass_at  # type: ignore[attr-defined]
-    except ImportError:
-        warnings.append("pass^k and pass@k are n/a: whileai.measure.pass_at is not available in this build")
-        return {}
+    """k, pass^k, pass@k and headroom from ``whileai.measure.pass_at`` (NaN when it cannot run)."""
     try:
         result = pass_at(df)
     except Exception as exc:  # a measure failure must not hide the group counts

@@ -6,12 +6,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Literal
 
-from whileai.engines import is_ray_dataset
 from whileai.errors import ArgumentError
 from whileai.selection._common import check_choice
 from whileai.selection._rl import select_for_rl
 from whileai.selection._sft import select_for_sft
 from whileai.table import IntoRows, StepResult
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["MODES", "optimize"]
 
@@ -61,7 +61,7 @@ def optimize(rows: IntoRows, /, *, mode: Literal["rl", "sft"] = "rl", **options:
     """
     mode = check_choice("mode", mode, MODES)  # type: ignore[assignment]
     if is_ray_dataset(rows):
-        from whileai.engines.ray import select as ray_select
+        from whileai.selection._ray import select as ray_select
 
         return ray_select(rows, mode=mode, **options)  # type: ignore[return-value]
     stray = sorted(set(options) - _OPTIONS[mode])

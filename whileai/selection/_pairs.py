@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from whileai.selection._common import (
     require_graded,
     take_rows,
 )
+from whileai.stats import length_confound
 from whileai.table import IntoRows
 from whileai.table.schema import MESSAGE
 
@@ -91,7 +91,9 @@ class PreferencePairs:
 
     ``.df`` has ``task_key, prompt, chosen, rejected, chosen_reward, rejected_reward, margin``
     (+ ``tools``, ``system_prompt`` when the rows had them); ``chosen`` and ``rejected`` are full
-    conversations (List(MESSAGE)). ``export_preference`` reads ``.df`` as is.
+    conversations (List(MESSAGE)). ``export_preference`` reads ``.df`` as is; the fluent
+    layer's ``whileai.data.PreferencePairs`` (what ``wai.build_preference_pairs`` returns) adds
+    ``.export``, since the select step never imports the export step below it.
     """
 
     def __init__(self, df: pl.DataFrame, *, report: PairsReport | None = None,
@@ -113,12 +115,6 @@ class PreferencePairs:
             for side in ("chosen", "rejected"):
                 out[side] = [table.message_out(m) for m in row[side] or []]
             yield out
-
-    def export(self, path: str | os.PathLike[str], **options: Any) -> Any:
-        """Write the pairs for a preference trainer (see ``whileai.exporters.export_preference``)."""
-        from whileai.exporters import export_preference  # type: ignore[attr-defined]
-
-        return export_preference(self, path, **options)
 
     def __repr__(self) -> str:
         return f"PreferencePairs(pairs={self.df.height})"
@@ -282,7 +278,7 @@ def _report(out: pl.DataFrame, pairs_idx: pl.DataFrame, summary: pl.DataFrame,
         frac = longer / n
         stats = {"median_delta": float(out["_delta"].median()), "chosen_longer": longer,  # type: ignore[arg-type]
                  "chosen_longer_frac": round(frac, 4)}
-        if table.length_confound(longer, n):
+        if length_confound(longer, n):
             warnings.append(f"chosen is the longer reply in {longer} of {n} pairs ({frac:.0%}); a preference trainer "
                             "learns length before behaviour (Lambert 2025, chapter Direct Alignment). Keep "
                             "length_match=True and look at why passing replies run longer.")

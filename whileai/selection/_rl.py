@@ -1,6 +1,6 @@
 """RL selection: prune a graded rollout table to the groups a grouped update learns from.
 
-Seeds, "Prune before training": drop, in this order, junk rows; duplicate rollouts within an ask;
+docs/select.md, "the difficulty band": drop, in this order, junk rows; duplicate rollouts within an ask;
 truncated rollouts; unanimous asks; asks outside the difficulty band. Then keep whole groups
 round-robin across fault kinds and, within a fault kind, across pass rates. Every step is a
 Polars expression or group-by over the table; nothing loops over rows or tasks.
@@ -216,7 +216,7 @@ def select_for_rl(
 ) -> table.StepResult:
     """Keep the groups of rollouts a grouped RL update (GRPO) learns from.
 
-    Drops, in this order and counted per reason (seeds, "Prune before training"): replies that
+    Drops, in this order and counted per reason (docs/select.md, "the difficulty band"): replies that
     quote their own privileged context (the answer key the judge read; ``whileai.guard.leak_report``,
     only when the rows carry one); junk rows (no reply and no tool call, or a reply with no letter
     or digit, or no reward); duplicate rollouts within an ask (the same tool calls with the same arguments and the same final
@@ -266,7 +266,7 @@ def select_for_rl(
     warnings: list[str] = []
     hygiene: list[str] = []
 
-    # Pass rates as graded: before any dedupe or trim (seeds: k is the repeats the grader saw).
+    # Pass rates as graded: before any dedupe or trim (docs/select.md, "The calibration stamp": k is the repeats the grader saw).
     stats = task_stats(df)
     graded_stats = stats.filter(pl.col("n_graded") > 0)
     report["n_tasks"] = stats.height
@@ -350,7 +350,7 @@ def select_for_rl(
         "band": int(counts["band_rows"]) if enforce_band else 0,
     }
     if eligible.height == 0:
-        raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, dropped=dropped)
+        raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, counts=dropped)
 
     # 6. order whole groups and take them up to target
     eligible = eligible.join(_group_fault_kinds(work, eligible), on="_tid", how="left")
@@ -566,11 +566,8 @@ def _empty_message(report: dict[str, Any], dropped: dict[str, int], lo: float, h
 
 
 def _hack_scan(selected: pl.DataFrame, endorsed: list[str], hygiene: list[str]) -> Any:
-    try:
-        from whileai.guard import hack_scan  # type: ignore[attr-defined]
-    except ImportError:
-        hygiene.append("hack scan skipped: whileai.guard.hack_scan is not available in this build")
-        return None
+    from whileai.guard import hack_scan
+
     try:
         scan = hack_scan(selected, endorsed=endorsed)
     except WaiError as exc:

@@ -209,7 +209,7 @@ def select_for_sft(
             f"rows must have a completion to train on, got {passing} passing row(s) that are all junk (no tool call and "
             "no letter or digit in the reply: an empty or missing completion). Give the rows their replies "
             "(final_text or a last assistant message), or check the step that dropped them.",
-            n_junk=report["n_junk"],
+            counts={"n_junk": report["n_junk"]},
         )
     if eligible.height == 0:
         best = df["reward"].max()
@@ -218,7 +218,7 @@ def select_for_sft(
             f"{best!r} over {df.height - report['n_ungraded']} graded rows"
             + (f" ({report['n_junk']} junk rows excluded)" if report["n_junk"] else "")
             + ". Lower min_reward= for a partial-credit grader, or grade more completions per prompt.",
-            min_reward=min_reward, best_reward=best,
+            value=min_reward, counts={"best_reward": best},
         )
     report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
 

@@ -227,7 +227,7 @@ class Endpoint:
             raise EndpointError(
                 f"{ref.key_env} must be set to call {model!r} at {self.base_url}, got nothing in the environment. "
                 f"Set the provider's own key (export {ref.key_env}=...) or pass api_key=.",
-                base_url=self.base_url, model=self.model, key_env=ref.key_env)
+                url=self.base_url, name=self.model, argument=ref.key_env)
         self._key = _Secret(key or None)
         self._key_env = ref.key_env
         self.key_source = "api_key=" if api_key else (env if key else "none")
@@ -435,7 +435,7 @@ class Endpoint:
             raise EndpointError(
                 f"offline=True must make no network call, but model {self.model!r} at {self.base_url} was about to be "
                 "asked. Use an offline agent (wai.seeded_agent, a callable) and simulator=False, or drop offline=True.",
-                base_url=self.base_url, model=self.model, kind="offline")
+                url=self.base_url, name=self.model, reason="offline")
 
     def _count(self, data: Any) -> None:
         usage = data.get("usage") if isinstance(data, Mapping) else None
@@ -511,7 +511,7 @@ class Endpoint:
         else:
             text = (f"model server at {self.base_url} must be reachable, but it could not be reached "
                     f"({type(exc).__name__}) {tries}. Check the server is up and base_url is right.")
-        return EndpointError(self._redact(text), base_url=self.base_url, kind=type(exc).__name__)
+        return EndpointError(self._redact(text), url=self.base_url, reason=type(exc).__name__)
 
     def _decode(self, response: httpx.Response) -> Any:
         status = response.status_code
@@ -528,7 +528,7 @@ class Endpoint:
             raise EndpointError(
                 f"model server at {self.base_url} must accept the request for model {self.model!r}, but it answered "
                 f"{status}{tries}: {body!r}. {fix}",
-                status=status, base_url=self.base_url, model=self.model,
+                status=status, url=self.base_url, name=self.model,
             )
         try:
             return response.json()
@@ -536,7 +536,7 @@ class Endpoint:
             raise EndpointError(
                 f"model server at {self.base_url} must answer JSON, got {self._redact(response.text)[:120]!r}. "
                 "Check base_url points at the /v1 API, not a web page.",
-                base_url=self.base_url,
+                url=self.base_url,
             ) from None
 
     def _secrets(self) -> list[str]:
@@ -566,12 +566,12 @@ class Endpoint:
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             raise EndpointError(
                 f"model server at {self.base_url} must answer with choices, got {self._redact(str(data)[:160])!r}. "
-                "Check the server speaks the OpenAI chat-completions API.", base_url=self.base_url)
+                "Check the server speaks the OpenAI chat-completions API.", url=self.base_url)
         choice = choices[0]
         raw = choice.get("message")
         if not isinstance(raw, Mapping):
             raise EndpointError(f"model server at {self.base_url} must answer a message in choices[0], got "
-                                f"{self._redact(str(choice)[:160])!r}. Check the server version.", base_url=self.base_url)
+                                f"{self._redact(str(choice)[:160])!r}. Check the server version.", url=self.base_url)
         message: dict[str, Any] = {"role": "assistant", "content": raw.get("content")}
         if raw.get("tool_calls"):
             message["tool_calls"] = raw["tool_calls"]

@@ -155,8 +155,8 @@ def simulate(
     The template situation writer (``simulator=False``: no model, no network) takes tasks from a
     pairwise covering array over tools x world state (found, not found, ambiguous, partial) x
     user stance (cooperative, vague, impatient, adversarial, off-topic) x ask family (direct,
-    indirect, compound), plus one block of cells per policy clause of the system prompt (seeds,
-    "The loop", Simulate row; "Train, holdout, eval": a task's identity is its grid cell). Every
+    indirect, compound), plus one block of cells per policy clause of the system prompt (docs/simulate.md,
+    "The situations: a covering grid": a task's identity is its grid cell). Every
     tool call is answered from the task's generated world, with faults scheduled on a
     ``fault_rate`` share of tasks (timeout, server error, rate limit, malformed output, empty
     result, partial result). Each task is rolled ``repeats`` times; the agent runs multi-turn
@@ -840,7 +840,7 @@ def _pinned(tasks: Any) -> tuple[list[Situation], int, list[str]]:
 
 def _fatal(exc: EndpointError) -> bool:
     """An endpoint answer no retry can change (a wrong key, no access, a wrong URL or model), or offline=True."""
-    return getattr(exc, "status", None) in _FAIL_FAST or getattr(exc, "kind", None) == "offline"
+    return getattr(exc, "status", None) in _FAIL_FAST or getattr(exc, "reason", None) == "offline"
 
 
 @contextlib.contextmanager

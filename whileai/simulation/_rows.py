@@ -19,7 +19,7 @@ import pyarrow as pa
 from whileai.simulation._util import canonical
 from whileai.simulation._writer import Situation
 from whileai.table import MESSAGE
-from whileai.table._normalize import normalize_message
+from whileai.table.normalize import normalize_message
 
 __all__ = ["Outcome", "RowBuffer"]
 

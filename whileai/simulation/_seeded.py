@@ -5,7 +5,7 @@ transient failure once, asks for the identifier when the user left it out, decli
 asks, and reports exactly what the tool returned. On a ``rate`` share of rollouts (a stable hash
 of the seed, the task, the rollout index and the eval run, so the same rollout always gets the
 same fate) it plants one misbehaviour and labels it, so a judge can be checked against known
-truth (seeds, "The loop": "a stand-in agent that misbehaves on a labeled share of rows"):
+truth (docs/simulate.md, "seeded_agent": "a stand-in agent that misbehaves on a labeled share of rows"):
 
 - ``invented_argument``: calls the tool with an identifier the user never gave.
 - ``skipped_tool``: answers without calling any tool, as if it had looked.
@@ -365,7 +365,7 @@ def _coerce(value: str, schema: Mapping[str, Any]) -> Any:
 
 def seeded_agent(tools: Iterable[Any], *, rate: float = SEEDED_RATE, seed: int = DEFAULT_SEED,
                  kinds: Iterable[str] | None = None) -> SeededAgent:
-    """A stand-in agent that misbehaves on a labeled share of rollouts (seeds, "The loop").
+    """A stand-in agent that misbehaves on a labeled share of rollouts (docs/simulate.md, "seeded_agent").
 
     Each planted misbehaviour lands on the row as ``seeded=True`` and ``seeded_kinds=[kind]``,
     so a judge's verdicts can be checked against known truth. The draw is a stable hash of the

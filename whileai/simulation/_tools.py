@@ -183,16 +183,16 @@ def _parameters_schema(fn: Callable[..., Any], tool_name: str, arg_docs: Mapping
             raise ToolSchemaError(
                 f"{where} is *{param.name}, which a JSON schema cannot describe (arguments arrive by name). "
                 "Replace it with a named list parameter, e.g. items: list[str].",
-                parameter=param.name, tool=tool_name)
+                argument=param.name, name=tool_name)
         if param.kind is param.VAR_KEYWORD:
             raise ToolSchemaError(
                 f"{where} is **{param.name}, which a JSON schema cannot describe. "
                 "Name each argument, or take one options: dict parameter.",
-                parameter=param.name, tool=tool_name)
+                argument=param.name, name=tool_name)
         if param.kind is param.POSITIONAL_ONLY:
             raise ToolSchemaError(
                 f"{where} is positional-only, but tool arguments arrive by name. Remove the '/' from the signature.",
-                parameter=param.name, tool=tool_name)
+                argument=param.name, name=tool_name)
         annotation = hints.get(param.name, inspect.Parameter.empty)
         schema = {} if annotation is inspect.Parameter.empty else _schema_for(annotation, where)
         description = arg_docs.get(param.name)
@@ -230,7 +230,7 @@ def _type_hints(fn: Callable[..., Any], signature: inspect.Signature, tool_name:
                 raise ToolSchemaError(
                     f"parameter {param.name!r} of tool {tool_name!r} must have a resolvable annotation, got {param.annotation!r} "
                     f"({type(exc).__name__}: {exc}). Import the type at module level.",
-                    parameter=param.name, tool=tool_name) from exc
+                    argument=param.name, name=tool_name) from exc
         hints[param.name] = ann
     return hints
 
@@ -330,10 +330,8 @@ def _object_schema(cls: type, where: str) -> dict[str, Any]:
 
 
 def _is_pydantic_model(cls: type) -> bool:
-    try:
-        from pydantic import BaseModel
-    except ImportError:  # pragma: no cover - pydantic is a dependency
-        return False
+    from pydantic import BaseModel
+
     return issubclass(cls, BaseModel)
 
 
@@ -363,7 +361,7 @@ def _unsupported(annotation: Any, where: str, why: str = "") -> ToolSchemaError:
     reason = why or ("it has no JSON-schema form; use str, int, float, bool, Literal, Optional, list, "
                      "dict[str, ...], an Enum, a dataclass or a pydantic model")
     return ToolSchemaError(f"{where} must have a JSON-schema annotation, got {shown} ({reason}).",
-                           annotation=shown)
+                           value=shown)
 
 
 # ------------------------------------------------------------------------------------------

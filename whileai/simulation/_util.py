@@ -15,8 +15,8 @@ from typing import Any
 from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_share
 from whileai._checks import check_int as check_int
-from whileai.errors import ArgumentError, WaiError
-from whileai.table._normalize import dumps as canonical_json
+from whileai.errors import UnknownArgumentError, WaiError
+from whileai.table.normalize import dumps as canonical_json
 
 __all__ = [
     "UnknownArgumentError",
@@ -31,10 +31,6 @@ __all__ = [
 ]
 
 _SEP = "\x1f"
-
-
-class UnknownArgumentError(ArgumentError, TypeError):
-    """A keyword argument the function does not take (a ``TypeError``, as Python raises)."""
 
 
 def hint(*parts: Any) -> int:
@@ -76,7 +72,7 @@ def reject_unknown(function: str, unknown: dict[str, Any], known: Iterable[str])
     raise UnknownArgumentError(
         f"{function}() got unexpected keyword argument{'s' if len(parts) > 1 else ''} {', '.join(parts)}. "
         f"It takes: {', '.join(known)}.",
-        arguments=sorted(unknown),
+        value=sorted(unknown),
     )
 
 

@@ -1,6 +1,6 @@
 """The world a rollout runs against: tool calls answered from generated state, faults on purpose.
 
-A task fixes the world (seeds, "The loop": "a world that fails on purpose"): which record exists
+A task fixes the world (docs/simulate.md, "The world": "a world that fails on purpose"): which record exists
 (``found``), none (``not_found``), two that match (``ambiguous``) or an incomplete one
 (``partial``), and its fault plan: none, or one of timeout, server error, rate limit, malformed
 output, empty result, partial result, on the first tool call (transient) or on every call. The

@@ -1,6 +1,6 @@
 """The template situation writer: grid cells to tasks, with no model and no network.
 
-The grid (seeds, "Train, holdout, eval"): a main block over tools x world state x user stance x
+The grid (docs/simulate.md, "The situations: a covering grid"): a main block over tools x world state x user stance x
 ask family, and one block per policy clause of the system prompt (tools x world state x stance,
 ask family ``policy``). A task's identity is its cell: ``scenario_id`` hashes the cell (block,
 clause text, axis values, replica, planned fault) and nothing else, so the same cell is the same
@@ -28,7 +28,7 @@ import numpy as np
 from whileai.simulation._covering import covered_pairs, order_block
 from whileai.simulation._tools import ToolSpec
 from whileai.simulation._util import h01, hkey
-from whileai.table._normalize import dumps as canonical_json
+from whileai.table.normalize import dumps as canonical_json
 
 __all__ = [
     "ASK_FAMILIES",

@@ -1,8 +1,10 @@
-"""The one-sided exact binomial test."""
+"""The one-sided exact binomial test, and the preference-pair length confound read with it."""
 
 from __future__ import annotations
 
-__all__ = ["binomial_greater_p"]
+from whileai.defaults import ALPHA, PAIR_LENGTH_CONFOUND
+
+__all__ = ["binomial_greater_p", "length_confound"]
 
 
 def binomial_greater_p(successes: int, n: int, p: float = 0.5) -> float:
@@ -19,3 +21,17 @@ def binomial_greater_p(successes: int, n: int, p: float = 0.5) -> float:
     if n <= 0:
         return 1.0
     return float(binomtest(int(successes), int(n), p, alternative="greater").pvalue)
+
+
+def length_confound(chosen_longer: int, n: int) -> bool:
+    """Whether chosen is the longer side (``table.pair_length_delta() > 0``) too often to be chance.
+
+    At least ``PAIR_LENGTH_CONFOUND`` of the ``n`` pairs, and a one-sided exact binomial test
+    against a fair half below ``ALPHA`` (DPO learns length faster than behaviour: Park et al.
+    2024, arXiv:2403.19159). The pairs report and the preference export both warn on it.
+
+    Examples:
+        >>> length_confound(12, 12), length_confound(7, 10), length_confound(0, 0)
+        (True, False, False)
+    """
+    return n > 0 and chosen_longer / n >= PAIR_LENGTH_CONFOUND and binomial_greater_p(chosen_longer, n) < ALPHA

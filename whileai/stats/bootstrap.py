@@ -4,7 +4,7 @@ A bootstrap resample of T task values is T indices drawn with replacement; its m
 on how many times each distinct value was drawn. When the values take few distinct levels (a
 pass rate over k rollouts takes at most k + 1), those counts are one Multinomial(T, level shares)
 draw, so a resample costs O(levels) instead of O(T) and the result has exactly the distribution
-of index resampling (DESIGN.md, Numbers). Values with many levels are resampled by index in
+of index resampling (docs/measure.md, "The bootstrap, fast and exact"). Values with many levels are resampled by index in
 chunks of at most ``BOOTSTRAP_MAX_CELLS`` cells, never a T x draws matrix at once.
 
 Intervals: percentile (Efron and Tibshirani 1993, An Introduction to the Bootstrap, ch. 13) and

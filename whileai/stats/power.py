@@ -28,6 +28,7 @@ __all__ = [
     "concentrated_paired_var",
     "detectable_effect_binomial",
     "detectable_effect_sd",
+    "detectable_moved",
     "noise_band_width",
     "paired_tasks_needed",
     "power_at",
@@ -95,6 +96,27 @@ def detectable_effect_sd(n_tasks: int, sd: float, *, power: float = POWER, alpha
     if n_tasks < MIN_HOLDOUT_TASKS:
         return float("nan")
     return z_sum(power, alpha) * sd / math.sqrt(n_tasks)
+
+
+def detectable_moved(n_tasks: int, sd: float, band: float, *, power: float = POWER, alpha: float = ALPHA) -> float:
+    """The smallest paired gain read as ``moved`` at ``power`` when it must clear the test and a noise band.
+
+    A delta reads moved when the two-sided test rejects (|d| over about ``z_{1-alpha/2} se``) and
+    |d| is over the re-run band. With d ~ N(delta, se^2), se = sd / sqrt(n), that happens with
+    probability ``power`` at ``delta = max(band, z_{1-alpha/2} se) + z_power se`` (Miller 2024,
+    arXiv:2411.00640, equation 9, with the band as a second threshold). With no band it is
+    :func:`detectable_effect_sd`; the difference is the power the band costs.
+
+    Examples:
+        >>> round(detectable_moved(100, 0.3, 0.0), 4), round(detectable_moved(100, 0.3, 0.1), 4)
+        (0.084, 0.1252)
+    """
+    from scipy.special import ndtri
+
+    if n_tasks < MIN_HOLDOUT_TASKS or not sd > 0:
+        return float("nan")
+    se = sd / math.sqrt(n_tasks)
+    return max(float(band), float(ndtri(1.0 - alpha / 2.0)) * se) + float(ndtri(power)) * se
 
 
 def detectable_effect_binomial(n_tasks: int, *, base: float, k: int, power: float = POWER,

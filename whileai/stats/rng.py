@@ -1,4 +1,4 @@
-"""Randomness as an argument: one normaliser for seeds (CONVENTIONS.md point 8)."""
+"""Randomness as an argument: one normaliser for seeds (scikit-learn's check_random_state)."""
 
 from __future__ import annotations
 

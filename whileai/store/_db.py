@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from whileai import __version__
+from whileai._version import __version__
 from whileai.defaults import STORE_ENV, STORE_PATH, STORE_STORAGE_VERSION
-from whileai.errors import StoreBusyError, StoreError, WaiError
+from whileai.errors import StoreBusyError, StoreError, WaiError, translate
 from whileai.store import _migrations
 from whileai.store._migrations import migrate, recorded, written_by
 
@@ -102,15 +102,18 @@ def _header(path: Path) -> bytes:
 
 @contextlib.contextmanager
 def errors_as_store_errors(path: Path) -> Iterator[None]:
-    """Run the block with every OSError and DuckDB error raised as :func:`store_error` (WaiErrors pass)."""
-    import duckdb
+    """Run the block with every OSError and DuckDB error raised as :func:`store_error` (WaiErrors pass).
 
-    try:
+    The store's boundary is ``whileai.errors.translate`` with the store's own wording for the
+    errors it knows (a polars or pydantic error in the block gets translate's default).
+    """
+
+    def mapper(exc: BaseException) -> WaiError | None:
+        ours = isinstance(exc, OSError) or type(exc).__module__.lstrip("_").startswith("duckdb")
+        return store_error(path, exc) if ours else None
+
+    with translate(f"the store at {str(path)!r}", path=str(path), store=True, mapper=mapper):
         yield
-    except WaiError:
-        raise
-    except (OSError, duckdb.Error) as exc:
-        raise store_error(path, exc) from exc
 
 
 def _open(path: Path, *, timeout: float, read_only: bool) -> Any:
@@ -182,7 +185,8 @@ def check_known(con: Any, path: Path) -> None:
         raise StoreError(
             f"store file {str(path)!r} was written by whileai {writer}; upgrade: this whileai {__version__} does not "
             f"know its migrations {', '.join(unknown)} and would misread it. Run pip install -U whileai, or point "
-            f"{STORE_ENV} at another file.", path=str(path), written_by=writer, unknown=unknown)
+            f"{STORE_ENV} at another file.", path=str(path), value=writer, reason="unknown_migrations",
+            counts={"unknown_migrations": len(unknown)})
 
 
 def pending(con: Any, path: Path) -> bool:

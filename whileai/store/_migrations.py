@@ -145,7 +145,7 @@ def migrate(con: Any) -> list[str]:
     After any migration ran, ``_wai_meta.written_by`` records this whileai's version, so a
     whileai too old for the file can say which version wrote it.
     """
-    from whileai import __version__
+    from whileai._version import __version__
 
     con.execute(
         "CREATE TABLE IF NOT EXISTS _wai_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"

@@ -47,7 +47,7 @@ def split(rows: table.IntoRows, /, *, holdout: float = HOLDOUT_SHARE, salt: str 
     A task (``task_key``: scenario_id, else task_id, else the prompt hash) goes to the holdout when
     its bucket, the first ``HOLDOUT_BUCKET_HEX_CHARS`` hex characters of sha256(salt + task_key)
     read as a fraction, is below ``holdout``. So every rollout of a task lands on one side, the
-    same task lands on the same side every run (seeds, "Train, holdout, eval"), and raising the
+    same task lands on the same side every run (docs/store.md, "Train and holdout"), and raising the
     share only moves tasks from train to holdout, never back.
 
     Args:

@@ -184,7 +184,7 @@ class Store:
         record is inserted in one transaction; a crash at any point leaves the store as it was.
         Saving content equal to the latest version of ``name`` writes nothing and returns that
         version with ``reused=True``. A ``holdout`` dataset too small to show a 5-point gain at 80%
-        power (``whileai.measure.holdout_size``) carries a warning (seeds, "Train, holdout, eval");
+        power (``whileai.measure.holdout_size``) carries a warning (docs/store.md, "Train and holdout");
         an ``eval`` dataset also pins its tasks as eval set ``name``.
 
         Args:
@@ -545,7 +545,7 @@ class Store:
         (each marker's mean over tasks with its interval). Setup fields not given are read off
         the rows: ``policy`` (the most common ``policy_version``, else ``model_version``),
         ``judge`` (the most common ``judge_name``) and ``harness``, the fingerprint of the
-        instructions, tools and model the rows ran under (seeds: "its fingerprint is its version").
+        instructions, tools and model the rows ran under: its fingerprint is its version (docs/store.md, "Runs").
 
         Args:
             rows: The run's graded rows; or None with ``dataset=`` or ``report=``.
@@ -802,8 +802,8 @@ def harness_fingerprint(rows: table.IntoRows) -> str | None:
 
     The instructions are the rows' system prompt, the tools their tool schemas and the model their
     ``model_version`` (the most common value of each). A prompt edit, a tool change or a model
-    swap gives a new fingerprint without anyone naming a version (seeds: "a harness is the
-    instructions, tools and model name around the weights; its fingerprint is its version").
+    swap gives a new fingerprint without anyone naming a version: a harness is the instructions, tools
+    and model name around the weights, and its fingerprint is its version (docs/store.md, "Runs").
     None when the rows carry none of the three.
 
     Examples:

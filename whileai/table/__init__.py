@@ -1,9 +1,24 @@
-"""The rollout table: schema, readers, writers, task identity and derived columns."""
+"""The rollout table: schema, readers, writers, task identity and derived columns.
 
-from whileai.table._kind import StepResult, is_fluent, like_input, meta_of
-from whileai.table._normalize import CANONICAL_JSON
-from whileai.table._normalize import dumps as canonical_json
-from whileai.table._read import IntoRows, frame, read_jsonl_rows, scan
+Other packages import only the names here and the public modules ``derive``, ``normalize``
+(message and JSON normalisation), ``schema`` and ``raydata`` (the Ray engine's shared pieces,
+``docs/scale.md``); the ``_`` modules are this package's own.
+"""
+
+from whileai.table import normalize, raydata
+from whileai.table._kind import (
+    Fluent,
+    FluentT,
+    HasFrame,
+    IntoRows,
+    StepResult,
+    is_fluent,
+    like_input,
+    meta_of,
+)
+from whileai.table._mapping import parse_pairs as parse_mapping
+from whileai.table._read import frame, read_jsonl_rows, scan
+from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dicts
 from whileai.table._write import (
     atomic_path,
     check_output,
@@ -20,7 +35,6 @@ from whileai.table._write import (
 )
 from whileai.table.derive import (
     final_reply,
-    length_confound,
     markers_of,
     n_tool_calls,
     n_turns,
@@ -30,24 +44,32 @@ from whileai.table.derive import (
     task_key_expr,
     tools_used,
 )
+from whileai.table.normalize import CANONICAL_JSON
+from whileai.table.normalize import dumps as canonical_json
+from whileai.table.raydata import is_ray_dataset, read_dataset
 from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL, Column
 
 __all__ = [
     "CANONICAL_JSON",
     "COLUMNS",
+    "Column",
+    "Fluent",
+    "FluentT",
+    "HasFrame",
+    "IntoRows",
+    "JSON_COLUMNS",
     "MESSAGE",
     "PRIVILEGED_COLUMNS",
-    "TOOL_CALL",
-    "Column",
-    "IntoRows",
     "StepResult",
+    "TOOL_CALL",
     "atomic_path",
     "canonical_json",
     "check_output",
+    "column_values",
     "final_reply",
     "frame",
     "is_fluent",
-    "length_confound",
+    "is_ray_dataset",
     "iter_rows",
     "like_input",
     "markers_of",
@@ -55,11 +77,17 @@ __all__ = [
     "meta_of",
     "n_tool_calls",
     "n_turns",
+    "no_gc",
+    "normalize",
     "open_binary",
     "output_format",
     "pair_length_delta",
+    "parse_mapping",
+    "raydata",
+    "read_dataset",
     "read_jsonl_rows",
     "reply_chars",
+    "row_dicts",
     "rows",
     "scan",
     "sweep_temp_files",

@@ -1,6 +1,7 @@
 """Read inspect_ai eval logs (``.eval`` zip and ``.json``) as rollout rows.
 
-A sample is a task (``scenario_id`` = the sample id), its epochs are the rollouts
+A sample of one inspect task is a task (``scenario_id`` = ``<inspect task>/<sample id>``, so two
+tasks whose samples are both numbered 1, 2, 3 stay six tasks), its epochs are the rollouts
 (``rollout_index`` = epoch - 1), the chosen scorer's value is the reward, and the sample's
 messages and tool calls become our conversation. The log format is inspect_ai's documented
 ``EvalLog`` / ``EvalSample`` (inspect_ai ``log/_log.py``); the reader needs no inspect_ai install
@@ -9,8 +10,12 @@ inspect_ai installs) for the zstd-compressed ``.eval`` logs recent inspect_ai ve
 
 Score values map onto a reward in [0, 1]: the letter grades C (correct) = 1, I (incorrect) = 0,
 P (partial) = 0.5, N (no answer) = 0; ``True``/``False`` = 1/0; numbers and numeric strings are
-kept; anything else (a list or dict value) leaves the reward null. The other scorers' values
-land on ``markers`` under the scorer's name.
+kept; anything else leaves the reward null. The other scorers' values land on ``markers`` under
+the scorer's name; a dict-valued score (``{"correct": "C", "polite": 1}``) lands as one marker per
+key, ``<scorer>.<key>``, and ``scorer="<scorer>.<key>"`` makes one key the reward. A tool that
+raised keeps its error text as the tool message; the tool definitions the model saw become
+``tools``; a sample that errored is an agent or harness error (``judge_status`` ``agent_error``),
+not a judge failure.
 """
 
 from __future__ import annotations
@@ -41,16 +46,18 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None)
 
     Args:
         path: A ``.eval`` log (zip) or a ``.json`` log.
-        scorer: The scorer whose value is the reward. Default: the log's headline scorer
+        scorer: The scorer whose value is the reward: a scorer's name, or ``<scorer>.<key>`` for
+            one key of a dict-valued score. Default: the log's headline score
             (``results.scores[0]``), else the first scorer on each sample.
 
     Returns:
-        Row dicts for ``table.frame``: scenario_id, rollout_index, rollout_id, prompt,
-        messages, reward, judge_name, judge_status, reason, judge_meta, markers, truncated,
-        finish_reason, model_version, target (a list of strings), metadata, lineage.
+        Row dicts for ``table.frame``: scenario_id, sample_id, rollout_index, rollout_id, prompt,
+        messages, tools, reward, judge_name, judge_status, reason, judge_meta, markers,
+        truncated, finish_reason, model_version, target (a list of strings), metadata, lineage.
 
     Raises:
-        SchemaError: The file is not an inspect_ai log, or a sample cannot be read.
+        SchemaError: The file is not an inspect_ai log, a sample cannot be read, or ``scorer``
+            names no scorer of the log.
 
     Examples:
         >>> import json, tempfile, os
@@ -63,7 +70,7 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None)
         >>> _ = open(p, "w").write(json.dumps(log))
         >>> row = read_inspect_log(p)[0]
         >>> row["scenario_id"], row["rollout_index"], row["reward"]
-        ('1', 0, 1.0)
+        ('t/1', 0, 1.0)
     """
     path = Path(path)
     source = f"file {str(path)!r}"
@@ -72,7 +79,11 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None)
     else:
         header, samples = _read_json_log(path, source)
     spec: Mapping[str, Any] = header["eval"] if isinstance(header.get("eval"), Mapping) else {}
-    chosen = scorer or _headline_scorer(header)
+    chosen = _headline_scorer(header)
+    if scorer:
+        whole = any(isinstance(x.get("scores"), Mapping) and scorer in x["scores"] for x in samples)
+        chosen = (scorer, None) if whole else _parse_scorer(scorer)
+        _check_scorer(chosen, samples, source, scorer)
     order = {str(s): i for i, s in enumerate((spec.get("dataset") or {}).get("sample_ids") or [])}
     samples.sort(key=lambda s: (order.get(str(s.get("id")), len(order)), str(s.get("id")), _int(s.get("epoch"), 1)))
     lineage = {k: v for k, v in {
@@ -83,7 +94,8 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None)
         "run_id": spec.get("run_id"),
         "eval_id": spec.get("eval_id"),
     }.items() if v is not None}
-    return [_row(sample, i, chosen, spec, lineage, source) for i, sample in enumerate(samples)]
+    task = str(spec.get("task") or path.stem)
+    return [_row(sample, i, chosen, spec, lineage, source, task) for i, sample in enumerate(samples)]
 
 
 # ------------------------------------------------------------------------------------------
@@ -164,13 +176,43 @@ def _zstd_member(path: Path, info: zipfile.ZipInfo) -> bytes:
 # ------------------------------------------------------------------------------------------
 
 
-def _headline_scorer(header: Mapping[str, Any]) -> str | None:
+def _parse_scorer(text: str) -> tuple[str, str | None]:
+    """``"name"`` or ``"name.key"`` as (scorer, key); a scorer whose own name has a dot wins later."""
+    name, _, key = text.partition(".")
+    return (name, key or None) if key else (text, None)
+
+
+def _check_scorer(chosen: tuple[str, str | None] | None, samples: list[dict[str, Any]], source: str,
+                  asked: str) -> None:
+    """Raise unless ``asked`` names a scorer (or a scorer's key) on at least one sample."""
+    names: set[str] = set()
+    for sample in samples:
+        scores = sample.get("scores")
+        if not isinstance(scores, Mapping):
+            continue
+        for name, score in scores.items():
+            names.add(str(name))
+            value = score.get("value") if isinstance(score, Mapping) else None
+            if isinstance(value, Mapping):
+                names.update(f"{name}.{k}" for k in value)
+    if asked in names or (chosen is not None and chosen[0] in names):
+        return
+    raise SchemaError(f"scorer must be one of the log's scorers {sorted(names)}, got {asked!r}. "
+                      "Pass one of those (a dict-valued score as <scorer>.<key>).", path=source)
+
+
+def _headline_scorer(header: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """The log's first reported score as (scorer, key): a dict-valued scorer reports one entry per key."""
     results = header.get("results")
     if isinstance(results, Mapping):
         scores = results.get("scores")
         if isinstance(scores, list) and scores and isinstance(scores[0], Mapping):
-            name = scores[0].get("name") or scores[0].get("scorer")
-            return None if name is None else str(name)
+            name = scores[0].get("name")
+            owner = scores[0].get("scorer") or name
+            if owner is None:
+                return None
+            key = None if name in (None, owner) else str(name)
+            return str(owner), key
     return None
 
 
@@ -248,8 +290,44 @@ def _message(message: Any) -> dict[str, Any]:
         out["tool_call_id"] = message["tool_call_id"]
     if message.get("role") == "tool" and message.get("function") is not None:
         out["name"] = message["function"]
-    if message.get("error") is not None:
-        out["error"] = message["error"]
+    error = message.get("error")
+    if error is not None:
+        out["error"] = error
+        if message.get("role") == "tool" and not out["content"]:
+            # what the model was shown: inspect sends a raised tool's message as "Error: ..."
+            text = error.get("message") if isinstance(error, Mapping) else str(error)
+            out["content"] = f"Error: {text}"
+    return out
+
+
+def _tools(sample: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The tool definitions the model was given (model events' ``tools``), in the OpenAI tools shape."""
+    seen: dict[str, dict[str, Any]] = {}
+    for event in sample.get("events") or []:
+        if not isinstance(event, Mapping) or event.get("event") != "model":
+            continue
+        for info in event.get("tools") or []:
+            if isinstance(info, Mapping) and info.get("name") and str(info["name"]) not in seen:
+                function = {"name": str(info["name"]), "description": info.get("description") or "",
+                            "parameters": info.get("parameters") or {"type": "object", "properties": {}}}
+                seen[str(info["name"])] = {"type": "function", "function": function}
+    return list(seen.values()) or None
+
+
+def _score_parts(scores: Mapping[str, Any]) -> dict[str, float]:
+    """Every score as markers: a plain value under the scorer's name, a dict value as ``<scorer>.<key>``."""
+    out: dict[str, float] = {}
+    for name, score in scores.items():
+        value = score.get("value") if isinstance(score, Mapping) else None
+        if isinstance(value, Mapping):
+            for key, part in value.items():
+                reward = score_to_reward(part)
+                if reward is not None:
+                    out[f"{name}.{key}"] = reward
+        else:
+            reward = score_to_reward(value)
+            if reward is not None:
+                out[str(name)] = reward
     return out
 
 
@@ -262,8 +340,8 @@ def _target(value: Any) -> list[str] | None:
     return [str(value)]
 
 
-def _row(sample: Mapping[str, Any], index: int, chosen: str | None, spec: Mapping[str, Any],
-         lineage: Mapping[str, Any], source: str) -> dict[str, Any]:
+def _row(sample: Mapping[str, Any], index: int, chosen: tuple[str, str | None] | None, spec: Mapping[str, Any],
+         lineage: Mapping[str, Any], source: str, task: str) -> dict[str, Any]:
     if sample.get("id") is None:
         raise SchemaError(f"{source}: sample {index} has no id, so it belongs to no task. "
                           "Re-run the eval with sample ids, or pass rows with scenario_id.", row=index)
@@ -281,21 +359,28 @@ def _row(sample: Mapping[str, Any], index: int, chosen: str | None, spec: Mappin
     prompt = raw_input if isinstance(raw_input, str) else next(
         (m["content"] for m in messages if m["role"] == "user" and isinstance(m["content"], str)), None)
     scores: Mapping[str, Any] = sample["scores"] if isinstance(sample.get("scores"), Mapping) else {}
-    name = chosen if chosen in scores else next(iter(scores), None)
+    name, key = chosen if chosen is not None and chosen[0] in scores else (next(iter(scores), None), None)
     score = scores.get(name) if name is not None else None
-    reward = score_to_reward(score.get("value")) if isinstance(score, Mapping) else None
+    value = score.get("value") if isinstance(score, Mapping) else None
+    if isinstance(value, Mapping) and key is None and len(value) == 1:
+        key = str(next(iter(value)))
+    reward = score_to_reward(value.get(key) if isinstance(value, Mapping) and key is not None else value)
+    judge = None if name is None else (f"{name}.{key}" if key is not None and isinstance(value, Mapping) else name)
     error = sample.get("error")
-    if error is not None:
-        status = "error"
+    if error is not None and reward is None:
+        status = "agent_error"  # the sample itself failed (model, tool or harness), not its scorer
     elif score is None:
         status = "missing_reward"
     else:
         status = "ok" if reward is not None else "invalid_result"
-    markers = {str(n): r for n, s in scores.items() if n != name and isinstance(s, Mapping)
-               for r in [score_to_reward(s.get("value"))] if r is not None}
+    markers = {n: r for n, r in _score_parts(scores).items() if n != judge}
     meta: dict[str, Any] = {}
     if isinstance(score, Mapping):
         meta.update({k: score[k] for k in ("value", "answer", "metadata") if score.get(k) is not None})
+    explanations = {str(n): s["explanation"] for n, s in scores.items()
+                    if n != name and isinstance(s, Mapping) and s.get("explanation")}
+    if explanations:
+        meta["explanations"] = explanations
     if error is not None:
         meta["error"] = error.get("message") if isinstance(error, Mapping) else str(error)
     output: Mapping[str, Any] = sample["output"] if isinstance(sample.get("output"), Mapping) else {}
@@ -304,13 +389,15 @@ def _row(sample: Mapping[str, Any], index: int, chosen: str | None, spec: Mappin
                                          else None)
     limit = sample.get("limit")
     row: dict[str, Any] = {
-        "scenario_id": sample_id,
+        "scenario_id": f"{task}/{sample_id}",
+        "sample_id": sample_id,
         "rollout_index": epoch - 1,
-        "rollout_id": sample.get("uuid") or f"{sample_id}#{epoch - 1}",
+        "rollout_id": sample.get("uuid") or f"{task}/{sample_id}#{epoch - 1}",
         "prompt": prompt,
         "messages": messages,
+        "tools": _tools(sample),
         "reward": reward,
-        "judge_name": name,
+        "judge_name": judge,
         "judge_status": status,
         "reason": score.get("explanation") if isinstance(score, Mapping) else None,
         "judge_meta": meta or None,

@@ -8,13 +8,40 @@ DataFrame and a ``.meta`` mapping), and a step that makes new rows returns a
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, Union, overload
 
 import polars as pl
 import pyarrow as pa
 
-__all__ = ["StepResult", "is_fluent", "like_input", "meta_of"]
+if TYPE_CHECKING:  # pragma: no cover - pandas is optional, never imported at run time
+    import pandas as pd
+
+__all__ = ["Fluent", "FluentT", "HasFrame", "IntoRows", "StepResult", "is_fluent", "like_input", "meta_of"]
+
+
+class HasFrame(Protocol):
+    """Anything holding its rows as a DataFrame in ``.df`` (the fluent objects, ``PreferencePairs``)."""
+
+    @property
+    def df(self) -> pl.DataFrame: ...  # noqa: D102 - the rows
+
+
+class Fluent(HasFrame, Protocol):
+    """A fluent data object as the steps recognise it: ``.df`` plus the run context in ``.meta``."""
+
+    @property
+    def meta(self) -> Mapping[str, Any]: ...  # noqa: D102 - the run context
+
+
+FluentT = TypeVar("FluentT", bound=Fluent)
+"""A fluent object's own class, which a stamping step hands back."""
+
+#: Everything a step accepts as rows: a frame (Polars or pandas), an Arrow table, a path (``-`` is
+#: stdin), row dicts or an object holding its rows in ``.df``.
+IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, pa.RecordBatch, "pd.DataFrame", str, "os.PathLike[str]",
+                 Iterable[Mapping[str, Any]], HasFrame]
 
 
 class StepResult(NamedTuple):
@@ -41,6 +68,15 @@ def meta_of(source: Any) -> dict[str, Any]:
     return dict(meta) if isinstance(meta, Mapping) else {}
 
 
+@overload
+def like_input(source: FluentT, df: pl.DataFrame, report: Any = None) -> FluentT: ...
+@overload
+def like_input(source: pl.DataFrame | pl.LazyFrame | str | os.PathLike[str], df: pl.DataFrame,
+               report: Any = None) -> pl.DataFrame: ...
+@overload
+def like_input(source: Iterable[Mapping[str, Any]], df: pl.DataFrame, report: Any = None) -> list[dict[str, Any]]: ...
+@overload
+def like_input(source: pa.Table | pa.RecordBatch | HasFrame, df: pl.DataFrame, report: Any = None) -> Any: ...
 def like_input(source: Any, df: pl.DataFrame, report: Any = None) -> Any:
     """Return ``df`` in the kind ``source`` came as: the one rule for steps that stamp rows.
 

@@ -10,37 +10,44 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from whileai.defaults import CHUNK_ROWS
-from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError
-from whileai.table import _normalize as nz
+from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
+from whileai.table import _formats, _mapping
+from whileai.table import normalize as nz
+from whileai.table._kind import IntoRows
 from whileai.table.derive import final_reply
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, ROLES, TOOL_CALL, alias_map
 
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 
-#: Everything a step accepts as rows.
-IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, str, os.PathLike, Sequence[Mapping[str, Any]], Any]
 
 _MESSAGES_DTYPE = pl.List(MESSAGE)
 _ARROW_MESSAGES = pl.Series("m", [], dtype=_MESSAGES_DTYPE).to_arrow().type
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 
 
-def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empty: bool = False) -> pl.DataFrame:
+def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empty: bool = False,
+          mapping: Mapping[str, str] | None = None, scorer: str | None = None) -> pl.DataFrame:
     """Read rows from any accepted source into the canonical rollout table.
 
-    Accepts a Polars DataFrame or LazyFrame, a pyarrow Table, a list of row dicts, a fluent data
-    object (``SimulationData``, ``ScoredData``, ``Selection``), or a path: ``.jsonl``,
-    ``.jsonl.gz``, ``.parquet``, a folder of Parquet files, an inspect_ai log, or ``-`` for
-    stdin. Known fields are mapped onto the schema (aliases, tool-call arguments as canonical
-    JSON, conversations rebuilt from 0.131 ``steps``); every unknown field is kept as an extra
-    column. A ``task_key`` column is added (scenario_id, else task_id, else a prompt hash).
+    Accepts a Polars DataFrame or LazyFrame, a pyarrow Table, a pandas DataFrame, a list of row
+    dicts, a fluent data object (``SimulationData``, ``ScoredData``, ``Selection``), a path, a
+    folder, or a list of paths read as one table. A path is ``.jsonl``, ``.jsonl.gz``,
+    ``.parquet``, ``-`` for stdin, or a file another tool wrote, recognised by its shape: an
+    inspect_ai log (``.eval`` or ``.json``), lm-evaluation-harness ``samples_*.jsonl`` and
+    ``results_*.json``, promptfoo ``-o results.json``, an openai/evals event log, a LangSmith
+    run export, a Braintrust experiment export, or vf-eval ``results.jsonl`` (docs/table.md
+    says what maps to what). A folder of Parquet files is scanned lazily; any other folder is
+    read file by file. Known fields are mapped onto the schema (aliases, tool-call arguments as
+    canonical JSON, conversations rebuilt from 0.131 ``steps``); every unknown field is kept as
+    an extra column. A ``task_key`` column is added (scenario_id, else task_id, else a prompt
+    hash).
 
     Args:
         rows: The rows.
@@ -48,6 +55,12 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             it (Parquet and LazyFrames are scanned lazily). Columns absent from the source are
             skipped, not invented.
         allow_empty: Return an empty table instead of raising :class:`EmptyInputError`.
+        mapping: Which source column fills which table column, for tables in no known shape:
+            ``{"task": "doc_id", "reward": "acc"}``. Keys are table columns (``task`` is
+            ``scenario_id``; ``markers.<name>`` makes a marker); values are source columns, a
+            dotted ``a.b`` reaching into a struct column.
+        scorer: Which score is the reward when the source has several: an inspect_ai scorer
+            (``<scorer>.<key>`` for a dict-valued one), or any marker name.
 
     Returns:
         The rollout table as a ``polars.DataFrame``.
@@ -63,16 +76,24 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
         ('t1', 1.0)
     """
     source = _describe(rows)
-    df = _load(rows, columns)
-    # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
-    build_messages = not columns or "messages" in columns
-    if df.height == 0:
-        if allow_empty:
-            return _normalize_frame(df, source, build_messages=build_messages)
-        raise EmptyInputError(
-            f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
-        )
-    return _normalize_frame(df, source, build_messages=build_messages)
+    with translate(f"reading rows from {source}", path=rows if isinstance(rows, (str, os.PathLike)) else None):
+        if mapping:
+            _mapping.check(mapping)
+            if columns:
+                columns = [*columns, *(v.split(".")[0] for v in mapping.values())]
+        df = _load(rows, columns, scorer)
+        if mapping:
+            df = _mapping.apply(df, mapping, source)
+        # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
+        build_messages = not columns or "messages" in columns
+        if df.height == 0:
+            if allow_empty:
+                return _normalize_frame(df, source, build_messages=build_messages)
+            raise EmptyInputError(
+                f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
+            )
+        out = _normalize_frame(df, source, build_messages=build_messages)
+        return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
 def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:
@@ -88,10 +109,22 @@ def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:
 def _describe(rows: Any) -> str:
     if isinstance(rows, (str, os.PathLike)):
         return "stdin" if str(rows) == "-" else f"file {str(rows)!r}"
+    if _is_path_list(rows):
+        return f"files {[str(r) for r in rows][:3]!r}" + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
     return f"the {type(rows).__name__} given"
 
 
-def _load(rows: Any, columns: Sequence[str] | None) -> pl.DataFrame:
+def _is_path_list(rows: Any) -> bool:
+    return (isinstance(rows, (list, tuple)) and bool(rows)
+            and all(isinstance(r, (str, os.PathLike)) for r in rows))
+
+
+def _is_pandas(rows: Any) -> bool:
+    """A pandas DataFrame, told by its type's module so pandas is never imported here."""
+    return type(rows).__module__.split(".")[0] == "pandas" and type(rows).__name__ == "DataFrame"
+
+
+def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None) -> pl.DataFrame:
     if hasattr(rows, "df") and isinstance(getattr(rows, "df", None), pl.DataFrame):
         return rows.df
     if isinstance(rows, pl.DataFrame):
@@ -101,7 +134,11 @@ def _load(rows: Any, columns: Sequence[str] | None) -> pl.DataFrame:
     if isinstance(rows, (pa.Table, pa.RecordBatch)):
         return _from_arrow(rows)
     if isinstance(rows, (str, os.PathLike)):
-        return _load_path(rows, columns)
+        return _load_path(rows, columns, scorer)
+    if _is_pandas(rows):
+        return _from_pandas(rows)
+    if _is_path_list(rows):
+        return _concat_frames([_load_path(r, columns, scorer) for r in rows])
     if isinstance(rows, Mapping):
         raise SchemaError(
             "rows must be a list of row dicts, a table or a path, got a single dict. "
@@ -113,6 +150,25 @@ def _load(rows: Any, columns: Sequence[str] | None) -> pl.DataFrame:
         f"rows must be a DataFrame, LazyFrame, pyarrow Table, list of dicts or a path, got {type(rows).__name__}. "
         "Pass one of those.",
     )
+
+
+def _from_pandas(df: Any) -> pl.DataFrame:
+    """A pandas DataFrame: through Arrow when its columns allow, else row by row."""
+    try:
+        out = pl.from_pandas(df)
+    except Exception:  # object columns Arrow cannot type (mixed nested values)
+        return _from_dicts(df.to_dict("records"), "the pandas DataFrame given")
+    return out
+
+
+def _concat_frames(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Stack the frames of several files; a column nested in one and plain in another becomes JSON text."""
+    frames = [f for f in frames if f.width]
+    if not frames:
+        return pl.DataFrame()
+    if len(frames) == 1:
+        return frames[0]
+    return _concat_chunks(frames)
 
 
 def _select(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.LazyFrame:
@@ -158,10 +214,11 @@ def _parquet_target(path: Path) -> str | list[str]:
     return str(path)
 
 
-def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None) -> pl.DataFrame:
+def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None,
+               scorer: str | None = None) -> pl.DataFrame:
     """Read a path; any filesystem error (a file that cannot be opened) is an InputFileError naming it."""
     try:
-        return _load_path_unchecked(path_like, columns)
+        return _load_path_unchecked(path_like, columns, scorer)
     except WaiError:
         raise
     except OSError as exc:
@@ -170,7 +227,8 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None)
                              "or pass another path.", path=text) from exc
 
 
-def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[str] | None) -> pl.DataFrame:
+def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[str] | None,
+                         scorer: str | None = None) -> pl.DataFrame:
     text = str(path_like)
     if text == "-":
         return _from_dicts(read_jsonl_rows(sys.stdin, "stdin"), "stdin")
@@ -178,6 +236,9 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     if not path.exists():
         raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
     name = path.name.lower()
+    if path.is_dir() and not any(path.rglob("*.parquet")):
+        files = _formats.folder_files(path)
+        return _concat_frames([_load_path(f, columns, scorer) for f in files])
     if path.is_dir() or name.endswith(".parquet") or name.endswith(".pq"):
         try:
             lf = pl.scan_parquet(_parquet_target(path))
@@ -190,10 +251,9 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
                 "Re-write it, or pass the JSONL it came from.",
                 path=text,
             ) from exc
-    if name.endswith(".eval") or _is_inspect_json(path):
-        from whileai.table import _inspect  # optional reader for inspect_ai logs
-
-        return _from_dicts(_inspect.read_inspect_log(path), f"file {text!r}")
+    shape = _formats.sniff(path)
+    if shape is not None:
+        return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
     if not name.endswith(".gz") and not _starts_with_array(path):
         return _read_plain_jsonl(path, f"file {text!r}")
     opener = gzip.open if name.endswith(".gz") else open
@@ -205,6 +265,21 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
                           path=text) from exc
     return _concat_chunks(chunks)
+
+
+def _from_reader_rows(rows: list[dict[str, Any]], source: str) -> pl.DataFrame:
+    """Rows a format reader built: columnar when they carry no conversation, else row by row.
+
+    Without ``messages`` (lm-eval, promptfoo, plain-text Braintrust or LangSmith rows) Polars
+    builds the columns at once and the frame step builds the conversation from prompt and reply
+    columnar; a column whose values Polars cannot type together takes the row path.
+    """
+    if rows and not any("messages" in r for r in rows):
+        try:
+            return pl.from_dicts(rows, infer_schema_length=None)
+        except (TypeError, ValueError, pl.exceptions.PolarsError, OverflowError):
+            pass
+    return _from_dicts(rows, source)
 
 
 def _starts_with_array(path: Path) -> bool:
@@ -360,18 +435,6 @@ def _finish_messages(series: pl.Series, fields: dict[str, Any], canonical: pl.Ex
     out = pl.from_arrow(array)
     assert isinstance(out, pl.Series)
     return out.cast(_MESSAGES_DTYPE).alias("messages")
-
-
-def _is_inspect_json(path: Path) -> bool:
-    if not path.name.lower().endswith(".json"):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    stripped = head.lstrip()
-    return stripped.startswith(b"{") and b'"eval"' in head and (b'"samples"' in head or b'"version"' in head)
 
 
 def _jsonl_batches(handle: io.TextIOBase | Any, source: str,

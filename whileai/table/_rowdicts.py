@@ -19,10 +19,10 @@ from typing import Any
 
 import polars as pl
 
-from whileai.table import _normalize as nz
+from whileai.table import normalize as nz
 from whileai.table.schema import COLUMN_BY_NAME, DERIVED_COLUMNS, MESSAGE
 
-__all__ = ["column_values", "message_out", "row_dicts"]
+__all__ = ["JSON_COLUMNS", "column_values", "message_out", "no_gc", "row_dicts"]
 
 _JSON = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
 _MESSAGES = pl.List(MESSAGE)
@@ -212,3 +212,6 @@ def _no_gc() -> Iterator[None]:
 
 
 column_values = _column
+no_gc = _no_gc
+JSON_COLUMNS = _JSON
+"""The columns held as canonical JSON text (decoded on the way out)."""

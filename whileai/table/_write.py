@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import gzip
 import io
@@ -31,7 +32,7 @@ from whileai.defaults import (
     STALE_TEMP_AGE_S,
     TEMP_SUFFIX,
 )
-from whileai.errors import ArgumentError, InputFileError, WaiError
+from whileai.errors import ArgumentError, InputFileError, WaiError, translate
 from whileai.table._rowdicts import _row_out, message_out, row_dicts
 from whileai.table.schema import DERIVED_COLUMNS
 
@@ -335,7 +336,7 @@ def _is_stream(text: str) -> bool:
 def _write_error(text: str, exc: OSError) -> InputFileError:
     return InputFileError(f"output {text!r} cannot be written ({exc.strerror or exc}). "
                           "Choose a path in a folder you can write to, with room on its disk; the old file is unchanged.",
-                          path=text, errno=exc.errno)
+                          path=text, reason=errno.errorcode.get(exc.errno, "OSError") if exc.errno else "OSError")
 
 
 def _folder_error(text: str) -> InputFileError:
@@ -402,9 +403,10 @@ def write(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
         ArgumentError: A suffix other than ``.jsonl``, ``.jsonl.gz``, ``.ndjson``, ``.parquet``, ``.pq``.
         InputFileError: The target cannot be written (see :func:`atomic_path`).
     """
-    if output_format(path) == "parquet":
-        return write_parquet(df, path)
-    return write_jsonl(df, path)
+    with translate(f"writing {str(path)!r}", path=path):
+        if output_format(path) == "parquet":
+            return write_parquet(df, path)
+        return write_jsonl(df, path)
 
 
 def to_arrow(df: pl.DataFrame) -> pa.Table:

@@ -7,11 +7,10 @@ from typing import Any
 
 import polars as pl
 
-from whileai.table._normalize import prompt_hash
+from whileai.table.normalize import prompt_hash
 
 __all__ = [
     "final_reply",
-    "length_confound",
     "markers_of",
     "n_tool_calls",
     "pair_length_delta",
@@ -113,23 +112,6 @@ def pair_length_delta(chosen: str = "chosen", rejected: str = "rejected") -> pl.
         return final_reply(pl.col(side)).str.len_chars().fill_null(0).cast(pl.Int64)
 
     return (chars(chosen) - chars(rejected)).alias("length_delta")
-
-
-def length_confound(chosen_longer: int, n: int) -> bool:
-    """Whether chosen is the longer side (``pair_length_delta() > 0``) too often to be chance.
-
-    At least ``PAIR_LENGTH_CONFOUND`` of the ``n`` pairs, and a one-sided exact binomial test
-    against a fair half below ``ALPHA`` (DPO learns length faster than behaviour: Park et al.
-    2024, arXiv:2403.19159). The pairs report and the preference export both warn on it.
-
-    Examples:
-        >>> length_confound(12, 12), length_confound(7, 10), length_confound(0, 0)
-        (True, False, False)
-    """
-    from whileai.defaults import ALPHA, PAIR_LENGTH_CONFOUND
-    from whileai.stats.binomial import binomial_greater_p
-
-    return n > 0 and chosen_longer / n >= PAIR_LENGTH_CONFOUND and binomial_greater_p(chosen_longer, n) < ALPHA
 
 
 def tools_used() -> pl.Expr:

@@ -70,7 +70,7 @@ class Column:
         name: The canonical column name.
         dtype: The Polars dtype (for ``struct`` columns, ``pl.Struct`` with fields decided by data; None
             for ``as_read`` columns, whose type is the source's).
-        group: identity, content, situation, grading or bookkeeping (DESIGN.md, The rollout table).
+        group: identity, content, situation, grading or bookkeeping (docs/table.md, "The columns").
         kind: How values are held: plain, messages, struct, json or as_read (module docstring).
         required: Whether a row must carry it (after aliases and derivations).
         default: The value a missing cell gets (``None`` leaves it null).
@@ -115,7 +115,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("seeded_kinds", pl.List(pl.String), "situation", doc="Which misbehaviours were planted."),
     # grading
     Column("reward", pl.Float64, "grading", aliases=("score",), doc="In [0, 1]; null = not graded or judge failed."),
-    Column("judge_status", pl.String, "grading", doc="ok, missing_reward, invalid_result, error, timeout."),
+    Column("judge_status", pl.String, "grading", doc="ok, missing_reward, invalid_result, error, timeout; agent_error: the rollout itself failed."),
     Column("judge_name", pl.String, "grading", doc="The judge that wrote the reward."),
     Column("reason", pl.String, "grading", doc="The judge's reason."),
     Column("judge_meta", pl.String, "grading", kind="json", doc="Whatever else the judge returned; trust summary."),

@@ -85,7 +85,7 @@ def check_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
             raise ArgumentError(
                 f"knob must be one of {', '.join(TRAINING_KNOBS)}, got {knob!r}. "
                 "Pass one of those (whileai.defaults.TRAINING_KNOBS lists each with its range).",
-                knob=knob,
+                argument=knob,
             )
         if value is None:
             continue
@@ -93,7 +93,7 @@ def check_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
             raise ArgumentError(
                 f"{knob} must be set only for {', '.join(KNOB_METHODS[knob])}, got {knob}={value!r} for {method}. "
                 "Drop it" + (" (SFT takes epochs=)" if knob == "steps" else "") + ".",
-                knob=knob,
+                argument=knob,
             )
         spec = TRAINING_KNOBS[knob]
         if "choices" in spec:
@@ -102,7 +102,7 @@ def check_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
                 raise ArgumentError(
                     f"{knob} must be one of {', '.join(choices)} for {method}, got {value!r}. "
                     f"{_reference(knob, method)}; pass one of those, or None for the trainer default.",
-                    knob=knob,
+                    argument=knob,
                 )
             out[knob] = value
             continue
@@ -114,7 +114,7 @@ def check_knobs(method: str, knobs: Mapping[str, Any]) -> dict[str, Any]:
             raise ArgumentError(
                 f"{knob} must be {kind} in [{spec['lo']}, {spec['hi']}], got {value!r}. "
                 f"{_reference(knob, method)}; pass a value in that range, or None for the trainer default.",
-                knob=knob,
+                argument=knob,
             )
         out[knob] = int(value) if knob in _INTEGER else float(value)
     return out

@@ -64,7 +64,7 @@ class TrainingProfile(Report):
                 f"{self.ungraded_tasks} ungraded")
 
 
-def profile(rows: Any, /, *, pass_threshold: float = PASS_THRESHOLD) -> TrainingProfile:
+def profile(rows: table.IntoRows, /, *, pass_threshold: float = PASS_THRESHOLD) -> TrainingProfile:
     """Count what a trainer will use: rows by outcome, tasks by whether they mix a pass and a fail.
 
     ``profile(rows)["mixed_tasks"]`` is how to size a grouped set: GRPO, DPO and a reward model

@@ -222,7 +222,7 @@ def available_isolation(isolation: str, python: str | None = None) -> str:
         f"got no working isolation for isolation={isolation!r} on this machine ({'; '.join(why)}). "
         "Install bubblewrap (apt-get install bubblewrap) or allow user namespaces "
         "(sysctl user.max_user_namespaces=15000), or pass isolation='none' to run it unisolated on purpose.",
-        isolation=isolation, reasons=why)
+        argument="isolation", value=isolation, reason="no_isolation", counts={"probes_failed": len(why)})
 
 
 def run_sandboxed(argv: Sequence[str], *, isolation: str, folder: str, stdin: bytes, timeout: float,

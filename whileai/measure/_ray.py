@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from whileai.defaults import PASS_THRESHOLD
-from whileai.engines.ray._common import (
+from whileai.table.raydata import (
     NO_RUN,
     batch_frame,
     collect_small,
@@ -29,15 +29,14 @@ from whileai.engines.ray._common import (
 SEP = "::"
 
 #: Partial sums per (run, task): column -> how partitions merge.
-_SUMS = ("n", "n_graded", "c", "reward_sum", "n_partial", "n_judge_failed", "n_nan")
+_SUMS = ("n", "n_graded", "c", "reward_sum", "n_partial", "n_judge_failed", "n_agent_crashed", "n_nan")
 _MINS = ("r_min",)
 _MAXS = ("r_max",)
 
 
 def _partials(batch: pa.Table, *, markers: Sequence[str], run_by: str | None, runs: bool) -> pa.Table:
     """One batch's partial sums per (``_run``, ``task_key``); runs in a Ray worker."""
-    from whileai.measure._common import MEASURE_COLUMNS, clean_rewards
-    from whileai.measure._variance import run_labels
+    from whileai.measure._common import MEASURE_COLUMNS, clean_rewards, failure_exprs, run_labels
 
     df = batch_frame(batch, [*MEASURE_COLUMNS, *([run_by] if run_by else [])])
     if df.height and "reward" in df.columns and df.schema["reward"] in (pl.Float32, pl.Float64):
@@ -49,8 +48,7 @@ def _partials(batch: pa.Table, *, markers: Sequence[str], run_by: str | None, ru
     run_expr = run_labels(df, run_by)[0] if runs and df.height else None
     df = df.with_columns((run_expr if run_expr is not None else pl.lit(None, pl.String)).fill_null(NO_RUN).alias("_run"))
     reward = pl.col("reward")
-    failed = (reward.is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")) \
-        if "judge_status" in df.columns else pl.lit(False)
+    crashed, failed = failure_exprs(df)
     markers_dtype = df.schema.get("markers")
     have = {f.name for f in markers_dtype.fields} if isinstance(markers_dtype, pl.Struct) else set()
     extra: list[pl.Expr] = []
@@ -65,6 +63,7 @@ def _partials(batch: pa.Table, *, markers: Sequence[str], run_by: str | None, ru
              reward.sum().cast(pl.Float64).alias("reward_sum"),
              (reward.is_not_null() & (reward != 0.0) & (reward != 1.0)).sum().cast(pl.Int64).alias("n_partial"),
              failed.sum().cast(pl.Int64).alias("n_judge_failed"),
+             crashed.sum().cast(pl.Int64).alias("n_agent_crashed"),
              pl.col("_nan").sum().cast(pl.Int64).alias("n_nan"),
              reward.min().cast(pl.Float64).alias("r_min"), reward.max().cast(pl.Float64).alias("r_max"), *extra)
         .collect()
@@ -89,7 +88,7 @@ def cells(ds: Any, *, run_by: str | None = None, runs: bool = False) -> tuple[pl
     ``runs`` keys the cells by the eval-run label ``run_labels`` reads (``run_by``, else
     ``lineage.eval_run``); otherwise every row is in one run. ``_run`` is null for no label.
     """
-    require_ray("whileai.engines.ray")
+    require_ray("the Ray engine")
     markers = marker_fields(ds)
     fn = functools.partial(_partials, markers=markers, run_by=run_by, runs=runs)
     with translated():
@@ -139,11 +138,12 @@ def values_of(t: pl.DataFrame, metrics: Sequence[str], keys: Sequence[str] = ("t
 def facts_of(t: pl.DataFrame) -> dict[str, Any]:
     """``pass_at``'s row facts from merged cells."""
     if t.height == 0:
-        return {"n_rows": 0, "n_partial": 0, "lo": None, "hi": None, "n_reward": 0, "n_judge_failed": 0}
+        return {"n_rows": 0, "n_partial": 0, "lo": None, "hi": None, "n_reward": 0, "n_judge_failed": 0,
+                "n_agent_crashed": 0}
     row = t.select(pl.col("n").sum(), pl.col("n_partial").sum(), pl.col("r_min").min(), pl.col("r_max").max(),
-                   pl.col("n_graded").sum(), pl.col("n_judge_failed").sum()).row(0)
+                   pl.col("n_graded").sum(), pl.col("n_judge_failed").sum(), pl.col("n_agent_crashed").sum()).row(0)
     return {"n_rows": int(row[0]), "n_partial": int(row[1]), "lo": row[2], "hi": row[3], "n_reward": int(row[4]),
-            "n_judge_failed": int(row[5])}
+            "n_judge_failed": int(row[5]), "n_agent_crashed": int(row[6])}
 
 
 def nan_warning(t: pl.DataFrame, warnings: list[str]) -> None:
@@ -168,111 +168,10 @@ def ray_config(t: pl.DataFrame) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------
 
 
-def pass_at(ds: Any, **options: Any) -> Any:
-    """``whileai.pass_at`` on a Ray dataset: merged per-task sums into ``pass_at_from_stats``."""
-    from whileai.measure._passat import pass_at_from_stats
-
-    c, _ = cells(ds)
-    warnings: list[str] = []
-    nan_warning(c, warnings)
-    return pass_at_from_stats(stats_of(per_task(c, [])), facts_of(c), warnings=warnings, config=ray_config(c),
-                              **options)
-
-
-def compare_side(ds: Any) -> tuple[pl.DataFrame, list[str], list[str]]:
-    """One ``compare_runs`` side: per-task values of pass_at_1 and every marker, marker names, warnings."""
-    from whileai.measure._common import PASS_AT_1
-
-    c, markers = cells(ds)
-    warnings: list[str] = []
-    nan_warning(c, warnings)
-    return values_of(per_task(c, markers), [PASS_AT_1, *markers]), markers, warnings
-
-
-def delta_cells(ds: Any) -> tuple[pl.DataFrame, list[str], list[str]]:
-    """One ``delta_report`` arm: merged cells keyed by eval run, marker names, warnings."""
-    c, markers = cells(ds, runs=True)
-    warnings: list[str] = []
-    nan_warning(c, warnings)
-    return c, markers, warnings
-
-
-def side_from_cells(c: pl.DataFrame, metrics: list[str]) -> Any:
-    """A ``DeltaSide`` from merged cells: what ``delta_side`` reads off the rows, from sums."""
-    from whileai.measure._common import PASS_AT_1
-    from whileai.measure._delta import DeltaSide, _empty_values
-
-    if c.height == 0:
-        return DeltaSide(_empty_values(metrics), None, 0, 0, {}, {})
-    markers = [m for m in metrics if m != PASS_AT_1]
-    t = per_task(c, markers)
-    run_values = None
-    if c["_run"].null_count() < c.height:
-        run_values = values_of(per_task(c, markers, ("_run", "task_key")), metrics, ("_run", "task_key"))
-    ranges: dict[str, tuple[Any, Any]] = {}
-    if markers:
-        row = t.select([e for m in markers for e in (pl.col(f"{m}{SEP}lo").min(), pl.col(f"{m}{SEP}hi").max())]).row(0)
-        ranges = {m: (row[2 * i], row[2 * i + 1]) for i, m in enumerate(markers)}
-    return DeltaSide(values_of(t, metrics), run_values, int(c["n"].sum()), int(c["n_graded"].sum()), ranges,
-                     ray_config(c))
-
-
-def variance_values(runs: Sequence[Any], *, label: str, by: str | None,
-                    warnings: list[str]) -> tuple[pl.DataFrame | None, list[str], str]:
-    """``eval_variance``'s per-(run, task) values when a run is a Ray dataset; metrics; the run source."""
-    from whileai.measure._common import clean_rewards, marker_names, read_rows
-    from whileai.measure._common import task_values as local_values
-    from whileai.measure._variance import _metrics
-
-    if len(runs) == 1:
-        ds = runs[0]
-        source = _run_source(ds, by)
-        c, markers = cells(ds, run_by=by, runs=True)
-        nan_warning(c, warnings)
-        metrics = _metrics([markers], label)
-        if c.height == 0:
-            return None, metrics, source
-        if c["_run"].null_count() == c.height and by is None:
-            vals = values_of(per_task(c, markers), metrics).with_columns(pl.lit("0").alias("_run"))
-            return vals, metrics, "one row set with no re-run label"
-        return values_of(per_task(c, markers, ("_run", "task_key")), metrics, ("_run", "task_key")), metrics, source
-    parts: list[tuple[str, Any]] = []
-    names: list[list[str]] = []
-    for i, rows in enumerate(runs, start=1):
-        if is_ray(rows):
-            c, markers = cells(rows)
-            nan_warning(c, warnings)
-            parts.append((f"run_{i}", (c, markers)))
-            names.append(markers)
-        else:
-            df = clean_rewards(read_rows(rows, extra=[by] if by else []), warnings)
-            parts.append((f"run_{i}", df))
-            names.append(marker_names(df))
-    metrics = _metrics(names, label)
-    frames = []
-    for run, part in parts:
-        if isinstance(part, pl.DataFrame):
-            if part.height:
-                frames.append(local_values(part, metrics, maintain_order=False).with_columns(pl.lit(run).alias("_run")))
-        elif part[0].height:
-            frames.append(values_of(per_task(part[0], part[1]), metrics).with_columns(pl.lit(run).alias("_run")))
-    if not frames:
-        return None, metrics, "separate row sets"
-    return pl.concat([f.select("_run", "task_key", *metrics) for f in frames], how="vertical_relaxed"), metrics, \
-        "separate row sets"
-
-
-def is_ray(obj: Any) -> bool:
-    """``whileai.engines.is_ray_dataset``."""
-    from whileai.engines import is_ray_dataset
-
-    return is_ray_dataset(obj)
-
-
-def _run_source(ds: Any, by: str | None) -> str:
+def run_source(ds: Any, by: str | None) -> str:
     """Where ``run_labels`` would read the re-run label, from the dataset's schema."""
     from whileai.errors import ArgumentError
-    from whileai.measure._variance import RUN_FIELDS
+    from whileai.measure._common import RUN_FIELDS
 
     schema = ds.schema()
     names = list(schema.names) if schema is not None else []

@@ -20,7 +20,9 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.engines.ray._common import (
+from whileai.defaults import PASS_THRESHOLD
+from whileai.errors import TrainingSelectionError
+from whileai.table.raydata import (
     FolderResult,
     check_output_folder,
     collect_small,
@@ -28,7 +30,6 @@ from whileai.engines.ray._common import (
     translated,
     write_rows,
 )
-from whileai.errors import TrainingSelectionError
 
 #: Counters each ask's summary carries; the driver adds them up.
 _COUNTS = ("n", "leak", "no_output", "garbage", "ungraded", "dup", "dup_sets", "conflicting", "trunc_found",
@@ -53,7 +54,7 @@ def _ask_summary(group: pa.Table, *, options: dict[str, Any]) -> pa.Table:
                eval_sourced_input=int(df.select(eval_sourced(df).sum()).item()))
     graded = df["reward"].drop_nulls() if "reward" in df.columns else pl.Series([], dtype=pl.Float64)
     row["n_graded"] = graded.len()
-    row["c"] = int((graded >= 0.5).sum())
+    row["c"] = int((graded >= PASS_THRESHOLD).sum())
     try:
         result = select_for_rl(df, **options, target=None, endorsed=None)
         rep: dict[str, Any] = result.report.to_dict()
@@ -207,3 +208,39 @@ def select_rl(ds: Any, *, out: Any, target: int | None, band: tuple[float, float
                      .groupby("task_key").map_groups(functools.partial(_ask_rows, options=options), batch_format="pyarrow"))
     path = write_rows(kept_rows, out_path)
     return FolderResult(path, RLSelectionReport(**report, warnings=[*hygiene, *warnings]), {"mode": "rl", "engine": "ray"})
+
+
+def select(ds: Any, /, *, mode: str = "rl", out: Any = None, **options: Any) -> FolderResult:
+    """``whileai.select`` on a Ray dataset: the report, and the kept rows as a Parquet folder at ``out``.
+
+    ``mode="rl"`` takes the options of ``select_for_rl`` except ``endorsed`` (the hack scan reads
+    the kept rows: run ``wai.hack_scan`` on the folder). ``mode="sft"`` ranks completions by a
+    seeded draw in row order, which a partitioned dataset does not have, so it is refused.
+    """
+    import inspect
+
+    from whileai._checks import check_choice
+    from whileai.defaults import DIFFICULTY_BAND, SELECT_TARGET
+    from whileai.errors import ArgumentError
+    from whileai.selection._common import check_band
+    from whileai.selection._rl import (
+        RL_ORDERS,
+        TRUNCATED_POLICIES,
+        check_positive_int,
+        select_for_rl,
+    )
+
+    if mode != "rl":
+        raise ArgumentError(f"mode must be 'rl' for a Ray dataset, got {mode!r}. Rejection sampling (mode='sft') draws "
+                            "its tie-breaks in row order: read the rows into Polars first (whileai.table.frame(folder)).")
+    allowed = {n for n, p in inspect.signature(select_for_rl).parameters.items() if p.kind is p.KEYWORD_ONLY} - {"endorsed"}
+    stray = sorted(set(options) - allowed)
+    if stray:
+        raise ArgumentError(f"options must be those select(mode='rl') takes on a Ray dataset, got {', '.join(stray)}. "
+                            f"Pass only {', '.join(sorted(allowed | {'out'}))} (run wai.hack_scan on the output folder).")
+    truncated = check_choice("truncated", options.get("truncated", "drop"), TRUNCATED_POLICIES)
+    order = check_choice("order", options.get("order", "spread"), RL_ORDERS)
+    band = check_band(options.get("band", DIFFICULTY_BAND))
+    target = check_positive_int("target", options.get("target", SELECT_TARGET), allow_none=True)
+    return select_rl(ds, out=out, target=target, band=band, enforce_band=bool(options.get("enforce_band", True)),
+                     truncated=truncated, order=order)

@@ -113,6 +113,10 @@ def _content_text(content: Any) -> tuple[str | None, Any]:
 
 
 def _tool_call(call: Any, index: int) -> dict[str, Any]:
+    if isinstance(call, str) and call.lstrip().startswith("{"):
+        # verifiers' vf-eval writes each tool call as its JSON text
+        decoded = loads_or_raw(call)
+        call = decoded if isinstance(decoded, Mapping) else call
     if not isinstance(call, Mapping):
         return {"id": None, "name": str(call), "arguments": "{}"}
     fn = call.get("function")

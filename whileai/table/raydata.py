@@ -1,4 +1,10 @@
-"""Pieces every Ray step shares: the extra check, error translation, batches as rollout frames."""
+"""The Ray engine's shared pieces: recognising a dataset, the extra check, error translation, I/O.
+
+A ``ray.data.Dataset`` passed as the rows takes the Ray path of the same step (``docs/scale.md``):
+per-task partial sums in ``map_batches`` over Arrow batches, merged by a Ray Data group-by on the
+task key, then the kernel the local path calls. Nothing here imports ray at module level:
+:func:`is_ray_dataset` looks at the object's type only.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +18,22 @@ from typing import Any, NamedTuple, TypeVar
 import polars as pl
 import pyarrow as pa
 
-from whileai import table
 from whileai.errors import ArgumentError, WaiError, missing_extra
+from whileai.table._read import frame
+from whileai.table._write import atomic_path
 
 T = TypeVar("T")
+
+
+def is_ray_dataset(obj: Any) -> bool:
+    """True when ``obj`` is a ``ray.data.Dataset`` (checked by type name, without importing ray).
+
+    Examples:
+        >>> is_ray_dataset([{"task_id": "a", "reward": 1.0}])
+        False
+    """
+    return any(cls.__name__ in ("Dataset", "MaterializedDataset") and cls.__module__.startswith("ray.data")
+               for cls in type(obj).__mro__)
 
 #: Placeholder for "no eval-run label" in a Ray group key (Ray's hash group-by keeps nulls apart
 #: poorly across partitions); mapped back to null on the driver.
@@ -72,12 +90,12 @@ def translated() -> Iterator[None]:
 
 def batch_frame(batch: pa.Table, columns: Sequence[str] | None = None) -> pl.DataFrame:
     """One Arrow batch as the canonical rollout table (``table.frame``), empty allowed."""
-    return table.frame(batch, columns=columns, allow_empty=True)
+    return frame(batch, columns=columns, allow_empty=True)
 
 
 def collect_small(ds: Any) -> pl.DataFrame:
     """A small Ray dataset (a per-task table) as one Polars frame on the driver."""
-    ray = require_ray("whileai.engines.ray")
+    ray = require_ray("the Ray engine")
     with translated():
         refs = ds.to_arrow_refs()
         tables = [t for t in ray.get(refs) if t.num_rows]
@@ -114,7 +132,7 @@ def write_rows(ds: Any, out: str) -> str:
         with translated():
             ds.write_parquet(out)
         return out
-    with table.atomic_path(out, folder=True) as tmp, translated():
+    with atomic_path(out, folder=True) as tmp, translated():
         ds.write_parquet(str(Path(tmp).resolve()))
     return str(Path(out))
 

@@ -1,0 +1,171 @@
+"""Which tool wrote a file: its shape, told from its name and first record, before any row is read.
+
+A plain JSON document (promptfoo's ``-o results.json``, lm-eval's ``results_*.json``, an
+inspect_ai ``.json`` log, a JSON array of LangSmith runs) is told apart from JSONL here, so it never
+reaches the line reader (whose first error would be "line 1 is not valid JSON"). Each shape has
+its reader module; each returns row dicts for ``frame``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from whileai.errors import InputFileError, SchemaError
+from whileai.table._documents import HEAD_BYTES, LM_EVAL_SAMPLES, first_record, load_document
+
+__all__ = ["SHAPES", "folder_files", "read", "sniff"]
+
+#: The shapes told apart, each with what wrote it (docs/table.md has a section per shape).
+SHAPES: dict[str, str] = {
+    "inspect": "an inspect_ai log (.eval or .json)",
+    "lm_eval_samples": "lm-evaluation-harness samples_<task>_<date>.jsonl (--log_samples)",
+    "lm_eval_results": "lm-evaluation-harness results_<date>.json",
+    "promptfoo": "promptfoo eval -o results.json",
+    "openai_evals": "an openai/evals JSONL event log",
+    "langsmith": "a LangSmith run export",
+    "braintrust": "a Braintrust experiment export",
+    "verifiers": "vf-eval results.jsonl",
+    "document": "one JSON document holding a list of rows",
+}
+
+_FOLDER_SUFFIXES = (".eval", ".json", ".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json.gz", ".parquet")
+_LM_EVAL_RESULTS = re.compile(r"^results_.*\.json$")
+#: Rows keys that mark lm-eval samples (lm_eval/loggers/evaluation_tracker.py writes them).
+_LM_EVAL_KEYS = {"doc_id", "doc", "arguments", "resps", "filtered_resps"}
+
+
+def _head_shape(path: Path) -> str | None:
+    """A pretty-printed document's shape from its first bytes, so it is parsed once, by its reader."""
+    with open(path, "rb") as handle:
+        head = handle.read(HEAD_BYTES)
+    stripped = head.lstrip()
+    if not stripped.startswith(b"{") or stripped.split(b"\n", 1)[0].rstrip().endswith(b"}"):
+        return None  # not a pretty-printed object (or a one-line one, which the line parse reads)
+    if b'"eval"' in head and (b'"samples"' in head or b'"version"' in head) and b'"task"' in head:
+        return "inspect"
+    if b'"evalId"' in head and b'"results"' in head:
+        return "promptfoo"
+    if _LM_EVAL_RESULTS.match(path.name) and b'"results"' in head:
+        return "lm_eval_results"
+    return None
+
+
+def sniff(path: Path) -> str | None:
+    """The shape of ``path`` (a key of :data:`SHAPES`), or None for plain rows (JSONL, JSON array of rows)."""
+    name = path.name.lower()
+    if name.endswith(".eval"):
+        return "inspect"
+    if name.endswith(".gz") or not name.endswith((".json", ".jsonl", ".ndjson")):
+        return None
+    shape = _head_shape(path)
+    if shape is not None:
+        return shape
+    value, whole = first_record(path)
+    if isinstance(value, Mapping):
+        keys = set(value)
+        if "eval" in keys and ("samples" in keys or "version" in keys):
+            return "inspect"
+        if _LM_EVAL_KEYS <= keys or (LM_EVAL_SAMPLES.match(path.name) and "doc_id" in keys):
+            return "lm_eval_samples"
+        if "results" in keys and ("configs" in keys or "versions" in keys or "n-shot" in keys):
+            return "lm_eval_results"
+        if "results" in keys and isinstance(value.get("results"), Mapping) and (
+                "outputs" in value["results"] or "evalId" in keys or "config" in keys):
+            return "promptfoo"
+        if "spec" in keys and isinstance(value.get("spec"), Mapping) and ("run_id" in value["spec"] or "eval_name" in value["spec"]):
+            return "openai_evals"
+        if _is_langsmith(value) or (whole and isinstance(value.get("runs"), list)):
+            return "langsmith"
+        if _is_braintrust(value) or (whole and isinstance(value.get("events"), list)):
+            return "braintrust"
+        if "example_id" in keys and "completion" in keys:
+            return "verifiers"
+        if whole and not ({"scenario_id", "task_id", "prompt", "messages"} & keys):
+            return "document"
+        return None
+    if isinstance(value, list) and whole and value and isinstance(value[0], Mapping):
+        if _is_langsmith(value[0]):
+            return "langsmith"
+        if _is_braintrust(value[0]):
+            return "braintrust"
+    return None
+
+
+def _is_langsmith(row: Mapping[str, Any]) -> bool:
+    return "run_type" in row and "inputs" in row and bool({"trace_id", "dotted_order", "session_id", "id"} & set(row))
+
+
+def _is_braintrust(row: Mapping[str, Any]) -> bool:
+    return "input" in row and ("scores" in row) and bool({"root_span_id", "span_id", "_xact_id", "id"} & set(row))
+
+
+def read(shape: str, path: Path, *, scorer: str | None = None) -> list[dict[str, Any]]:
+    """Read ``path`` of a known ``shape`` into row dicts (each reader's docstring says how)."""
+    if shape == "inspect":
+        from whileai.table import _inspect
+
+        return _inspect.read_inspect_log(path, scorer=scorer)
+    if shape == "lm_eval_samples":
+        from whileai.table import _lmeval
+
+        return _lmeval.read_samples(path)
+    if shape == "lm_eval_results":
+        from whileai.table import _lmeval
+
+        return _lmeval.read_results(path)
+    if shape == "promptfoo":
+        from whileai.table import _promptfoo
+
+        return _promptfoo.read_promptfoo(path)
+    if shape == "openai_evals":
+        from whileai.table import _oaievals
+
+        return _oaievals.read_event_log(path)
+    if shape == "langsmith":
+        from whileai.table import _langsmith
+
+        return _langsmith.read_runs(path)
+    if shape == "braintrust":
+        from whileai.table import _braintrust
+
+        return _braintrust.read_experiment(path)
+    if shape == "verifiers":
+        from whileai.table import _verifiers
+
+        return _verifiers.read_results(path)
+    if shape == "document":
+        return _document_rows(path)
+    raise SchemaError(f"shape must be one of {sorted(SHAPES)}, got {shape!r}. This is a bug in the reader table.")
+
+
+def _document_rows(path: Path) -> list[dict[str, Any]]:
+    """A JSON object holding its rows under one list-of-objects key (``rows``, ``data``...)."""
+    data = load_document(path)
+    lists = {k: v for k, v in data.items() if isinstance(v, list) and v and all(isinstance(x, Mapping) for x in v)}
+    if len(lists) == 1:
+        return [dict(r) for r in next(iter(lists.values()))]
+    raise SchemaError(
+        f"file {str(path)!r} is one JSON object (keys: {', '.join(list(data)[:10])}), not rows in a shape whileai "
+        f"knows. Pass JSONL (one row object per line), a JSON array of rows, or a file written by one of: "
+        f"{'; '.join(v for k, v in SHAPES.items() if k != 'document')}.", path=str(path))
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The files of a folder to read as one table, in name order.
+
+    inspect_ai's ``logs.json`` listing is skipped, and so are lm-eval ``samples_*.jsonl`` files
+    whose ``results_*.json`` is in the same folder (that file reads them, with the run's model).
+    """
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(_FOLDER_SUFFIXES)
+                   and not p.name.startswith(".") and p.name != "logs.json")
+    if not files:
+        raise InputFileError(
+            f"folder {str(folder)!r} must hold .parquet, .jsonl, .json or .eval files, got none. "
+            "Point at a folder of logs or rows, or at one file.", path=str(folder))
+    from whileai.table import _lmeval
+
+    covered = {s for f in files if _LM_EVAL_RESULTS.match(f.name) for s in _lmeval.samples_of(f)}
+    return [f for f in files if f not in covered]
