@@ -63,7 +63,7 @@ def _ask_summary(group: pa.Table, *, options: dict[str, Any]) -> pa.Table:
                    stamped=rep["calibration"]["n_stamped"], carried=rep["calibration"]["n_carried"])
     except TrainingSelectionError as exc:
         rep = getattr(exc, "report", None) or {}
-        dropped = getattr(exc, "dropped", None) or {}
+        dropped = getattr(exc, "counts", None) or {}
         if not rep:  # no graded row at all: every row is junk or ungraded
             no_output, garbage = junk_split(df, df.select(junk_flag(df)).to_series())
             row.update(no_output=no_output, garbage=garbage, ungraded=df.height - no_output - garbage)
@@ -123,8 +123,7 @@ def select_rl(ds: Any, *, out: Any, target: int | None, band: tuple[float, float
     if asks.height == 0 or int(asks["n_graded"].sum()) == 0:
         raise TrainingSelectionError(
             f'select(mode="rl") needs graded rows, but none of the {int(asks["n"].sum()) if asks.height else 0} rows '
-            "carries a reward. Grade first: scored = data.grade(judge=...) (or whileai.grade.run_judge), then select.",
-            n_rows=int(asks["n"].sum()) if asks.height else 0)
+            "carries a reward. Grade first: scored = data.grade(judge=...) (or whileai.grade.run_judge), then select.")
     total = {c: int(asks[c].sum()) for c in _COUNTS}
     graded = asks.filter(pl.col("n_graded") > 0)
     k_in = float(graded["n_graded"].median())  # type: ignore[arg-type]
@@ -161,7 +160,7 @@ def select_rl(ds: Any, *, out: Any, target: int | None, band: tuple[float, float
                "truncated": report["truncated_dropped"], "unanimous": total["unanimous_rows"],
                "band": total["band_rows"] if enforce_band else 0}
     if eligible.height == 0:
-        raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, dropped=dropped)
+        raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, counts=dropped)
 
     # the group order: the local kernel on one row per ask (first row = the ask's rank by task key)
     groups = eligible.select(pl.col("task_key").alias("_tid"), pl.col("size").alias("_size"), pl.col("rate").alias("_rate"),
