@@ -182,3 +182,24 @@ def test_a_bad_reward_in_a_worker_raises_the_local_error(tmp_path, local_ray):
     _write_parts(bad, tmp_path / "bad")
     with pytest.raises(SchemaError, match=r"reward must be in \[0, 1\]"):
         wai.pass_at(_ds(tmp_path / "bad"))
+
+
+def test_cli_engine_ray_reads_a_glob_and_writes_a_folder(folders, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from whileai.cli.main import cli
+
+    glob = str(folders["before"] / "part-*.parquet")
+    out = CliRunner().invoke(cli, ["pass-at", glob, "--engine", "ray", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["pass_at_1"] == wai.pass_at(table.frame(folders["before"])).pass_at_1
+    target = tmp_path / "kept"
+    out = CliRunner().invoke(cli, ["select", str(folders["rl"]), "--mode", "rl", "--engine", "ray", "--target", "0",
+                                   "-o", str(target)])
+    assert out.exit_code == 0, out.output
+    assert sorted(table.frame(target)["rollout_id"].to_list()) == \
+        sorted(wai.select(table.frame(folders["rl"]), mode="rl", target=None).df["rollout_id"].to_list())
+    missing = CliRunner().invoke(cli, ["pass-at", str(tmp_path / "none-*.parquet"), "--engine", "ray"])
+    assert missing.exit_code != 0 and "must be a Parquet file, folder or glob that exists" in str(missing.exception)
