@@ -7,6 +7,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook test-ray clean \
+.PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook clean bench-wai131 \
 	install-sandbox
 
 $(STAMP): pyproject.toml
@@ -81,5 +82,29 @@ test-ray: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# The proof that an exported environment loads and evaluates in real verifiers releases: 0.4.0
+# (verifiers.v1 Taskset loader) and 0.3.1 (vf.load_environment), each in its own venv from PyPI
+# (with uv, which 0.4's chat harness runs its program with). A release that cannot be installed
+# is skipped and said so; the tests start vf-eval against a loopback fake OpenAI server.
+VF_VENVS := .venv-verifiers=0.4.0 .venv-verifiers-0.3=0.3.1
+test-verifiers: $(STAMP)
+	@for pair in $(VF_VENVS); do dir=$${pair%%=*}; ver=$${pair##*=}; \
+		{ test -x $$dir/bin/python || $(PYTHON) -m venv $$dir; } && \
+		$$dir/bin/python -m pip install -q "verifiers==$$ver" uv || \
+		echo "test-verifiers: verifiers $$ver could not be installed into $$dir; its proof will skip"; done
+	WAI_VERIFIERS_VENVS="$(foreach p,$(VF_VENVS),$(word 2,$(subst =, ,$(p)))=$(CURDIR)/$(word 1,$(subst =, ,$(p))))" \
+		$(PY) -m pytest -p no:cacheprovider -rs tests/exporters/test_verifiers.py
+
+# whileai 0.131 in its own venv for the reference column (benchmarks/_harness.py finds it there;
+# without a registry the table says it is missing rather than leaving the column empty).
+WAI131_VENV := .venv-wai131
+bench-wai131:
+	test -x $(WAI131_VENV)/bin/python || $(PYTHON) -m venv $(WAI131_VENV)
+	$(WAI131_VENV)/bin/python -c "import whileai" 2>/dev/null || $(WAI131_VENV)/bin/python -m pip install -q whileai==0.131 || \
+		echo "bench: whileai 0.131 could not be installed; its column will say it is missing"
+
+bench: $(STAMP) bench-wai131
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) $(DUCKDB1_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DUCKDB1_VENV) $(WAI131_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -97,3 +97,113 @@ def cached_table(n_tasks: int, k: int, *, messages: bool = True, seed: int = 0, 
         df.write_parquet(tmp)
         tmp.rename(path)
     return path
+
+
+# ---- whileai 0.131, the reference column ------------------------------------------------------
+
+#: The interpreter of a separate venv holding whileai 0.131 (``make bench`` creates it with
+#: ``pip install whileai==0.131``); ``WAI131_PYTHON`` overrides it.
+WAI131 = Path(os.environ.get("WAI131_PYTHON") or Path(__file__).resolve().parents[1] / ".venv-wai131" / "bin" / "python")
+WAI131_MISSING = "whileai 0.131 missing (`make bench` installs it into .venv-wai131 with pip install whileai==0.131)"
+
+
+def wai131_status() -> str:
+    """One line for the table: which whileai 0.131 the reference column ran, or that it is missing."""
+    import subprocess
+
+    if not WAI131.exists():
+        return WAI131_MISSING
+    try:
+        out = subprocess.run([str(WAI131), "-c", "import importlib.metadata as m; print(m.version('whileai'))"],
+                             capture_output=True, text=True, timeout=120, cwd="/tmp")
+    except Exception as exc:  # reported, not raised
+        return f"{WAI131_MISSING}; {WAI131} failed: {exc}"
+    version = out.stdout.strip()
+    return f"whileai {version} at {WAI131}" if out.returncode == 0 and version else f"{WAI131_MISSING}; {out.stderr[-200:]}"
+
+
+# ---- the numpy floor ----------------------------------------------------------------------------
+
+
+def boot_floor(values: Any, draws: int, seed: int, *, block: int = 256) -> tuple[float, float]:
+    """Percentile bootstrap of a mean, vectorised: ``block`` resamples of every task index at once.
+
+    The floor a plain numpy implementation reaches (no Python loop over draws); the same
+    statistic the library computes, so the column is a fair lower bound, not a strawman.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    v = np.asarray(values, dtype=np.float64)
+    n = v.size
+    means = np.empty(draws)
+    for lo in range(0, draws, block):
+        m = min(block, draws - lo)
+        means[lo:lo + m] = v[rng.integers(0, n, (m, n))].mean(axis=1)
+    lo_q, hi_q = np.quantile(means, [0.025, 0.975])
+    return float(lo_q), float(hi_q)
+
+
+# ---- one cell in a fresh process ----------------------------------------------------------------
+
+_CELL = """
+import json, resource, sys, time
+sys.path.insert(0, {here!r})
+import importlib
+mod = importlib.import_module({module!r})
+c0 = time.process_time(); t0 = time.perf_counter()
+error = None
+try:
+    note = getattr(mod, {func!r})(*json.loads(sys.argv[1]))
+except Exception as exc:
+    note, error = "", f"{{type(exc).__name__}}: {{exc}}"
+wall = time.perf_counter() - t0
+cpu = time.process_time() - c0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+print("CELL" + json.dumps({{"seconds": wall, "cpu": cpu, "peak_mib": peak, "note": note or "", "error": error}}))
+"""
+
+
+def fresh_cell(module: str, func: str, *args: Any, timeout: float = 1800.0, memory_mib: int | None = None) -> dict[str, Any]:
+    """Run ``module.func(*args)`` in a fresh interpreter; seconds, CPU seconds and peak RSS.
+
+    ``peak_mib`` is the child's whole peak resident memory (its ``ru_maxrss``): the interpreter,
+    the imports and the input table it read, not only what the call allocated above it. With
+    ``memory_mib`` the child runs under that address-space limit, so a cell that would swap the
+    machine fails and says so. ``func`` returns a short note (or None).
+    """
+    import json
+    import subprocess
+    import sys
+
+    code = _CELL.format(here=str(Path(__file__).resolve().parent), module=module, func=func)
+
+    def limit() -> None:
+        if memory_mib:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (memory_mib * 2**20, memory_mib * 2**20))
+
+    try:
+        out = subprocess.run([sys.executable, "-c", code, json.dumps(list(args))], capture_output=True, text=True,
+                             timeout=timeout, preexec_fn=limit if memory_mib else None)
+    except subprocess.TimeoutExpired:
+        return {"seconds": float("nan"), "cpu": float("nan"), "peak_mib": float("nan"), "note": "",
+                "error": f"timed out after {timeout:.0f} s"}
+    line = next((x for x in out.stdout.splitlines()[::-1] if x.startswith("CELL")), None)
+    if line is None:
+        return {"seconds": float("nan"), "cpu": float("nan"), "peak_mib": float("nan"), "note": "",
+                "error": f"exit {out.returncode}: {out.stderr.strip().splitlines()[-1:] or ['killed']}"}
+    return json.loads(line[4:])
+
+
+def growth(rows: list[int], seconds: list[float]) -> float | None:
+    """The growth exponent: the slope of log(seconds) against log(rows), least squares."""
+    import numpy as np
+
+    pts = [(r, s) for r, s in zip(rows, seconds, strict=True) if s and s > 0 and np.isfinite(s)]
+    if len(pts) < 2:
+        return None
+    x = np.log([p[0] for p in pts])
+    y = np.log([p[1] for p in pts])
+    return float(np.polyfit(x, y, 1)[0])

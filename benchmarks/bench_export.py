@@ -18,10 +18,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import DATA, cached_table, row  # noqa: E402
+from _harness import DATA, WAI131, cached_table, row  # noqa: E402
 
 SYS = "Help customers with orders. Never refund more than $100 without a manager."
-WAI131 = Path("/opt/wai131/bin/python")
 
 
 def _plain_python(df: Any, path: Path) -> None:

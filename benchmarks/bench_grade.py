@@ -21,7 +21,9 @@ import sys
 import time
 from typing import Any
 
-REFERENCE_PYTHON = "/opt/wai131/bin/python"
+from _harness import WAI131  # noqa: E402
+
+REFERENCE_PYTHON = str(WAI131)
 REFERENCE_MAX_ROWS = 100_000
 JUDGE = "lambda row: {'reward': int(row['rollout_index'] % 2 == 0)}"
 

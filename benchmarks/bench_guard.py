@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from _harness import WAI131  # noqa: E402
 
-REF_PYTHON = "/opt/wai131/bin/python"  # whileai 0.131, for the reference column
+REF_PYTHON = str(WAI131)  # whileai 0.131, for the reference column
 REF_ROWS = 10_000  # 0.131 is measured at this size only (it takes seconds there already)
 EVAL_PROMPTS = 50_000
 

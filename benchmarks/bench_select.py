@@ -1,7 +1,7 @@
 """Select: select(mode="rl") and select(mode="sft") against whileai 0.131, plus pairs, curriculum, gate.
 
 Targets (issue 6): select(mode="rl") on 1M rollouts under 2 s, select(mode="sft") under 1 s.
-whileai 0.131 runs in its own venv (/opt/wai131) as a subprocess on the same rows written as
+whileai 0.131 runs in its own venv (.venv-wai131, from `make bench`) as a subprocess on the rows written as
 JSONL; only its select call is timed (inside the subprocess), not its import or the read.
 """
 
@@ -17,10 +17,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import DATA, cached_table, row  # noqa: E402
+from _harness import DATA, WAI131, cached_table, row  # noqa: E402
 
 K = 16  # rollouts per task: the count the 20-80 band wants (BAND_MIN_ROLLOUTS)
-WAI131 = Path("/opt/wai131/bin/python")
 REFERENCE_MAX_ROWS = 10_000  # 0.131 is pure Python over dicts; larger runs take minutes
 
 _WAI131_SCRIPT = """

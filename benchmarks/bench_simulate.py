@@ -2,7 +2,7 @@
 
 The agent is pure Python, so what is timed is the engine: the covering grid, the world, the
 multi-turn loop and the batched Arrow build. The 0.131 reference runs the same quickstart-shaped
-call in its own venv (``/opt/wai131``) as a child process, at the smaller sizes only (it lands a
+call in its own venv (``.venv-wai131``, which ``make bench`` creates) as a child process, at the smaller sizes only (it lands a
 few hundred rows in several seconds).
 """
 
@@ -16,9 +16,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _harness import row  # noqa: E402
+from _harness import WAI131, row  # noqa: E402
 
-WAI131 = Path("/opt/wai131/bin/python")
 MAX_ROLLOUTS = 200_000  # larger sizes are capped: a rollout is a Python agent call, not a kernel
 REFERENCE_MAX = 2_000
 

@@ -1,7 +1,11 @@
 """Run every benchmark and print one table: call, rows, seconds, peak MiB, reference.
 
-Usage: ``python benchmarks/run.py [--sizes 10000,100000,1000000] [--only measure,table] [--10m]``.
-Each ``benchmarks/bench_<step>.py`` defines ``run(sizes) -> list[dict]``.
+Usage: ``python benchmarks/run.py [--sizes 10000,100000,1000000] [--only measure,table] [--10m]
+[--files]``. Each ``benchmarks/bench_<step>.py`` defines ``run(sizes) -> list[dict]``; ``--files``
+runs ``bench_files.py`` alone (every step from JSONL and Parquet on disk, a fresh process per cell,
+CPU seconds and peak RSS). The table ends with each call's growth exponent (the slope of
+log-seconds against log-rows; 1.0 is linear) and says which whileai 0.131 the reference column ran,
+or that it is missing.
 """
 
 from __future__ import annotations
@@ -31,26 +35,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(str(s) for s in DEFAULT_SIZES))
     parser.add_argument("--only", default="", help="comma-separated step names (table, measure, ...)")
     parser.add_argument("--10m", dest="ten_m", action="store_true", help="add 10,000,000 rows")
+    parser.add_argument("--files", action="store_true", help="every step from JSONL and Parquet files on disk")
     args = parser.parse_args(argv)
+    from _harness import growth, wai131_status
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.ten_m:
         sizes.append(10_000_000)
     wanted = {s.strip() for s in args.only.split(",") if s.strip()}
-    modules = sorted(p.stem for p in HERE.glob("bench_*.py"))
+    modules = ["bench_files"] if args.files else sorted(p.stem for p in HERE.glob("bench_*.py") if p.stem != "bench_files")
     rows: list[dict] = []
     for name in modules:
         step = name.removeprefix("bench_")
-        if wanted and step not in wanted:
+        if wanted and step not in wanted and not args.files:
             continue
         print(f"running {name} ...", file=sys.stderr, flush=True)
         module = importlib.import_module(name)
-        rows.extend(module.run(sizes))
-    header = f"{'call':<44} {'rows':>10} {'seconds':>9} {'peak MiB':>9} {'reference':<28} {'ref s':>8}  note"
+        rows.extend(module.run(sizes, only=args.only) if args.files else module.run(sizes))
+    status = wai131_status()
+    missing = "missing" in status
+    print(f"reference: {status}")
+    header = (f"{'call':<44} {'rows':>10} {'seconds':>9} {'cpu s':>8} {'peak MiB':>9} {'reference':<28} {'ref s':>8}"
+              "  note")
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['call']:<44} {r['rows']:>10,} {_fmt(r['seconds']):>9} {_fmt(r['peak_mib'], 0):>9} "
-              f"{_fmt(r.get('reference')):<28} {_fmt(r.get('reference_seconds')):>8}  {r.get('note', '')}")
+        ref = r.get("reference") or ("0.131 missing" if missing else None)
+        print(f"{r['call']:<44} {r['rows']:>10,} {_fmt(r['seconds']):>9} {_fmt(r.get('cpu')):>8} "
+              f"{_fmt(r['peak_mib'], 0):>9} {_fmt(ref):<28} {_fmt(r.get('reference_seconds')):>8}  {r.get('note', '')}")
+    by_call: dict[str, list[tuple[int, float]]] = {}
+    for r in rows:
+        t = r.get("cpu") if r.get("cpu") is not None else r.get("seconds")
+        by_call.setdefault(r["call"], []).append((r["rows"], t))
+    exps = {c: growth([p[0] for p in pts], [p[1] for p in pts]) for c, pts in by_call.items() if len(pts) > 1}
+    if exps:
+        print("\ngrowth exponents (slope of log-time against log-rows; CPU seconds where measured; 1.0 is linear)")
+        for c, e in exps.items():
+            print(f"  {c:<44} {_fmt(e)}")
     return 0
 
 

@@ -138,8 +138,8 @@ _PUBLIC: dict[str, str] = {
     "ungrounded_arguments": "whileai.guard",
 }
 
-_SUBMODULES = ("cli", "data", "defaults", "errors", "exporters", "grade", "guard", "measure", "report", "selection",
-               "simulation", "stats", "store", "table", "testing", "train", "verify")
+_SUBMODULES = ("cli", "data", "defaults", "errors", "exporters", "grade", "guard", "measure", "platform", "report",
+               "selection", "simulation", "stats", "store", "table", "testing", "train", "verify")
 
 
 def _register(module: str, names: tuple[str, ...]) -> None:
@@ -150,6 +150,7 @@ def _register(module: str, names: tuple[str, ...]) -> None:
 
 _register("whileai.train", ("HackMonitor", "TrainResult", "format_hack_monitor", "profile", "selection_report", "trl_reward"))
 _register("whileai.train.judge", ("reward_model",))  # the trained RM as a judge; wai.train.reward_model trains one
+_register("whileai.platform", ("Behavior", "Example", "Harness", "PlatformError", "attach_delta", "attach_holdout", "track"))
 
 __all__ = sorted([*_PUBLIC, *ALIASES, "__version__"])
 
@@ -440,6 +441,27 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: _PUBLIC and ALIA
     )
     from whileai.measure import (
         task_stats as task_stats,
+    )
+    from whileai.platform import (
+        Behavior as Behavior,
+    )
+    from whileai.platform import (
+        Example as Example,
+    )
+    from whileai.platform import (
+        Harness as Harness,
+    )
+    from whileai.platform import (
+        PlatformError as PlatformError,
+    )
+    from whileai.platform import (
+        attach_delta as attach_delta,
+    )
+    from whileai.platform import (
+        attach_holdout as attach_holdout,
+    )
+    from whileai.platform import (
+        track as track,
     )
     from whileai.report import (
         Report as Report,

@@ -722,3 +722,95 @@ REWARD_MODEL_THRESHOLD = 0.5
 # GRPO prompts per optimizer step (each with `generations` completions) when not given
 # (convention, untested: TRL's batch must be a multiple of the group size).
 TRAIN_PROMPTS_PER_STEP = 4
+
+# ---- platform (tracked runs, verdicts, the brief, wai server) ----
+# What a row and a score card can hold: the hosted API's caps (whileai 0.131 whileai.platform,
+# mirroring the API's evalrows limits; docs/platform.md, "What a row can hold"). Text past a cap is
+# cut in the middle, keeping head and tail, with a "[... N chars cut ...]" marker.
+ROW_TEXT_MAX = 2000
+EXAMPLE_WHY_MAX = 400
+EXAMPLE_TEXT_MAX = 1200
+RUBRIC_MAX = 4000
+EXAMPLES_MAX = 20
+ROWS_PER_CALL = 500
+ROWS_PER_SCORE = 20_000
+TAGS_MAX = 8
+TAG_KEY_MAX = 32
+TAG_VALUE_MAX = 80
+# The 20-row sample a score card shows when examples= is not given: the first 14 failures and the
+# first 6 passes of rows= (whileai 0.131 run.score).
+SAMPLE_FAILURES = 14
+SAMPLE_PASSES = 6
+# Markdown caps: a run note, each experiment field (whileai 0.131 run.note / tracked.experiment).
+NOTE_MAX = 8192
+EXPERIMENT_FIELD_MAX = 4096
+# Figures: name pattern, JSON size, trace count and trace types the page can draw (plotly.js-basic
+# ships scatter, bar and pie); layout keys dropped before posting (whileai 0.131 tracked.figure).
+# (FIGURE_MAX_BYTES, FIGURE_MAX_TRACES and FIGURE_TRACE_TYPES are the notebook section's, above.)
+FIGURE_NAME_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
+FIGURE_DROPPED_LAYOUT = ("images", "updatemenus", "sliders", "template")
+# A behavior name is the platform's identifier rule: lower-case letters, digits and '_', starting
+# with a letter, at most 64 characters ('refund_policy', not 'refund policy'). Convention of the
+# hosted API (whileai 0.131 Behavior).
+BEHAVIOR_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+# Log points: at most this many a call (the API's cap; whileai 0.131 TRAINING_MAX_BATCH), and the
+# client flushes its buffer every LOG_FLUSH_EVERY points or LOG_FLUSH_SECONDS seconds (whileai
+# 0.131 TRAINING_FLUSH_EVERY / TRAINING_FLUSH_SECONDS). The buffer keeps at most LOG_BUFFER_MAX
+# unsent points while the server is down, dropping the oldest (convention, untested).
+LOG_POINTS_PER_CALL = 500
+LOG_FLUSH_EVERY = 25
+LOG_FLUSH_SECONDS = 15.0
+LOG_BUFFER_MAX = 100_000
+# The verdict's evidence rules: a score over fewer than 50 asks, or a judge whose agreement with
+# people is under 0.80 (or unmeasured), reads "unproven:" (whileai 0.131 verdict; the 0.80 floor is
+# judge_trust's agreement floor). A judge whose short/long pass-rate gap within one human label
+# exceeds 0.10 fails the length-bias check (convention, untested).
+VERDICT_MIN_N = 50
+VERDICT_MIN_AGREEMENT = 0.8
+LENGTH_BIAS_MAX = 0.10
+# A harness sweep's variant label, prompt@model, is at most this long (the Runs page's axis label;
+# convention).
+SWEEP_LABEL_MAX = 64
+# The brief lists at most this many next steps (whileai 0.131 brief: "three at most").
+BRIEF_MAX_ITEMS = 3
+# What a person cannot read yet is grouped by kind, naming the first few of each (convention).
+CANNOT_READ_SHOWN = 3
+# wai server: where it listens (loopback unless --host says otherwise; 8484 is whileai 0.131's
+# local port), the saved login, and the header every request carries (whileai 0.131 X-Api-Key).
+SERVER_HOST = "127.0.0.1"
+SERVER_PORT = 8484
+CREDENTIALS_PATH = "~/.whileai/credentials.json"
+API_KEY_ENV = "WHILEAI_API_KEY"
+BASE_URL_ENV = "WHILEAI_BASE_URL"
+API_KEY_HEADER = "X-Api-Key"
+# The account a store's records belong to when no API key is in use (one person, one laptop).
+LOCAL_ACCOUNT = "local"
+# Seconds an HTTP call to wai server waits before it counts as failed (whileai 0.131
+# PLATFORM_REQUEST_TIMEOUT_S is 120 for the hosted API; a local server answers in milliseconds, so
+# 30 s is generous. Convention).
+PLATFORM_TIMEOUT_S = 30.0
+# GPU list prices per hour, USD: what a training run's cost_usd estimates (seconds / 3600 x rate,
+# to the cent). Modal's on-demand list price, read on GPU_PRICE_SOURCE's day (whileai 0.131
+# GPU_USD_PER_HOUR). A GPU not here leaves cost_usd None and the basis says so.
+# Only the rates checked against that page are listed; add a GPU with its own source line.
+GPU_USD_PER_HOUR = {"A10G": 1.10, "L40S": 1.95, "H100": 3.95}
+GPU_PRICE_SOURCE = "modal.com/pricing 2026-09-20"
+SECONDS_PER_HOUR = 3600
+# ---- interop (verifiers environments, SQL over the store, CLI exit codes) ----
+# The verifiers releases an exported environment declares in its pyproject: the ones
+# `make test-verifiers` loads and evaluates it with (0.3.1, the last of the 0.3 line, through
+# vf.load_environment; 0.4.0, the verifiers.v1 Taskset loader), up to the next minor release
+# (docs/export.md, "A verifiers environment for GRPO").
+ENV_VERIFIERS_RANGE = ">=0.3.1,<0.5"
+# Suffixes a result table (per-task stats, a `wai sql` answer) may be written to, and the format
+# each means; any other is refused (docs/cli.md, "Output formats").
+FRAME_SUFFIXES = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
+                  ".pq": "parquet"}
+
+
+# ---- performance: linear steps and bounded memory -------------------------------------------
+# decontaminate's near-copy rule: an n-gram shared by more than this many eval texts (a template
+# sentence) is "frequent"; pairs are found from the rare n-grams and bounded with the frequent
+# ones before any is verified (docs/performance.md; a cost knob, not a statistic: the result is
+# exact at every value; convention).
+DECONTAM_RARE_FAN = 32

@@ -21,7 +21,8 @@ built-in it replaces, so ``except ValueError`` written against older code keeps 
     ├── StoreError(WaiError, RuntimeError)         the local store cannot be read or written
     │   └── StoreBusyError(StoreError)             another process holds the store; retry
     ├── MissingExtraError(WaiError, ImportError)   an optional dependency is not installed
-    └── SandboxError(WaiError, RuntimeError)       submitted code cannot be run isolated here
+    ├── SandboxError(WaiError, RuntimeError)       submitted code cannot be run isolated here
+    └── PlatformError(WaiError, RuntimeError)      a tracked-run call the store or wai server refused
 
 Messages follow one shape: ``"<thing> must be <constraint>, got <value!r>. <what to do>."``
 
@@ -62,6 +63,7 @@ __all__ = [
     "InputFileError",
     "JudgeError",
     "MissingExtraError",
+    "PlatformError",
     "PublishGateError",
     "SandboxError",
     "SchemaError",
@@ -281,3 +283,24 @@ def translate(what: str, *, path: str | os.PathLike[str] | None = None, store: b
         raise cls(f"{what} failed: {type(exc).__name__}: {first}. {advice}",
                   path=path if path is not None else getattr(exc, "filename", None),
                   reason=type(exc).__name__) from exc
+
+
+class PlatformError(WaiError, RuntimeError):
+    """A tracked-run call that ``wai server`` (or the local store) refused.
+
+    Carries the HTTP ``status`` (404 for an unknown run, 422 for a bad body, 401 for a missing or
+    wrong key), a machine-readable ``code`` (``not_found``, ``invalid``, ``unauthorized``,
+    ``conflict``, ``unreachable``; also on ``reason``) and the ``message``, which says what to do;
+    ``argument`` names the body field at fault, ``name`` the unknown id.
+    """
+
+    def __init__(self, status: int, code: str, message: str, *, argument: str | None = None,
+                 name: str | None = None, url: str | None = None) -> None:
+        super().__init__(message, argument=argument, name=name, url=url, status=int(status), reason=str(code))
+        self.status: int = int(status)
+        self.code = str(code)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.status, self.code, self.message))
+
+

@@ -95,7 +95,7 @@ def test_internal_error_is_one_line_exit_1(wai, monkeypatch, tmp_path):
 
     monkeypatch.setattr(cmd, "read_rows", boom)
     res = wai("hack-scan", tmp_path / "x.jsonl")
-    assert res.code == 1 and res.err.startswith("error: internal error: RuntimeError: kaboom")
+    assert res.code == 4 and res.err.startswith("error: internal error: RuntimeError: kaboom")
 
 
 def test_ctrl_c_exits_130(wai_process):

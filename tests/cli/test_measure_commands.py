@@ -73,7 +73,7 @@ def test_pass_at(wai, runs):
 
 
 @pytest.mark.parametrize(("after", "first", "code"), [
-    ("better", "PASS", 0), ("same", "NO DIFFERENCE", 0), ("worse", "FAIL", 1), ("elsewhere", "NOT COMPARABLE", 2),
+    ("better", "PASS", 0), ("same", "NO DIFFERENCE", 0), ("worse", "FAIL", 1), ("elsewhere", "NOT COMPARABLE", 3),
 ])
 def test_compare_exit_status_follows_the_verdict(wai, runs, after, first, code):
     res = wai("compare", runs["before"], runs[after])
@@ -94,7 +94,7 @@ def test_compare_options(wai, runs):
 
 def test_exit_status_words():
     assert [exit_status(h) for h in ("PASS", "NO DIFFERENCE (within eval noise)", "FAIL",
-                                     "NOT COMPARABLE (situations)", "")] == [0, 0, 1, 2, 2]
+                                     "NOT COMPARABLE (situations)", "")] == [0, 0, 1, 3, 4]
 
 
 def test_holdout_size(wai):

@@ -45,7 +45,7 @@ def test_agent_errors_are_reported_as_such(wai):
 def test_compare_keeps_inspect_tasks_apart(wai):
     # two tasks whose samples are both numbered 1, 2, 3 share no task: nothing to pair
     result = wai("compare", ORDERS, GREETINGS)
-    assert result.code == 2, result.out
+    assert result.code == 3, result.out  # EXIT_NOT_COMPARABLE
     assert result.out.startswith("NOT COMPARABLE")
 
 

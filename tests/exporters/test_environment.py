@@ -41,7 +41,7 @@ def test_package_layout_imports_and_builds_its_dataset(tmp_path, rollouts):
     report = export_environment(rollouts, out, reward=f"{__name__}:judge", system_prompt="Help.", tools=TOOLS,
                                 max_turns=6, description="Refunds.")
     assert report["name"] == "refund_env"
-    assert sorted(report["files"]) == ["README.md", "pyproject.toml", "refund_env/__init__.py",
+    assert sorted(report["files"]) == ["README.md", "pyproject.toml", "refund_env/__init__.py", "refund_env/_v1.py",
                                        "refund_env/data/holdout.jsonl", "refund_env/data/train.jsonl",
                                        "refund_env/spec.json"]
     for rel in report["files"]:
@@ -154,6 +154,42 @@ def test_with_verifiers_installed(tmp_path, rollouts):
     env = load_environment(tmp_path / "vf_env")
     assert isinstance(env, vf.MultiTurnEnv)
     assert len(env.dataset) > 0
+
+
+def test_pyproject_pins_the_tested_verifiers_range_and_the_v1_classes_are_named(tmp_path, rollouts):
+    from whileai.defaults import ENV_VERIFIERS_RANGE
+
+    export_environment(rollouts, tmp_path / "refund_env", tools=TOOLS)
+    pyproject = (tmp_path / "refund_env" / "pyproject.toml").read_text()
+    assert f'"verifiers{ENV_VERIFIERS_RANGE}"' in pyproject and ENV_VERIFIERS_RANGE == ">=0.3.1,<0.5"
+    v1 = (tmp_path / "refund_env" / "refund_env" / "_v1.py").read_text()
+    assert "class RefundEnvTaskset(vf.Taskset[" in v1 and "oai_tools" not in v1
+    init = (tmp_path / "refund_env" / "refund_env" / "__init__.py").read_text()
+    assert "tool_defs=" in init and "oai_tools" not in init
+    compile(v1, "_v1.py", "exec")
+
+
+def test_live_tools_run_and_unimportable_ones_replay_with_a_warning(tmp_path, rollouts):
+    import json as _json
+
+    def local_tool(order_id: str) -> str:
+        """A tool defined inside a function: not importable by the trainer."""
+        return order_id
+
+    report = export_environment(rollouts, tmp_path / "live_env", tools=[get_order, local_tool])
+    spec = _json.loads((tmp_path / "live_env" / "live_env" / "spec.json").read_text())
+    assert spec["tool_refs"] == {"get_order": f"{__name__}:get_order"}
+    assert any("local_tool" in w and "replays" in w for w in report.warnings)
+    env = load_environment(tmp_path / "live_env")
+    assert _json.loads(env.call_tool("get_order", '{"order_id": "A-7"}', {})) == {"order_id": "A-7", "live": True}
+    assert "raised ValueError" in env.call_tool("get_order", {"order_id": ""}, {})
+
+
+def get_order(order_id: str) -> dict:
+    """Look up an order (a live tool the environment imports)."""
+    if not order_id:
+        raise ValueError("empty id")
+    return {"order_id": order_id, "live": True}
 
 
 def test_module_has_no_whileai_import(tmp_path, rollouts):

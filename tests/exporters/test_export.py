@@ -557,3 +557,32 @@ def test_awkward_text_round_trips_exactly(tmp_path, fmt):
     assert row["scenario_id"] == 'task ,"x":null'
     assert row["prompt" if fmt == "openai" else "prompt_text"] == nasty
     assert row["lineage"] == {"note": nasty, "inner": {"b": 1}, "empty": {}}
+
+
+@pytest.mark.parametrize("fmt,suffix", [("openai", "jsonl"), ("trl", "jsonl"), ("openai", "parquet")])
+def test_parquet_source_streams_in_chunks_with_the_same_rows(tmp_path, monkeypatch, fmt, suffix):
+    """A Parquet source is read chunk by chunk (the leak check on each chunk): the file and the
+    report equal those of the same rows exported from memory, and leaks are found across chunks."""
+    from whileai.exporters import _export
+
+    monkeypatch.setattr(_export, "CHUNK_ROWS", 7)  # several chunks, tasks cut across them
+    ref = "the entity does not exist: report it missing and do not act"
+    src = rows_fixture(n_tasks=6, k=4)
+    for r in src:
+        r["privileged"] = {"reference": ref}
+    for i in (3, 15):
+        src[i]["messages"][-1]["content"] = "As my notes say, the entity does not exist: report it missing and do not act."
+    df = table.frame(src)
+    pq_path = tmp_path / "src.parquet"
+    df.write_parquet(pq_path)
+    with pytest.raises(TrainingSelectionError, match="privileged_leak: 2 of 24 rows") as info:
+        export_dataset(pq_path, tmp_path / f"refused.{suffix}", format=fmt)
+    assert info.value.rows == [3, 15] and not (tmp_path / f"refused.{suffix}").exists()
+    a = export_dataset(pq_path, tmp_path / f"a.{suffix}", format=fmt, validate=False)
+    b = export_dataset(df, tmp_path / f"b.{suffix}", format=fmt, validate=False)
+    assert a.model_dump(exclude={"path"}) == b.model_dump(exclude={"path"})
+    assert a["privileged_leaks"].leaked == [3, 15] and a["n_written"] == 24
+    if suffix == "jsonl":
+        assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    else:
+        assert pl.read_parquet(tmp_path / "a.parquet").equals(pl.read_parquet(tmp_path / "b.parquet"))

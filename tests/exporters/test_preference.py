@@ -152,6 +152,49 @@ def test_dataframe_input_and_bad_input(tmp_path):
         {"id": "c0", "type": "function", "function": {"name": "get_order", "arguments": "{oops"}}]}, tool("ok"), say("Done.")]
     with pytest.raises(TrainingSelectionError, match="tool_call_roundtrip"):
         export_preference(broken, tmp_path / "p.jsonl", format="openai")
-    with pytest.raises(ArgumentError, match="jsonl"):
-        export_preference(df, tmp_path / "p.parquet")
+    with pytest.raises(ArgumentError, match="output must end in"):
+        export_preference(df, tmp_path / "p.csv")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["openai", "trl", "fireworks"])
+def test_parquet_holds_the_same_pairs_as_jsonl(tmp_path, fmt):
+    pq = pytest.importorskip("pyarrow.parquet")
+    pairs = pairs_fixture()
+    jsonl = export_preference(pairs, tmp_path / "p.jsonl", format=fmt)
+    parquet = export_preference(pairs, tmp_path / "p.parquet", format=fmt)
+    assert parquet["pairs"] == jsonl["pairs"] and parquet.path.endswith("p.parquet")
+    expected = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    got = pq.read_table(tmp_path / "p.parquet").to_pylist()
+    assert len(got) == len(expected)
+
+    def plain(value):  # Arrow fills absent struct fields with None; arguments come back as JSON text
+        if isinstance(value, dict):
+            return {k: (json.loads(v) if k == "arguments" and fmt == "trl" and isinstance(v, str) else plain(v))
+                    for k, v in value.items() if v is not None}
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+
+    assert [plain(r) for r in got] == [plain(r) for r in expected]
+
+
+def test_parquet_arguments_are_json_typed_so_tools_do_not_merge(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pairs = pairs_fixture()
+    pairs[1]["chosen"][1] = call({"order_id": "A-2", "reason": "late"})
+    export_preference(pairs, tmp_path / "p.parquet", format="trl")
+    schema = pq.read_schema(tmp_path / "p.parquet")
+    types = []
+
+    def walk(dtype):
+        if pa.types.is_struct(dtype):
+            for f in dtype:
+                (types.append(f.type) if f.name == "arguments" else walk(f.type))
+        elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+            walk(dtype.value_type)
+
+    for field in schema:
+        walk(field.type)
+    assert types and all(str(t).startswith("extension<arrow.json") or t == pa.json_() for t in types)

@@ -259,6 +259,12 @@ def test_preference_rows_through_trl_helpers(tokenizer, tmp_path):
     report = export_preference(pairs(), tmp_path / "p.jsonl", format="trl", system_prompt=SYS)
     assert report["trl_turns_cut"] == 2
     ds = datasets.load_dataset("json", data_files=str(tmp_path / "p.jsonl"), split="train")
+    # the same pairs as Parquet: arguments come back as dicts and render the same prompts and sides
+    export_preference(pairs(), tmp_path / "p.parquet", format="trl", system_prompt=SYS)
+    from_parquet = datasets.load_dataset("parquet", data_files=str(tmp_path / "p.parquet"), split="train")
+    assert len(from_parquet) == len(ds)
+    for a, b in zip(ds, from_parquet):
+        assert maybe_apply_chat_template(b, tokenizer) == maybe_apply_chat_template(a, tokenizer)
     unpaired = maybe_unpair_preference_dataset(ds)
     assert len(unpaired) == 4 and sorted(unpaired["label"]) == [False, False, True, True]
     for ex in unpaired:

@@ -178,3 +178,37 @@ def test_real_small_offline_embedder():
     train = [{"task_id": "t1", "prompt": "please cancel the hotel booking I made for friday evening"}]
     _, r = decontaminate(train, eval=ev, embedder=lambda t: model.encode(t), similarity=0.5)
     assert r.n_semantic == 1
+
+
+@pytest.mark.parametrize("rare_fan", [0, 2, 1000])
+def test_pruned_coverage_is_exact_on_template_texts(monkeypatch, rare_fan):
+    """Template sentences shared by many eval texts (frequent n-grams) and the pruned search: the
+    same coverage and eval text as the plain reference wherever the best coverage reaches
+    overlap, and everywhere without overlap; at every frequency cut (a cost knob only)."""
+    from whileai.guard import _decontam
+
+    monkeypatch.setattr(_decontam, "DECONTAM_RARE_FAN", rare_fan)
+    rng = np.random.default_rng(11)
+    vocab = [f"w{i}" for i in range(30)]
+    templates = ["please look into the order for customer number", "i checked the order and could not finish it today"]
+
+    def text(m: int) -> str:
+        head = templates[int(rng.integers(0, 2))].split()
+        tail = list(rng.choice(vocab, int(rng.integers(0, 12))))
+        reps = ["detail"] * int(rng.integers(0, 14))  # a run of one repeated n-gram
+        return " ".join(head + tail + reps)
+
+    evals = [text(i) for i in range(60)]
+    rows = [text(i) for i in range(120)]
+    rows += [" ".join(evals[i].split()[1:]) for i in range(0, 60, 6)]  # near copies
+    grams, exact_set = _eval_side(pl.Series(evals), 8)
+    ref = np.array([[_coverage_reference(r, e) for e in evals] for r in rows])
+    best_ref = ref.max(axis=1)
+    for overlap in (None, 0.8, 0.5):
+        _, cov, best = _text_rules(pl.Series(rows), grams, exact_set, n=8, overlap=overlap)
+        sure = best_ref >= (overlap or 0.0) - 1e-12
+        np.testing.assert_allclose(cov[sure], best_ref[sure], atol=1e-12)
+        hit = sure & (best_ref > 0)
+        first = ref.argmax(axis=1)  # ties name the first eval text
+        assert best[hit].tolist() == first[hit].tolist()
+        assert (cov[~sure] <= best_ref[~sure] + 1e-12).all()  # below overlap: a lower bound

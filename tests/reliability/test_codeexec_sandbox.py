@@ -323,3 +323,28 @@ time.sleep(0.5)
     while _host_processes_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _host_processes_with(token) == []
+
+
+def test_an_interpreter_under_tmp_runs_isolated(tmp_path):
+    """A venv under /tmp (a CI checkout's .venv) is bound on top of the sandbox's /tmp, not hidden by it."""
+    import subprocess
+    import tempfile
+
+    from whileai.errors import SandboxError
+    from whileai.verify._sandbox import available_isolation
+
+    folder = Path(tempfile.mkdtemp(prefix="wai-venv-", dir="/tmp"))
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder / "venv")], check=True)
+        python = str(folder / "venv" / "bin" / "python")
+        try:
+            available_isolation("namespaces")  # the kernel allows it for the interpreter running the tests
+        except SandboxError as exc:
+            pytest.skip(f"no namespaces here: {exc}")
+        judge = CodeExec(tests="assert add(2, 3) == 5", isolation="namespaces", python=python)
+        out = judge({"final_text": "```python\ndef add(a, b):\n    return a + b\n```"})
+        assert out["reward"] == 1.0, out
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from whileai import table
+from whileai.errors import SchemaError
 from whileai.table import _read
 from whileai.testing import rollout_table
 
@@ -60,3 +61,37 @@ def test_fast_path_is_taken_on_plain_rows(tmp_path):
     path = _write(tmp_path, CASES["openai_tools"]())
     assert _read._jsonl_fast(path) is not None
     assert _read._jsonl_fast(_write(tmp_path, CASES["no_ids"](), "b.jsonl")) is None
+
+
+W131_ROWS = [
+    {"scenario_id": f"t{i // 3}", "rollout_index": i % 3, "prompt": f"q{i // 3}", "reward": float(i % 2),
+     "markers": {"no_hedging": 1.0, "honest_claims": float(i % 3 == 0)}, "model_version": "v1",
+     "steps": [{"tool": "lookup", "arguments": {"id": i}, "result": {"ok": True}}], "final_text": "done"}
+    for i in range(12)
+] + [{"task_id": "t9", "prompt": "q9", "reward": 1, "steps": [], "final_text": "x"}]  # another identity field
+
+
+@pytest.mark.parametrize("shape", ["w131", "openai_tools", "generated"])
+@pytest.mark.parametrize("columns", [["reward"], ["reward", "markers", "rollout_index"], ["task_key"]])
+def test_projected_read_is_the_full_read_narrowed(tmp_path, monkeypatch, shape, columns):
+    """columns= without the conversation: the native reader parses only those fields, in any row
+    shape, and the rows and values are the full read's, narrowed; the per-row path agrees."""
+    rows = W131_ROWS if shape == "w131" else CASES[shape]()
+    path = _write(tmp_path, rows)
+    full = table.frame(path)
+    called = []
+    real = _read._jsonl_projected
+    monkeypatch.setattr(_read, "_jsonl_projected", lambda d, c: called.append(1) or real(d, c))
+    narrow = table.frame(path, columns=columns)
+    assert called and "messages" not in narrow.columns
+    assert narrow.equals(full.select(narrow.columns))
+    monkeypatch.setattr(_read, "_jsonl_projected", lambda d, c: None)
+    monkeypatch.setattr(_read, "_jsonl_fast", lambda d: None)
+    assert table.frame(path, columns=columns).select(narrow.columns).equals(narrow)
+
+
+def test_projected_read_names_a_broken_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(W131_ROWS[0]) + "\n{not json\n")
+    with pytest.raises(SchemaError, match=r"r\.jsonl.*2"):
+        table.frame(path, columns=["reward"])

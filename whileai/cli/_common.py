@@ -14,13 +14,25 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-__all__ = ["ROWS_HELP", "check_output", "colour_enabled", "emit", "json_option", "read_options", "read_rows",
+__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_NOT_COMPARABLE", "EXIT_PASS", "EXIT_REFUSED", "ROWS_HELP",
+           "check_output", "colour_enabled", "emit", "json_option", "read_options", "read_rows",
            "rows_argument", "rows_source", "store_option", "styled"]
 
 #: click colours per verdict tone (Report.verdict_word).
 _TONE_COLOURS = {"good": "green", "bad": "red", "warn": "yellow"}
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Exit statuses CI can tell apart (docs/cli.md, "Exit status").
+EXIT_PASS = 0
+#: The check failed: a regression, a refused gate, an untrusted judge.
+EXIT_REFUSED = 1
+#: Usage or bad input (any WaiError), as argparse and click use for usage errors.
+EXIT_BAD_INPUT = 2
+#: Not comparable: the two sides of ``wai compare`` cannot be paired into a verdict.
+EXIT_NOT_COMPARABLE = 3
+#: An unexpected internal error (a bug).
+EXIT_INTERNAL = 4
 
 #: How a FILE argument is described in help text.
 ROWS_HELP = ("FILE is JSONL, JSONL.gz, Parquet (file or folder), - for JSONL on stdin, or what another tool "

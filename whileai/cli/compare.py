@@ -6,16 +6,27 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import emit, json_option, read_options, read_rows, rows_source
+from whileai.cli._common import (
+    EXIT_INTERNAL,
+    EXIT_NOT_COMPARABLE,
+    EXIT_PASS,
+    EXIT_REFUSED,
+    emit,
+    json_option,
+    read_options,
+    read_rows,
+    rows_source,
+)
 from whileai.defaults import DEFAULT_SEED
 
 #: Exit status by the report's first printed line (docs/cli.md, "wai compare").
-EXIT_BY_HEADLINE = {"PASS": 0, "NO DIFFERENCE": 0, "FAIL": 1, "NOT COMPARABLE": 2}
+EXIT_BY_HEADLINE = {"PASS": EXIT_PASS, "NO DIFFERENCE": EXIT_PASS, "FAIL": EXIT_REFUSED,
+                    "NOT COMPARABLE": EXIT_NOT_COMPARABLE}
 
 
 def exit_status(headline: str) -> int:
-    """0 for PASS or NO DIFFERENCE, 1 for FAIL, 2 for NOT COMPARABLE (and anything unknown)."""
-    return next((code for word, code in EXIT_BY_HEADLINE.items() if headline.startswith(word)), 2)
+    """0 for PASS or NO DIFFERENCE, 1 for FAIL, 3 for NOT COMPARABLE, 4 for a headline it does not know (a bug)."""
+    return next((code for word, code in EXIT_BY_HEADLINE.items() if headline.startswith(word)), EXIT_INTERNAL)
 
 
 @click.command()
@@ -33,7 +44,7 @@ def compare(ctx: click.Context, before: Any, after: Any, target: str | None, mus
             by: str | None, seed: int, mapping: tuple[str, ...], scorer: str | None, as_json: bool) -> None:
     """Did the change help? Pairs BEFORE and AFTER by task and prints the verdict.
 
-    Exit status: 0 on PASS or NO DIFFERENCE, 1 on FAIL, 2 on NOT COMPARABLE or bad input.
+    Exit status: 0 on PASS or NO DIFFERENCE, 1 on FAIL, 3 on NOT COMPARABLE, 2 on bad input.
     BEFORE and AFTER are anything FILE is for the other commands (a folder of logs too);
     --map and --scorer apply to both.
     """

@@ -9,8 +9,16 @@ from typing import Any
 import click
 
 from whileai._version import __version__
+from whileai.cli._common import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_NOT_COMPARABLE,
+    EXIT_PASS,
+    EXIT_REFUSED,
+)
 
-__all__ = ["cli", "main"]
+__all__ = ["EXAMPLES", "EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_NOT_COMPARABLE", "EXIT_PASS", "EXIT_REFUSED", "cli",
+           "main"]
 
 #: command name -> "module:attribute"; a module is imported only when its command runs (or help
 #: lists it). A command is listed here once the library call it wraps exists.
@@ -25,19 +33,57 @@ COMMANDS: dict[str, str] = {
     "holdout-size": "whileai.cli.holdout_size:holdout_size",
     "inspect": "whileai.cli.inspect:inspect",
     "judge-trust": "whileai.cli.judge_trust:judge_trust",
+    "keys": "whileai.cli.keys:keys",
+    "login": "whileai.cli.login:login",
+    "logout": "whileai.cli.login:logout",
     "pass-at": "whileai.cli.pass_at:pass_at",
     "quickstart": "whileai.cli.quickstart:quickstart",
+    "record": "whileai.cli.record:record",
     "runs": "whileai.cli.runs:runs",
     "select": "whileai.cli.select:select",
     "self-check": "whileai.cli.self_check:self_check",
+    "server": "whileai.cli.server:server",
+    "sql": "whileai.cli.sql:sql",
+    "status": "whileai.cli.login:status",
 }
 
-#: Exit status for bad input or a refused call (any WaiError), as argparse and click use for usage errors.
-EXIT_BAD_INPUT = 2
+#: The example each command's help ends with (as sqlite-utils' help does); a test walks every
+#: command and fails on one without an example here.
+EXAMPLES: dict[str, str] = {
+    "compare": "wai compare before.jsonl after.jsonl --must-not-regress polite",
+    "datasets": "wai datasets save rollouts.jsonl refunds --holdout 0.2",
+    "datasets diff": "wai datasets diff refunds@1 refunds@2",
+    "datasets list": "wai datasets list --json",
+    "datasets save": "wai datasets save rollouts.jsonl refunds --holdout 0.2",
+    "datasets show": "wai datasets show refunds@2",
+    "decontaminate": "wai decontaminate train.jsonl --eval eval.jsonl",
+    "export": "wai export selected.jsonl -o train.parquet --format trl",
+    "failures": "wai failures graded.jsonl --by tier --by tools_used -o failures.csv",
+    "gate": "wai gate selected.jsonl --mode rl",
+    "hack-scan": "wai hack-scan graded.jsonl --json",
+    "holdout-size": "wai holdout-size --effect 0.05 --base 0.6 --k 4",
+    "inspect": "wai inspect logs/2026-12-01_refunds.eval",
+    "judge-trust": "wai judge-trust graded.jsonl --labels labels.jsonl",
+    "keys": "wai keys create alice",
+    "keys create": "wai keys create alice --store .wai/store.duckdb",
+    "login": "wai login --server http://127.0.0.1:8484",
+    "logout": "wai logout",
+    "pass-at": "wai pass-at graded.jsonl --k 4 -o tasks.csv",
+    "quickstart": "wai quickstart",
+    "record": "wai record logs/refunds.eval --agent refund-bot --version v2",
+    "runs": "wai runs diff r-1a2b r-3c4d",
+    "runs diff": "wai runs diff r-1a2b r-3c4d",
+    "runs list": "wai runs list --limit 5",
+    "runs show": "wai runs show r-1a2b",
+    "select": "wai select graded.jsonl --mode rl -o selected.jsonl",
+    "self-check": "wai self-check --json",
+    "server": "wai server --port 8484",
+    "sql": "wai sql \"SELECT scenario_id, avg(reward) FROM dataset_rows('refunds') GROUP BY 1\" --format csv",
+    "status": "wai status",
+}
+
 #: Exit status after Ctrl-C (128 + SIGINT), the shell convention.
 EXIT_INTERRUPTED = 130
-#: Exit status for an unexpected internal error.
-EXIT_INTERNAL = 1
 
 
 class LazyGroup(click.Group):
@@ -60,7 +106,18 @@ class LazyGroup(click.Group):
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
+        _add_examples(command, cmd_name)
         return command
+
+
+def _add_examples(command: click.Command, path: str) -> None:
+    """End the command's help (and each subcommand's) with its example from :data:`EXAMPLES`."""
+    example = EXAMPLES.get(path)
+    if example is not None and not command.epilog:
+        command.epilog = f"\b\nExample:\n    {example}"
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            _add_examples(sub, f"{path} {name}")
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=COMMANDS,
@@ -73,11 +130,19 @@ def cli(debug: bool) -> None:
     Every command reads JSONL, JSONL.gz, Parquet (a file or a folder), inspect_ai logs, or - for
     JSONL on stdin, prints the report a person reads, and with --json prints the report's JSON.
     Bad input prints one line, error: ..., and exits 2.
-    """
+
+    \b
+    Exit status (docs/cli.md):
+      0  pass
+      1  the check failed (a regression, a refused gate, an untrusted judge)
+      2  usage or bad input
+      3  not comparable (wai compare: too few paired tasks, an ungraded side)
+      4  internal error (a bug: rerun with --debug and report it)
+    """  # noqa: D301 - \b is click's keep-these-lines marker
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``wai``; return the exit status (0 ok, 1 a failed check, 2 bad input, 130 Ctrl-C).
+    """Run ``wai``; return the exit status (0 pass, 1 a failed check, 2 bad input, 3 not comparable, 4 a bug).
 
     The only place a :class:`~whileai.errors.WaiError` is caught: it prints ``error: <message>``
     (the message says what to do) on stderr, with the traceback only under ``--debug``.

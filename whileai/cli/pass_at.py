@@ -21,18 +21,26 @@ from whileai.cli._common import (
 @click.option("--k", type=click.IntRange(min=1), default=None,
               help="Rollouts per task for pass^k and pass@k (default: the smallest group with two or more).")
 @click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
+@click.option("-o", "--output", default=None, metavar="FILE",
+              help="Also write the per-task table (task, rollouts, passes, pass rate) to FILE: .csv, .json, .jsonl "
+                   "or .parquet.")
 @engine_option
 @json_option
-def pass_at(file: Any, k: int | None, as_table: bool, engine: str, as_json: bool) -> None:
+def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, engine: str, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
     from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure
+    from whileai.table import frame_format, write_frame
 
+    if output is not None:
+        frame_format(output)  # an unknown suffix is refused before any work
     report = measure(engine_rows(file, engine), k=k)
     if report.n_rows == 0:
         where = "stdin" if file == "-" else f"file {file!r}"
         raise EmptyInputError(f"{where} must hold graded rollouts, got no rows. Check the path, or run the eval "
                               "that should have filled it.", source=file)
+    if output is not None:
+        write_frame(report.per_task, output)
     if as_table and not as_json:
         click.echo(report.table(style="text"))
     else:
@@ -40,3 +48,4 @@ def pass_at(file: Any, k: int | None, as_table: bool, engine: str, as_json: bool
 
 
 pass_at.help = f"{pass_at.help}\n\n{ROWS_HELP}"
+

@@ -8,11 +8,13 @@ faults) are spliced in raw.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import polars as pl
+import pyarrow as pa
 
-__all__ = ["Encoding", "call_json", "enc", "field_piece", "message_json", "valid_object"]
+__all__ = ["Encoding", "call_json", "enc", "field_piece", "json_arguments", "large_to_small", "message_json", "valid_object"]
 
 #: How tool-call arguments are written: a JSON string (OpenAI wire) or a JSON object (TRL).
 Encoding = Literal["json_string", "dict"]
@@ -107,3 +109,38 @@ def field_piece(name: str, value: pl.Expr, *, raw: bool = False, first: bool = F
     else:
         value_text = value
     return pl.when(value.is_not_null()).then(pl.concat_str([pl.lit(key), value_text])).otherwise(pl.lit(""))
+
+
+def json_arguments(arrow: pa.Table, columns: Sequence[str] = ("messages", "prompt", "completion")) -> pa.Table:
+    """Mark tool-call arguments in ``columns`` as Arrow's JSON type, so ``datasets`` reads them back as dicts."""
+
+    def retype(dtype: pa.DataType, name: str) -> pa.DataType:
+        if pa.types.is_struct(dtype):
+            return pa.struct([pa.field(f.name, retype(f.type, f.name), f.nullable) for f in dtype])
+        if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+            inner = retype(dtype.value_type, name)
+            return pa.large_list(inner) if pa.types.is_large_list(dtype) else pa.list_(inner)
+        if name == "arguments" and (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
+            return pa.json_()
+        return dtype
+
+    fields = []
+    for f in arrow.schema:
+        new = retype(f.type, f.name) if f.name in columns else f.type
+        fields.append(pa.field(f.name, new, f.nullable))
+    schema = pa.schema(fields, metadata=arrow.schema.metadata)
+    if schema == arrow.schema:
+        return arrow
+    # Arrow casts string to its JSON extension type only at the leaf: rebuild the string columns first.
+    arrow = arrow.cast(pa.schema([pa.field(f.name, large_to_small(f.type), f.nullable) for f in arrow.schema]))
+    return arrow.cast(schema)
+
+
+def large_to_small(dtype: pa.DataType) -> pa.DataType:
+    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
+        return pa.string()
+    if pa.types.is_struct(dtype):
+        return pa.struct([pa.field(f.name, large_to_small(f.type), f.nullable) for f in dtype])
+    if pa.types.is_large_list(dtype) or pa.types.is_list(dtype):
+        return pa.large_list(large_to_small(dtype.value_type))
+    return dtype

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,14 @@ import polars as pl
 from whileai import table
 from whileai.defaults import (
     DIFFICULTY_BAND,
+    ENV_VERIFIERS_RANGE,
     HOLDOUT_BUCKET_HEX_CHARS,
     HOLDOUT_SHARE,
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError, InputFileError, TrainingSelectionError
 from whileai.exporters._common import resolve_tools
-from whileai.exporters._env_template import MODULE_TEMPLATE
+from whileai.exporters._env_template import INIT_TEMPLATE, V1_TEMPLATE
 from whileai.exporters._report import EnvironmentReport
 from whileai.table import IntoRows
 from whileai.table import normalize as nz
@@ -42,6 +44,32 @@ def holdout_bucket(task_keys: list[str], *, salt: str = "") -> list[float]:
     scale = float(16**HOLDOUT_BUCKET_HEX_CHARS)
     return [int(hashlib.sha256((salt + k).encode("utf-8")).hexdigest()[:HOLDOUT_BUCKET_HEX_CHARS], 16) / scale
             for k in task_keys]
+
+
+def _fill(template: str, name: str, version: str) -> str:
+    prefix = "".join(part[:1].upper() + part[1:] for part in name.split("_") if part)
+    return template.replace("__CLASS__", prefix).replace("__NAME__", name).replace("__VERSION__", version)
+
+
+def _tool_refs(tools: Any) -> tuple[dict[str, str], list[str]]:
+    """The live tools: ``{name: "module:function"}`` for callables the trainer can import.
+
+    Also returns the names of the callables it cannot import (they replay their recorded results).
+    """
+    items = [tools] if callable(tools) else list(tools) if isinstance(tools, (list, tuple)) else []
+    refs: dict[str, str] = {}
+    missing: list[str] = []
+    for item in items:
+        if not callable(item) or isinstance(item, Mapping):
+            continue
+        fn = getattr(item, "fn", item)  # a @wai.tool wraps the function
+        name = str(getattr(item, "name", None) or getattr(fn, "__name__", "?"))
+        module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+        if module and module != "__main__" and qualname and "<" not in qualname:
+            refs[name] = f"{module}:{qualname}"
+        else:
+            missing.append(name)
+    return refs, missing
 
 
 def _reward_ref(reward: Any) -> str | None:
@@ -198,6 +226,7 @@ def export_environment(
     sys_prompt = system_prompt if system_prompt is not None else meta.get("system_prompt")
     if sys_prompt is None and "system_prompt" in df.columns:
         sys_prompt = df["system_prompt"].drop_nulls().head(1).to_list()[0] if df["system_prompt"].null_count() < df.height else None
+    tool_refs, unimportable = _tool_refs(tools)
     tools_json = resolve_tools(tools if tools is not None else meta.get("tools"))
     if tools_json is None and "tools" in df.columns and df["tools"].null_count() < df.height:
         tools_json = df["tools"].drop_nulls()[0]
@@ -215,6 +244,7 @@ def export_environment(
         "description": description,
         "system_prompt": sys_prompt,
         "tools": json.loads(tools_json) if tools_json else [],
+        "tool_refs": tool_refs,
         "max_turns": max_turns,
         "reward": reward_ref,
         "band": list(band),
@@ -236,6 +266,10 @@ def export_environment(
                                "first to keep only tasks that give a grouped update contrast.")
     if not spec["tools"]:
         report.warnings.append("no tool schemas: pass tools= so the policy sees the tools its rollouts called.")
+    if unimportable:
+        report.warnings.append(f"tools {', '.join(unimportable)} are not importable as module:function (defined in "
+                               "__main__ or a notebook), so the environment replays their recorded results; define "
+                               "them in a module the trainer can import to run them live.")
     if holdout > 0 and not hold:
         report.warnings.append(f"no task fell in the holdout ({tasks.height} tasks, share {holdout}); "
                                "export more tasks or change salt=.")
@@ -254,7 +288,8 @@ def _write_package(target: Path, name: str, spec: dict[str, Any], train: list[di
     files = {
         "README.md": _readme(name, spec, len(train), len(hold), description),
         "pyproject.toml": _pyproject(name, spec, description),
-        f"{name}/__init__.py": MODULE_TEMPLATE.format(name=name, version=spec["sdk_version"]),
+        f"{name}/__init__.py": _fill(INIT_TEMPLATE, name, spec["sdk_version"]),
+        f"{name}/_v1.py": _fill(V1_TEMPLATE, name, spec["sdk_version"]),
         f"{name}/spec.json": json.dumps(spec, indent=2, ensure_ascii=False) + "\n",
         f"{name}/data/train.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in train),
         f"{name}/data/holdout.jsonl": "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in hold),
@@ -275,34 +310,40 @@ def _write_package(target: Path, name: str, spec: dict[str, Any], train: list[di
 
 def _readme(name: str, spec: dict[str, Any], n_train: int, n_holdout: int, description: str) -> str:
     tools = ", ".join(t.get("function", {}).get("name", "?") for t in spec["tools"]) or "none"
+    live = ", ".join(spec.get("tool_refs") or {}) or "none"
+    prefix = _fill("__CLASS__", name, "")
     return f"""# {name}
 
 {description or "A tool-calling environment exported by whileai for GRPO."}
 
 - tasks: {n_train} train, {n_holdout} holdout (split by a stable hash of the task, so a task is wholly on one side)
-- tools: {tools} (calls replay the results the recorded rollouts got; an unrecorded call gets an error)
+- tools: {tools}; run live: {live}; the others replay the results the recorded rollouts got (an
+  unrecorded call gets an error)
 - reward: {spec["reward"] or "none given (scoring raises until you re-export with reward=)"}
 - difficulty band kept: {spec["band"][0]} to {spec["band"][1]} pass rate (graded tasks)
+- verifiers: {ENV_VERIFIERS_RANGE} (tested with 0.3.1 and 0.4.0)
 
 ```bash
 pip install -e .
+vf-eval {name} -n 5 -r 3 --model MODEL --client.base-url URL   # verifiers 0.4.x
+vf-eval {name} -n 5 -r 3 -m MODEL -b URL                         # verifiers 0.3.x
 ```
 
-```python
-from {name} import load_environment
-env = load_environment()   # a verifiers MultiTurnEnv when verifiers is installed
-```
+With verifiers 0.4.x the loader takes `{prefix}Taskset` (and `{prefix}Harness`, a chat loop with
+the tools and no shell) from the package's `__all__`; `--env.taskset.split holdout` loads the
+holdout. With the 0.3 line `load_environment()` returns a `vf.MultiTurnEnv` whose tools are
+declared as `tool_defs`.
 
 `data/train.jsonl` and `data/holdout.jsonl` hold one task per line: `prompt` (messages), `info`
 (task key, pass rate, recorded tool results) and `example_id`. `spec.json` holds the system
-prompt, the tool schemas, `max_turns` and the reward as `module:function`.
+prompt, the tool schemas, the live tools, `max_turns` and the reward as `module:function`.
 """
 
 
 def _pyproject(name: str, spec: dict[str, Any], description: str) -> str:
-    deps = ['"verifiers>=0.1.3"', '"datasets>=2.18"']
-    reward = spec.get("reward") or ""
-    if reward.startswith("whileai"):
+    deps = [f'"verifiers{ENV_VERIFIERS_RANGE}"', '"datasets>=2.18"']
+    refs = [spec.get("reward") or "", *(spec.get("tool_refs") or {}).values()]
+    if any(ref.startswith("whileai") for ref in refs):
         deps.append('"whileai"')
     text = description.replace('"', "'") or f"{name}: a whileai-exported tool-calling environment"
     return f"""[build-system]
@@ -313,7 +354,7 @@ build-backend = "hatchling.build"
 name = "{name.replace("_", "-")}"
 version = "0.1.0"
 description = "{text}"
-requires-python = ">=3.10"
+requires-python = ">=3.11"
 dependencies = [{", ".join(deps)}]
 
 [tool.hatch.build.targets.wheel]

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai import table
@@ -39,9 +38,16 @@ from whileai.exporters._common import (
     target_path,
     writing,
 )
-from whileai.exporters._encode import valid_object
+from whileai.exporters._encode import json_arguments, valid_object
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
-from whileai.exporters._rows import CARRIED, Counts, Options, build_chunk, prepare_frame
+from whileai.exporters._rows import (
+    CARRIED,
+    Counts,
+    Options,
+    build_chunk,
+    group_stats,
+    prepare_frame,
+)
 from whileai.table import IntoRows
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
@@ -90,52 +96,77 @@ class _Run:
         self.validate = validate
         self.progress: ProgressArg = False  # export_dataset sets it; training_rows shows none
         meta = table.meta_of(source)
-        df = table.frame(source, columns=_READ_COLUMNS)  # a Parquet source is read for these only
-        if "messages" not in df.columns:
+        # a Parquet source is scanned chunk by chunk (bounded memory); anything else is read once
+        self._scan = _parquet_scan(source)
+        if self._scan is not None:
+            keys = table.frame(source, columns=["reward"], allow_empty=True)
+            first = self._part(0)
+        else:
+            keys = first = table.frame(source, columns=_READ_COLUMNS)
+        if "messages" not in first.columns:
             raise TrainingSelectionError(
                 "rows must carry a conversation (messages, or prompt and final_text) to become training rows, "
-                f"got columns {', '.join(df.columns[:12])}. Pass rollouts with messages.",
+                f"got columns {', '.join(first.columns[:12])}. Pass rollouts with messages.",
             )
-        sys_prompt = system_prompt if system_prompt is not None else meta.get("system_prompt")
-        tools_json = resolve_tools(tools if tools is not None else meta.get("tools"))
+        self._sys_prompt = system_prompt if system_prompt is not None else meta.get("system_prompt")
+        self._tools_json = resolve_tools(tools if tools is not None else meta.get("tools"))
         self.leaks = PrivilegedLeaks(checked=True)
-        self._check_leaks(df)
-        self.n = df.height
+        # the leak check runs chunk by chunk beside the build (the one vectorised detector on each
+        # slice), and a leak refuses the file in finish(), before it lands
+        self._source = first if self._scan is None else None
+        self._leak_rows: list[int] = []
+        self.n = keys.height
         from whileai.measure import task_stats
 
-        stats = task_stats(df.select("task_key", "reward") if "reward" in df.columns
-                           else df.select("task_key").with_columns(pl.lit(None, pl.Float64).alias("reward")),
-                           threshold=PASS_THRESHOLD)
+        rewards = (keys.select("task_key", "reward") if "reward" in keys.columns
+                   else keys.select("task_key").with_columns(pl.lit(None, pl.Float64).alias("reward")))
+        stats = task_stats(rewards, threshold=PASS_THRESHOLD)
         totals = stats.select(pl.len().alias("groups"), pl.col("c").sum().alias("c"),
                               pl.col("n_graded").sum().alias("g"), pl.col("n").sum().alias("n")).row(0, named=True)
         self.groups = int(totals["groups"])
         self.rewards = Rewards(n_pass=int(totals["c"] or 0), n_fail=int((totals["g"] or 0) - (totals["c"] or 0)),
                                n_ungraded=int((totals["n"] or 0) - (totals["g"] or 0)))
-        self.frame = prepare_frame(df, system_prompt=sys_prompt, tools_json=tools_json, with_groups=not opts.unroll)
+        self._stats = None if opts.unroll else group_stats(rewards)
         self.counts = Counts()
 
-    def _check_leaks(self, df: pl.DataFrame) -> None:
-        from whileai.guard import leak_report
+    def _part(self, start: int) -> pl.DataFrame:
+        """The source rows of the chunk from ``start``: a slice in memory, or read from the scan."""
+        if self._scan is None:
+            assert self._source is not None
+            return self._source.slice(start, CHUNK_ROWS)
+        return table.frame(self._scan.slice(start, CHUNK_ROWS), columns=_READ_COLUMNS, allow_empty=True)
 
-        found = leak_report(df)
-        n_checked, n_leaked = found.n_checked, found.n_leaked
-        leaked = [int(x["index"]) for x in found.leaked[:EXPORT_EXAMPLES]]
-        self.leaks.n_checked, self.leaks.n_leaked, self.leaks.leaked = n_checked, n_leaked, leaked
+    def _check_leaks(self, part: pl.DataFrame, start: int) -> tuple[int, int, list[int]]:
+        """The privileged-leak check on the source rows of one chunk: checked, leaked, indices."""
+        from whileai.guard._leak import leaking_rows  # the one vectorised detector leak_report runs
+
+        n_checked, hits = leaking_rows(part)
+        return n_checked, hits.height, [start + int(i) for i in hits["_row"].head(EXPORT_EXAMPLES).to_list()]
+
+    def _leak_verdict(self) -> None:
+        """Fill the leak block from the chunks' checks; refuse the export on a leak with validate."""
+        n_checked, n_leaked = self.leaks.n_checked, self.leaks.n_leaked
+        leaked = self._leak_rows[:EXPORT_EXAMPLES]
+        self.leaks.leaked = leaked
         self.leaks.summary = (f"{n_leaked} of {n_checked} rows with privileged context quote it in an assistant turn"
                               if n_checked else "no row carries privileged context")
         if n_leaked and self.validate:
             shown = ", ".join(str(i) for i in leaked[:10])
             raise TrainingSelectionError(
-                f"privileged_leak: {n_leaked} of {df.height} rows quote their own privileged context (reference, "
+                f"privileged_leak: {n_leaked} of {self.n} rows quote their own privileged context (reference, "
                 f"principle or hidden state) in an assistant turn (rows {shown}{'...' if n_leaked > 10 else ''}); the "
                 "export scrubs the key, not the reply, so training on them teaches the model to say what only the grader "
                 "was told. Drop those rows (leak_report names them) or pass validate=False.",
                 reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
-    def _build(self, start: int) -> tuple[pl.DataFrame, Counts]:
+    def _build(self, start: int) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
         counts = Counts()
-        return build_chunk(self.frame.slice(start, CHUNK_ROWS), self.opts, counts, row_offset=0), counts
+        part = self._part(start)
+        leaks = self._check_leaks(part, start)
+        prepared = prepare_frame(part, system_prompt=self._sys_prompt, tools_json=self._tools_json,
+                                 with_groups=self._stats is not None, stats=self._stats, row_offset=start)
+        return build_chunk(prepared, self.opts, counts, row_offset=0), counts, leaks
 
     def chunks(self) -> Iterator[pl.DataFrame]:
         """Written rows, chunk by chunk, in order, with a tqdm.auto bar (``whileai._progress``).
@@ -144,12 +175,12 @@ class _Run:
         most one more waiting, while the caller writes the previous one: memory stays at a few
         chunks whatever the table's size.
         """
-        total = self.frame.height
+        total = self.n
         bar = Tracker(total, desc="export", progress=self.progress, min_total=PROGRESS_MIN_ROWS)
         starts = list(range(0, total, CHUNK_ROWS))
         workers = max(1, min(EXPORT_WORKERS, len(starts)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            pending: deque[Future[tuple[pl.DataFrame, Counts]]] = deque()
+            pending: deque[Future[tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]]] = deque()
             for start in starts:
                 pending.append(pool.submit(self._build, start))
                 if len(pending) > workers:
@@ -159,14 +190,18 @@ class _Run:
                 yield from self._take(pending.popleft())
         bar.close()
 
-    def _take(self, future: Future[tuple[pl.DataFrame, Counts]]) -> Iterator[pl.DataFrame]:
-        out, counts = future.result()
+    def _take(self, future: Future[tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]]) -> Iterator[pl.DataFrame]:
+        out, counts, (n_checked, n_leaked, leaked) = future.result()
         self.counts.merge(counts)
+        self.leaks.n_checked += n_checked
+        self.leaks.n_leaked += n_leaked
+        self._leak_rows.extend(leaked[: max(0, EXPORT_EXAMPLES - len(self._leak_rows))])
         if out.height:
             yield out
 
     def finish(self, path: Path | None) -> ExportReport:
-        """Raise on a failed round trip (before the file lands) or build the report."""
+        """Raise on a leak or a failed round trip (before the file lands) or build the report."""
+        self._leak_verdict()
         c = self.counts
         encoding = self.opts.encoding
         roundtrip = ToolCallRoundtrip(checked=c.calls_checked, invalid=c.calls_invalid, rows=c.invalid_rows,
@@ -321,6 +356,16 @@ def export_dataset(
 
 
 
+def _parquet_scan(source: Any) -> pl.LazyFrame | None:
+    """A lazy scan of a Parquet file or folder source (read chunk by chunk), else None."""
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    path = Path(source)
+    if not (path.suffix.lower() in (".parquet", ".pq") and path.is_file()):
+        return None
+    return table.scan(path)
+
+
 def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:
     with table.open_binary(tmp, target, compresslevel=6) as handle:
         for out in run.chunks():
@@ -350,48 +395,13 @@ def _write_parquet(run: _Run, tmp: Path) -> None:
     writer: pq.ParquetWriter | None = None
     try:
         for out in itertools.chain([first], chunks):
-            arrow = _json_arguments(out.to_arrow())
+            arrow = json_arguments(out.to_arrow())
             if writer is None:
                 writer = pq.ParquetWriter(tmp, arrow.schema, compression="zstd")
             writer.write_table(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
     finally:
         if writer is not None:
             writer.close()
-
-
-def _json_arguments(arrow: pa.Table) -> pa.Table:
-    """Mark tool-call arguments as Arrow's JSON type, so ``datasets`` reads them back as dicts."""
-
-    def retype(dtype: pa.DataType, name: str) -> pa.DataType:
-        if pa.types.is_struct(dtype):
-            return pa.struct([pa.field(f.name, retype(f.type, f.name), f.nullable) for f in dtype])
-        if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-            inner = retype(dtype.value_type, name)
-            return pa.large_list(inner) if pa.types.is_large_list(dtype) else pa.list_(inner)
-        if name == "arguments" and (pa.types.is_string(dtype) or pa.types.is_large_string(dtype)):
-            return pa.json_()
-        return dtype
-
-    fields = []
-    for f in arrow.schema:
-        new = retype(f.type, f.name) if f.name in ("messages", "prompt", "completion") else f.type
-        fields.append(pa.field(f.name, new, f.nullable))
-    schema = pa.schema(fields, metadata=arrow.schema.metadata)
-    if schema == arrow.schema:
-        return arrow
-    # Arrow casts string to its JSON extension type only at the leaf: rebuild the string columns first.
-    arrow = arrow.cast(pa.schema([pa.field(f.name, _large_to_small(f.type), f.nullable) for f in arrow.schema]))
-    return arrow.cast(schema)
-
-
-def _large_to_small(dtype: pa.DataType) -> pa.DataType:
-    if pa.types.is_large_string(dtype) or pa.types.is_string_view(dtype):
-        return pa.string()
-    if pa.types.is_struct(dtype):
-        return pa.struct([pa.field(f.name, _large_to_small(f.type), f.nullable) for f in dtype])
-    if pa.types.is_large_list(dtype) or pa.types.is_list(dtype):
-        return pa.large_list(_large_to_small(dtype.value_type))
-    return dtype
 
 
 def training_rows(

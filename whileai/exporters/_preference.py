@@ -9,12 +9,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from whileai import table
 from whileai.defaults import EXPORT_EXAMPLES, SCHEMA_VERSION
 from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
 from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
-from whileai.exporters._encode import Encoding, field_piece, message_json, valid_object
+from whileai.exporters._encode import (
+    Encoding,
+    field_piece,
+    json_arguments,
+    message_json,
+    valid_object,
+)
 from whileai.exporters._report import PreferenceExportReport, ToolCallRoundtrip
 from whileai.stats import length_confound
 from whileai.table import IntoRows, meta_of, open_binary
@@ -290,7 +298,7 @@ def export_preference(
     system_prompt: str | None = None,
     tools: Any = None,
 ) -> PreferenceExportReport:
-    """Write preference pairs for a DPO-style trainer, atomically, to JSONL.
+    """Write preference pairs for a DPO-style trainer, atomically, to JSONL or Parquet.
 
     ``format="openai"``: the ask as ``prompt`` and each side's whole conversation (system prompt
     first) as ``chosen``/``rejected``. ``format="trl"``: the one-turn preference TRL's
@@ -306,7 +314,8 @@ def export_preference(
         pairs: A ``PreferencePairs`` object (``.df``), a DataFrame, a list of pair dicts or a
             JSONL path, with ``chosen``/``rejected`` message lists and optionally ``prompt``,
             ``task_key``, ``chosen_reward``, ``rejected_reward``, ``margin``.
-        output: The ``.jsonl`` (or ``.jsonl.gz``) file to write.
+        output: The ``.jsonl`` (or ``.jsonl.gz``) file to write, or ``.parquet`` (tool-call
+            arguments as Arrow's JSON type, which ``datasets`` reads back as dicts).
         format: ``"openai"``, ``"trl"`` or ``"fireworks"``.
         drop_ties: Leave out pairs whose margin is 0.
         validate: Refuse pairs whose tool-call arguments do not parse as a JSON object.
@@ -325,13 +334,35 @@ def export_preference(
     """
     check_choice("format", format, PREFERENCE_FORMATS)
     target = Path(output)
-    if is_parquet(target):
-        from whileai.errors import ArgumentError
-
-        raise ArgumentError(f"output must be a .jsonl or .jsonl.gz file for preference pairs, got {str(target)!r}. "
-                            "Write JSONL; trainers load it with datasets.load_dataset('json').", argument="output")
+    parquet = is_parquet(target)
     lines, report = _run(pairs, format, drop_ties=drop_ties, validate=validate, system_prompt=system_prompt, tools=tools)
-    with writing(target) as tmp, open_binary(tmp, target) as handle:
-        lines.write_csv(handle, include_header=False, quote_style="never")
+    if parquet:
+        with writing(target) as tmp:
+            pq.write_table(_parquet_table(lines), tmp, compression="zstd")
+    else:
+        with writing(target) as tmp, open_binary(tmp, target) as handle:
+            lines.write_csv(handle, include_header=False, quote_style="never")
     report.path = str(target)
     return report
+
+
+def _parquet_table(lines: pl.DataFrame) -> pa.Table:
+    """The pairs as an Arrow table, tool-call arguments as Arrow's JSON type (as TRL Parquet rows are).
+
+    Each call's arguments stay one JSON value: decoding them into Arrow structs would merge the
+    argument keys of different tools into one struct (the ``Dataset.from_list`` problem,
+    docs/export.md), and ``datasets`` reads the JSON type back as dicts. Pairs number one per
+    task at most, so the lines are decoded in Python.
+    """
+    rows = [_encode_arguments(json.loads(line)) for line in lines.to_series(0).to_list()]
+    return json_arguments(pa.Table.from_pylist(rows), ("prompt", "chosen", "rejected", "input", "preferred_output",
+                                                        "non_preferred_output"))
+
+
+def _encode_arguments(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) if k == "arguments"
+                else _encode_arguments(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encode_arguments(v) for v in value]
+    return value

@@ -153,14 +153,16 @@ def _fnv1a64(keys: pl.Series) -> np.ndarray:
 
 
 def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: str | None,
-                  with_groups: bool) -> pl.DataFrame:
+                  with_groups: bool, stats: pl.DataFrame | None = None, row_offset: int = 0) -> pl.DataFrame:
     """The columns an export reads: messages, the system prompt and tools resolved, carried keys.
 
     Adds ``_sys`` (the system prompt to put first when the conversation has none), ``_tools``
-    (tools as canonical JSON text), ``_row`` (the source row index) and the group stats.
+    (tools as canonical JSON text), ``_row`` (the source row index, from ``row_offset``) and the
+    group stats (``stats``, :func:`group_stats` of the whole table, when ``df`` is one chunk of it).
     """
     cols = set(df.columns)
-    exprs: list[pl.Expr] = [pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"), pl.col("messages"), pl.col("task_key")]
+    exprs: list[pl.Expr] = [(pl.int_range(pl.len(), dtype=pl.Int64) + row_offset).alias("_row"), pl.col("messages"),
+                            pl.col("task_key")]
     if system_prompt is not None:
         exprs.append(pl.lit(system_prompt, pl.String).alias("_sys"))
     elif "system_prompt" in cols:
@@ -180,7 +182,8 @@ def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: st
             exprs.append(_scrub(pl.col(name), df.schema[name]).alias(name))
     out = df.select(exprs)
     if with_groups:  # join only the key, then add the columns: the messages are not copied
-        per_row = df.select("task_key").join(group_stats(df), on="task_key", how="left", maintain_order="left")
+        per_row = df.select("task_key").join(group_stats(df) if stats is None else stats, on="task_key", how="left",
+                                             maintain_order="left")
         out = out.with_columns(per_row.drop("task_key"))
     return out
 

@@ -42,6 +42,7 @@ from whileai.defaults import (
     DECONTAM_NGRAM,
     DECONTAM_OVERLAP,
     DECONTAM_PAIR_BUDGET,
+    DECONTAM_RARE_FAN,
     DECONTAM_SIMILARITY,
     DEFAULT_SEED,
     EMBED_BATCH,
@@ -267,7 +268,8 @@ def decontaminate(
         th = texts.hash()
         first = (th.is_first_distinct() & texts.is_not_null()).to_numpy()
         uniq = texts.filter(pl.Series(first))
-        is_exact_u, cov_u, best_u = _text_rules(uniq, ev_grams, ev_exact, n=n, progress=progress)
+        is_exact_u, cov_u, best_u = _text_rules(uniq, ev_grams, ev_exact, n=n, overlap=overlap,
+                                                progress=progress)
         idx_u = pl.DataFrame({"h": th.filter(pl.Series(first)), "u": np.arange(len(uniq), dtype=np.int64)})
         u_rows = (pl.DataFrame({"h": th}).join(idx_u, on="h", how="left", maintain_order="left")["u"]
                   .fill_null(-1).to_numpy().copy())
@@ -432,12 +434,92 @@ def _eval_side(texts: pl.Series, n: int) -> tuple[pl.DataFrame, pl.Series]:
     return grams, pl.Series("x", text_hashes(toks)).unique()
 
 
-def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: int,
+def _spans(same: np.ndarray, p: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Words covered by the n-gram spans of each group of sorted positions.
+
+    ``same[i]`` says position i + 1 is in the group of position i (rows sorted by group, then
+    position). Returns the index of each group's first position and its covered word count: a
+    span adds n words, or the gap to the next start when spans overlap.
+    """
+    contrib = np.full(p.size, n, dtype=np.int64)
+    contrib[:-1] = np.where(same, np.minimum(p[1:] - p[:-1], n), n)
+    starts = np.flatnonzero(np.r_[True, ~same])
+    return starts, np.add.reduceat(contrib, starts)
+
+
+def _pair_cover(pairs: pl.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (row text, eval text) pair of matched positions (u, e, pos): u, e, covered words."""
+    pairs = pairs.sort(["u", "e", "pos"])
+    u = pairs["u"].to_numpy()
+    e = pairs["e"].to_numpy()
+    p = pairs["pos"].to_numpy()
+    if u.size == 0:
+        return u, e, np.zeros(0, np.int64)
+    starts, covered = _spans((u[1:] == u[:-1]) & (e[1:] == e[:-1]), p, n)
+    return u[starts], e[starts], covered
+
+
+def _frequent_profiles(ev: pl.DataFrame, fan: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The eval side of the frequent n-grams, one eval text per profile.
+
+    Eval texts holding the same set of frequent n-grams cover any row alike through them, so
+    each set is kept once, under its first eval text (the one a tie names). Returns the
+    (h, e) pairs of those representatives and their per-n-gram fan.
+    """
+    frequent = fan.filter(pl.col("fan") > DECONTAM_RARE_FAN).select("h")
+    evf = ev.join(frequent, on="h", how="semi")
+    sets = evf.group_by("e").agg(pl.col("h").sort())
+    reps = sets.group_by("h").agg(pl.col("e").min()).explode("h").select("h", "e")
+    return reps, reps.group_by("h").len("fan")
+
+
+def _frequent_only(freq: pl.DataFrame, ev: pl.DataFrame, fan: pl.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Best pair per row from its frequent n-grams alone: (u, e, covered words), one per row.
+
+    ``ev`` and ``fan`` are :func:`_frequent_profiles`. Rows are grouped by their list of
+    frequent (position, n-gram); each distinct list is joined to the eval profiles once (under
+    the pair budget) and its best eval text (most words covered, then the first eval text) is
+    given to every row that has it.
+    """
+    lists = freq.group_by("u", maintain_order=True).agg("pos", "h")
+    sigs = lists.filter(pl.struct("pos", "h").is_first_distinct()).select("pos", "h").with_row_index("sid")
+    per_row = lists.join(sigs, on=["pos", "h"], how="inner").select("u", pl.col("sid").cast(pl.Int64))
+    grams = sigs.explode(["pos", "h"]).with_columns(pl.col("sid").cast(pl.Int64))
+    sized = grams.join(fan, on="h", how="inner")
+    per_sid = sized.group_by("sid").agg(pl.col("fan").sum()).sort("sid")
+    part = (per_sid["fan"].cum_sum() // DECONTAM_PAIR_BUDGET).alias("part")
+    sid_best = np.full(sigs.height, -1, dtype=np.int64)
+    sid_cov = np.zeros(sigs.height, dtype=np.int64)
+    for sub in grams.join(per_sid.select("sid", part), on="sid").partition_by("part", include_key=False):
+        pairs = sub.select(pl.col("sid").alias("u"), "pos", "h").join(ev, on="h", how="inner").select("u", "e", "pos")
+        su, se, sc = _pair_cover(pairs, n)
+        if su.size == 0:
+            continue
+        order = np.lexsort((se, -sc, su))
+        first = order[np.flatnonzero(np.r_[True, su[order][1:] != su[order][:-1]])]
+        sid_best[su[first]] = se[first]
+        sid_cov[su[first]] = sc[first]
+    u = per_row["u"].to_numpy()
+    sid = per_row["sid"].to_numpy()
+    return u, sid_best[sid], sid_cov[sid]
+
+
+def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: int, overlap: float | None = None,
                 progress: ProgressArg = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per text: exact copy, best single-eval-text coverage, and that eval text.
 
     Exact is the same word sequence as an eval text; coverage is 0 under n words. Each text is
     tokenised once, in chunks.
+
+    Work is linear in words, not rows x eval texts. The n-grams shared by more than
+    ``DECONTAM_RARE_FAN`` eval texts (template sentences) are "frequent"; a row's pairs are
+    first found from its rare n-grams alone. The words a pair can cover are at most those its
+    rare shared n-grams cover plus those all of the row's frequent n-grams cover, so a pair whose
+    bound falls short of ``overlap`` cannot be a near copy and is never verified; the rest are
+    verified with every shared n-gram. Rows whose frequent n-grams alone could reach ``overlap``
+    go through the full join. With ``overlap`` given, the coverage (and eval text) is exact for
+    every text whose best coverage reaches it, and a lower bound below it; with None, exact for
+    every text.
     """
     m = len(texts)
     exact = np.zeros(m, dtype=bool)
@@ -445,7 +527,9 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
     best = np.full(m, -1, dtype=np.int64)
     if m == 0:
         return exact, cov, best
+    need = 0.0 if overlap is None else float(overlap)
     fan = ev.group_by("h").len("fan")
+    profiles: tuple[pl.DataFrame, pl.DataFrame] | None = None  # built on first need
     exact_set = ev_exact.implode()
     step = max(1, min(m, CHUNK_ROWS))
     bar = Tracker(m, desc="decontaminate", unit="texts", progress=progress, min_total=PROGRESS_MIN_ROWS)
@@ -461,34 +545,49 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
         g = pl.DataFrame({"u": rowi, "pos": start - toks.offsets[rowi], "h": h}).join(fan, on="h", how="inner")
         if g.height == 0:
             continue
-        # sub-chunks of texts whose matched (position, eval text) pairs fit the budget
-        total = int(g["fan"].sum())
-        if total <= DECONTAM_PAIR_BUDGET:
-            groups = [g]
-        else:
-            per_u = g.group_by("u").agg(pl.col("fan").sum()).sort("u")
-            part = (per_u["fan"].cum_sum() // DECONTAM_PAIR_BUDGET).alias("part")
-            g = g.join(per_u.select("u", part), on="u")
-            groups = g.partition_by("part", include_key=False)
-        for sub in groups:
-            pairs = sub.select("u", "pos", "h").join(ev, on="h", how="inner").select("u", "e", "pos").sort(["u", "e", "pos"])
-            u = pairs["u"].to_numpy()
-            e = pairs["e"].to_numpy()
-            p = pairs["pos"].to_numpy()
-            if u.size == 0:
-                continue
-            same = (u[1:] == u[:-1]) & (e[1:] == e[:-1])
-            contrib = np.full(u.size, n, dtype=np.int64)
-            contrib[:-1] = np.where(same, np.minimum(p[1:] - p[:-1], n), n)
-            starts = np.flatnonzero(np.r_[True, ~same])
-            covered = np.add.reduceat(contrib, starts)
-            uu, ee = u[starts], e[starts]
-            frac = covered / lens[uu]
-            order = np.lexsort((-frac, uu))  # best eval text per row text
-            first = np.flatnonzero(np.r_[True, uu[order][1:] != uu[order][:-1]])
-            pick = order[first]
-            cov[lo + uu[pick]] = frac[pick]
-            best[lo + uu[pick]] = ee[pick]
+        # words each row's frequent n-grams cover, whatever eval text they come from
+        freq = g.filter(pl.col("fan") > DECONTAM_RARE_FAN).select("u", "pos", "h").sort(["u", "pos"])
+        cf = np.zeros(lens.size, dtype=np.int64)
+        if freq.height:
+            fu = freq["u"].to_numpy()
+            s, c = _spans(fu[1:] == fu[:-1], freq["pos"].to_numpy(), n)
+            cf[fu[s]] = c
+        need_words = need * lens - 1e-9 * np.maximum(lens, 1)
+        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # rare n-grams: candidate pairs, bounded, then verified with the frequent ones
+        rp = (g.filter(pl.col("fan") <= DECONTAM_RARE_FAN).select("u", "pos", "h").join(ev, on="h", how="inner")
+              .select("u", "e", "pos"))
+        ru, re_, rc = _pair_cover(rp, n)
+        if ru.size:
+            ok = np.minimum(rc + cf[ru], lens[ru]) >= need_words[ru]
+            sure = ok & (cf[ru] == 0)  # no frequent n-gram in the row: the rare ones are all of it
+            found.append((ru[sure], re_[sure], rc[sure]))
+            check = ok & (cf[ru] > 0)
+            if check.any():
+                cand = pl.DataFrame({"u": ru[check], "e": re_[check]})
+                extra = (cand.join(freq, on="u", how="inner").join(ev, on=["h", "e"], how="semi")
+                         .select("u", "e", "pos"))
+                found.append(_pair_cover(pl.concat([rp.join(cand, on=["u", "e"], how="semi"), extra]), n))
+        # pairs that share only frequent n-grams: they can matter only where the row's frequent
+        # n-grams alone could reach overlap; rows with the same frequent (position, n-gram) list
+        # have the same best such pair, so each distinct list is joined once
+        reach = (cf > 0) & (cf >= need_words)
+        if reach.any():
+            profiles = profiles or _frequent_profiles(ev, fan)
+            found.append(_frequent_only(freq.filter(pl.Series(reach[freq["u"].to_numpy()])), *profiles, n))
+        if not found:
+            continue
+        uu = np.concatenate([f[0] for f in found])
+        ee = np.concatenate([f[1] for f in found])
+        covered = np.concatenate([f[2] for f in found])
+        if uu.size == 0:
+            continue
+        frac = covered / lens[uu]
+        order = np.lexsort((ee, -frac, uu))  # best eval text per row text; ties: the first eval text
+        first = np.flatnonzero(np.r_[True, uu[order][1:] != uu[order][:-1]])
+        pick = order[first]
+        cov[lo + uu[pick]] = frac[pick]
+        best[lo + uu[pick]] = ee[pick]
     bar.close()
     return exact, cov, best
 

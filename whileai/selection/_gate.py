@@ -150,36 +150,85 @@ def publish_gate(
 
         scan = _hack_scan(df, _check_endorsed(endorsed or []), warnings)
 
-    refusal = None
-    if rl and n_graded == 0:
-        refusal = ("ungraded_rl_rows", f"RL-shaped rows must be graded to publish, got 0 graded of {df.height} rows: "
-                   "a grouped update needs a reward on every rollout to have contrast. Grade first "
-                   "(data.grade(judge=...) or whileai.grade.run_judge), then publish.")
-    elif rl and signal.n_mixed == 0:
-        refusal = ("no_mixed_groups", f"RL-shaped rows must have at least one ask with both a pass and a fail, got none "
-                   f"of {signal.n_groups} asks ({signal.n_all_one} all pass, {signal.n_all_zero} all fail, "
-                   f"{signal.n_single} with one graded rollout): every group-relative advantage is zero and the run "
-                   "would train nothing. Regrade with a stricter rubric, raise difficulty, or grade more repeats.")
-    elif strict_hacks and scan is not None and _regime(scan) == "reward_hack":
-        first = next(iter(_scan_warnings(scan)), "the reward tracks something it should not")
-        refusal = ("reward_hack", f"the reward must track the endorsed features, got a reward_hack regime from "
-                   f"hack_scan ({first}). Fix the judge (judge_trust, endorsed=) before publishing, or pass "
-                   "strict_hacks=False.")
-
+    refusal = _refusal(df, rl=rl, n_graded=n_graded, signal=signal, scan=scan, strict_hacks=strict_hacks)
     if rl and refusal is None:
-        out_of_band = signal.n_mixed - signal.n_in_band
-        if out_of_band:
-            warnings.append(f"{out_of_band} mixed ask(s) fall outside the {lo:.0%}..{hi:.0%} band and were not pruned; "
-                            'select(mode="rl") drops them')
-        unanimous = signal.n_all_zero + signal.n_all_one
-        if unanimous:
-            warnings.append(f'{unanimous} unanimous ask(s) still present ({signal.n_all_one} all pass, '
-                            f'{signal.n_all_zero} all fail); select(mode="rl") drops them')
-        if cal.n_carried:
-            warnings.append(f"{cal.n_carried} row(s) keep the calibration stamp measured before a prune; the stamp is "
-                            "the graded pass rate over k repeats, while this report's signal is over the rows present")
+        warnings.extend(_signal_warnings(signal, cal, lo=lo, hi=hi))
     if n_graded < df.height:
         warnings.append(f"{df.height - n_graded} row(s) have no reward")
+    hygiene = _hygiene(df, warnings)
+
+    report = GateReport(
+        ok=refusal is None,
+        refusal=None if refusal is None else refusal[0],
+        rl_shaped=rl,
+        mode=mode,
+        n_rows=df.height,
+        n_graded=n_graded,
+        band=(lo, hi),
+        signal=signal.to_dict(),
+        calibration=cal.to_dict(),
+        **hygiene,
+        hack_scan=scan,
+        warnings=warnings,
+    )
+    if refusal is not None and strict:
+        raise PublishGateError(f"{refusal[0]}: {refusal[1]}", reason=refusal[0], report=report)
+    return report
+
+
+def _regime(scan: Any) -> Any:
+    return scan.get("regime") if isinstance(scan, dict) else getattr(scan, "regime", None)
+
+
+def _scan_warnings(scan: Any) -> list[str]:
+    value = scan.get("warnings") if isinstance(scan, dict) else getattr(scan, "warnings", None)
+    return [str(w) for w in value or []]
+
+
+# ------------------------------------------------------------------------------------------
+# the gate's phases: refuse, say what select would still drop, the hygiene checks
+# ------------------------------------------------------------------------------------------
+
+
+def _refusal(df: pl.DataFrame, *, rl: bool, n_graded: int, signal: Any, scan: Any,
+             strict_hacks: bool) -> tuple[str, str] | None:
+    """Why the set is refused (a code and the sentence that says what to do), or None."""
+    if rl and n_graded == 0:
+        return ("ungraded_rl_rows", f"RL-shaped rows must be graded to publish, got 0 graded of {df.height} rows: "
+                "a grouped update needs a reward on every rollout to have contrast. Grade first "
+                "(data.grade(judge=...) or whileai.grade.run_judge), then publish.")
+    if rl and signal.n_mixed == 0:
+        return ("no_mixed_groups", f"RL-shaped rows must have at least one ask with both a pass and a fail, got none "
+                f"of {signal.n_groups} asks ({signal.n_all_one} all pass, {signal.n_all_zero} all fail, "
+                f"{signal.n_single} with one graded rollout): every group-relative advantage is zero and the run "
+                "would train nothing. Regrade with a stricter rubric, raise difficulty, or grade more repeats.")
+    if strict_hacks and scan is not None and _regime(scan) == "reward_hack":
+        first = next(iter(_scan_warnings(scan)), "the reward tracks something it should not")
+        return ("reward_hack", f"the reward must track the endorsed features, got a reward_hack regime from "
+                f"hack_scan ({first}). Fix the judge (judge_trust, endorsed=) before publishing, or pass "
+                "strict_hacks=False.")
+    return None
+
+
+def _signal_warnings(signal: Any, cal: Any, *, lo: float, hi: float) -> list[str]:
+    """What an accepted RL set still holds that ``select(mode="rl")`` would drop, and carried stamps."""
+    out = []
+    out_of_band = signal.n_mixed - signal.n_in_band
+    if out_of_band:
+        out.append(f"{out_of_band} mixed ask(s) fall outside the {lo:.0%}..{hi:.0%} band and were not pruned; "
+                   'select(mode="rl") drops them')
+    unanimous = signal.n_all_zero + signal.n_all_one
+    if unanimous:
+        out.append(f'{unanimous} unanimous ask(s) still present ({signal.n_all_one} all pass, '
+                   f'{signal.n_all_zero} all fail); select(mode="rl") drops them')
+    if cal.n_carried:
+        out.append(f"{cal.n_carried} row(s) keep the calibration stamp measured before a prune; the stamp is "
+                   "the graded pass rate over k repeats, while this report's signal is over the rows present")
+    return out
+
+
+def _hygiene(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
+    """Duplicates, near-duplicate asks, length spread, pooled correlations and eval-sourced rewards."""
     duplicates = duplicate_report(df)
     if duplicates["n_dropped"]:
         warnings.append(f"{duplicates['n_dropped']} duplicate rollout(s) within {duplicates['groups_affected']} ask(s) "
@@ -198,34 +247,5 @@ def publish_gate(
     n_eval = int(df.select(eval_sourced(df).sum()).item())
     if n_eval:
         warnings.append(eval_sourced_warning(n_eval, "row(s)"))
-
-    report = GateReport(
-        ok=refusal is None,
-        refusal=None if refusal is None else refusal[0],
-        rl_shaped=rl,
-        mode=mode,
-        n_rows=df.height,
-        n_graded=n_graded,
-        band=(lo, hi),
-        signal=signal.to_dict(),
-        calibration=cal.to_dict(),
-        duplicates=duplicates,
-        near_duplicate_prompts=near,
-        length=lengths,
-        correlations=corr,
-        hack_scan=scan,
-        eval_sourced=n_eval,
-        warnings=warnings,
-    )
-    if refusal is not None and strict:
-        raise PublishGateError(f"{refusal[0]}: {refusal[1]}", reason=refusal[0], report=report)
-    return report
-
-
-def _regime(scan: Any) -> Any:
-    return scan.get("regime") if isinstance(scan, dict) else getattr(scan, "regime", None)
-
-
-def _scan_warnings(scan: Any) -> list[str]:
-    value = scan.get("warnings") if isinstance(scan, dict) else getattr(scan, "warnings", None)
-    return [str(w) for w in value or []]
+    return {"duplicates": duplicates, "near_duplicate_prompts": near, "length": lengths, "correlations": corr,
+            "eval_sourced": n_eval}

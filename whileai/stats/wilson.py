@@ -20,11 +20,11 @@ def wilson(successes: ArrayLike, trials: ArrayLike, *, level: float = CI_LEVEL) 
         >>> round(float(lo), 4), round(float(hi), 4)
         (0.4902, 0.9433)
     """
-    from scipy.stats import norm
+    from scipy.special import ndtri  # not scipy.stats: a fraction of the import time
 
     s = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = float(ndtri(0.5 + level / 2.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         p = s / n
         denom = 1.0 + z * z / n

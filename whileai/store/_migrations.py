@@ -167,3 +167,138 @@ def migrate(con: Any) -> list[str]:
     if applied and "m002_store_meta" in {*done, *applied}:
         con.execute("INSERT OR REPLACE INTO _wai_meta VALUES ('written_by', ?)", [__version__])
     return applied
+
+
+@migration
+def m003_platform(con: Any) -> None:
+    """Tracked agents, their behaviors, runs, points, scores and graded rows; accounts and API keys.
+
+    Every record belongs to an account (``local`` when no key is in use); ``batches`` remembers the
+    client batch ids already stored, so a retried send is acknowledged and not stored twice.
+    """
+    con.execute("CREATE TABLE accounts (id VARCHAR PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, created_at TIMESTAMP NOT NULL)")
+    con.execute(
+        """
+        CREATE TABLE api_keys (
+            id VARCHAR PRIMARY KEY,            -- the key's public id, the only part ever logged
+            account_id VARCHAR NOT NULL,
+            key_hash VARCHAR NOT NULL,         -- sha256 hex of the whole key; the key itself is never stored
+            created_at TIMESTAMP NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE agents (
+            account_id VARCHAR NOT NULL,
+            name VARCHAR NOT NULL,
+            model VARCHAR,
+            instructions VARCHAR,
+            tools VARCHAR NOT NULL,            -- JSON list of tool names
+            served VARCHAR,                    -- the version in production
+            experiment VARCHAR,                -- JSON: question, hypothesis, method, measure, decide, notes
+            created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (account_id, name)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE behaviors (
+            account_id VARCHAR NOT NULL,
+            agent VARCHAR NOT NULL,
+            name VARCHAR NOT NULL,
+            spec VARCHAR NOT NULL,             -- JSON: the Behavior model
+            updated_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (account_id, agent, name)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE tracked_runs (
+            id VARCHAR PRIMARY KEY,
+            account_id VARCHAR NOT NULL,
+            agent VARCHAR,
+            version VARCHAR,
+            name VARCHAR,
+            dataset_id VARCHAR,
+            base_model VARCHAR,
+            total_steps BIGINT,
+            status VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP,
+            record VARCHAR NOT NULL,           -- JSON
+            summary VARCHAR NOT NULL,          -- JSON
+            hours DOUBLE,
+            cost_usd DOUBLE,
+            cost_basis VARCHAR,
+            adapter VARCHAR,
+            notes VARCHAR,
+            archived BOOLEAN NOT NULL,
+            delta VARCHAR                      -- JSON: the delta report
+        )
+        """
+    )
+    con.execute("CREATE SEQUENCE platform_seq START 1")
+    con.execute(
+        """
+        CREATE TABLE run_points (
+            run_id VARCHAR NOT NULL,
+            step BIGINT NOT NULL,
+            loss DOUBLE,
+            lr DOUBLE,
+            metrics VARCHAR,                   -- JSON object of the other numbers
+            seq BIGINT NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE scores (
+            id VARCHAR PRIMARY KEY,
+            run_id VARCHAR NOT NULL,
+            behavior VARCHAR NOT NULL,
+            value DOUBLE NOT NULL,             -- points out of 100
+            ci DOUBLE,
+            n BIGINT,
+            examples VARCHAR NOT NULL,         -- JSON list of Example
+            seq BIGINT NOT NULL,
+            created_at TIMESTAMP NOT NULL
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE score_rows (
+            score_id VARCHAR NOT NULL,
+            seq BIGINT NOT NULL,
+            prompt VARCHAR,
+            reply VARCHAR,
+            ok BOOLEAN NOT NULL,
+            why VARCHAR,
+            reference VARCHAR,
+            detail VARCHAR,
+            tags VARCHAR                       -- JSON object
+        )
+        """
+    )
+    con.execute("CREATE TABLE batches (run_id VARCHAR NOT NULL, batch_id VARCHAR NOT NULL, PRIMARY KEY (run_id, batch_id))")
+    con.execute(
+        """
+        CREATE TABLE figures (
+            account_id VARCHAR NOT NULL, agent VARCHAR NOT NULL, name VARCHAR NOT NULL,
+            caption VARCHAR, figure VARCHAR NOT NULL, created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (account_id, agent, name)
+        )
+        """
+    )
+    con.execute(
+        """
+        CREATE TABLE live_days (
+            account_id VARCHAR NOT NULL, agent VARCHAR NOT NULL, day VARCHAR NOT NULL, version VARCHAR NOT NULL,
+            replies BIGINT NOT NULL, flagged BIGINT NOT NULL,
+            PRIMARY KEY (account_id, agent, day, version)
+        )
+        """
+    )

@@ -731,7 +731,9 @@ class Store:
         table macro ``dataset_rows('name')`` (or ``'name@version'``), which DuckDB reads straight
         from the Parquet file, e.g.
         ``SELECT task_key, avg(reward) FROM dataset_rows('train') GROUP BY 1`` (``task_key`` is not
-        stored; group by ``scenario_id``). The store is opened read-only for the query, so it runs
+        stored; group by ``scenario_id``). ``dataset_files`` (id, name, version, path) names each
+        version's Parquet file as an absolute path, for a reader outside the store's folder. The
+        store is opened read-only for the query, so it runs
         beside other readers and cannot change the records (docs/reliability.md, "Store").
 
         Raises:
@@ -739,6 +741,9 @@ class Store:
         """
         if not isinstance(query, str) or not query.strip():
             raise ArgumentError(f"query must be SQL text, got {query!r}. Try 'SELECT * FROM datasets'.")
+        if not self.path.exists():
+            raise StoreError(f"store must exist to be queried, got no file at {str(self.path)!r}. Save a dataset or "
+                             "record a run first (wai datasets save, wai record), or pass --store PATH.")
         import duckdb
 
         with self._connect(write=False) as con:
@@ -753,6 +758,12 @@ class Store:
             if cases:
                 con.execute("CREATE OR REPLACE TEMP MACRO dataset_rows(ref) AS TABLE "
                             f"SELECT * FROM read_parquet(CASE ref {' '.join(cases)} END)")
+            # the stored file is relative to the store folder (the store can move); this names it absolutely
+            paths = [(id_, name, version, str(self._file(file))) for id_, name, version, file, _ in files]
+            con.execute("CREATE OR REPLACE TEMP TABLE dataset_files (id VARCHAR, name VARCHAR, version INTEGER, "
+                        "path VARCHAR)")
+            if paths:
+                con.executemany("INSERT INTO dataset_files VALUES (?, ?, ?, ?)", paths)
             try:
                 relation = con.sql(query, params=list(params) if params else None)
                 return pl.DataFrame() if relation is None else relation.pl()
@@ -811,10 +822,15 @@ def harness_fingerprint(rows: table.IntoRows) -> str | None:
         'h-009be4c61ae0'
     """
     df = rows if isinstance(rows, pl.DataFrame) else table.frame(rows)
-    parts = {"instructions": _most_common(df, "system_prompt"), "tools": _most_common(df, "tools"),
-             "model": _most_common(df, "model_version")}
-    if all(v is None for v in parts.values()):
+    parts = (_most_common(df, "system_prompt"), _most_common(df, "tools"), _most_common(df, "model_version"))
+    if all(v is None for v in parts):
         return None
+    return fingerprint(*parts)
+
+
+def fingerprint(instructions: str | None, tools: str | None, model: str | None) -> str:
+    """``h-`` and 12 hex of sha256 over one canonical JSON of instructions, tools (as text) and model."""
+    parts = {"instructions": instructions, "tools": tools, "model": model}
     text = table.canonical_json(parts)
     return "h-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 

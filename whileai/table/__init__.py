@@ -22,6 +22,7 @@ from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dict
 from whileai.table._write import (
     atomic_path,
     check_output,
+    frame_format,
     iter_rows,
     message_out,
     open_binary,
@@ -30,6 +31,7 @@ from whileai.table._write import (
     sweep_temp_files,
     to_arrow,
     write,
+    write_frame,
     write_jsonl,
     write_parquet,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "column_values",
     "final_reply",
     "frame",
+    "frame_format",
     "is_fluent",
     "is_ray_dataset",
     "iter_rows",
@@ -97,5 +100,6 @@ __all__ = [
     "tools_used",
     "write",
     "write_jsonl",
+    "write_frame",
     "write_parquet",
 ]

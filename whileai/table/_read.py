@@ -255,7 +255,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     if shape is not None:
         return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
     if not name.endswith(".gz") and not _starts_with_array(path):
-        return _read_plain_jsonl(path, f"file {text!r}")
+        return _read_plain_jsonl(path, f"file {text!r}", columns)
     opener = gzip.open if name.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
@@ -287,11 +287,14 @@ def _starts_with_array(path: Path) -> bool:
         return handle.read(4096).lstrip()[:1] == b"["
 
 
-def _read_plain_jsonl(path: Path, source: str) -> pl.DataFrame:
+def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
     """Read JSONL in batches of CHUNK_ROWS lines, each through the fastest reader that fits it.
 
-    Polars' native reader takes a batch in the plain OpenAI row shape; the per-row reader (which
-    names a bad line) takes any other batch. Memory stays at one batch: the native reader holds several times its input while it parses.
+    With ``columns`` that need no conversation (a measure reads task key and reward), Polars'
+    native reader parses only those fields, in any row shape (0.131 rows with ``steps``, OpenAI
+    rows, anything else); otherwise it takes a batch in the plain OpenAI row shape. The per-row
+    reader (which names a bad line) takes any other batch. Memory stays at one batch: the native
+    reader holds several times its input while it parses.
     """
     chunks: list[pl.DataFrame] = []
     line_start, row_offset = 1, 0
@@ -301,7 +304,9 @@ def _read_plain_jsonl(path: Path, source: str) -> pl.DataFrame:
             if not lines:
                 break
             data = b"".join(lines)
-            df = _jsonl_fast(data)
+            df = _jsonl_projected(data, columns) if columns else None
+            if df is None:
+                df = _jsonl_fast(data)
             if df is None:
                 try:
                     text = data.decode("utf-8")
@@ -309,6 +314,8 @@ def _read_plain_jsonl(path: Path, source: str) -> pl.DataFrame:
                     raise SchemaError(f"{source} is not UTF-8 text ({exc}). Pass JSONL, JSONL.gz or Parquet.") from exc
                 rows = list(_iter_jsonl(io.StringIO(text), source, first_line=line_start))
                 df = _from_dicts(rows, source, row_offset)
+            if columns:  # every batch holds the same projection, whichever reader took it
+                df = _select(df.lazy(), columns).collect()
             chunks.append(df)
             line_start += len(lines)
             row_offset += df.height
@@ -317,6 +324,41 @@ def _read_plain_jsonl(path: Path, source: str) -> pl.DataFrame:
 
 _SIMPLE_MESSAGE_FIELDS = {"role", "content", "name", "tool_call_id", "tool_calls"}
 _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
+
+
+def _jsonl_projected(data: bytes, columns: Sequence[str]) -> pl.DataFrame | None:
+    """Polars' native JSONL reader on the fields ``columns`` need (plus task identity) only.
+
+    One scan infers the batch's schema and then parses those columns alone (free-form JSON
+    columns among them as raw text, which takes a second scan). None when they need the
+    conversation (``messages`` or ``steps``: asked for, or the only task identity the rows have)
+    or anything read is outside the plain shapes (a broken line, a non-numeric reward): the
+    other readers then take the batch and name any bad line.
+    """
+    try:
+        lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None)
+        have = lf.collect_schema().names()
+        wanted = _expand_columns(columns, have)
+        if wanted & {"messages", "steps"} & set(have):
+            return None
+        keep = [c for c in have if c in wanted]
+        overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if name in keep}
+        if overrides:
+            lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
+        df = lf.select(keep).collect() if keep else pl.DataFrame(height=lf.select(pl.len()).collect().item())
+    except Exception:  # any reader failure: the per-row path reports it properly
+        return None
+    return df if df.height and _plain_types(df.schema) else None
+
+
+def _plain_types(schema: Any) -> bool:
+    """Whether natively read columns have the types the canonical frame builds on."""
+    if "reward" in schema and not (schema["reward"].is_numeric() or schema["reward"] in (pl.Null, pl.Boolean)):
+        return False
+    for name in ("markers", "lineage", "calibration"):
+        if name in schema and not isinstance(schema[name], pl.Struct):
+            return False
+    return not ("prompt" in schema and schema["prompt"] not in (pl.String, pl.Null))
 
 
 def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
@@ -348,13 +390,7 @@ def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
         return None
     if df.height == 0 or "messages" not in df.columns:
         return None
-    schema = df.schema
-    if "reward" in schema and not (schema["reward"].is_numeric() or schema["reward"] in (pl.Null, pl.Boolean)):
-        return None
-    for name in ("markers", "lineage", "calibration"):
-        if name in schema and not isinstance(schema[name], pl.Struct):
-            return None
-    if "prompt" in schema and schema["prompt"] not in (pl.String, pl.Null):
+    if not _plain_types(df.schema):
         return None
     messages = _simple_messages(df["messages"])
     if messages is None:

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from whileai.defaults import (
     CHUNK_ROWS,
+    FRAME_SUFFIXES,
     OUTPUT_SUFFIXES,
     SCHEMA_VERSION,
     STALE_TEMP_AGE_S,
@@ -36,7 +37,7 @@ from whileai.errors import ArgumentError, InputFileError, WaiError, translate
 from whileai.table._rowdicts import _row_out, message_out, row_dicts
 from whileai.table.schema import DERIVED_COLUMNS
 
-__all__ = ["atomic_path", "check_output", "iter_rows", "message_out", "open_binary", "output_format", "rows", "sweep_temp_files", "write",
+__all__ = ["atomic_path", "frame_format", "write_frame", "check_output", "iter_rows", "message_out", "open_binary", "output_format", "rows", "sweep_temp_files", "write",
            "write_jsonl", "write_parquet"]
 
 #: Output names that mean this process's standard output: written through it (so ``>>`` appends),
@@ -412,3 +413,46 @@ def write(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
 def to_arrow(df: pl.DataFrame) -> pa.Table:
     """The table as a pyarrow Table (derived columns dropped)."""
     return df.drop([c for c in DERIVED_COLUMNS if c in df.columns]).to_arrow()
+
+
+def write_frame(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """Write a result table (per-task stats, a SQL answer) by its suffix, atomically.
+
+    ``.csv`` (nested values as JSON text), ``.json`` (one array of row objects), ``.jsonl`` /
+    ``.ndjson`` (one object a line) or ``.parquet``; any other suffix is refused before anything
+    is written (docs/cli.md, "Output formats").
+
+    Raises:
+        ArgumentError: A suffix not in ``FRAME_SUFFIXES``.
+    """
+    text = os.fspath(path)
+    kind = frame_format(text)
+    with atomic_path(text) as tmp:
+        if kind == "csv":
+            nested = [c for c, t in df.schema.items() if t.is_nested() or t == pl.Object]
+            flat = df.with_columns(pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if isinstance(v, pl.Series) else v, default=str),
+                                                          return_dtype=pl.String) for c in nested)
+            flat.write_csv(tmp)
+        elif kind == "json":
+            df.write_json(tmp)
+        elif kind == "jsonl":
+            df.write_ndjson(tmp)
+        else:
+            df.write_parquet(tmp)
+    return Path(text)
+
+
+def frame_format(path: str | os.PathLike[str]) -> str:
+    """``"csv"``, ``"json"``, ``"jsonl"`` or ``"parquet"`` for a result-table path, by its suffix.
+
+    Raises:
+        ArgumentError: A suffix not in ``FRAME_SUFFIXES``.
+    """
+    text = os.fspath(path)
+    name = Path(text).name.lower()
+    kind = next((FRAME_SUFFIXES[s] for s in sorted(FRAME_SUFFIXES, key=len, reverse=True) if name.endswith(s)), None)
+    if kind is None:
+        raise ArgumentError(f"output must end in {', '.join(FRAME_SUFFIXES)}, got {text!r}. "
+                            "Name the file tasks.csv, tasks.json, tasks.jsonl or tasks.parquet.",
+                            argument="output", value=text)
+    return kind

@@ -114,6 +114,9 @@ def _layout(python: str, work: str) -> tuple[list[dict[str, object]], list[tuple
                          ("stderr", "/proc/self/fd/2")):
         links.append((target, f"/dev/{name}"))
     binds.append({"src": work, "dest": WORK_DEST, "dir": True, "rw": True})
+    # Parents before children: an interpreter prefix under the work folder's mount point (a venv in
+    # /tmp, as a CI checkout has) must be mounted on top of it, not hidden beneath it.
+    binds.sort(key=lambda b: str(b["dest"]).rstrip("/").count("/"))
     return binds, links
 
 

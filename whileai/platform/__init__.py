@@ -1,0 +1,76 @@
+"""Tracked runs, scores, verdicts and the brief: ``import whileai.platform as wp``.
+
+``wp.track(agent, store=PATH)`` writes straight into the local DuckDB store; with ``base_url=``
+(or after ``wai login``) the same calls go to a ``wai server``. The rules (verdict, brief, eval
+checks, dashboard) are pure functions in ``whileai.platform._rules``, shared by the client, the
+server and the pages. See docs/platform.md.
+
+    >>> import whileai.platform as wp
+    >>> tracked = wp.track({"name": "refunds", "model": "gpt-4.1"}, store="store.duckdb")  # doctest: +SKIP
+    >>> run = tracked.run("sft-v1")                                                        # doctest: +SKIP
+"""
+
+from whileai.errors import PlatformError
+from whileai.platform._backend import Backend, HttpBackend, LocalBackend
+from whileai.platform._client import Run, Tracked, attach_delta, attach_holdout, describe, track
+from whileai.platform._credentials import (
+    logout,
+    resolve_api_key,
+    resolve_base_url,
+    save_login,
+    status,
+)
+from whileai.platform._models import (
+    AgentInfo,
+    AgentSpec,
+    Behavior,
+    CutWarning,
+    DatasetPush,
+    Example,
+    Experiment,
+    Figure,
+    FinishBody,
+    Harness,
+    LiveDay,
+    LogBody,
+    RowsBody,
+    RunPatch,
+    RunRecord,
+    RunSpec,
+    ScoreBody,
+    ScoreRecord,
+    TrainPoint,
+    cut_middle,
+)
+from whileai.platform._push import push_file, push_rows
+from whileai.platform._rules import (
+    brief_of,
+    cost_of,
+    dashboard_of,
+    eval_checks,
+    evals_of,
+    noise_floor_points,
+    verdict_of,
+)
+from whileai.platform._service import KeyInfo, create_key
+from whileai.platform._sweep import HarnessSweep, SweepArm, SweepReport
+from whileai.platform._views import (
+    AgentState,
+    Brief,
+    BriefItem,
+    Dashboard,
+    EvalCheck,
+    EvalHealth,
+    RunMissing,
+    Verdict,
+)
+
+__all__ = [
+    "AgentInfo", "AgentSpec", "AgentState", "Backend", "Behavior", "Brief", "BriefItem", "CutWarning", "Dashboard", "DatasetPush",
+    "EvalCheck", "EvalHealth", "Example", "Experiment", "Figure", "FinishBody", "Harness", "HarnessSweep", "HttpBackend", "KeyInfo",
+    "LiveDay", "LocalBackend", "LogBody", "PlatformError", "RowsBody", "Run", "RunMissing", "RunPatch", "RunRecord",
+    "RunSpec", "ScoreBody", "ScoreRecord", "SweepArm", "SweepReport", "Tracked", "TrainPoint", "Verdict", "attach_delta",
+    "attach_holdout", "brief_of", "cost_of", "create_key", "cut_middle", "dashboard_of", "describe", "eval_checks",
+    "evals_of", "logout", "noise_floor_points", "push_file", "push_rows", "resolve_api_key", "resolve_base_url", "save_login", "status",
+    "track", "verdict_of",
+]

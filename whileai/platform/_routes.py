@@ -1,0 +1,136 @@
+"""The REST routes, as data: one table the server mounts and the HTTP client calls.
+
+Each route names the :class:`~whileai.platform._service.Service` method it runs, where that
+method's arguments come from (path, query, or the JSON body validated by a pydantic model) and
+what it returns, so the server's handlers and the client's requests cannot drift apart, and the
+OpenAPI document is generated from the same table (docs/platform.md, "REST routes").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from whileai.errors import ArgumentError
+from whileai.platform._models import (
+    AgentInfo,
+    AgentSpec,
+    Behavior,
+    DatasetPush,
+    Example,
+    Experiment,
+    Figure,
+    FinishBody,
+    LiveDay,
+    LogBody,
+    RowsBody,
+    RunPatch,
+    RunRecord,
+    RunSpec,
+    ScoreBody,
+    ScoreRecord,
+)
+from whileai.platform._views import (
+    AgentState,
+    Brief,
+    Dashboard,
+    EvalHealth,
+    FigureRecord,
+    LiveRecord,
+    Verdict,
+)
+
+__all__ = ["ROUTES", "Route", "build", "field_message"]
+
+
+@dataclass(frozen=True)
+class Route:
+    """One REST route: method, path, the Service method it runs, its body and query arguments."""
+
+    method: str
+    path: str
+    op: str
+    summary: str
+    returns: Any
+    body: tuple[str, type[BaseModel]] | None = None
+    query: tuple[str, ...] = ()
+    required_query: tuple[str, ...] = ()
+    status: int = 200
+    tags: tuple[str, ...] = field(default=("runs",))
+
+    @property
+    def path_params(self) -> tuple[str, ...]:
+        """The ``{name}`` parts of the path, in order."""
+        return tuple(p[1:-1] for p in self.path.split("/") if p.startswith("{"))
+
+
+_A = ("agents",)
+ROUTES: tuple[Route, ...] = (
+    Route("POST", "/agents", "put_agent", "Create an agent, or update its model, instructions, tools or served version.",
+          AgentInfo, body=("spec", AgentSpec), tags=_A),
+    Route("GET", "/agents", "agents", "The account's agents.", list[AgentInfo], tags=_A),
+    Route("GET", "/agents/{name}", "agent", "One agent.", AgentInfo, tags=_A),
+    Route("DELETE", "/agents/{name}", "delete_agent", "Remove an agent and everything under it (no undo).", dict, tags=_A),
+    Route("PUT", "/agents/{agent}/behaviors", "put_behavior", "Create or replace a behavior (its rubric, grader, "
+          "test version, noise floor, judge agreement).", Behavior, body=("behavior", Behavior), tags=_A),
+    Route("GET", "/agents/{agent}/behaviors", "behaviors", "The agent's behaviors by name.", dict[str, Behavior], tags=_A),
+    Route("PUT", "/agents/{agent}/experiment", "set_experiment", "Replace the agent's experiment block.", Experiment,
+          body=("experiment", Experiment), tags=_A),
+    Route("PUT", "/agents/{agent}/figures", "put_figure", "Create or replace a Plotly figure (JSON).", FigureRecord,
+          body=("figure", Figure), tags=_A),
+    Route("POST", "/agents/{agent}/live", "post_live", "Record a day of traffic on a version you serve.", LiveRecord,
+          body=("day", LiveDay), tags=_A),
+    Route("GET", "/agents/{agent}/state", "state", "Every stored row the rules read about the agent.", AgentState, tags=_A),
+    Route("GET", "/agents/{agent}/verdict", "verdict", "The verdict on one behavior (candidate resolved per behavior).",
+          Verdict, query=("behavior", "version"), required_query=("behavior",), tags=_A),
+    Route("GET", "/agents/{agent}/brief", "brief", "What happened, what it means, what to do next.", Brief, tags=_A),
+    Route("GET", "/agents/{agent}/evals", "evals", "One eval health per behavior, with the eight checks.",
+          list[EvalHealth], tags=_A),
+    Route("GET", "/agents/{agent}/dashboard", "dashboard", "The Runs page as data.", Dashboard, tags=_A),
+    Route("POST", "/runs", "create_run", "Open a run (name, dataset_id, base_model, total_steps); returns runId. "
+          "An id that exists is refused with 409.", RunRecord, body=("spec", RunSpec), status=201),
+    Route("GET", "/runs", "runs", "The account's runs, oldest first (of one agent with ?agent=).", list[RunRecord],
+          query=("agent",)),
+    Route("GET", "/runs/{run_id}", "run", "One run record.", RunRecord),
+    Route("PATCH", "/runs/{run_id}", "patch_run", "Fill what a run is missing: record, summary, hours, cost, notes.",
+          RunRecord, body=("patch", RunPatch)),
+    Route("DELETE", "/runs/{run_id}", "delete_run", "Remove a run with its points, scores and rows.", dict),
+    Route("POST", "/runs/{run_id}/log", "log", "Append up to 500 training points.", dict, body=("body", LogBody)),
+    Route("GET", "/runs/{run_id}/points", "points", "The run's training points, in logging order.", list[dict]),
+    Route("POST", "/runs/{run_id}/finish", "finish", "Close a run: status (done, failed, stopped), summary, adapter.",
+          RunRecord, body=("body", FinishBody)),
+    Route("POST", "/runs/{run_id}/scores", "score", "Post a behavior's score in points, with its sample of graded rows.",
+          ScoreRecord, body=("body", ScoreBody), status=201),
+    Route("GET", "/runs/{run_id}/scores", "scores", "The run's scores, in posting order.", list[ScoreRecord]),
+    Route("POST", "/runs/{run_id}/scores/{score_id}/rows", "add_rows", "Append up to 500 graded rows behind a score.",
+          dict, body=("body", RowsBody)),
+    Route("POST", "/datasets", "push_dataset", "Save rows as a new version of a dataset in the server's store, "
+          "with parent lineage.", dict, body=("body", DatasetPush), status=201, tags=("datasets",)),
+    Route("GET", "/runs/{run_id}/rows", "rows", "The graded rows behind the run's newest score on a behavior.",
+          list[Example], query=("behavior",), required_query=("behavior",)),
+)
+
+#: Routes by Service method name (the HTTP client's lookup).
+BY_OP: dict[str, Route] = {r.op: r for r in ROUTES}
+
+
+def field_message(exc: ValidationError, where: str = "body") -> tuple[str, str]:
+    """(field, message) for the first error of a pydantic validation: the field named, then what to do."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ())) or "(the whole body)"
+    msg = str(err.get("msg", "is invalid")).removeprefix("Value error, ")
+    value = err.get("input")
+    shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    more = f" ({len(exc.errors()) - 1} more error(s) after this one)" if len(exc.errors()) > 1 else ""
+    return loc, f"{where} field {loc!r}: {msg}, got {shown[:200]}{more}. Fix that field and send it again."
+
+
+def build(model: type[BaseModel], /, **fields: Any) -> Any:
+    """Validate ``fields`` into ``model`` on the client, raising an ArgumentError that names the field."""
+    try:
+        return model(**fields)
+    except ValidationError as exc:
+        loc, message = field_message(exc, model.__name__)
+        raise ArgumentError(message, argument=loc) from exc

@@ -1,0 +1,248 @@
+"""``wai server``: a Starlette app over the store, the REST routes of the route table, API keys.
+
+Handlers are thin: authenticate, validate the body with the same pydantic model the client uses,
+run the one Service method in a worker thread, dump the model. Pages (Jinja2, a later addition)
+are passed to :func:`create_app` as extra routes and read the same Service.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from whileai.defaults import API_KEY_HEADER, LOCAL_ACCOUNT, SERVER_HOST, SERVER_PORT
+from whileai.errors import ArgumentError, PlatformError, WaiError
+from whileai.platform._routes import ROUTES, Route, field_message
+from whileai.platform._service import PlatformDB, Service
+
+__all__ = ["create_app", "is_loopback", "openapi", "serve", "service_for"]
+
+log = logging.getLogger("whileai.server")
+
+
+def _error(status: int, code: str, message: str, **extra: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+
+
+def _authenticate(db: PlatformDB, key: str | None) -> tuple[str, str | None]:
+    if not db.keys_on():
+        if key:
+            return db.account_of(key)
+        with db.write() as con:
+            db.ensure_account(con, LOCAL_ACCOUNT)
+        return LOCAL_ACCOUNT, None
+    return db.account_of(key)
+
+
+async def service_for(request: Any) -> Service:
+    """The Service of the request's account (401 as a PlatformError when the key is missing or wrong).
+
+    For pages mounted with ``create_app(routes=...)``: they read the same records the REST routes do.
+    """
+    from starlette.concurrency import run_in_threadpool
+
+    db: PlatformDB = request.app.state.db
+    account, key_id = await run_in_threadpool(_authenticate, db, request.headers.get(API_KEY_HEADER))
+    request.state.key_id = key_id
+    return Service(db, account)
+
+
+def _endpoint(route: Route) -> Callable[[Any], Any]:
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse
+
+    adapter: TypeAdapter[Any] = TypeAdapter(route.returns)
+
+    async def endpoint(request: Any) -> Any:
+        started = time.perf_counter()
+        request.state.key_id = None
+        try:
+            kwargs: dict[str, Any] = dict(request.path_params)
+            for q in route.query:
+                if request.query_params.get(q) is not None:
+                    kwargs[q] = request.query_params[q]
+            for q in route.required_query:
+                if q not in kwargs:
+                    raise PlatformError(422, "invalid", f"query parameter {q!r} is required, got none. "
+                                                        f"Add ?{q}=... to the URL.", argument=q)
+            if route.body is not None:
+                name, model = route.body
+                raw = await request.body()
+                try:
+                    data = json.loads(raw or b"null")
+                except ValueError as exc:
+                    raise PlatformError(400, "invalid_json", f"the body must be JSON, got {raw[:80]!r} ({exc}). "
+                                                             "Send Content-Type: application/json.") from exc
+                try:
+                    kwargs[name] = model.model_validate(data)
+                except ValidationError as exc:
+                    loc, message = field_message(exc)
+                    raise PlatformError(422, "invalid", message, argument=loc) from exc
+            service = await service_for(request)
+            result = await run_in_threadpool(getattr(service, route.op), **kwargs)
+            content = adapter.dump_python(result, mode="json")
+            if route.op == "create_run":
+                content["runId"] = content["id"]
+            response = JSONResponse(content, status_code=route.status)
+        except PlatformError as exc:
+            extra = {"field": exc.argument} if exc.argument else {}
+            response = _error(exc.status, exc.code, exc.message, **extra)
+        except WaiError as exc:
+            response = _error(422, "invalid", exc.message, **({"field": exc.argument} if exc.argument else {}))
+        except Exception as exc:  # a bug: answer JSON, log the traceback
+            log.exception("%s %s failed", request.method, request.url.path)
+            response = _error(500, "internal", f"the server failed on this request ({type(exc).__name__}); "
+                                               "its log has the traceback.")
+        log.info("%s %s %d key=%s %.1f ms", request.method, request.url.path, response.status_code,
+                 request.state.key_id or "-", (time.perf_counter() - started) * 1000)
+        return response
+
+    endpoint.__name__ = route.op
+    return endpoint
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the route table, with every body and answer schema."""
+    components: dict[str, Any] = {}
+    ref = "#/components/schemas/{model}"
+
+    def schema_of(tp: Any) -> dict[str, Any]:
+        schema = TypeAdapter(tp).json_schema(ref_template=ref)
+        components.update(schema.pop("$defs", {}))
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            components[tp.__name__] = schema
+            return {"$ref": ref.format(model=tp.__name__)}
+        return schema
+
+    error = {"type": "object", "properties": {"error": {"type": "object", "properties": {
+        "code": {"type": "string"}, "message": {"type": "string"}, "field": {"type": "string"}}}}}
+    paths: dict[str, Any] = {}
+    for route in ROUTES:
+        params = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in route.path_params]
+        params += [{"name": q, "in": "query", "required": q in route.required_query, "schema": {"type": "string"}}
+                   for q in route.query]
+        op: dict[str, Any] = {
+            "operationId": route.op, "summary": route.summary, "tags": list(route.tags),
+            "parameters": [{"name": API_KEY_HEADER, "in": "header", "required": False, "schema": {"type": "string"}},
+                           *params],
+            "responses": {str(route.status): {"description": "OK", "content": {"application/json": {
+                "schema": schema_of(route.returns)}}},
+                **{str(s): {"description": d, "content": {"application/json": {"schema": error}}} for s, d in (
+                    (401, "missing or wrong API key"), (404, "unknown (or another account's) object"),
+                    (409, "the id exists"), (422, "a body or query field is invalid; error.field names it"))}},
+        }
+        if route.body is not None:
+            op["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema_of(route.body[1])}}}
+        paths.setdefault(route.path, {})[route.method.lower()] = op
+    return {"openapi": "3.1.0", "info": {"title": "whileai server", "version": _version()},
+            "paths": paths, "components": {"schemas": components,
+                                           "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header",
+                                                                          "name": API_KEY_HEADER}}}}
+
+
+def _version() -> str:
+    from whileai._version import __version__
+
+    return __version__
+
+
+def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[Any] = (),
+               db: PlatformDB | None = None) -> Any:
+    """The ASGI app: the REST routes over one store, ``/openapi.json``, ``/whoami``, and ``routes``.
+
+    The store is held open for the app's lifetime (writes serialised, each committed before its
+    answer) and closed on shutdown.
+
+    Args:
+        store: The store file (default ``$WAI_STORE``, else ``.wai/store.duckdb``).
+        routes: Extra Starlette routes (the Runs pages), mounted after the REST routes; they get
+            the records through :func:`service_for`.
+        db: An open :class:`PlatformDB` to use instead of opening ``store``.
+
+    Returns:
+        A ``starlette.applications.Starlette`` app; ``app.state.db`` is the store.
+    """
+    import contextlib
+
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route as StarletteRoute
+
+    database = db if db is not None else PlatformDB(store, persistent=True)
+    document = openapi()
+
+    async def openapi_json(request: Any) -> Any:
+        return JSONResponse(document)
+
+    async def whoami(request: Any) -> Any:
+        try:
+            service = await service_for(request)
+        except PlatformError as exc:
+            return _error(exc.status, exc.code, exc.message)
+        return JSONResponse({"account": service.account, "key_id": request.state.key_id,
+                             "keys_on": database.keys_on(), "version": _version()})
+
+    async def not_found(request: Any, exc: Exception) -> Any:
+        status = getattr(exc, "status_code", 404)
+        return _error(status, "not_found" if status == 404 else "method_not_allowed",
+                      f"{request.method} {request.url.path} is not a route of this server "
+                      f"({status}). The routes are listed at /openapi.json.")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        yield
+        database.close()
+
+    table = [StarletteRoute(r.path, _endpoint(r), methods=[r.method]) for r in ROUTES]
+    table += [StarletteRoute("/openapi.json", openapi_json, methods=["GET"]),
+              StarletteRoute("/whoami", whoami, methods=["GET"]), *routes]
+    app = Starlette(routes=table, exception_handlers={HTTPException: not_found}, lifespan=lifespan)
+    app.state.db = database
+    return app
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(host: str = SERVER_HOST, port: int = SERVER_PORT, *, store: str | os.PathLike[str] | None = None,
+          log_level: str = "info", on_start: Callable[[str], None] | None = None) -> None:
+    """Run ``wai server`` until interrupted: uvicorn over :func:`create_app`.
+
+    A non-loopback ``host`` is refused unless the store holds API keys (``wai keys create NAME``),
+    so nothing answers other machines without a key.
+
+    Raises:
+        ArgumentError: A non-loopback host with keys off, or a port outside 1-65535.
+    """
+    import uvicorn
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise ArgumentError(f"port must be an integer from 1 to 65535, got {port!r}. Pass --port {SERVER_PORT}.")
+    db = PlatformDB(store, persistent=True)
+    if not is_loopback(host) and not db.keys_on():
+        db.close()
+        raise ArgumentError(f"host must be a loopback address while API keys are off, got {host!r}. Create a key "
+                            "first (wai keys create NAME --store ...), or keep --host 127.0.0.1.", argument="host")
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    logging.basicConfig(level=getattr(logging, log_level.upper(), logging.INFO), format="%(message)s")
+    log.setLevel(getattr(logging, log_level.upper(), logging.INFO))
+    if on_start is not None:
+        on_start(f"wai server: {url} (store {db.path}; API keys {'on' if db.keys_on() else 'off'})")
+    uvicorn.run(create_app(db=db), host=host, port=port, log_level=log_level, access_log=False)
