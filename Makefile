@@ -6,8 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook test-ray clean \
-.PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook clean bench-wai131 \
+.PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook test-ray clean bench-wai131 \
 	install-sandbox
 
 $(STAMP): pyproject.toml
