@@ -78,9 +78,6 @@ test-ray: $(STAMP)
 	$(PY) -c "import ray.data" 2>/dev/null || $(PIP) install -q -e '.[dev,ray]' || echo "test-ray: the ray extra could not be installed; the Ray tests will skip"
 	$(PY) -m pytest -p no:cacheprovider -p no:logging -rs tests/engines
 
-bench: $(STAMP)
-	$(PY) benchmarks/run.py
-
 # The proof that an exported environment loads and evaluates in real verifiers releases: 0.4.0
 # (verifiers.v1 Taskset loader) and 0.3.1 (vf.load_environment), each in its own venv from PyPI
 # (with uv, which 0.4's chat harness runs its program with). A release that cannot be installed
