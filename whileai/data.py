@@ -259,6 +259,8 @@ def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bo
         out_cls = cast("type[D]", type(source)) if keep_class and isinstance(source, RolloutData) else cls
         with translate(step.__name__):  # the steps' boundary: a foreign error becomes ours, from exc
             result = step(*args, **kwargs)
+        if not isinstance(result, table.StepResult):  # a Ray engine's rows stay in the folder it wrote
+            return cast("D", result)
         return _wrap(source, result, out_cls)
 
     call.__module__ = __name__

@@ -145,3 +145,18 @@ def check_output(output: str) -> str:
     table.check_output(output)
     return output
 
+
+def engine_option(fn: F) -> F:
+    """``--engine local|ray``: read the rows here (Polars), or as a Ray dataset (docs/scale.md)."""
+    return click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                        help="ray: FILE is a Parquet path, folder or glob read with ray.data.read_parquet; the "
+                             "work runs on the Ray cluster ray.init() finds (RAY_ADDRESS), else a local one.")(fn)
+
+
+def engine_rows(source: Any, engine: str) -> Any:
+    """``source`` as the engine reads it: unchanged locally, a ``ray.data.Dataset`` with ``--engine ray``."""
+    if engine != "ray":
+        return source
+    from whileai.table import read_dataset
+
+    return read_dataset(source)

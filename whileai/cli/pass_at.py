@@ -6,7 +6,14 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.cli._common import (
+    ROWS_HELP,
+    emit,
+    engine_option,
+    engine_rows,
+    json_option,
+    rows_argument,
+)
 
 
 @click.command("pass-at")
@@ -17,8 +24,9 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Also write the per-task table (task, rollouts, passes, pass rate) to FILE: .csv, .json, .jsonl "
                    "or .parquet.")
+@engine_option
 @json_option
-def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, as_json: bool) -> None:
+def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, engine: str, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
     from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure
@@ -26,7 +34,7 @@ def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, as_jso
 
     if output is not None:
         frame_format(output)  # an unknown suffix is refused before any work
-    report = measure(file, k=k)
+    report = measure(engine_rows(file, engine), k=k)
     if report.n_rows == 0:
         where = "stdin" if file == "-" else f"file {file!r}"
         raise EmptyInputError(f"{where} must hold graded rollouts, got no rows. Check the path, or run the eval "

@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, rows_argument
+from whileai.cli._common import (
+    ROWS_HELP,
+    check_output,
+    emit,
+    engine_option,
+    engine_rows,
+    json_option,
+    rows_argument,
+)
 from whileai.defaults import SELECT_TARGET
 
 
@@ -15,17 +23,25 @@ from whileai.defaults import SELECT_TARGET
 @click.option("--mode", type=click.Choice(["rl", "sft"]), required=True,
               help="rl: the difficulty band and whole groups; sft: rejection sampling.")
 @click.option("-o", "--output", required=True, type=str,
-              help="Where to write the kept rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically.")
+              help="Where to write the kept rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically; "
+                   "a new folder of Parquet files with --engine ray.")
 @click.option("--target", type=click.IntRange(min=0), default=SELECT_TARGET, show_default=True,
               help="Most rows to keep; 0 keeps every eligible group (rl only).")
 @click.option("--endorsed", multiple=True, metavar="FEATURE",
               help="rl only: run the hack scan with this endorsed feature; repeatable.")
+@engine_option
 @json_option
-def select(file: Any, mode: str, output: str, target: int, endorsed: tuple[str, ...], as_json: bool) -> None:
+def select(file: Any, mode: str, output: str, target: int, endorsed: tuple[str, ...], engine: str,
+           as_json: bool) -> None:
     """Keep the rows that carry training signal and write them to OUTPUT; print what was dropped."""
     from whileai.data import select as optimize
     from whileai.errors import ArgumentError
 
+    if engine == "ray":  # the workers write OUTPUT as a Parquet folder; no row comes here
+        result = optimize(engine_rows(file, engine), mode=mode, out=output, target=target or None,  # type: ignore[arg-type]
+                          **({"endorsed": list(endorsed)} if endorsed else {}))
+        emit(result.report, as_json, output=result.path)  # type: ignore[attr-defined]
+        return
     check_output(output)
     if mode == "sft" and target == 0:
         raise ArgumentError("--target must be at least 1 with --mode sft (0 means every eligible group, which only "

@@ -280,3 +280,42 @@ def nan_to_none(ci: tuple[float, float]) -> tuple[float, float] | None:
 def check_probability(name: str, value: Any, *, open_low: bool = True, open_high: bool = True) -> float:
     """A number between 0 and 1, ends open unless asked (a test size, a power, an effect)."""
     return check_fraction(name, value, open_low=open_low, open_high=open_high, fix="Pass a share such as 0.05.")
+
+
+#: Lineage fields that label an eval re-run, in the order ``run_labels`` tries them.
+RUN_FIELDS = ("eval_run", "scoring_run_id")
+
+
+def run_labels(df: pl.DataFrame, by: str | None = None) -> tuple[pl.Expr | None, str]:
+    """The expression naming each row's re-run, and where it came from.
+
+    ``by`` (a column or lineage field), else ``lineage.eval_run``, else ``lineage.scoring_run_id``;
+    None when the rows carry none.
+    """
+    lineage = set()
+    if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct):
+        lineage = {f.name for f in df.schema["lineage"].fields}  # type: ignore[union-attr]
+    if by is not None:
+        if by in df.columns:
+            return pl.col(by).cast(pl.String), by
+        if by in lineage:
+            return pl.col("lineage").struct.field(by).cast(pl.String), f"lineage.{by}"
+        raise ArgumentError(f"by must name a column or lineage field that labels the re-runs, got {by!r}. "
+                            f"Columns: {', '.join(df.columns[:12])}.")
+    for name in RUN_FIELDS:
+        if name in lineage:
+            expr = pl.col("lineage").struct.field(name)
+            if df.select(expr.is_not_null().any()).item():
+                return expr.cast(pl.String), f"lineage.{name}"
+    return None, ""
+
+
+def failure_exprs(df: pl.DataFrame) -> tuple[pl.Expr, pl.Expr]:
+    """Per-row flags: an ungraded row whose agent or harness crashed, and one whose judge failed."""
+    if "judge_status" not in df.columns:
+        return pl.lit(False), pl.lit(False)
+    ungraded = pl.col("reward").is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")
+    agent = pl.col("judge_status") == "agent_error"
+    if "finish_reason" in df.columns:
+        agent = agent | (pl.col("finish_reason") == "error")
+    return (ungraded & agent).fill_null(False), (ungraded & ~agent).fill_null(False)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -38,6 +39,7 @@ from whileai.stats.intervals import IntervalMethod, mean_interval, t_quantile
 from whileai.stats.permutation import sign_flip_test
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["Comparison", "compare_runs"]
 
@@ -169,20 +171,37 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     check_int("min_paired", min_paired, minimum=2)
     rng = check_rng(seed)
     warnings: list[str] = []
-    a_df = clean_rewards(read_rows(before), warnings)
-    b_df = clean_rewards(read_rows(after), warnings)
+    a_side = _side(before, warnings)
+    b_side = _side(after, warnings)
     label = metric_label(metric)
     if label != PASS_AT_1:
-        have = set(marker_names(a_df)) & set(marker_names(b_df))
+        have = set(a_side[1]) & set(b_side[1])
         if label not in have:
             measured = ", ".join([PASS_AT_1, *sorted(have)])
             raise ArgumentError(f"metric must be measured on both runs, got {metric!r}. Measured on both: {measured}.")
-    a_vals = _values(a_df, label)
-    b_vals = _values(b_df, label)
+    a_vals = a_side[0](label)
+    b_vals = b_side[0](label)
     out = compare_values(a_vals, b_vals, metric=label if label == PASS_AT_1 else MARKER_PREFIX + label,
                          level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
     out.warnings = warnings + out.warnings
     return out
+
+
+def _side(rows: Any, warnings: list[str]) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
+    """One run as (metric -> per-task values, marker names): rows locally, or a Ray dataset's merged sums."""
+    if is_ray_dataset(rows):
+        vals, markers, found = _compare_side_ray(rows)
+        warnings.extend(found)
+        return (lambda label: _pick(vals, label)), markers
+    df = clean_rewards(read_rows(rows), warnings)
+    return (lambda label: _values(df, label)), marker_names(df)
+
+
+def _pick(vals: pl.DataFrame, label: str) -> pl.DataFrame:
+    """``task_key``, ``value`` of one metric from per-task values over every metric."""
+    if vals.height == 0:
+        return pl.DataFrame(schema={"task_key": pl.String, "value": pl.Float64})
+    return vals.select("task_key", pl.col(label).alias("value")).filter(pl.col("value").is_not_null())
 
 
 def _values(df: pl.DataFrame, label: str) -> pl.DataFrame:
@@ -312,3 +331,13 @@ def _agreement(out: Comparison, level: float, notes: list[str]) -> None:
         notes.append(f"the sign-flip test rejects (p={_p(out.p_value)} < {alpha:g}) but the {out.ci_method} interval "
                      "covers zero; the verdict follows the test (the interval is the estimate's precision, the test "
                      "the decision)")
+
+
+def _compare_side_ray(ds: Any) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """One ``compare_runs`` side: per-task values of pass_at_1 and every marker, marker names, warnings."""
+    from whileai.measure._ray import cells, nan_warning, per_task, values_of
+
+    c, markers = cells(ds)
+    warnings: list[str] = []
+    nan_warning(c, warnings)
+    return values_of(per_task(c, markers), [PASS_AT_1, *markers]), markers, warnings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -38,10 +38,11 @@ from whileai.measure._common import (
     metric_label,
     read_rows,
     run_config,
+    run_labels,
     task_values,
 )
 from whileai.measure._compare import Comparison, aligned, compare_arrays
-from whileai.measure._variance import EvalVarianceReport, run_labels, run_means
+from whileai.measure._variance import EvalVarianceReport, run_means
 from whileai.report import ChartedReport, Tone
 from whileai.stats.intervals import IntervalMethod, t_quantile
 from whileai.stats.power import (
@@ -52,6 +53,7 @@ from whileai.stats.power import (
 )
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 
@@ -62,6 +64,45 @@ Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_chang
 _CONFOUNDS = ("temperature", "top_p", "max_tokens", "provider", "base_url", "judge_name", "judge_version", "user_model",
               "writer_model")
 _MAX_GROUPS = 50
+
+
+class DeltaSide(NamedTuple):
+    """What ``delta_report`` reads of one arm: per-task values and a few row facts.
+
+    Every field is a per-task mean or a sum, min or max over rows, so an engine that sees the rows
+    in parts merges them exactly (``docs/scale.md``).
+    """
+
+    values: pl.DataFrame
+    """``task_values`` over the metrics: task_key, n_graded, one column a metric."""
+    run_values: pl.DataFrame | None
+    """``task_values`` keyed by (``_run``, task_key) when the rows carry an eval-run label, else None."""
+    n_rows: int
+    """Rows in the arm."""
+    n_graded: int
+    """Rows with a reward."""
+    marker_range: dict[str, tuple[Any, Any]]
+    """Each marker's (min, max) over the arm's rows."""
+    config: dict[str, Any]
+    """``run_config`` of the arm (empty for no rows)."""
+
+
+def delta_side(df: pl.DataFrame, metrics: list[str]) -> DeltaSide:
+    """One arm's :class:`DeltaSide` from its rows (the local engine)."""
+    if df.height == 0:
+        return DeltaSide(_empty_values(metrics), None, 0, 0, {}, {})
+    markers = [m for m in metrics if m != PASS_AT_1]
+    ranges: dict[str, tuple[Any, Any]] = {}
+    if markers:
+        row = df.select([e for m in markers for e in (pl.col("markers").struct.field(m).min().alias(f"{m}:lo"),
+                                                      pl.col("markers").struct.field(m).max().alias(f"{m}:hi"))]).row(0, named=True)
+        ranges = {m: (row[f"{m}:lo"], row[f"{m}:hi"]) for m in markers}
+    expr = run_labels(df)[0]
+    run_values = None
+    if expr is not None:
+        run_values = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"), maintain_order=False)
+    return DeltaSide(task_values(df, metrics, maintain_order=False), run_values, df.height, int(df["reward"].count()),
+                     ranges, run_config(df))
 
 
 class DeltaReport(ChartedReport):
@@ -327,9 +368,32 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
 
     warnings: list[str] = []
     extra = [by] if isinstance(by, str) else []
+    if is_ray_dataset(before) or is_ray_dataset(after):
+        return _delta_ray(before, after, by=by, balance_rollouts=balance_rollouts, wanted_markers=wanted_markers,
+                          target=target, guards=guards, given_std=given_std, given_runs=given_runs, level=level,
+                          power=power, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
+                          ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng, warnings=warnings)
     a_df = clean_rewards(read_rows(before, extra=extra, all_columns=callable(by)), warnings)
     b_df = clean_rewards(read_rows(after, extra=extra, all_columns=callable(by)), warnings)
     shared_markers = sorted(set(marker_names(a_df)) & set(marker_names(b_df)))
+    metrics, target_name = _metrics_of(shared_markers, wanted_markers, target, guards)
+    configs = [run_config(df) if df.height else {} for df in (a_df, b_df)]
+    if balance_rollouts and a_df.height and b_df.height:
+        a_df, b_df, balanced = _balance(a_df, b_df, rng)
+    else:
+        balanced = {}
+    side_a = delta_side(a_df, metrics)._replace(config=configs[0])
+    side_b = delta_side(b_df, metrics)._replace(config=configs[1])
+    return delta_from_sides(side_a, side_b, metrics=metrics,
+                            target_name=target_name, guards=guards, given_std=given_std, given_runs=given_runs,
+                            balanced=balanced, level=level, power=power, ci_method=ci_method, n_boot=n_boot,
+                            n_perm=n_perm, ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng,
+                            warnings=warnings, by=by, frames=(a_df, b_df))
+
+
+def _metrics_of(shared_markers: list[str], wanted_markers: list[str] | None, target: str | None,
+                guards: list[str]) -> tuple[list[str], str]:
+    """The metrics both arms measure (pass_at_1 first) and the target's name; refuses unknown names."""
     if wanted_markers is not None:
         missing = [m for m in wanted_markers if m not in shared_markers]
         if missing:
@@ -342,19 +406,56 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
         if name not in metrics:
             raise ArgumentError(f"{what} must name a metric both arms measure, got {name!r}. "
                                 f"Measured on both: {', '.join(metrics)}.")
+    return metrics, target_name
 
+
+def _delta_ray(before: Any, after: Any, *, by: Any, balance_rollouts: bool, wanted_markers: list[str] | None,
+               target: str | None, guards: list[str], warnings: list[str], **options: Any) -> DeltaReport:
+    """``delta_report`` with one or both arms a ``ray.data.Dataset``: each arm's merged sums, the same kernel."""
+    if by is not None or balance_rollouts:
+        raise ArgumentError(f"by= and balance_rollouts=True must be left off when an arm is a Ray dataset, got "
+                            f"by={by!r}, balance_rollouts={balance_rollouts!r}. Compare without them, or read the "
+                            "arms into Polars first (docs/scale.md).")
+    arms: list[tuple[pl.DataFrame | None, pl.DataFrame | None, list[str]]] = []
+    for rows in (before, after):
+        if is_ray_dataset(rows):
+            cells, markers, found = _delta_cells_ray(rows)
+            warnings.extend(found)
+            arms.append((None, cells, markers))
+        else:
+            df = clean_rewards(read_rows(rows), warnings)
+            arms.append((df, None, marker_names(df)))
+    shared = sorted(set(arms[0][2]) & set(arms[1][2]))
+    metrics, target_name = _metrics_of(shared, wanted_markers, target, guards)
+    sides = []
+    for local, merged, _ in arms:
+        if local is not None:
+            sides.append(delta_side(local, metrics)._replace(config=run_config(local) if local.height else {}))
+        elif merged is not None:
+            sides.append(_side_from_cells_ray(merged, metrics))
+    return delta_from_sides(sides[0], sides[1], metrics=metrics, target_name=target_name, guards=guards,
+                            balanced={}, warnings=warnings, **options)
+
+
+def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_name: str, guards: list[str],
+                     given_std: dict[str | None, float] | None, given_runs: int | None, balanced: dict[str, int],
+                     level: float, power: float, ci_method: str, n_boot: int, n_perm: int, ceiling_pass_rate: float,
+                     min_paired: int, rng: np.random.Generator, warnings: list[str], by: Any = None,
+                     frames: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> DeltaReport:
+    """The :func:`delta_report` report from each arm's :class:`DeltaSide` (the kernel both engines share).
+
+    ``by=`` groups need the rows themselves (``frames``); the Ray engine refuses ``by=`` up front.
+    """
     report = DeltaReport(target=target_name, level=level, ci_method=ci_method, must_not_regress=guards,
                          n_metrics=len(metrics))
-    report.config = {"before": run_config(a_df) if a_df.height else {}, "after": run_config(b_df) if b_df.height else {}}
-    if balance_rollouts and a_df.height and b_df.height:
-        a_df, b_df, report.balanced = _balance(a_df, b_df, rng)
-
-    a_vals = task_values(a_df, metrics, maintain_order=False) if a_df.height else _empty_values(metrics)
-    b_vals = task_values(b_df, metrics, maintain_order=False) if b_df.height else _empty_values(metrics)
+    report.config = {"before": a.config, "after": b.config}
+    if balanced:
+        report.balanced = balanced
+    a_vals, b_vals = a.values, b.values
     report.repeats = {"before": _k(a_vals), "after": _k(b_vals)}
 
     # the re-run band
-    runs_a, runs_b, derived, derived_df = _derived_run_std(a_df, b_df, metrics)
+    runs_a, runs_b, derived, derived_df = _derived_run_std([a.run_values, b.run_values], metrics)
     report.eval_runs = {"before": runs_a, "after": runs_b}
     std_by_metric: dict[str, float] = {}
     band_df: int | None = None
@@ -418,13 +519,13 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
     report.n_unpaired_tasks = p1["n_only_a"] + p1["n_only_b"]
     report.paired_share = p1["paired_share"] if p1["paired_share"] is not None else math.nan
 
-    _comparability(report, a_df, b_df, warnings)
-    _guards(report, guards, a_df, b_df, warnings)
+    _comparability(report, a, b, warnings)
+    _guards(report, guards, a, b, warnings)
     _headline(report)
     _sizing(report, a_vals, power, level, ceiling_pass_rate, warnings)
     _config_warnings(report, warnings)
-    if by is not None and not report.not_comparable:
-        _groups(report, a_df, b_df, by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
+    if by is not None and frames is not None and not report.not_comparable:
+        _groups(report, frames[0], frames[1], by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
                 n_perm=n_perm, min_paired=min_paired, rng=rng, warnings=warnings)
     for name in report.regressions:
         if name != target_name and name not in guards:
@@ -491,15 +592,13 @@ def _gain_verdict(comp: Comparison, band: float | None) -> GainVerdict:
     return "within_eval_noise" if abs(comp.delta) <= band else "moved"
 
 
-def _derived_run_std(a: pl.DataFrame, b: pl.DataFrame, metrics: list[str]) -> tuple[int, int, dict[str, float], int | None]:
+def _derived_run_std(run_values: list[pl.DataFrame | None], metrics: list[str]) -> tuple[int, int, dict[str, float], int | None]:
     """Eval runs per side and, when any side has two or more, run_std per metric pooled over sides."""
     sides: list[tuple[int, pl.DataFrame | None]] = []
-    for df in (a, b):
-        expr = run_labels(df)[0] if df.height else None
-        if expr is None:
+    for vals in run_values:
+        if vals is None:
             sides.append((1, None))
             continue
-        vals = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"), maintain_order=False)
         vals = vals.filter(pl.col("_run").is_not_null())
         n = vals["_run"].n_unique()
         sides.append((max(1, n), vals if n >= 2 else None))
@@ -537,14 +636,13 @@ def _balance(a: pl.DataFrame, b: pl.DataFrame, rng: np.random.Generator) -> tupl
     return out[0], out[1], {"before": a.height - out[0].height, "after": b.height - out[1].height}
 
 
-def _comparability(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, warnings: list[str]) -> None:
+def _comparability(report: DeltaReport, a: DeltaSide, b: DeltaSide, warnings: list[str]) -> None:
     causes: list[str] = []
-    graded_a = int(a["reward"].count()) if a.height else 0
-    graded_b = int(b["reward"].count()) if b.height else 0
-    if not a.height or not b.height:
+    graded_a, graded_b = a.n_graded, b.n_graded
+    if not a.n_rows or not b.n_rows:
         causes.append("ungraded")  # no rows at all: nothing graded either
-        empty = " and ".join(side for side, df in (("before", a), ("after", b)) if not df.height)
-        warnings.append(f"the {empty} side holds no rows ({a.height} before, {b.height} after), so there is nothing to "
+        empty = " and ".join(side for side, n in (("before", a.n_rows), ("after", b.n_rows)) if not n)
+        warnings.append(f"the {empty} side holds no rows ({a.n_rows} before, {b.n_rows} after), so there is nothing to "
                         "compare. Check the file path, or run the eval that should have filled it.")
     elif not graded_a or not graded_b:
         causes.append("ungraded")
@@ -565,17 +663,13 @@ def _comparability(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, warnin
     report.not_comparable = causes
 
 
-def _guards(report: DeltaReport, guards: list[str], a: pl.DataFrame, b: pl.DataFrame, warnings: list[str]) -> None:
+def _guards(report: DeltaReport, guards: list[str], a: DeltaSide, b: DeltaSide, warnings: list[str]) -> None:
     for g in guards:
         m = report.metrics[g]
         if m["gain_verdict"] in ("moved", "moved_unreplicated") and m["direction"] == "down":
             report.guards_failed.append(g)
         if g != PASS_AT_1:
-            lo_hi = []
-            for df in (a, b):
-                if df.height:
-                    col = pl.col("markers").struct.field(g)
-                    lo_hi.append(df.select(col.min().alias("lo"), col.max().alias("hi")).row(0))
+            lo_hi = [side.marker_range[g] for side in (a, b) if side.n_rows and g in side.marker_range]
             values = {v for pair in lo_hi for v in pair if v is not None}
             if len(values) <= 1:
                 report.degenerate_guards.append(g)
@@ -685,3 +779,32 @@ def _group_column(df: pl.DataFrame, by: Any) -> pl.Expr | pl.Series:
         return pl.col("markers").struct.field(by).cast(pl.String).alias("_group")
     raise ArgumentError(f"by must name a row key or a marker both arms carry, got {by!r}. "
                         f"Columns: {', '.join(c for c in df.columns[:15])}; markers: {', '.join(marker_names(df)) or 'none'}.")
+
+
+def _delta_cells_ray(ds: Any) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """One ``delta_report`` arm: merged cells keyed by eval run, marker names, warnings."""
+    from whileai.measure._ray import cells, nan_warning
+
+    c, markers = cells(ds, runs=True)
+    warnings: list[str] = []
+    nan_warning(c, warnings)
+    return c, markers, warnings
+
+
+def _side_from_cells_ray(c: pl.DataFrame, metrics: list[str]) -> Any:
+    """A ``DeltaSide`` from merged cells: what ``delta_side`` reads off the rows, from sums."""
+    from whileai.measure._ray import SEP, per_task, ray_config, values_of
+
+    if c.height == 0:
+        return DeltaSide(_empty_values(metrics), None, 0, 0, {}, {})
+    markers = [m for m in metrics if m != PASS_AT_1]
+    t = per_task(c, markers)
+    run_values = None
+    if c["_run"].null_count() < c.height:
+        run_values = values_of(per_task(c, markers, ("_run", "task_key")), metrics, ("_run", "task_key"))
+    ranges: dict[str, tuple[Any, Any]] = {}
+    if markers:
+        row = t.select([e for m in markers for e in (pl.col(f"{m}{SEP}lo").min(), pl.col(f"{m}{SEP}hi").max())]).row(0)
+        ranges = {m: (row[2 * i], row[2 * i + 1]) for i, m in enumerate(markers)}
+    return DeltaSide(values_of(t, metrics), run_values, int(c["n"].sum()), int(c["n_graded"].sum()), ranges,
+                     ray_config(c))

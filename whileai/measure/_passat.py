@@ -22,11 +22,13 @@ from whileai.defaults import (
     PASS_CI_METHODS,
     PASS_THRESHOLD,
 )
+from whileai.errors import ArgumentError
 from whileai.measure._common import (
     check_choice,
     check_int,
     check_level,
     clean_rewards,
+    failure_exprs,
     interval_over_tasks,
     nan_to_none,
     rate_interval,
@@ -40,6 +42,7 @@ from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
 from whileai.stats.score import clustered_rate_interval, score_interval
 from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["PassAt", "PassMethod", "pass_at"]
 
@@ -221,7 +224,8 @@ def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unan
     Wilson's interval over tasks (``BINARY_CI_METHOD``). Ungraded rows (reward null) are left out.
 
     Args:
-        rows: Graded rollouts (anything ``table.frame`` reads).
+        rows: Graded rollouts (anything ``table.frame`` reads, or a ``ray.data.Dataset``: the Ray
+            engine, ``docs/scale.md``).
         k: Rollouts per task for pass^k and pass@k; default the smallest group with at least
             two graded rollouts.
         min_k: With k read off the rows, pass^k and pass@k are reported only from this k up
@@ -264,29 +268,81 @@ def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unan
     check_int("n_boot", n_boot, minimum=1)
     names = None if by is None else check_by(by)
     rng = check_rng(seed)
+    options: dict[str, Any] = {"k": k, "min_k": min_k, "unanimous_short": unanimous_short, "level": level,
+                               "ci_method": ci_method, "kway_ci_method": kway_ci_method, "binary_ci": binary_ci,
+                               "n_boot": n_boot, "rng": rng}
+    if is_ray_dataset(rows):
+        if names is not None:
+            raise ArgumentError(f"by must be left off for a Ray dataset, got by={by!r}. Filter the dataset to each "
+                                "group (ds.filter(...)) and measure each, or read the rows into Polars first.")
+        return _pass_at_ray(rows, **options)
     warnings: list[str] = []
-    notes: list[str] = []
     extra = [] if names is None else [*names, *(["messages"] if "tools_used" in names else [])]
     df = clean_rewards(read_rows(rows, extra=extra), warnings)
-    report = PassAt(level=level, ci_method=ci_method, kway_ci_method=kway_ci_method, n_boot=n_boot, n_rows=df.height)
-    stats = task_stats(df, threshold=PASS_THRESHOLD) if df.height else pl.DataFrame(
-        schema={"task_key": pl.String, "n": pl.Int64, "n_graded": pl.Int64, "c": pl.Int64,
-                "reward_sum": pl.Float64, "reward_mean": pl.Float64})
+    stats = task_stats(df, threshold=PASS_THRESHOLD, maintain_order=False) if df.height else empty_task_stats()
+    config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
+    report = pass_at_from_stats(stats, reward_facts(df), warnings=warnings, config=config, **options)
+    if names is not None:
+        _by_groups(report, df, names, k=k, min_k=min_k, unanimous_short=unanimous_short, level=level,
+                   ci_method=ci_method, kway_ci_method=kway_ci_method, binary_ci=binary_ci, n_boot=n_boot, seed=rng)
+    return report
+
+
+def empty_task_stats() -> pl.DataFrame:
+    """The per-task table of no rows (``task_stats``'s columns)."""
+    return pl.DataFrame(schema={"task_key": pl.String, "n": pl.Int64, "n_graded": pl.Int64, "c": pl.Int64,
+                                "reward_sum": pl.Float64, "reward_mean": pl.Float64})
+
+
+def reward_facts(df: pl.DataFrame) -> dict[str, Any]:
+    """Row-level facts the report's warnings read: rows, partial-credit rows, reward range, failures.
+
+    Each is a sum, a min or a max over rows, so an engine that sees the rows in parts merges them
+    exactly (``docs/scale.md``).
+    """
+    if df.height == 0:
+        return {"n_rows": 0, "n_partial": 0, "lo": None, "hi": None, "n_reward": 0, "n_judge_failed": 0,
+                "n_agent_crashed": 0}
+    reward = pl.col("reward")
+    crashed, failed = failure_exprs(df)
+    info = df.select(
+        (reward.is_not_null() & (reward != 0.0) & (reward != 1.0)).sum().alias("n_partial"),
+        reward.min().alias("lo"), reward.max().alias("hi"), reward.count().alias("n_reward"),
+        failed.sum().alias("n_judge_failed"), crashed.sum().alias("n_agent_crashed"),
+    ).row(0, named=True)
+    return {"n_rows": df.height, **{k: (v if k in ("lo", "hi") else int(v)) for k, v in info.items()}}
+
+
+def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | None, min_k: int,
+                       unanimous_short: bool, level: float, ci_method: str, kway_ci_method: str,
+                       binary_ci: str | None, n_boot: int, rng: np.random.Generator, warnings: list[str],
+                       config: dict[str, Any]) -> PassAt:
+    """The :func:`pass_at` report from the per-task table (``task_stats`` columns) and row facts.
+
+    The kernel both engines share: the local path builds ``stats`` with one Polars group-by, the
+    Ray path merges per-partition partial sums by task key (``whileai.measure._ray``). Tasks are
+    taken in ``task_key`` order, so the same rows give the same numbers whatever order the
+    group-by returned.
+    """
+    notes: list[str] = []
+    stats = stats.sort("task_key")
+    n_rows = int(facts["n_rows"])
+    report = PassAt(level=level, ci_method=ci_method, kway_ci_method=kway_ci_method, n_boot=n_boot, n_rows=n_rows)
     report.n_tasks = stats.height
-    report.config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
+    report.config = config
     graded = stats.filter(pl.col("n_graded") > 0)
     n_graded = graded["n_graded"].to_numpy().astype(np.int64)
     c = graded["c"].to_numpy().astype(np.int64)
     rates = graded["reward_mean"].to_numpy().astype(np.float64)
     report.n_groups = graded.height
     report.n_graded = int(n_graded.sum())
-    if df.height == 0:
+    if n_rows == 0:
         warnings.append("no rows: nothing to measure. Pass graded rollouts.")
     elif report.n_graded == 0:
-        warnings.append(f"none of the {df.height} rows carries a reward: grade first (data.grade(judge=...)).")
-        _judge_failures(df, warnings)
+        warnings.append(f"none of the {n_rows} rows carries a reward: grade first (data.grade(judge=...)).")
+        _judge_failures(facts, warnings)
     if report.n_graded:
-        _describe_rewards(df, report, warnings)
+        _describe_rewards(facts, report, warnings)
         if report.n_tasks > report.n_groups:
             notes.append(f"{report.n_tasks - report.n_groups} task(s) with no graded rollout left out")
 
@@ -357,9 +413,6 @@ def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unan
     )
     report.note = "; ".join(notes)
     report.warnings = warnings
-    if names is not None:
-        _by_groups(report, df, names, k=k, min_k=min_k, unanimous_short=unanimous_short, level=level,
-                   ci_method=ci_method, kway_ci_method=kway_ci_method, binary_ci=binary_ci, n_boot=n_boot, seed=rng)
     return report
 
 
@@ -433,31 +486,31 @@ def _scatter(stats: pl.DataFrame, graded: pl.DataFrame, values: np.ndarray) -> n
     return out
 
 
-def _describe_rewards(df: pl.DataFrame, report: PassAt, warnings: list[str]) -> None:
-    reward = pl.col("reward")
-    info = df.select(
-        (reward.is_not_null() & (reward != 0.0) & (reward != 1.0)).sum().alias("partial"),
-        reward.min().alias("lo"), reward.max().alias("hi"), reward.count().alias("n"),
-    ).row(0, named=True)
-    report.n_partial = int(info["partial"])
-    if info["n"] >= MIN_CI_TASKS and info["lo"] == info["hi"]:
-        warnings.append(f"every graded row scored {info['lo']:.2f} ({info['n']} of {info['n']}); "
+def _describe_rewards(facts: dict[str, Any], report: PassAt, warnings: list[str]) -> None:
+    report.n_partial = int(facts["n_partial"])
+    if facts["n_reward"] >= MIN_CI_TASKS and facts["lo"] == facts["hi"]:
+        warnings.append(f"every graded row scored {facts['lo']:.2f} ({facts['n_reward']} of {facts['n_reward']}); "
                         "check the judge before reading this number.")
-    _judge_failures(df, warnings)
+    _judge_failures(facts, warnings)
 
 
-def _judge_failures(df: pl.DataFrame, warnings: list[str]) -> None:
-    if "judge_status" not in df.columns:
-        return
-    ungraded = pl.col("reward").is_null() & pl.col("judge_status").is_not_null() & (pl.col("judge_status") != "ok")
-    agent = pl.col("judge_status") == "agent_error"
-    if "finish_reason" in df.columns:
-        agent = agent | (pl.col("finish_reason") == "error")
-    crashed = df.filter(ungraded & agent).height
-    failed = df.filter(ungraded & ~agent).height
+def _judge_failures(facts: dict[str, Any], warnings: list[str]) -> None:
+    crashed = int(facts.get("n_agent_crashed", 0))
+    failed = int(facts["n_judge_failed"])
     if crashed:
         warnings.append(f"{crashed} row(s) ended in an agent or harness error (the rollout itself failed, so there "
                         "was nothing to grade); they are left out. Fix the agent or harness and re-run those samples.")
     if failed:
         warnings.append(f"the judge failed on {failed} row(s) (judge_status not ok); they are left out. "
                         "Re-run the judge on data.unjudged().")
+
+
+def _pass_at_ray(ds: Any, **options: Any) -> Any:
+    """``whileai.pass_at`` on a Ray dataset: merged per-task sums into ``pass_at_from_stats``."""
+    from whileai.measure._ray import cells, facts_of, nan_warning, per_task, ray_config, stats_of
+
+    c, _ = cells(ds)
+    warnings: list[str] = []
+    nan_warning(c, warnings)
+    return pass_at_from_stats(stats_of(per_task(c, [])), facts_of(c), warnings=warnings, config=ray_config(c),
+                              **options)

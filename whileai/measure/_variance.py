@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,17 +19,18 @@ from whileai.measure._common import (
     marker_names,
     metric_label,
     read_rows,
+    run_labels,
     task_values,
 )
 from whileai.report import ChartedReport
 from whileai.stats.intervals import t_quantile
 from whileai.stats.power import noise_band_width
 from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["EvalVarianceReport", "eval_variance", "noise_band", "run_labels", "run_means"]
 
 #: Fields of ``lineage`` that name the re-run a row came from, in the order they are tried.
-RUN_FIELDS = ("eval_run", "scoring_run_id")
 
 
 class EvalVarianceReport(ChartedReport):
@@ -146,36 +148,13 @@ def noise_band(run_std: float, n_a: float = 1, n_b: float = 1, df: float | None 
     return noise_band_width(float(run_std), n_a, n_b, df, level=level)
 
 
-def run_labels(df: pl.DataFrame, by: str | None = None) -> tuple[pl.Expr | None, str]:
-    """The expression naming each row's re-run, and where it came from.
-
-    ``by`` (a column or lineage field), else ``lineage.eval_run``, else ``lineage.scoring_run_id``;
-    None when the rows carry none.
-    """
-    lineage = set()
-    if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct):
-        lineage = {f.name for f in df.schema["lineage"].fields}  # type: ignore[union-attr]
-    if by is not None:
-        if by in df.columns:
-            return pl.col(by).cast(pl.String), by
-        if by in lineage:
-            return pl.col("lineage").struct.field(by).cast(pl.String), f"lineage.{by}"
-        raise ArgumentError(f"by must name a column or lineage field that labels the re-runs, got {by!r}. "
-                            f"Columns: {', '.join(df.columns[:12])}.")
-    for name in RUN_FIELDS:
-        if name in lineage:
-            expr = pl.col("lineage").struct.field(name)
-            if df.select(expr.is_not_null().any()).item():
-                return expr.cast(pl.String), f"lineage.{name}"
-    return None, ""
-
-
 def run_means(values: pl.DataFrame, metrics: list[str]) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
     """Per-run means of each metric over the tasks every run has a value for.
 
     ``values`` has columns ``_run``, ``task_key`` and one per metric. Returns
     ``({metric: {run: mean}}, {metric: tasks in every run})``.
     """
+    values = values.sort("_run", "task_key")  # one summation order, whatever order the group-by returned
     runs = values["_run"].unique(maintain_order=True).sort()
     n_runs = runs.len()
     out: dict[str, dict[str, float]] = {}
@@ -228,6 +207,9 @@ def eval_variance(*runs: IntoRows, metric: str = PASS_AT_1, by: str | None = Non
     level = check_level(level)
     label = metric_label(metric)
     warnings: list[str] = []
+    if any(is_ray_dataset(r) for r in runs):
+        values, metrics, source = _variance_ray(runs, label=label, by=by, warnings=warnings)
+        return eval_variance_from_values(values, metrics, label=label, level=level, source=source, warnings=warnings)
     frames = [clean_rewards(read_rows(r, extra=[by] if by else []), warnings) for r in runs]
     parts: list[pl.DataFrame] = []
     if len(frames) == 1:
@@ -247,11 +229,21 @@ def eval_variance(*runs: IntoRows, metric: str = PASS_AT_1, by: str | None = Non
         for i, df in enumerate(frames, start=1):
             if df.height:
                 parts.append(task_values(df, metrics, maintain_order=False).with_columns(pl.lit(f"run_{i}").alias("_run")))
+    values = pl.concat([p.select("_run", "task_key", *metrics) for p in parts], how="vertical_relaxed") if parts else None
+    return eval_variance_from_values(values, metrics, label=label, level=level, source=source, warnings=warnings)
+
+
+def eval_variance_from_values(values: pl.DataFrame | None, metrics: list[str], *, label: str, level: float,
+                              source: str, warnings: list[str]) -> EvalVarianceReport:
+    """The :func:`eval_variance` report from per-(run, task) values (``_run``, ``task_key``, one column a metric).
+
+    The kernel both engines share: the local path builds ``values`` with ``task_values``, the Ray
+    path from partial sums merged by (run, task) (``whileai.measure._ray``).
+    """
     report = EvalVarianceReport(metric=label if label == PASS_AT_1 else f"marker:{label}", level=level, run_source=source)
-    if not parts:
+    if values is None or values.height == 0:
         report.warnings = warnings + ["no rows: nothing to measure. Pass the rows of three re-runs."]
         return report
-    values = pl.concat([p.select("_run", "task_key", *metrics) for p in parts], how="vertical_relaxed")
     values = values.filter(pl.col("_run").is_not_null())
     by_metric, common = run_means(values, metrics)
     means = by_metric[label]
@@ -284,10 +276,12 @@ def eval_variance(*runs: IntoRows, metric: str = PASS_AT_1, by: str | None = Non
     return report
 
 
-def _metrics(frames: list[pl.DataFrame], label: str) -> list[str]:
-    shared = set(marker_names(frames[0])) if frames else set()
-    for df in frames[1:]:
-        shared &= set(marker_names(df))
+def _metrics(frames: list[pl.DataFrame] | list[list[str]], label: str) -> list[str]:
+    """pass_at_1 and the markers every run carries (frames, or each run's marker names); refuses ``label`` outside them."""
+    names = [m if isinstance(m, list) else marker_names(m) for m in frames]
+    shared = set(names[0]) if names else set()
+    for more in names[1:]:
+        shared &= set(more)
     if label != PASS_AT_1 and label not in shared:
         raise ArgumentError(f"metric must be measured in every run, got {label!r}. "
                             f"Measured in every run: {', '.join([PASS_AT_1, *sorted(shared)])}.")
@@ -304,3 +298,45 @@ def _stability(points: float) -> str:
         return "noisy"
     return "high_variance"
 
+
+def _variance_ray(runs: Sequence[Any], *, label: str, by: str | None,
+                    warnings: list[str]) -> tuple[pl.DataFrame | None, list[str], str]:
+    """``eval_variance``'s per-(run, task) values when a run is a Ray dataset; metrics; the run source."""
+    from whileai.measure._ray import cells, nan_warning, per_task, run_source, values_of
+
+    if len(runs) == 1:
+        ds = runs[0]
+        source = run_source(ds, by)
+        c, markers = cells(ds, run_by=by, runs=True)
+        nan_warning(c, warnings)
+        metrics = _metrics([markers], label)
+        if c.height == 0:
+            return None, metrics, source
+        if c["_run"].null_count() == c.height and by is None:
+            vals = values_of(per_task(c, markers), metrics).with_columns(pl.lit("0").alias("_run"))
+            return vals, metrics, "one row set with no re-run label"
+        return values_of(per_task(c, markers, ("_run", "task_key")), metrics, ("_run", "task_key")), metrics, source
+    parts: list[tuple[str, Any]] = []
+    names: list[list[str]] = []
+    for i, rows in enumerate(runs, start=1):
+        if is_ray_dataset(rows):
+            c, markers = cells(rows)
+            nan_warning(c, warnings)
+            parts.append((f"run_{i}", (c, markers)))
+            names.append(markers)
+        else:
+            df = clean_rewards(read_rows(rows, extra=[by] if by else []), warnings)
+            parts.append((f"run_{i}", df))
+            names.append(marker_names(df))
+    metrics = _metrics(names, label)
+    frames = []
+    for run, part in parts:
+        if isinstance(part, pl.DataFrame):
+            if part.height:
+                frames.append(task_values(part, metrics, maintain_order=False).with_columns(pl.lit(run).alias("_run")))
+        elif part[0].height:
+            frames.append(values_of(per_task(part[0], part[1]), metrics).with_columns(pl.lit(run).alias("_run")))
+    if not frames:
+        return None, metrics, "separate row sets"
+    return pl.concat([f.select("_run", "task_key", *metrics) for f in frames], how="vertical_relaxed"), metrics, \
+        "separate row sets"

@@ -11,6 +11,7 @@ from whileai.selection._common import check_choice
 from whileai.selection._rl import select_for_rl
 from whileai.selection._sft import select_for_sft
 from whileai.table import IntoRows, StepResult
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["MODES", "optimize"]
 
@@ -59,6 +60,10 @@ def optimize(rows: IntoRows, /, *, mode: Literal["rl", "sft"] = "rl", **options:
         (64, 8)
     """
     mode = check_choice("mode", mode, MODES)  # type: ignore[assignment]
+    if is_ray_dataset(rows):
+        from whileai.selection._ray import select as ray_select
+
+        return ray_select(rows, mode=mode, **options)  # type: ignore[return-value]
     stray = sorted(set(options) - _OPTIONS[mode])
     if stray:
         other = "sft" if mode == "rl" else "rl"

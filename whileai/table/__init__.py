@@ -1,10 +1,11 @@
 """The rollout table: schema, readers, writers, task identity and derived columns.
 
 Other packages import only the names here and the public modules ``derive``, ``normalize``
-(message and JSON normalisation) and ``schema``; the ``_`` modules are this package's own.
+(message and JSON normalisation), ``schema`` and ``raydata`` (the Ray engine's shared pieces,
+``docs/scale.md``); the ``_`` modules are this package's own.
 """
 
-from whileai.table import normalize
+from whileai.table import normalize, raydata
 from whileai.table._kind import (
     Fluent,
     FluentT,
@@ -47,21 +48,22 @@ from whileai.table.derive import (
 )
 from whileai.table.normalize import CANONICAL_JSON
 from whileai.table.normalize import dumps as canonical_json
+from whileai.table.raydata import is_ray_dataset, read_dataset
 from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL, Column
 
 __all__ = [
     "CANONICAL_JSON",
     "COLUMNS",
-    "JSON_COLUMNS",
-    "MESSAGE",
-    "PRIVILEGED_COLUMNS",
-    "TOOL_CALL",
     "Column",
     "Fluent",
     "FluentT",
     "HasFrame",
     "IntoRows",
+    "JSON_COLUMNS",
+    "MESSAGE",
+    "PRIVILEGED_COLUMNS",
     "StepResult",
+    "TOOL_CALL",
     "atomic_path",
     "canonical_json",
     "check_output",
@@ -70,6 +72,7 @@ __all__ = [
     "frame",
     "frame_format",
     "is_fluent",
+    "is_ray_dataset",
     "iter_rows",
     "like_input",
     "markers_of",
@@ -81,8 +84,10 @@ __all__ = [
     "normalize",
     "open_binary",
     "output_format",
-    "parse_mapping",
     "pair_length_delta",
+    "parse_mapping",
+    "raydata",
+    "read_dataset",
     "read_jsonl_rows",
     "reply_chars",
     "row_dicts",
