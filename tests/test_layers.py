@@ -48,6 +48,7 @@ RANK: dict[str, int] = {
     "stats": 30,
     # base
     "_checks": 12,
+    "_cost": 12,
     "_timeouts": 12,
     "_progress": 12,
     "defaults": 10,

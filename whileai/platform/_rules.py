@@ -11,16 +11,14 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from whileai._cost import gpu_cost
 from whileai.defaults import (
     BRIEF_MAX_ITEMS,
     CANNOT_READ_SHOWN,
     CI_LEVEL,
-    GPU_PRICE_SOURCE,
-    GPU_USD_PER_HOUR,
     LENGTH_BIAS_MAX,
     SAMPLE_FAILURES,
     SAMPLE_PASSES,
-    SECONDS_PER_HOUR,
     VERDICT_MIN_AGREEMENT,
     VERDICT_MIN_N,
 )
@@ -530,20 +528,15 @@ def noise_floor_points(run_std: float, runs: int, *, level: float = CI_LEVEL) ->
 def cost_of(gpu: str | None, seconds: float | None) -> tuple[float | None, str]:
     """The training cost estimate: seconds / 3600 x the GPU's list rate, to the cent, and its basis.
 
+    The one formula is ``whileai._cost.gpu_cost`` (``wai.train`` prices its runs with it too).
+
     Examples:
         >>> cost_of("A10G", 56)
         (0.02, 'estimate: A10G at $1.10/h, modal.com/pricing 2026-09-20')
         >>> cost_of("Z9", 56)[0] is None
         True
     """
-    if gpu is None or seconds is None:
-        return None, "no estimate: the run did not report its gpu and seconds; pass cost_usd= with your own figure."
-    rate = GPU_USD_PER_HOUR.get(gpu)
-    if rate is None:
-        known = ", ".join(sorted(GPU_USD_PER_HOUR))
-        return None, (f"no estimate: {gpu!r} is not in the price table ({known}; {GPU_PRICE_SOURCE}); "
-                      "pass cost_usd= with your own figure.")
-    return round(float(seconds) / SECONDS_PER_HOUR * rate, 2), f"estimate: {gpu} at ${rate:.2f}/h, {GPU_PRICE_SOURCE}"
+    return gpu_cost(gpu, seconds)
 
 
 def sample_of(rows: Sequence[Example]) -> list[Example]:

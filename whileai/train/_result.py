@@ -7,6 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from whileai._cost import gpu_cost
 from whileai.report import Report
 
 __all__ = ["TrackedRun", "TrainResult", "cost_line"]
@@ -30,17 +31,21 @@ class TrackedRun(Protocol):
 def cost_line(seconds: float, device: str, gpu_usd_per_hour: float | None) -> tuple[float | None, str]:
     """``(cost_usd, cost_basis)``: seconds / 3600 x rate to the cent, or None with the reason.
 
+    The rate is ``gpu_usd_per_hour`` when given, else the device's row of ``GPU_USD_PER_HOUR``
+    (``whileai._cost.gpu_cost``, the formula the platform's run records use). A CPU has no rate.
+
     Examples:
         >>> cost_line(1800, "NVIDIA A10G", 1.10)
         (0.55, 'estimate: NVIDIA A10G at $1.10/h (given), 1800 s; an estimate, not a bill')
+        >>> cost_line(1800, "NVIDIA A10G", None)
+        (0.55, 'estimate: A10G at $1.10/h, modal.com/pricing 2026-09-20, 1800 s; an estimate, not a bill')
         >>> cost_line(60, "cpu", None)[0] is None
         True
     """
-    if gpu_usd_per_hour is None:
-        return None, (f"GPU rate unknown: {device} for {seconds:.0f} s, and no rate table is configured; "
-                      "pass gpu_usd_per_hour= to price it")
-    return round(seconds / 3600 * float(gpu_usd_per_hour), 2), (
-        f"estimate: {device} at ${float(gpu_usd_per_hour):.2f}/h (given), {seconds:.0f} s; an estimate, not a bill")
+    cost, basis = gpu_cost(device, seconds, rate=gpu_usd_per_hour)
+    if cost is None:
+        return None, f"GPU rate unknown: {device} for {seconds:.0f} s ({basis.removeprefix('no estimate: ')})"
+    return cost, f"{basis}, {seconds:.0f} s; an estimate, not a bill"
 
 
 class TrainResult(Report):
