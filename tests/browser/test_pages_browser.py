@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shutil
 import socket
 import subprocess
@@ -43,31 +42,35 @@ def server(tmp_path_factory):
     tracked = seed(store)
     expected = tracked.brief().markdown()
     port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    log = open(log_path, "wb")  # noqa: SIM115
+    # The server's output goes to a file, not a pipe read with select(): select() cannot see lines
+    # Python already buffered, so two lines arriving together used to hang the fixture for a minute.
     proc = subprocess.Popen([sys.executable, "-m", "whileai.cli.main", "server", "--port", str(port), "--store",
-                             str(store), "--log-level", "warning"], stderr=subprocess.PIPE, text=True)
+                             str(store), "--log-level", "warning"], stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
     link, deadline = None, time.monotonic() + 60
     try:
-        while link is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stderr], [], [], 1.0)
-            if ready:
-                line = proc.stderr.readline()
-                m = re.search(r"(http://127\.0\.0\.1:\d+/login\?token=\S+)", line)
-                if m:
-                    link = m.group(1)
-            if proc.poll() is not None:
-                break
-        assert link, "wai server did not print its sign-in link"
-        url = f"http://127.0.0.1:{port}"
-        for _ in range(200):
+        while time.monotonic() < deadline and proc.poll() is None:
             try:
-                httpx.get(f"{url}/openapi.json", timeout=1).raise_for_status()
-                break
+                if httpx.get(f"{url}/openapi.json", timeout=1).status_code == 200:
+                    break
             except httpx.HTTPError:
                 time.sleep(0.1)
+        printed = log_path.read_text(errors="replace")
+        m = re.search(r"(http://127\.0\.0\.1:\d+/login\?token=\S+)", printed)
+        link = m.group(1) if m else None
+        assert link, f"wai server did not print its sign-in link (exit {proc.poll()}): {printed[-2000:]}"
         yield {"url": url, "link": link, "brief": expected}
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+        log.close()
 
 
 @pytest.fixture(scope="module")
