@@ -470,8 +470,10 @@ def _choose_k(k: int | None, min_k: int, n_graded: np.ndarray, report: PassAt, n
     if multi.size and int(multi.max()) > chosen:
         notes.append(f"groups are uneven ({chosen} to {int(multi.max())} repeats); k is the smallest")
     if n_graded.size and chosen < min_k:
-        notes.append(f"pass^k and pass@k need {min_k} rollouts per task and these rows have {chosen}; "
-                     f"set repeats>={min_k} for pass^k and pass@k")
+        more = f"; or pass k={chosen} (or min_k={chosen}) to report pass^{chosen} and pass@{chosen} on these rows" \
+            if chosen >= 2 else ""
+        notes.append(f"pass^k and pass@k are reported from {min_k} rollouts per task (min_k) and these rows have "
+                     f"{chosen}; set repeats>={min_k} for pass^k and pass@k{more}")
         return chosen, False
     return chosen, bool(n_graded.size)
 
