@@ -165,9 +165,20 @@ class PassAt(ChartedReport):
         return "\n".join("\t".join(r) for r in rows)
 
     def figure_spec(self) -> dict[str, Any]:
-        """pass@1, pass^k and pass@k as bars with their intervals (whileai.charts.interval_bars)."""
+        """pass@1, pass^k and pass@k as bars with their intervals (whileai.charts.interval_bars).
+
+        With ``by=``, one bar of pass@1 per group instead, each with its interval.
+        """
         from whileai.charts import interval_bars
 
+        if self.groups:
+            cis = [g.get("ci95") for g in self.groups.values()]
+            many = len(self.by or ()) > 1
+            names = [name if many else name.split("=", 1)[-1] for name in self.groups]
+            return interval_bars(names, [g.get("pass_at_1") for g in self.groups.values()],
+                                 [c[0] if c else None for c in cis], [c[1] if c else None for c in cis],
+                                 title=f"pass@1 by {', '.join(self.by or ())} ({self.level:.0%} intervals)",
+                                 y_title="pass@1")
         k = self.k
         cis = [self.ci95, self.pass_pow_k_ci95, self.pass_at_k_ci95]
         return interval_bars(

@@ -10,7 +10,14 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
-from whileai.defaults import BINARY_CI_METHOD, BOOTSTRAP_DRAWS, CI_LEVEL, CI_METHOD, DEFAULT_SEED, PASS_CI_METHOD
+from whileai.defaults import (
+    BINARY_CI_METHOD,
+    BOOTSTRAP_DRAWS,
+    CI_LEVEL,
+    CI_METHOD,
+    DEFAULT_SEED,
+    PASS_CI_METHOD,
+)
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
