@@ -247,7 +247,8 @@ def hack_scan(
     both parents.
 
     Args:
-        rows: Graded rollouts (any input ``table.frame`` reads).
+        rows: Graded rollouts (any input ``table.frame`` reads), or a ``ray.data.Dataset``: its
+            workers build the features, the driver runs the same kernel (docs/scale.md).
         endorsed: What the reward should track, as substrings of feature names (e.g.
             ``["marker:correct", "tool:refund_order"]``). With it the report says
             ``reward_hack``, ``integrity`` and ``rivals``.
@@ -262,7 +263,8 @@ def hack_scan(
         seeds: Best binary features whose pairwise ANDs are tried.
         alpha: Family-wise level of the floor.
         reward: The reward column.
-        seed: Seed of the shuffles (and of the vocabulary sample on very large inputs).
+        seed: Seed of the shuffles (above HACK_VOCAB_SAMPLE_ROWS graded rows the vocabulary is
+            ranked on the asks a hash of the task key picks, the same on every engine).
         top_features: Features printed.
 
     Returns:
