@@ -484,7 +484,7 @@ def _and_tier(D: np.ndarray, auto_mat: Any, pool_d: list[int], pool_a: np.ndarra
     pair_obs = np.rint(acc).astype(np.int64)
     scanned_d = np.flatnonzero(keep_d)
     scanned_a = np.flatnonzero(keep_a)
-    return AndTier(pool=full[eff_idx], pair_obs=pair_obs, n_graded=int(full.shape[0]),
+    return AndTier(pool_t=np.ascontiguousarray(full[eff_idx].T), pair_obs=pair_obs, n_graded=int(full.shape[0]),
                     dense_pos=np.searchsorted(scanned_d, np.asarray(pool_d, dtype=np.int64)),
                     auto_pos=np.searchsorted(scanned_a, pool_a), seeds=seeds, min_obs=min_obs, sxx={})
 

@@ -26,8 +26,9 @@ PERM_CELLS = 4_000_000  # rows x shuffles held at once
 class AndTier(NamedTuple):
     """What a shuffle needs to rebuild the AND tier: the binary pool and where its rho comes from."""
 
-    pool: np.ndarray
-    """Bool (disagreeing-ask rows x pool features): dense binary features, then auto ones."""
+    pool_t: np.ndarray
+    """Bool (pool features x disagreeing-ask rows), one feature a contiguous row: dense binary
+    features, then auto ones."""
     pair_obs: np.ndarray
     """Rows (over every graded row) where both features of a pair are present."""
     n_graded: int
@@ -63,19 +64,18 @@ class WithinKernel:
             return out
         ia, ib = np.triu_indices(take, k=1)
         ranked = np.argsort(-np.nan_to_num(pool_rho, nan=-1.0), axis=0, kind="stable")[:take]
-        m = tier.pool.shape[1]
-        for j in range(b):
-            top = ranked[:, j]
-            lo_i, hi_i = np.minimum(top[ia], top[ib]), np.maximum(top[ia], top[ib])
-            both = tier.pair_obs[lo_i, hi_i]
-            keep = (both >= tier.min_obs) & (tier.n_graded - both >= tier.min_obs)
-            if not keep.any():
-                continue
-            codes = lo_i[keep] * m + hi_i[keep]
-            self._and_sxx(tier, [c for c in codes.tolist() if c not in tier.sxx])
-            sxx = np.array([tier.sxx[c] for c in codes.tolist()])
-            X = tier.pool[:, top].astype(np.float32)
-            S = X.T @ (X * Yp[:, j:j + 1])
+        m = tier.pool_t.shape[0]
+        top_all = ranked.T  # (shuffle, seed rank)
+        lo_all, hi_all = np.minimum(top_all[:, ia], top_all[:, ib]), np.maximum(top_all[:, ia], top_all[:, ib])
+        both_all = tier.pair_obs[lo_all, hi_all]
+        keep_all = (both_all >= tier.min_obs) & (tier.n_graded - both_all >= tier.min_obs)
+        codes_all = lo_all * m + hi_all
+        self._and_sxx(tier, sorted(set(codes_all[keep_all].tolist()) - tier.sxx.keys()))
+        for j in np.flatnonzero(keep_all.any(axis=1)).tolist():
+            keep = keep_all[j]
+            sxx = np.array([tier.sxx[c] for c in codes_all[j][keep].tolist()])
+            Xt = tier.pool_t[top_all[j]].astype(np.float32)  # the shuffle's seeds, one contiguous row each
+            S = Xt @ (Xt * np.ascontiguousarray(Yp[:, j])).T
             sxy = S[ia[keep], ib[keep]].astype(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where(sxx > 1e-9, np.abs(sxy) / np.sqrt(sxx * self.syy), 0.0)
@@ -86,13 +86,13 @@ class WithinKernel:
         """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
         if not codes:
             return
-        m = tier.pool.shape[1]
+        m = tier.pool_t.shape[0]
         left = np.array([c // m for c in codes])
         right = np.array([c % m for c in codes])
         sums = np.zeros((self.n_g.size, left.size))
         ones = np.zeros(left.size)
-        for sl in row_chunks(tier.pool.shape[0]):  # bounded memory: one row chunk of ANDs at a time
-            Pf = (tier.pool[sl][:, left] & tier.pool[sl][:, right]).astype(np.float32)
+        for sl in row_chunks(tier.pool_t.shape[1]):  # bounded memory: one row chunk of ANDs at a time (exact 0/1 sums)
+            Pf = (tier.pool_t[left, sl] & tier.pool_t[right, sl]).T.astype(np.float32)
             sums += np.asarray(self.G[sl].T @ Pf)
             ones += Pf.sum(axis=0)
         sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
