@@ -104,3 +104,20 @@ if __name__ == "__main__":  # write the saved reports (run once, from the versio
             (PIN / f"{case}.json").write_text(json.dumps(_report(case, mp), indent=1, sort_keys=True) + "\n")
         finally:
             mp.undo()
+
+
+def test_flags_without_evidence_are_raised_on_the_same_rows():
+    from whileai import table
+    from whileai.guard._trace import FLAGS, _flag_frame
+
+    rows = [{"prompt": "fix it", "final_text": "I fixed the bug and all tests pass."},
+            {"prompt": "fix it", "final_text": "I verified it. Sorry, it failed."},
+            {"prompt": "x", "final_text": "Done: rm -rf build, key sk-abcdefghijklmnopqrstuvwx"}]
+    df = pl.concat([table.frame(rows), _table(21).drop("markers", strict=False)], how="diagonal_relaxed")
+    with_ev = _flag_frame(df, {})
+    bare = _flag_frame(df, {}, evidence=False)
+    raised = 0
+    for flag in FLAGS:
+        assert with_ev[flag].is_null().to_list() == bare[flag].is_null().to_list(), flag
+        raised += with_ev[flag].is_not_null().sum()
+    assert raised >= 3

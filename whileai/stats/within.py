@@ -21,6 +21,7 @@ from whileai.defaults import CHUNK_ROWS
 __all__ = ["AndTier", "WithinKernel", "row_chunks"]
 
 PERM_CELLS = 4_000_000  # rows x shuffles held at once
+_AND_BATCH = 16  # AND columns built at once when their within-ask sums of squares are cached
 
 
 class AndTier(NamedTuple):
@@ -91,10 +92,11 @@ class WithinKernel:
         right = np.array([c % m for c in codes])
         sums = np.zeros((self.n_g.size, left.size))
         ones = np.zeros(left.size)
-        for sl in row_chunks(tier.pool_t.shape[1]):  # bounded memory: one row chunk of ANDs at a time (exact 0/1 sums)
-            Pf = (tier.pool_t[left, sl] & tier.pool_t[right, sl]).T.astype(np.float32)
-            sums += np.asarray(self.G[sl].T @ Pf)
-            ones += Pf.sum(axis=0)
+        for k in range(0, left.size, _AND_BATCH):  # bounded memory: a batch of ANDs at a time, over every row
+            P = tier.pool_t[left[k:k + _AND_BATCH]] & tier.pool_t[right[k:k + _AND_BATCH]]
+            per = np.add.reduceat(P, self.starts, axis=1, dtype=np.int64)  # rows are sorted by group: exact counts
+            sums[:, k:k + _AND_BATCH] = per.T
+            ones[k:k + _AND_BATCH] = per.sum(axis=1)
         sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
         tier.sxx.update(zip(codes, sxx.tolist()))
 
@@ -108,6 +110,7 @@ class WithinKernel:
         self.syy = syy
         n = gid.size
         self.G = sp.csr_matrix((np.ones(n), (np.arange(n), gid)), shape=(n, n_g.size))
+        self.starts = np.concatenate([[0], np.cumsum(n_g.astype(np.int64))[:-1]]) if n_g.size else np.zeros(0, np.int64)
 
     def _rho(self, sxy: np.ndarray, sxx: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
