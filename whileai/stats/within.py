@@ -149,7 +149,9 @@ class WithinKernel:
         search redone under the null, Westfall and Young 1993, ch. 2) and counts its ANDs.
         """
         n = self.gid.size
-        dense = [(X, np.flatnonzero(m), sxx[m]) for X, m, sxx in blocks[:1] if X.shape[1] and m.any()]
+        # the scanned dense columns once, as float32 with one feature a contiguous row
+        dense = [(np.ascontiguousarray(X[:, np.flatnonzero(m)].T, dtype=np.float32), np.flatnonzero(m), sxx[m])
+                 for X, m, sxx in blocks[:1] if X.shape[1] and m.any()]
         if not dense and (A is None or A.shape[1] == 0):
             return np.zeros(0)
         block = max(1, min(n_perm, PERM_CELLS // max(n, 1)))
@@ -176,10 +178,10 @@ class WithinKernel:
             best = np.zeros(b)
             rho_dense = np.zeros((0, b))
             rho_auto = np.zeros((0, b))
-            for (X, cols, _), inv in zip(dense, invs):
+            for (Xt, cols, _), inv in zip(dense, invs):
                 acc = np.zeros((cols.size, b))
                 for sl in chunks:
-                    acc += X[sl][:, cols].astype(np.float32).T @ Yp[sl]
+                    acc += Xt[:, sl] @ Yp[sl]
                 rho_dense = acc * inv[:, None]
                 best = np.maximum(best, np.abs(rho_dense).max(axis=0))
             if A is not None and A.shape[1] and inv_a is not None:
