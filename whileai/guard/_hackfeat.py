@@ -210,8 +210,9 @@ def chunk_features(ch: pl.DataFrame, vocab: np.ndarray | None, spec: Spec, *, of
     auto_r = auto_c = np.zeros(0, np.int64)
     names: dict[int, str] = {}
     if vocab is not None:
-        r, h, n_words = _doc_pairs(texts, unique=False)
-        auto_r, auto_c, first_c, first_r = _auto_hits(r, h, vocab)
+        toks = tokenize(texts)
+        n_words = np.diff(toks.offsets)
+        auto_r, auto_c, first_c, first_r = _token_hits(toks, vocab)
         if first_c.size:
             names = dict(zip(vocab[first_c].tolist(), _names(texts, vocab[first_c], first_r)))
     pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, n_words=n_words, offset=offset)
@@ -263,6 +264,35 @@ def one_pass_features(df: pl.DataFrame, spec: Spec, *, chunk: int, n_voc: int, n
         texts = agent_text_of(df[uniq])
         parts[0] = parts[0]._replace(names=dict(zip(vocab[cols].tolist(), _names(texts, vocab[cols], pos))))
     return parts, vocab
+
+
+def _token_hits(toks: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_auto_hits`` over every word and adjacent word pair of ``toks``, row numbers read only for hits."""
+    h, row = toks.hash, toks.row
+    rows_parts: list[np.ndarray] = []
+    cols_parts: list[np.ndarray] = []
+
+    def match(hashes: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray]) -> None:
+        if not hashes.size:
+            return
+        pos = np.minimum(np.searchsorted(vocab, hashes), vocab.size - 1)
+        hit = np.flatnonzero(vocab[pos] == hashes)
+        rows_parts.append(rows_of(hit))
+        cols_parts.append(pos[hit].astype(np.int64))
+
+    match(h, lambda i: row[i])
+    if h.size > 1:
+        bstart = np.flatnonzero(row[:-1] == row[1:])
+        if bstart.size:
+            match(pair(h[bstart], h[bstart + 1]), lambda i: row[bstart[i]])
+    if not rows_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    auto_r = np.concatenate(rows_parts).astype(np.int64)
+    auto_c = np.concatenate(cols_parts)
+    if not auto_c.size:
+        return auto_r, auto_c, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
+    return auto_r, auto_c, first["c"].to_numpy(), first["r"].to_numpy()
 
 
 def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

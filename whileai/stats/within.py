@@ -94,11 +94,21 @@ class WithinKernel:
         ones = np.zeros(left.size)
         for k in range(0, left.size, _AND_BATCH):  # bounded memory: a batch of ANDs at a time, over every row
             P = tier.pool_t[left[k:k + _AND_BATCH]] & tier.pool_t[right[k:k + _AND_BATCH]]
-            per = np.add.reduceat(P, self.starts, axis=1, dtype=np.int64)  # rows are sorted by group: exact counts
+            per = self._group_counts(P)
             sums[:, k:k + _AND_BATCH] = per.T
             ones[k:k + _AND_BATCH] = per.sum(axis=1)
         sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
         tier.sxx.update(zip(codes, sxx.tolist()))
+
+    def _group_counts(self, P: np.ndarray) -> np.ndarray:
+        """Per row of the bool ``P`` (features x rows sorted by group), its count in each group (exact)."""
+        sizes = self.n_g.astype(np.int64)
+        if sizes.size and np.all(sizes == sizes[0]):  # equal groups: one reshape
+            return P.reshape(P.shape[0], sizes.size, int(sizes[0])).sum(axis=2, dtype=np.int64)
+        cs = np.zeros((P.shape[0], P.shape[1] + 1), dtype=np.int64)
+        np.cumsum(P, axis=1, dtype=np.int64, out=cs[:, 1:])
+        ends = self.starts + sizes
+        return cs[:, ends] - cs[:, self.starts]
 
     def __init__(self, gid: np.ndarray, n_g: np.ndarray, yc: np.ndarray, syy: float) -> None:
         """``gid``: group of each row (sorted); ``n_g``: rows per group; ``yc``: centred reward; ``syy``: its sum of squares."""
