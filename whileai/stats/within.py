@@ -21,6 +21,7 @@ from whileai.defaults import CHUNK_ROWS
 __all__ = ["AndTier", "WithinKernel", "row_chunks"]
 
 PERM_CELLS = 4_000_000  # rows x shuffles held at once
+_WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _AND_BATCH = 16  # AND columns built at once when their within-ask sums of squares are cached
 
 
@@ -104,7 +105,10 @@ class WithinKernel:
         """Per row of the bool ``P`` (features x rows sorted by group), its count in each group (exact)."""
         sizes = self.n_g.astype(np.int64)
         if sizes.size and np.all(sizes == sizes[0]):  # equal groups: one reshape
-            return P.reshape(P.shape[0], sizes.size, int(sizes[0])).sum(axis=2, dtype=np.int64)
+            k = int(sizes[0])
+            if k in _WORD and P.flags.c_contiguous:  # a group's k bools (bytes 0/1) as one word: its popcount
+                return np.bitwise_count(P.view(np.uint8).view(_WORD[k]).reshape(P.shape[0], sizes.size)).astype(np.int64)
+            return P.reshape(P.shape[0], sizes.size, k).sum(axis=2, dtype=np.int64)
         cs = np.zeros((P.shape[0], P.shape[1] + 1), dtype=np.int64)
         np.cumsum(P, axis=1, dtype=np.int64, out=cs[:, 1:])
         ends = self.starts + sizes
