@@ -1,0 +1,147 @@
+"""The Ray engine's row outputs against the local path: decontaminate, select(mode="sft"), export.
+
+Each call runs on one generated Parquet folder with both engines: the same counts, the same
+report, the same row ids in the folder the workers wrote. Runs under ``make test-ray`` (a local
+Ray with 2 CPUs, no other address); skips where the ``ray`` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'whileai[ray]'; make test-ray)")
+pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'whileai[ray]')")
+
+import whileai as wai  # noqa: E402
+from whileai import table  # noqa: E402
+from whileai.errors import ArgumentError, TrainingSelectionError  # noqa: E402
+from whileai.testing import rollout_table  # noqa: E402
+
+PARTS = 4
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _write_parts(df: pl.DataFrame, folder) -> None:
+    folder.mkdir()
+    step = -(-df.height // PARTS)
+    for i in range(PARTS):
+        df[i * step:(i + 1) * step].write_parquet(folder / f"part-{i:03d}.parquet")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
+    ctx.default_hash_shuffle_parallelism = 4
+    yield ray
+    ray.shutdown()
+
+
+def _words(rng: np.random.Generator, n: int) -> list[str]:
+    vocab = [f"w{i}" for i in range(40)]
+    return [str(w) for w in rng.choice(vocab, n)]
+
+
+def _contaminated_rows(seed: int = 3) -> tuple[pl.DataFrame, list[dict[str, str]]]:
+    """Training rows over 4 parts with every kind of hit, and the eval rows they are checked against.
+
+    Eval texts share a template sentence (more eval texts than the rare-n-gram cut, so its
+    n-grams are frequent); rows copy eval texts verbatim, nearly (one word changed at the end)
+    or share only the template, and some share an eval task id.
+    """
+    rng = np.random.default_rng(seed)
+    template = "please tell me about the state of my account and what happens next"
+    evals = [{"task_id": f"ev-{i}", "prompt": f"{template} {' '.join(_words(rng, 14))}"} for i in range(60)]
+    base = rollout_table(50, 4, seed=seed)
+    prompts, tasks = [], []
+    for i in range(base.height):
+        kind = i % 7
+        src = evals[int(rng.integers(0, len(evals)))]["prompt"]
+        if kind == 0:
+            prompts.append(src.upper())  # exact: case ignored
+        elif kind == 1:
+            prompts.append(" ".join(src.split()[:-1] + ["zzz"]))  # near: 27 of 28 words covered
+        elif kind == 2:
+            prompts.append(f"{template} {' '.join(_words(rng, 14))}")  # the template only: clean
+        else:
+            prompts.append(" ".join(_words(rng, 20)))
+        tasks.append(f"ev-{i % 60}" if i % 23 == 5 else base["scenario_id"][i])
+    rows = base.with_columns(pl.Series("prompt", prompts), pl.Series("scenario_id", tasks),
+                             pl.Series("task_id", tasks))
+    return rows, evals
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory, local_ray):
+    root = tmp_path_factory.mktemp("rows")
+    dirty, evals = _contaminated_rows()
+    sft = rollout_table(40, 6, seed=9, partial=True)
+    out = {"evals": evals}
+    for name, df in [("dirty", dirty), ("sft", sft), ("export", rollout_table(30, 4, seed=4))]:
+        _write_parts(df, root / name)
+        out[name] = root / name
+    return out
+
+
+def _ds(folder, blocks=None):
+    ds = ray.data.read_parquet(str(folder))
+    return ds if blocks is None else ds.repartition(blocks)  # small files are read as one block
+
+
+def _same(a, b, path="") -> None:
+    """Equal numbers, NaN equal to NaN, compared key by key so a failure names the key."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        assert math.isnan(b), path
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+# ---- decontaminate -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fields", [("prompt",), ("prompt", "final_text")])
+def test_decontaminate_matches_local(folders, tmp_path, fields):
+    local_clean, local = wai.decontaminate(table.frame(folders["dirty"]), eval=folders["evals"], fields=fields)
+    out = tmp_path / "clean"
+    path, on_ray = wai.decontaminate(_ds(folders["dirty"], PARTS), eval=folders["evals"], fields=fields, out=out)
+    assert path == str(out) and out.is_dir()
+    assert local.n_same_task > 0 and local.n_exact > 0 and local.n_near > 0  # every rule is exercised
+    written = table.frame(out)
+    assert written["rollout_id"].to_list() == local_clean["rollout_id"].to_list()  # the same rows, in order
+    a, b = on_ray.to_dict(), local.to_dict()
+    a.pop("notes"), b.pop("notes")
+    _same(a, b)
+    assert sorted(p.name for p in out.iterdir()) == [f"part-{i:05d}.parquet" for i in range(PARTS)]
+
+
+def test_decontaminate_on_ray_examples_count_rows_from_the_start(folders, tmp_path):
+    _, local = wai.decontaminate(table.frame(folders["dirty"]), eval=folders["evals"], examples=200)
+    _, on_ray = wai.decontaminate(_ds(folders["dirty"], PARTS), eval=folders["evals"], examples=200, out=tmp_path / "c")
+    assert len(local.examples) == local.n_contaminated and max(e["index"] for e in local.examples) > 150  # every part
+    _same(on_ray.examples, local.examples)
+
+
+def test_decontaminate_on_ray_refuses_what_it_cannot_do(folders, tmp_path):
+    with pytest.raises(ArgumentError, match="out must be a folder path"):
+        wai.decontaminate(_ds(folders["dirty"]), eval=folders["evals"])
+    with pytest.raises(ArgumentError, match="embedder must be left off for a Ray dataset"):
+        wai.decontaminate(_ds(folders["dirty"]), eval=folders["evals"], out=tmp_path / "x",
+                          embedder=lambda texts: [[1.0]] * len(texts))
+    with pytest.raises(ArgumentError, match="fields must name text fields the training rows have"):
+        wai.decontaminate(_ds(folders["dirty"]), eval=folders["evals"], out=tmp_path / "y", fields=("nope",))
+    assert not (tmp_path / "y").exists()
