@@ -145,3 +145,55 @@ def test_decontaminate_on_ray_refuses_what_it_cannot_do(folders, tmp_path):
     with pytest.raises(ArgumentError, match="fields must name text fields the training rows have"):
         wai.decontaminate(_ds(folders["dirty"]), eval=folders["evals"], out=tmp_path / "y", fields=("nope",))
     assert not (tmp_path / "y").exists()
+
+
+# ---- select(mode="sft") --------------------------------------------------------------------------
+
+_SFT_KEYS = ("n", "n_ungraded", "n_not_pass", "n_junk", "n_eligible", "n_selected", "prompts", "prompts_eligible",
+             "completions_per_prompt_max", "completions_per_prompt_mean", "completions_per_prompt_median",
+             "prompts_with_one_completion", "selection_effective", "reward_mean_eligible", "reward_mean_selected",
+             "eval_sourced", "privileged_leaks_dropped", "privileged_leaks", "note", "target", "k", "selection")
+
+
+@pytest.mark.parametrize("options", [{}, {"target": 25}, {"select": "top_k_overall", "k": 50},
+                                     {"select": "random_per_prompt", "target": 30, "seed": 5},
+                                     {"select": "random_k_overall", "k": 40}, {"min_reward": 0.5, "target": 12}])
+def test_select_sft_writes_the_same_rows_as_local(folders, tmp_path, options):
+    local = wai.select(table.frame(folders["sft"]), mode="sft", **options)
+    out = tmp_path / "sft"
+    on_ray = wai.select(_ds(folders["sft"], PARTS), mode="sft", out=out, **options)
+    assert on_ray.path == str(out) and out.is_dir()
+    assert sorted(table.frame(out)["rollout_id"].to_list()) == sorted(local.df["rollout_id"].to_list())
+    _same({k: on_ray.report[k] for k in _SFT_KEYS}, {k: local.report[k] for k in _SFT_KEYS})
+
+
+def test_select_sft_ties_do_not_depend_on_row_order(folders):
+    df = table.frame(folders["sft"])
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=1)
+    for options in ({}, {"select": "random_k_overall", "k": 30}):
+        a = wai.select(df, mode="sft", target=20, **options).df["rollout_id"].sort().to_list()
+        b = wai.select(shuffled, mode="sft", target=20, **options).df["rollout_id"].sort().to_list()
+        assert a == b
+
+
+def test_select_sft_tie_break_is_a_fair_seeded_draw(folders):
+    """Among tied completions each is picked about equally often over seeds (a chi-square check)."""
+    from scipy import stats
+
+    rows = [{"task_id": "t", "prompt": "same ask", "rollout_id": f"r{i}", "final_text": "done", "reward": 1.0}
+            for i in range(4)]
+    picks = [wai.select(rows, mode="sft", seed=s).df["rollout_id"][0] for s in range(400)]
+    counts = [picks.count(f"r{i}") for i in range(4)]
+    assert stats.chisquare(counts).pvalue > 0.001, counts
+
+
+def test_select_sft_on_ray_raises_like_local(folders, tmp_path):
+    with pytest.raises(TrainingSelectionError, match="min_reward must be met by at least one graded row"):
+        wai.select(_ds(folders["sft"]), mode="sft", out=tmp_path / "x", min_reward=2.0)
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(ArgumentError, match="out must be a folder path"):
+        wai.select(_ds(folders["sft"]), mode="sft")
+    with pytest.raises(ArgumentError, match="select must be"):
+        wai.select(_ds(folders["sft"]), mode="sft", out=tmp_path / "y", select="best")
+    with pytest.raises(ArgumentError, match="options must be those select"):
+        wai.select(_ds(folders["sft"]), mode="sft", out=tmp_path / "y", band=(0.1, 0.9))
