@@ -197,3 +197,43 @@ def test_select_sft_on_ray_raises_like_local(folders, tmp_path):
         wai.select(_ds(folders["sft"]), mode="sft", out=tmp_path / "y", select="best")
     with pytest.raises(ArgumentError, match="options must be those select"):
         wai.select(_ds(folders["sft"]), mode="sft", out=tmp_path / "y", band=(0.1, 0.9))
+
+
+# ---- export --------------------------------------------------------------------------------------
+
+
+def _lines(folder) -> list[dict]:
+    parts = sorted(folder.glob("part-*.jsonl"))
+    return [json.loads(line) for p in parts for line in p.read_text().splitlines() if line]
+
+
+@pytest.mark.parametrize("options", [{}, {"format": "trl"}, {"unroll": True}, {"system_prompt": "Be brief."},
+                                     {"format": "trl", "mask_mode": "final"}])
+def test_export_writes_the_same_lines_as_local(folders, tmp_path, options):
+    local_file = tmp_path / "local.jsonl"
+    local = wai.export(table.frame(folders["export"]), local_file, **options)
+    out = tmp_path / "exported"
+    on_ray = wai.export(_ds(folders["export"], PARTS), out, **options)
+    assert on_ray.path == str(out)
+    assert len(list(out.glob("part-*.jsonl"))) > 1  # written from the workers, block by block
+    expected = [json.loads(line) for line in local_file.read_text().splitlines()]
+    assert _lines(out) == expected  # the same rows, in the same order, encoded alike
+    a, b = on_ray.to_dict(), local.to_dict()
+    a.pop("path"), b.pop("path")
+    _same(a, b)
+
+
+def test_export_on_ray_refuses_a_broken_tool_call_and_leaves_nothing(tmp_path, local_ray):
+    df = rollout_table(6, 2, seed=1)
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{bad"}}
+    rows = [{"scenario_id": r["scenario_id"], "rollout_id": r["rollout_id"], "reward": r["reward"],
+             "messages": [{"role": "user", "content": "find it"},
+                          {"role": "assistant", "content": "", "tool_calls": [call] if i == 7 else []},
+                          {"role": "assistant", "content": "done"}]} for i, r in enumerate(df.iter_rows(named=True))]
+    (tmp_path / "src").mkdir()
+    pl.DataFrame(rows).write_parquet(tmp_path / "src" / "rows.parquet")
+    with pytest.raises(TrainingSelectionError, match=r"tool_call_roundtrip: 1 of 1 tool calls .*rows 7\)"):
+        wai.export(_ds(tmp_path / "src", 3), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ArgumentError, match="out must be a folder path"):
+        wai.export(_ds(tmp_path / "src"))
