@@ -237,3 +237,33 @@ def test_export_on_ray_refuses_a_broken_tool_call_and_leaves_nothing(tmp_path, l
     assert not (tmp_path / "out").exists()
     with pytest.raises(ArgumentError, match="out must be a folder path"):
         wai.export(_ds(tmp_path / "src"))
+
+
+# ---- the command line ----------------------------------------------------------------------------
+
+
+def test_cli_engine_ray_for_decontaminate_select_sft_and_export(folders, tmp_path):
+    from click.testing import CliRunner
+
+    from whileai.cli.main import cli
+
+    evals = tmp_path / "evals.jsonl"
+    evals.write_text("".join(json.dumps(r) + "\n" for r in folders["evals"]))
+    clean = tmp_path / "clean"
+    out = CliRunner().invoke(cli, ["decontaminate", str(folders["dirty"]), "--eval", str(evals), "--engine", "ray",
+                                   "-o", str(clean), "--json"])
+    assert out.exit_code == 0, out.output
+    local_clean, local = wai.decontaminate(table.frame(folders["dirty"]), eval=str(evals))
+    assert json.loads(out.output)["n_contaminated"] == local.n_contaminated
+    assert table.frame(clean)["rollout_id"].to_list() == local_clean["rollout_id"].to_list()
+    kept = tmp_path / "kept"
+    out = CliRunner().invoke(cli, ["select", str(folders["sft"]), "--mode", "sft", "--engine", "ray", "--target", "20",
+                                   "-o", str(kept)])
+    assert out.exit_code == 0, out.output
+    assert sorted(table.frame(kept)["rollout_id"].to_list()) == \
+        sorted(wai.select(table.frame(folders["sft"]), mode="sft", target=20).df["rollout_id"].to_list())
+    exported = tmp_path / "train"
+    out = CliRunner().invoke(cli, ["export", str(folders["export"]), "--engine", "ray", "-o", str(exported), "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["n_written"] == wai.export(table.frame(folders["export"]), tmp_path / "t.jsonl").n_written
+    assert len(_lines(exported)) == json.loads(out.output)["n_written"]

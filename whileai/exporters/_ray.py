@@ -24,7 +24,13 @@ from whileai.exporters._common import resolve_tools
 from whileai.exporters._export import _READ_COLUMNS, _options, _Run
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards
 from whileai.exporters._rows import Counts, Options, build_chunk, prepare_frame
-from whileai.table.raydata import check_output_folder, collect_small, require_ray, translated, write_parts
+from whileai.table.raydata import (
+    check_output_folder,
+    collect_small,
+    require_ray,
+    translated,
+    write_parts,
+)
 
 __all__ = ["export_ray"]
 

@@ -22,7 +22,12 @@ import pyarrow as pa
 from whileai import table
 from whileai.defaults import REJECTION_SAMPLING_MIN_K
 from whileai.errors import SchemaError, TrainingSelectionError
-from whileai.selection._common import eval_sourced, eval_sourced_warning, junk_flag, privileged_leaks
+from whileai.selection._common import (
+    eval_sourced,
+    eval_sourced_warning,
+    junk_flag,
+    privileged_leaks,
+)
 from whileai.selection._sft import SFTSelectionReport, _prompt_key, row_ids, tie_keys
 from whileai.table.raydata import (
     FolderResult,
