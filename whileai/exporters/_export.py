@@ -346,9 +346,9 @@ def export_dataset(
     if is_ray_dataset(source):  # the workers write a folder of JSONL part files (docs/scale.md)
         from whileai.exporters._ray import export_ray
 
-        return export_ray(source, output, format=format, mask_mode=mask_mode, unroll=unroll,
-                          max_tool_output_chars=max_tool_output_chars, validate=validate,
-                          system_prompt=system_prompt, tools=tools, strip_think=strip_think)
+        return export_ray(source, output, _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, False),
+                          run_type=_Run, columns=_READ_COLUMNS, validate=validate, system_prompt=system_prompt,
+                          tools=tools)
     target = target_path(source, output)
     opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, is_parquet(target))
     run = _Run(source, opts, validate=validate, system_prompt=system_prompt, tools=tools)

@@ -21,7 +21,6 @@ from whileai import table
 from whileai.defaults import EXPORT_EXAMPLES, PASS_THRESHOLD
 from whileai.errors import TrainingSelectionError
 from whileai.exporters._common import resolve_tools
-from whileai.exporters._export import _READ_COLUMNS, _options, _Run
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards
 from whileai.exporters._rows import Counts, Options, build_chunk, prepare_frame
 from whileai.table.raydata import (
@@ -51,14 +50,14 @@ def _task_group(group: pa.Table) -> pa.Table:
     return group_stats(df).join(counts, on="task_key").to_arrow()
 
 
-def _encode_block(batch: pa.Table, *, opts: Options, stats: Any, system_prompt: str | None,
-                  tools_json: str | None) -> tuple[bytes, dict[str, Any]]:
+def _encode_block(batch: pa.Table, *, opts: Options, stats: Any, system_prompt: str | None, tools_json: str | None,
+                  columns: tuple[str, ...]) -> tuple[bytes, dict[str, Any]]:
     """One block's JSONL lines and its counts (runs in a worker)."""
     import ray
 
     from whileai.guard._leak import leaking_rows
 
-    part = table.frame(batch, columns=_READ_COLUMNS, allow_empty=True)
+    part = table.frame(batch, columns=columns, allow_empty=True)
     if part.height and "messages" not in part.columns:
         raise TrainingSelectionError(
             "rows must carry a conversation (messages, or prompt and final_text) to become training rows, "
@@ -79,17 +78,16 @@ def _encode_block(batch: pa.Table, *, opts: Options, stats: Any, system_prompt: 
     return payload, summary
 
 
-def export_ray(ds: Any, output: Any, /, *, format: str, mask_mode: str, unroll: bool,
-               max_tool_output_chars: int | None, validate: bool, system_prompt: str | None, tools: Any,
-               strip_think: bool) -> ExportReport:
+def export_ray(ds: Any, output: Any, opts: Options, /, *, run_type: Any, columns: tuple[str, ...], validate: bool,
+               system_prompt: str | None, tools: Any) -> ExportReport:
     """``export`` on a Ray dataset: JSONL part files in the folder ``output``, and the local report.
 
-    The options are those of ``export_dataset`` (checked here as there). Row indices in the
-    report (leaking rows, broken tool calls) count rows in the dataset's order.
+    ``export_dataset`` checks the options (``opts``) and hands in its run class (``run_type``,
+    whose ``finish`` builds the report from the counts) and the columns it reads. Row indices
+    in the report (leaking rows, broken tool calls) count rows in the dataset's order.
     """
     ray = require_ray("export on a Ray dataset")
     out_path = check_output_folder(output, "export")
-    opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, False)
     tools_json = resolve_tools(tools)
     with translated():
         per_task = (ds.map_batches(_task_rows, batch_format="pyarrow").groupby("task_key")
@@ -100,10 +98,11 @@ def export_ray(ds: Any, output: Any, /, *, format: str, mask_mode: str, unroll: 
     g = int(tasks["n_graded"].sum()) if tasks.height else 0
     stats = None if opts.unroll or not tasks.height else ray.put(
         tasks.select("task_key", "group_id", "k", "n0", "n1", "reward_mean", "reward_std"))
-    block = functools.partial(_encode_block, opts=opts, stats=stats, system_prompt=system_prompt, tools_json=tools_json)
+    block = functools.partial(_encode_block, opts=opts, stats=stats, system_prompt=system_prompt, tools_json=tools_json,
+                              columns=columns)
 
     def finish(summaries: list[dict[str, Any]]) -> ExportReport:
-        run = _Run.__new__(_Run)  # the local run's report, filled from the blocks' counts
+        run = run_type.__new__(run_type)  # the local run, filled from the blocks' counts (no rows)
         run.opts, run.validate, run.n, run.groups = opts, validate, n, tasks.height
         run.rewards = Rewards(n_pass=c, n_fail=g - c, n_ungraded=n - g)
         run.leaks = PrivilegedLeaks(checked=True)

@@ -23,6 +23,7 @@ are processed in chunks under a budget of matched pairs, so memory stays bounded
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -231,13 +232,11 @@ def decontaminate(
 
     ev, described = _read_sources(sources)
     if is_ray_dataset(rows):
-        from whileai.guard._decontam_ray import decontaminate_ray
-
         if embedder is not None:
             raise ArgumentError("embedder must be left off for a Ray dataset, got an embedder. The semantic rule "
                                 "embeds the eval prompts once and every row against them: run it on the clean "
                                 "folder read into Polars (whileai.table.frame(folder)).", argument="embedder")
-        return decontaminate_ray(rows, ev, described, fields_t, n=n, overlap=overlap, examples=examples, out=out)
+        return _decontaminate_ray(rows, ev, described, fields_t, n=n, overlap=overlap, examples=examples, out=out)
     df = table.frame(rows, allow_empty=True)
     check_fields(df, fields_t)
     report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
@@ -443,6 +442,75 @@ def tally(report: ContaminationReport, counts: Mapping[str, int], examples: list
             f"{report.n_contaminated} training rows overlap the eval set ({report.contamination_rate:.1%}); they were "
             "dropped from the rows returned. Train on the clean rows so the eval measures what it claims."
         )
+
+
+# ------------------------------------------------------------------------------------------
+# on Ray Data: the eval index broadcast once, rows checked block by block (docs/scale.md)
+# ------------------------------------------------------------------------------------------
+# The eval side is built once on the driver and put in Ray's object store (ray.put). Each block
+# of training rows goes through check_rows in a worker, which writes the block's clean rows as a
+# Parquet part file and hands back a small summary (rule counts, hits per field, skipped rules,
+# the block's first offenders); the driver adds them up in input order. A row's verdict depends
+# on the row and the eval index only, so the counts and flagged rows are the local path's.
+
+_RAY_COUNTS = ("n", "n_same_task", "n_exact", "n_near", "n_semantic")
+
+
+def _check_block(batch: pa.Table, *, index: Any, fields: tuple[str, ...], n: int, overlap: float,
+                 examples: int) -> tuple[pa.Table, dict[str, Any]]:
+    """One block's clean rows and its summary (runs in a worker)."""
+    import ray
+
+    idx: EvalIndex = ray.get(index)
+    df = table.frame(batch, allow_empty=True)
+    check_fields(df, fields)
+    checked = check_rows(df, idx, fields, n=n, overlap=overlap, examples=examples, progress=False)
+    summary = {**rule_counts(checked.rule), "by_field": checked.by_field, "skipped": checked.skipped,
+               "examples": row_examples(df, checked, fields, examples)}
+    return table.to_arrow(df.filter(pl.Series(checked.rule == 0))), summary
+
+
+def _decontaminate_ray(ds: Any, ev: pl.DataFrame, described: list[str], fields: Sequence[str], *, n: int,
+                      overlap: float, examples: int, out: Any) -> Decontaminated:
+    """``decontaminate`` on a Ray dataset: the clean rows written to ``out`` by the workers, and the report.
+
+    ``ev`` is the eval rows as the local path reads them; the options are checked by the caller.
+    Returns ``(path, report)``: the Parquet folder of clean rows and the report the local path
+    would give on the same rows (its examples' ``index`` counts rows in the dataset's order).
+    """
+    from whileai.table.raydata import check_output_folder, require_ray, write_parts
+
+    ray = require_ray("decontaminate on a Ray dataset")
+    out_path = check_output_folder(out, "decontaminate")
+    fields_t = tuple(fields)
+    index = eval_index(ev, n)
+    block = functools.partial(_check_block, index=ray.put(index), fields=fields_t, n=n, overlap=overlap,
+                              examples=examples)
+
+    def finish(summaries: list[dict[str, Any]]) -> ContaminationReport:
+        counts = {k: sum(int(s[k]) for s in summaries) for k in _RAY_COUNTS}
+        report = ContaminationReport(n=counts["n"], n_eval_rows=ev.height, eval_sources=described, ngram=n,
+                                     overlap=overlap, similarity=None, fields=list(fields_t),
+                                     n_eval_texts=len(index.texts))
+        if len(index.ids) == 0:  # said whatever the rows (the local path says it for no rows too)
+            report.rules_skipped["same_task"] = f"0 of {ev.height} evaluation rows carried a scenario_id or task_id"
+        for s in summaries:
+            for rule, why in s["skipped"].items():
+                report.rules_skipped.setdefault(rule, why)
+            for field, hits in s["by_field"].items():
+                into = report.by_field.setdefault(field, {"exact": 0, "near": 0, "semantic": 0})
+                for k, v in hits.items():
+                    into[k] = into.get(k, 0) + int(v)
+        found = [{**ex, "index": int(ex["index"]) + s["offset"]} for s in summaries for ex in s["examples"]]
+        report.notes.append(
+            "the text rules catch exact and lightly edited copies of eval texts, not reworded ones; to also flag "
+            "paraphrases, run decontaminate with embedder= on the clean folder read into Polars."
+        )
+        tally(report, counts, found[:examples])
+        return report
+
+    path, report = write_parts(ds, out_path, block, suffix="parquet", finish=finish)
+    return Decontaminated(path, report)
 
 
 # ------------------------------------------------------------------------------------------
