@@ -267,3 +267,19 @@ def test_cli_engine_ray_for_decontaminate_select_sft_and_export(folders, tmp_pat
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["n_written"] == wai.export(table.frame(folders["export"]), tmp_path / "t.jsonl").n_written
     assert len(_lines(exported)) == json.loads(out.output)["n_written"]
+
+
+def test_select_sft_on_ray_drops_and_reports_privileged_leaks_like_local(tmp_path, local_ray):
+    base = rollout_table(12, 4, seed=6, partial=False)
+    key = "the refund code is ZX-4471-QQ"
+    leak = [i % 9 == 4 for i in range(base.height)]
+    rows = base.with_columns(
+        pl.Series("reference", [key] * base.height),
+        pl.Series("final_text", [f"done, {key}" if hit else text for hit, text in zip(leak, base["final_text"])]),
+    ).drop("messages")
+    _write_parts(rows, tmp_path / "leaky")
+    local = wai.select(table.frame(tmp_path / "leaky"), mode="sft")
+    on_ray = wai.select(_ds(tmp_path / "leaky", PARTS), mode="sft", out=tmp_path / "out")
+    assert local.report.privileged_leaks_dropped > 0
+    _same({k: on_ray.report[k] for k in _SFT_KEYS}, {k: local.report[k] for k in _SFT_KEYS})
+    assert sorted(table.frame(tmp_path / "out")["rollout_id"].to_list()) == sorted(local.df["rollout_id"].to_list())

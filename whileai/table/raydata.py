@@ -271,17 +271,17 @@ def write_parts(ds: Any, out: str, fn: Callable[[pa.Table], Part], *, suffix: st
                 names.append(row["part"])
         return names, finish(summaries)
 
-    if "://" in out:
-        import pyarrow.fs as pafs
+    import pyarrow.fs as pafs
 
-        fs, root = pafs.FileSystem.from_uri(out)
-        names, result = run_all(out)
+    def in_place(folder: str) -> T:  # the parts in input order: part-00000..., inside the folder being filled
+        names, result = run_all(folder)
+        fs, root = pafs.FileSystem.from_uri(folder) if "://" in folder else (pafs.LocalFileSystem(), folder)
         for i, name in enumerate(names):
             fs.move(f"{root}/{name}", f"{root}/part-{i:05d}.{suffix}")
-        return out, result
+        return result
+
+    if "://" in out:
+        return out, in_place(out)
     with atomic_path(out, folder=True) as tmp:
-        folder = str(Path(tmp).resolve())
-        names, result = run_all(folder)
-        for i, name in enumerate(names):
-            os.replace(os.path.join(folder, name), os.path.join(folder, f"part-{i:05d}.{suffix}"))
+        result = in_place(str(Path(tmp).resolve()))
     return str(Path(out)), result
