@@ -48,7 +48,7 @@ from whileai.exporters._rows import (
     group_stats,
     prepare_frame,
 )
-from whileai.table import IntoRows
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
@@ -303,6 +303,8 @@ def export_dataset(
             DataFrame, a list of row dicts, or a JSONL/Parquet path.
         output: The file to write; ``.parquet``/``.pq`` writes Parquet, anything else JSONL
             (``.gz`` compresses). None with a path source writes ``<name>.train.jsonl`` beside it.
+            With a ``ray.data.Dataset`` source, the folder the workers write JSONL part files to
+            (``part-00000.jsonl``... in the dataset's order; docs/scale.md).
         format: ``"openai"`` (API wire rows) or ``"trl"`` (TRL's data utilities).
         mask_mode: ``"assistant"`` (every agent turn trains) or ``"final"`` (only the last; for
             conversations whose earlier agent turns were scripted or came from another policy).
@@ -341,6 +343,12 @@ def export_dataset(
         [0, 0, 1]
     """
     check_progress(progress)
+    if is_ray_dataset(source):  # the workers write a folder of JSONL part files (docs/scale.md)
+        from whileai.exporters._ray import export_ray
+
+        return export_ray(source, output, _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, False),
+                          run_type=_Run, columns=_READ_COLUMNS, validate=validate, system_prompt=system_prompt,
+                          tools=tools)
     target = target_path(source, output)
     opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, is_parquet(target))
     run = _Run(source, opts, validate=validate, system_prompt=system_prompt, tools=tools)
