@@ -165,7 +165,11 @@ class Fake:
 
     def reply(self, body):
         messages = body["messages"]
-        if messages[-1]["role"] == "tool":
+        if body["model"] == "user":  # the simulated user: gives the id when asked for it, else is done
+            known = [w.strip(".,?!") for w in messages[0]["content"].split() if w.strip(".,?!").startswith("ORD-")]
+            asked = len(messages) > 1 and str(messages[-1]["content"]).rstrip().endswith("?")
+            message = {"role": "assistant", "content": f"It's {known[0]}." if asked and known else "DONE"}
+        elif messages[-1]["role"] == "tool":
             message = {"role": "assistant", "content": "Checked: " + messages[-1]["content"][:30]}
         else:
             said = " ".join(m["content"] or "" for m in messages if m["role"] == "user")
@@ -193,6 +197,7 @@ def test_an_endpoint_is_rebuilt_in_each_worker_with_its_key_from_the_environment
     common = dict(tools=[get_order], system_prompt="Help customers with orders.", repeats=2, budget=24, seed=5,
                   fault_rate=0.0, progress=False, concurrency=4)
     agent = Endpoint("agent", base_url=fake.url, api_key_env=KEY_ENV)
+    common["user_simulator"] = Endpoint("user", base_url=fake.url, api_key_env=KEY_ENV)
     local = wai.simulate(agent, **common)
     local_requests = len(fake.log)
     far = wai.simulate(agent, engine="ray", num_workers=2, output=tmp_path / "ep", **common)
@@ -200,8 +205,11 @@ def test_an_endpoint_is_rebuilt_in_each_worker_with_its_key_from_the_environment
     assert worker_log and all(r["auth"] == f"Bearer {KEY}" for r in worker_log)  # the key came from the worker's env
     _same_rows(local.df, _read_parts(tmp_path / "ep"))
     egress = far.report.egress
-    assert [e["role"] for e in egress] == ["agent"] and egress[0]["requests"] == len(worker_log) == local_requests
-    assert egress[0]["input_tokens"] == 7 * len(worker_log)
+    assert [e["role"] for e in egress] == ["agent", "user"]
+    assert sum(e["requests"] for e in egress) == len(worker_log) == local_requests
+    assert egress[1]["requests"] == sum(1 for r in worker_log if r["body"]["model"] == "user") > 0
+    assert egress[0]["input_tokens"] == 7 * egress[0]["requests"]
+    assert far.report.user_turns == local.report.user_turns
     assert KEY not in str(far.report) and KEY not in json.dumps(far.report.to_dict(), default=str)
 
 
@@ -243,6 +251,10 @@ def test_bad_arguments(local_ray, tmp_path):
     (tmp_path / "full" / "x.txt").write_text("x")
     with pytest.raises(ArgumentError, match="output must be a new or empty folder"):
         wai.simulate(agent, tools=[get_order], budget=16, repeats=2, engine="ray", output=tmp_path / "full")
+    with pytest.raises(ArgumentError, match="output must be in a folder that exists"):
+        wai.simulate(agent, tools=[get_order], budget=16, repeats=2, engine="ray", output=tmp_path / "a" / "b")
+    with pytest.raises(ArgumentError, match="output must be a folder for engine='ray'"):
+        wai.simulate(agent, tools=[get_order], budget=16, repeats=2, engine="ray", output=tmp_path / "full" / "x.txt")
     with pytest.raises(ArgumentError, match="num_workers must come with engine='ray'"):
         wai.simulate(agent, tools=[get_order], budget=16, repeats=2, num_workers=2)
     with pytest.raises(ArgumentError, match="num_workers must be"):

@@ -75,6 +75,10 @@ def check_folder(output: Any) -> str:
         if any(os.scandir(text)):
             raise ArgumentError(f"output must be a new or empty folder, got {text!r}, which holds files. Pass a new "
                                 "folder name (the run's parts would mix with what is there).", argument="output")
+    parent = os.path.dirname(os.path.abspath(text))
+    if "://" not in text and not os.path.isdir(parent):
+        raise ArgumentError(f"output must be in a folder that exists, got {text!r} (no folder {parent!r}). Create it "
+                            "first, or pass another path.", argument="output")
     return text
 
 
