@@ -412,8 +412,8 @@ def simulate(
                                   progress=progress_bar, endpoints=endpoints)
         finally:
             progress_bar.close()
-        landed = done.landed
-        counts, egress_extra = done.counts, done.sent
+        landed, egress_extra = _merge_parts(done.parts)
+        counts = landed.counts
     else:
         def items() -> Iterator[Item]:
             for eval_run in eval_runs:
@@ -426,7 +426,7 @@ def simulate(
             landed = job.run(items(), total, progress_bar, by_id)
         finally:
             progress_bar.close()
-        counts, egress_extra = _row_counts(landed.df), None
+        counts, egress_extra = landed.counts, None
     attempted, lost_by, lost, stats, dynamic = landed.attempted, landed.lost_by, landed.lost, landed.stats, landed.dynamic
     if attempted < total:
         stopped = "agent_failed"
@@ -501,6 +501,32 @@ class _Landed:
     lost: list[dict[str, Any]]
     stats: _Stats
     dynamic: dict[str, int]
+    counts: dict[str, Any]
+
+
+def _merge_parts(parts: Sequence[dict[str, Any]]) -> tuple[_Landed, dict[str, dict[str, int]]]:
+    """The Ray workers' part records (in part order) as one run's account, and what their endpoints sent by role."""
+    lost_by = dict.fromkeys(LOST_REASONS, 0)
+    lost: list[dict[str, Any]] = []
+    stats = _Stats()
+    dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
+    sent: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for reason, n in part["lost_by"].items():
+            lost_by[reason] = lost_by.get(reason, 0) + int(n)
+        lost.extend(part["lost"][:max(0, _LOST_EXAMPLES - len(lost))])
+        stats.unknown_tool_calls += part["unknown_tool_calls"]
+        stats.unknown_tools.update(part["unknown_tools"])
+        stats.user_turns += part["user_turns"]
+        for key in dynamic:
+            dynamic[key] += int(part["dynamic"][key])
+        for role, counts in part["sent"].items():
+            mine = sent.setdefault(role, {"requests": 0, "input_tokens": 0, "output_tokens": 0})
+            for key, value in counts.items():
+                mine[key] += int(value)
+    attempted = sum(int(p["attempted"]) for p in parts)
+    merged = merge_counts([p["counts"] for p in parts])
+    return _Landed(pl.DataFrame(), pl.DataFrame(), attempted, lost_by, lost, stats, dynamic, merged), sent
 
 
 @dataclasses.dataclass
@@ -569,7 +595,7 @@ class _Job:
         landed, failed = buffer.frame(), lost_buffer.frame()
         df = graded if graded is not None else self.finish(landed if landed is not None else _empty_frame())
         lost_df = self.finish(failed if failed is not None else _empty_frame(lost=True))
-        return _Landed(df, lost_df, attempted, lost_by, lost, stats, dynamic)
+        return _Landed(df, lost_df, attempted, lost_by, lost, stats, dynamic, _row_counts(df))
 
 
 @dataclasses.dataclass

@@ -28,7 +28,7 @@ import polars as pl
 from whileai.defaults import RAY_SIM_PART_ROLLOUTS, RAY_SIM_PARTS_PER_WORKER, RAY_SIM_TASK_CPUS
 from whileai.errors import ArgumentError
 from whileai.simulation._endpoint import Endpoint, _Secret
-from whileai.table._write import atomic_path
+from whileai.table import atomic_path
 from whileai.table.raydata import require_ray, translated
 
 __all__ = ["RayRun", "check_folder", "plan_parts", "run_parts"]
@@ -39,14 +39,10 @@ _USAGE = pl.Struct({"input_tokens": pl.Int64, "output_tokens": pl.Int64})
 
 
 class RayRun(NamedTuple):
-    """What the workers gave back, added up on the driver (no rows)."""
+    """What the workers gave back (no rows): one small record a part, in part order, and where the rows are."""
 
-    landed: Any
-    """The run's account (an engine ``_Landed`` with empty frames: the rows are in the folder)."""
-    counts: dict[str, Any]
-    """The report's row counts over every part (rows, faults, seeded, truncated)."""
-    sent: dict[str, dict[str, int]]
-    """Requests and tokens the workers' endpoints sent, by role (agent, user)."""
+    parts: list[dict[str, Any]]
+    """Each part's account: size, attempted, lost_by, lost, stats, dynamic, counts, sent (requests and tokens by role)."""
     path: str
     """The output folder."""
     lost_path: str
@@ -167,7 +163,6 @@ def _run_part(blob: bytes, items: list[Any], index: int, folder: str) -> dict[st
     """One Ray task: the local engine on one part, its rows written to ``folder``; returns the account only."""
     from ray import cloudpickle
 
-    from whileai.simulation._engine import _row_counts
     from whileai.simulation._progress import Progress
     from whileai.simulation._user import ModelUser
 
@@ -187,7 +182,7 @@ def _run_part(blob: bytes, items: list[Any], index: int, folder: str) -> dict[st
     stats = landed.stats
     return {"index": index, "size": len(items), "attempted": landed.attempted, "lost_by": landed.lost_by,
             "lost": landed.lost, "unknown_tool_calls": stats.unknown_tool_calls, "unknown_tools": sorted(stats.unknown_tools),
-            "user_turns": stats.user_turns, "dynamic": landed.dynamic, "counts": _row_counts(landed.df),
+            "user_turns": stats.user_turns, "dynamic": landed.dynamic, "counts": landed.counts,
             "situations": max((item[3] for item in items), default=-1) + 1,
             "sent": {role: {k: int(v[k]) for k in ("requests", "input_tokens", "output_tokens")} for role, v in sent.items()}}
 
@@ -202,9 +197,6 @@ def run_parts(job: Any, task_list: Sequence[Any], eval_runs: Sequence[int | None
     raised in a worker is raised here as the same ``EndpointError``, and a local ``out`` is
     left as it was.
     """
-    from whileai.simulation._engine import _LOST_EXAMPLES, _Landed, _Stats, merge_counts
-    from whileai.simulation._report import LOST_REASONS
-
     ray = require_ray("simulate(engine='ray')")
     _check_keys(endpoints)
     blob = _pickled(job)
@@ -250,26 +242,5 @@ def run_parts(job: Any, task_list: Sequence[Any], eval_runs: Sequence[int | None
                 ray.cancel(left, force=True)
             raise
     results.sort(key=lambda r: r["index"])
-    lost_by = dict.fromkeys(LOST_REASONS, 0)
-    lost: list[dict[str, Any]] = []
-    stats = _Stats()
-    dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
-    sent: dict[str, dict[str, int]] = {}
-    for part in results:
-        for reason, n in part["lost_by"].items():
-            lost_by[reason] = lost_by.get(reason, 0) + int(n)
-        lost.extend(part["lost"][:max(0, _LOST_EXAMPLES - len(lost))])
-        stats.unknown_tool_calls += part["unknown_tool_calls"]
-        stats.unknown_tools.update(part["unknown_tools"])
-        stats.user_turns += part["user_turns"]
-        for key in dynamic:
-            dynamic[key] += int(part["dynamic"][key])
-        for role, counts in part["sent"].items():
-            mine = sent.setdefault(role, {"requests": 0, "input_tokens": 0, "output_tokens": 0})
-            for key, value in counts.items():
-                mine[key] += value
-    attempted = sum(r["attempted"] for r in results)
-    landed = _Landed(pl.DataFrame(), pl.DataFrame(), attempted, lost_by, lost, stats, dynamic)
     path = out if "://" in out else str(Path(out))
-    return RayRun(landed, merge_counts([r["counts"] for r in results]), sent, path, f"{path.rstrip('/')}/{LOST_FOLDER}",
-                  workers)
+    return RayRun(results, path, f"{path.rstrip('/')}/{LOST_FOLDER}", workers)
