@@ -835,3 +835,14 @@ SESSION_MAX_AGE_S = 8 * 3600
 # HACK_VOCAB_SAMPLE_ROWS rows: whole asks by hash, so the same asks are chosen however the rows are
 # ordered or partitioned (a local frame, chunks, Ray blocks). Any fixed value; convention.
 HACK_VOCAB_HASH_SEED = 20_250_101
+
+# ---- simulate on Ray (docs/scale.md, "Simulate on Ray") ----
+# The rollouts are cut into parts of whole tasks; each part is one Ray task that runs the local
+# engine and writes one Parquet file. At least this many parts per worker, so the progress bar
+# moves and a slow part does not hold the run (convention, as Ray Data's blocks per CPU).
+RAY_SIM_PARTS_PER_WORKER = 4
+# And parts of at most about this many rollouts, so a worker's rows in memory stay bounded: one
+# Arrow batch of the local engine (its _BATCH, 2048 rollouts; convention).
+RAY_SIM_PART_ROLLOUTS = 2048
+# CPUs Ray reserves for each part's task: one, as for any Ray task (Ray's default num_cpus=1).
+RAY_SIM_TASK_CPUS = 1.0
