@@ -829,3 +829,9 @@ ROWS_PAGE_SAMPLE = 20
 # id (never the key). Eight hours, a working day (convention; Jupyter's cookie lasts the session).
 SESSION_COOKIE = "wai_session"
 SESSION_MAX_AGE_S = 8 * 3600
+
+# ---- select and export from a Parquet file: bounded reads -------------------------------------------
+# Largest Parquet row group an export reads whole (each decoded once, then cut into CHUNK_ROWS
+# chunks); larger ones are read a chunk at a time. 4 x CHUNK_ROWS keeps the block at a few hundred
+# MB of conversations (about 1.2 KB a row in memory on the benchmark's rows, docs/performance.md).
+EXPORT_BLOCK_ROWS = 4 * CHUNK_ROWS
