@@ -139,6 +139,46 @@ def test_export_same_from_path_and_memory(sources: tuple[pl.DataFrame, Path], tm
         assert memory == EXPORT_PINNED[case]
 
 
+@pytest.fixture(scope="module")
+def lean_sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, Path]:
+    """The same rows without the privileged column (select then reads decisions first), a few
+    conversations opening with a system turn (the whole table gains system_prompt)."""
+    rows = awkward_rows()
+    for i, row in enumerate(rows):
+        row.pop("privileged")
+        if i % 97 == 50:
+            row["messages"] = [{"role": "system", "content": "Be brief.", "name": None, "tool_call_id": None,
+                                "tool_calls": [], "extra": None}, *row["messages"]]
+    df = table.frame(rows)
+    path = tmp_path_factory.mktemp("lean") / "rows.parquet"
+    pq.write_table(df.to_arrow(), path, row_group_size=100)
+    return df, path
+
+
+@pytest.mark.parametrize("case", [c for c in SELECT_CASES if c.startswith("rl")])
+def test_rl_reads_decisions_first_and_keeps_the_same_rows(lean_sources: tuple[pl.DataFrame, Path], case: str) -> None:
+    from whileai.selection._common import parquet_decisions
+    from whileai.selection._rl import _DECISION_COLUMNS
+
+    df, path = lean_sources
+    assert "system_prompt" in df.columns
+    decided = parquet_decisions(path, _DECISION_COLUMNS)
+    assert decided is not None, "a whileai Parquet file without privileged context is read decisions first"
+    assert "content" not in decided[0].schema["messages"].inner.fields[0].name  # type: ignore[union-attr]
+    assert _selection(path, **SELECT_CASES[case]) == _selection(df, **SELECT_CASES[case])
+
+
+def test_decisions_first_only_where_the_rows_are_the_same(sources: tuple[pl.DataFrame, Path], tmp_path: Path) -> None:
+    from whileai.selection._common import parquet_decisions
+
+    df, path = sources
+    assert parquet_decisions(path, ["reward"]) is None  # privileged context: the leak check reads the texts
+    assert parquet_decisions(df, ["reward"]) is None
+    aliased = tmp_path / "aliased.parquet"
+    df.drop("privileged").rename({"rollout_index": "epoch"}).write_parquet(aliased)
+    assert parquet_decisions(aliased, ["reward"]) is None
+
+
 def test_export_validate_refuses_the_same_leaks(sources: tuple[pl.DataFrame, Path], tmp_path: Path) -> None:
     df, path = sources
     found = []
