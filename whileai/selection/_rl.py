@@ -33,6 +33,7 @@ from whileai.measure import task_stats
 from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (
+    Fetch,
     check_band,
     check_choice,
     check_positive_int,
@@ -42,7 +43,6 @@ from whileai.selection._common import (
     eval_sourced_warning,
     has,
     junk_flag,
-    Fetch,
     junk_split,
     parquet_decisions,
     privileged_leaks,
