@@ -50,7 +50,6 @@ from whileai.exporters._rows import (
     prepare_frame,
 )
 from whileai.table import IntoRows
-from whileai.table._read import _select as select_columns
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
@@ -103,7 +102,6 @@ class _Run:
         self._groups = _row_groups(source) if self._scan is not None else None
         self._block: tuple[int, pl.DataFrame] | None = None  # the row group last read (its start, raw rows)
         if self._scan is not None:
-            self._columns = select_columns(self._scan, _READ_COLUMNS).collect_schema().names()
             keys = table.frame(source, columns=["reward"], allow_empty=True)
             first = self._part(0)
         else:
@@ -153,7 +151,7 @@ class _Run:
             if g_start + g_len <= start or g_start >= end:
                 continue
             if self._block is None or self._block[0] != g_start:
-                self._block = (g_start, self._scan.slice(g_start, g_len).select(self._columns).collect())
+                self._block = (g_start, self._scan.slice(g_start, g_len).collect())
             lo = max(start, g_start) - g_start
             pieces.append(self._block[1].slice(lo, min(end, g_start + g_len) - g_start - lo))
         raw = pl.concat(pieces, how="vertical") if len(pieces) > 1 else pieces[0]
