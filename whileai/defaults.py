@@ -161,7 +161,7 @@ HACK_MIN_OBS = 20
 # convention, untested).
 HACK_AND_SEEDS = 12
 
-# Above this many scanned rows the auto tier's vocabulary is ranked on a seeded sample of this
+# Above this many scanned rows the auto tier's vocabulary is ranked on a hashed sample of asks of about this
 # many rows, then every row is tokenised once against it; document-frequency ranks of the top 200
 # are stable at this size (binomial sd of a 1% frequency is 0.03 points). Convention, untested.
 HACK_VOCAB_SAMPLE_ROWS = 131_072
@@ -829,6 +829,12 @@ ROWS_PAGE_SAMPLE = 20
 # id (never the key). Eight hours, a working day (convention; Jupyter's cookie lasts the session).
 SESSION_COOKIE = "wai_session"
 SESSION_MAX_AGE_S = 8 * 3600
+
+# ---- hack_scan at scale (bounded memory, Ray) ----
+# Seed of Polars' hash of the task key that picks the asks ranking hack_scan's vocabulary above
+# HACK_VOCAB_SAMPLE_ROWS rows: whole asks by hash, so the same asks are chosen however the rows are
+# ordered or partitioned (a local frame, chunks, Ray blocks). Any fixed value; convention.
+HACK_VOCAB_HASH_SEED = 20_250_101
 
 # ---- select and export from a Parquet file: bounded reads -------------------------------------------
 # Largest Parquet row group an export reads whole (each decoded once, then cut into CHUNK_ROWS
