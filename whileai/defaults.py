@@ -846,3 +846,9 @@ RAY_SIM_PARTS_PER_WORKER = 4
 RAY_SIM_PART_ROLLOUTS = 2048
 # CPUs Ray reserves for each part's task: one, as for any Ray task (Ray's default num_cpus=1).
 RAY_SIM_TASK_CPUS = 1.0
+
+# ---- select and export from a Parquet file: bounded reads -------------------------------------------
+# Largest Parquet row group an export reads whole (each decoded once, then cut into CHUNK_ROWS
+# chunks); larger ones are read a chunk at a time. 4 x CHUNK_ROWS keeps the block at a few hundred
+# MB of conversations (about 1.2 KB a row in memory on the benchmark's rows, docs/performance.md).
+EXPORT_BLOCK_ROWS = 4 * CHUNK_ROWS
