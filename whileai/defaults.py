@@ -829,3 +829,14 @@ ROWS_PAGE_SAMPLE = 20
 # id (never the key). Eight hours, a working day (convention; Jupyter's cookie lasts the session).
 SESSION_COOKIE = "wai_session"
 SESSION_MAX_AGE_S = 8 * 3600
+
+# ---- reading JSONL natively (projected reads: a step that needs task key and reward) ----
+# Lines at the head of each JSONL batch parsed in Python to learn which fields a row has and
+# what kind of value each holds; the batch is then parsed by Polars with exactly those dtypes
+# (strict: a value of another kind anywhere in the batch, or a wanted field the head did not
+# show, hands the batch to the inferring readers). A cost knob, not a statistic: every row is
+# read whichever reader takes it (convention; 1,024 lines is under 1% of a 65,536-line batch).
+JSONL_SCHEMA_HEAD_LINES = 1_024
+# Bytes of JSONL the native reader parses at once (whole lines): memory stays at a few times
+# this while a file of any size is read (convention; about 43,000 OpenAI-shaped rows).
+JSONL_NATIVE_BLOCK_BYTES = 64 * 2**20
