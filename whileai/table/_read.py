@@ -300,7 +300,7 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
     while it parses.
     """
     if columns:
-        native = _jsonl_native(path, columns)
+        native = _jsonl_projected(path, columns)
         if native is not None:
             return native
     chunks: list[pl.DataFrame] = []
@@ -483,8 +483,11 @@ def _decode_markers(raw: pl.Series, fields: Sequence[str]) -> pl.Series | None:
     return decoded
 
 
-def _jsonl_projected(data: bytes, columns: Sequence[str]) -> pl.DataFrame | None:
+def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame | None:
     """Polars' native JSONL reader on the fields ``columns`` need (plus task identity) only.
+
+    Given a path, the whole file with the dtypes its head shows (``_jsonl_native``); given a
+    batch's bytes, as follows.
 
     One scan infers the batch's schema and then parses those columns alone (free-form JSON
     columns among them as raw text, which takes a second scan). None when they need the
@@ -492,6 +495,8 @@ def _jsonl_projected(data: bytes, columns: Sequence[str]) -> pl.DataFrame | None
     or anything read is outside the plain shapes (a broken line, a non-numeric reward): the
     other readers then take the batch and name any bad line.
     """
+    if isinstance(data, Path):
+        return _jsonl_native(data, columns)
     try:
         lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None)
         have = lf.collect_schema().names()
