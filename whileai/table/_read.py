@@ -343,7 +343,7 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
     built). Inferring a schema over a batch of conversations costs more than the parse itself.
     Every dtype is strict: text columns are read as Categorical, which (unlike String) refuses
     a number or an object, numbers as Float64 or Int64, flags as Boolean; ``markers`` as JSON
-    text, decoded once with every row's fields.
+    text, decoded to the head's fields with a check that no row has another.
 
     Fields the head shows only null, and wanted ones it does not show, are read as Null, which
     refuses any value.
@@ -355,11 +355,13 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
     dict-valued extras). A wanted field that no head line has and that is null or absent in
     every other row is read as absent.
     """
+    aliases = alias_map()
     with open(path, "rb") as handle:
         plan = _native_plan(list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES)), columns)
         if plan is None:
             return None
         schema, unseen, marker_fields = plan
+        markers = next((n for n in schema if n not in unseen and aliases.get(n, n) == "markers"), None)
         handle.seek(0)
         blocks: list[pl.DataFrame] = []
         while True:
@@ -372,22 +374,18 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
                 df = pl.read_ndjson(io.BytesIO(data), schema=schema)
             except Exception:  # a value of another kind, a broken line: the batch readers report it
                 return None
+            if markers is not None:  # decoded a block at a time: the text of one block is held, not the file's
+                decoded = _decode_markers(df[markers], marker_fields)
+                if decoded is None:
+                    return None
+                df = df.with_columns(decoded)
             blocks.append(df.drop(unseen))
     if not blocks:
         return None
     out = pl.concat(blocks, how="vertical") if len(blocks) > 1 else blocks[0]
     if out.height == 0:
         return None
-    aliases = alias_map()
-    fixes: list[pl.Series] = []
-    for name in out.columns:
-        if schema[name] == pl.Categorical:
-            fixes.append(out[name].cast(pl.String))
-        elif aliases.get(name, name) == "markers":
-            decoded = _decode_markers(out[name], marker_fields)
-            if decoded is None:
-                return None
-            fixes.append(decoded)
+    fixes = [out[name].cast(pl.String) for name in out.columns if schema[name] == pl.Categorical]
     return out.with_columns(fixes) if fixes else out
 
 
