@@ -35,4 +35,5 @@ def build() -> dict[str, Any]:
         "judge_trust": wai.judge_trust(judge_rows()),
         "eval_variance": wai.eval_variance(*runs),
         "holdout_size": wai.holdout_size(0.05),
+        "failure_table": wai.failure_table(rollout_table(60, 4, seed=5), by=["fault_kind"]),
     }

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+import whileai as wai
 from tests.charts.reports import build
 from whileai import charts
 from whileai.defaults import DIFFICULTY_BAND, FIGURE_TRACE_TYPES
@@ -16,7 +17,7 @@ REPORTS = build()
 
 # report name -> traces its figure has
 TRACES = {"pass_at": 1, "delta_report": 1, "curriculum": 1, "select": 2, "hack_scan": 1, "judge_trust": 3,
-          "eval_variance": 2, "holdout_size": 1}
+          "eval_variance": 2, "holdout_size": 1, "failure_table": 1}
 
 
 def _plotly_validates(spec):
@@ -196,3 +197,27 @@ def test_charts_imports_no_plotly():
 
     code = "import sys, whileai.charts; print('plotly' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_failure_table_bars_carry_each_group_and_flag_the_ones_below():
+    from whileai.defaults import CHART_BAD
+
+    r = REPORTS["failure_table"]
+    spec = r.figure_spec()
+    t = spec["data"][0]
+    assert t["x"] == [g.group for g in r.groups]
+    assert t["y"] == pytest.approx([g.pass_rate for g in r.groups])
+    plus, minus = _err_bounds(t, "error_y")
+    assert [y + p for y, p in zip(t["y"], plus)] == pytest.approx([g.ci95[1] for g in r.groups])
+    assert [c == CHART_BAD for c in t["marker"]["color"]] == [g.below for g in r.groups]
+    assert spec["layout"]["shapes"][0]["y0"] == pytest.approx(r.pass_rate)
+
+
+def test_pass_at_by_draws_one_bar_per_group():
+    from whileai.testing import rollout_table
+
+    r = wai.pass_at(rollout_table(40, 4, seed=3), by="fault_kind")
+    t = r.figure_spec()["data"][0]
+    assert t["x"] == [name.split("=", 1)[1] for name in r.groups]
+    assert t["y"] == pytest.approx([g["pass_at_1"] for g in r.groups.values()])
+    charts.check_figure(r.figure_spec())

@@ -109,20 +109,14 @@ def test_ctrl_c_exits_130(wai_process):
     assert "interrupted" in err and "Traceback" not in err
 
 
-def test_help_is_fast_and_loads_no_library(wai_process):
-    best = min(_timed(wai_process, "--help") for _ in range(3))
-    assert best < 0.5
+def test_help_loads_no_library(wai_process):
+    # What keeps --help fast is what it does not import; its time is in benchmarks/bench_cli.py.
+    assert wai_process("--help").returncode == 0
     code = ("import sys; from whileai.cli.main import main; main(['--help']); "
-            "print(sorted(m for m in ('polars', 'duckdb', 'numpy', 'scipy') if m in sys.modules), file=sys.stderr)")
+            "print(sorted(m for m in ('polars', 'duckdb', 'numpy', 'scipy', 'pyarrow', 'httpx', 'whileai.table') "
+            "if m in sys.modules), file=sys.stderr)")
     proc = subprocess.run([sys_executable(), "-c", code], capture_output=True, text=True, check=True)
     assert proc.stderr.strip() == "[]"
-
-
-def _timed(run, *args) -> float:
-    start = time.perf_counter()
-    proc = run(*args)
-    assert proc.returncode == 0
-    return time.perf_counter() - start
 
 
 def sys_executable() -> str:

@@ -32,6 +32,7 @@ from whileai.exporters import (  # noqa: E402
     training_rows,
     trl_dataset,
 )
+from whileai.train._tiny import TINY_CHAT_TEMPLATE, TINY_SPECIAL_TOKENS  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # transformers' own deprecations
 
@@ -42,21 +43,12 @@ TOOLS = [
     {"type": "function", "function": {"name": "refund_order", "parameters": {
         "type": "object", "properties": {"order_id": {"type": "string"}, "amount": {"type": "number"}}}}},
 ]
-SPECIAL = ["<|system|>", "<|user|>", "<|assistant|>", "<|tool|>", "<|end|>", "<call>", "</call>", "<|pad|>"]
-
-# Agent turns are wrapped in {% generation %} so TRL's assistant_only_loss can find them; tool-call
-# arguments are rendered with | tojson, as HF chat templates do.
-TEMPLATE = (
-    "{%- for m in messages -%}"
-    "{%- if m.role == 'assistant' -%}"
-    "<|assistant|>{% generation %}{{ m.content or '' }}"
-    "{%- if m.tool_calls -%}{%- for c in m.tool_calls -%}"
-    "<call>{{ c.function.name }} {{ c.function.arguments | tojson }}</call>"
-    "{%- endfor -%}{%- endif -%}<|end|>{% endgeneration %}"
-    "{%- else -%}<|{{ m.role }}|>{{ m.content }}<|end|>{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}<|assistant|>{%- endif -%}"
-)
+# The tiny chat template and special tokens wai.train uses: agent turns wrapped in {% generation %}
+# so TRL's assistant_only_loss can find them, tool-call arguments rendered with | tojson as HF
+# chat templates do. The tokenizer below is byte-level BPE (not the tiny model's word level), so
+# the masks are checked against sub-word tokens.
+SPECIAL = list(TINY_SPECIAL_TOKENS)
+TEMPLATE = TINY_CHAT_TEMPLATE
 
 
 def _call(cid, name, args):

@@ -131,6 +131,9 @@ def test_short_tasks_excluded_or_imputed():
 def test_inferred_k_below_min_k_is_not_reported():
     r = pass_at([{"task_id": t, "reward": v} for t in "abcd" for v in (1, 0)])
     assert r.k == 2 and math.isnan(r.pass_pow_k) and "set repeats>=4" in r.note
+    # the note names the way to report on the rows as they are, and that way works
+    assert "or pass k=2 (or min_k=2)" in r.note
+    assert pass_at([{"task_id": t, "reward": v} for t in "abcd" for v in (1, 0)], min_k=2).pass_pow_k == 0.0
     assert pass_at([{"task_id": t, "reward": v} for t in "abcd" for v in (1, 0)], k=2).pass_pow_k == 0.0
 
 

@@ -18,12 +18,25 @@ def test_metric_summary_against_task_means():
     means = df.group_by("scenario_id").agg(pl.col("reward").mean())["reward"].to_numpy()
     assert s.mean == pytest.approx(means.mean()) and s.n_tasks == 30 and s.n_rows == 120
     lo, hi = stats.t.interval(0.95, 29, loc=means.mean(), scale=stats.sem(means))
-    assert s.ci95 == pytest.approx((lo, hi))
+    assert metric_summary(df, ci_method="t").ci95 == pytest.approx((lo, hi))
     assert s.n_rows_at_1 + s.n_rows_at_0 == 120
     m = metric_summary(df, "marker:no_hedging")
     marker_means = (df.with_columns(pl.col("markers").struct.field("no_hedging").alias("m"))
                     .group_by("scenario_id").agg(pl.col("m").mean())["m"].to_numpy())
     assert m.mean == pytest.approx(marker_means.mean()) and m.metric == "marker:no_hedging"
+
+
+def test_metric_summary_pass_at_1_gives_the_interval_pass_at_gives():
+    # One interval per concept: pass@1's score interval, wherever pass@1 is summarised.
+    from whileai.measure import pass_at
+
+    for seed in range(3):
+        df = rollout_table(12, 3, seed=seed, messages=False)
+        s, p = metric_summary(df), pass_at(df)
+        assert s.mean == pytest.approx(p.pass_at_1) and s.ci95 == pytest.approx(p.ci95)
+        assert s.ci_method == p.ci_method
+    with pytest.raises(ArgumentError, match="ci_method='score' is the pass-rate interval"):
+        metric_summary(df, "marker:no_hedging", ci_method="score")
 
 
 def test_marker_summary_degenerate_markers_share_one_warning():

@@ -15,7 +15,9 @@ def _rows(tag: str, n: int = 6) -> pl.DataFrame:
 def save_many(path: str, name: str, n: int, start, results) -> None:
     import whileai as wai
 
-    store = wai.store.open(path)
+    # A generous lock wait: on a loaded machine the default can run out while the other writer
+    # commits, and this test is about both writers landing, not about the default.
+    store = wai.store.open(path, timeout=120)
     start.wait()
     ids = []
     for i in range(n):

@@ -21,7 +21,7 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError
 from whileai.measure._common import MARKER_PREFIX, check_level, check_probability, clean_rewards
-from whileai.report import Report
+from whileai.report import ChartedReport
 from whileai.stats.multiplicity import holm
 from whileai.stats.score import cluster_wilson
 
@@ -69,7 +69,7 @@ class FailureGroup(BaseModel):
     """Mean of each marker over the group's rows."""
 
 
-class FailureTable(Report):
+class FailureTable(ChartedReport):
     """Per group: pass rate with its interval, tasks, rows, share of failures, and a below-the-rest flag."""
 
     by: list[str] = Field(default_factory=list)
@@ -98,6 +98,43 @@ class FailureTable(Report):
     """``dimension=group`` for every flagged group."""
     failure_classes: dict[str, int] = Field(default_factory=dict)
     """Failing rows per judge ``failure_class`` (when the rows carry one), most first."""
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """One row per group, header first, with a 'What it says' column."""
+        rows: list[tuple[str, ...]] = [("Dimension", "Group", "Pass", f"{self.level:.0%} interval", "Tasks", "Rows",
+                                        "Fail share", "p (Holm)", "What it says")]
+        for g in self.groups:
+            ci = "" if g.ci95 is None else f"{_pct(g.ci95[0])} to {_pct(g.ci95[1])}"
+            says = ("below the rest" if g.below else "not shown below the rest") if math.isfinite(g.p_holm) else \
+                "not tested"
+            if g.top_failure_class:
+                says += f"; mostly {g.top_failure_class} ({_pct(g.top_failure_class_share)})"
+            rows.append((g.dimension, g.group, _pct(g.pass_rate), ci, str(g.tasks), str(g.rows),
+                         _pct(g.failure_share), "" if not math.isfinite(g.p_holm) else f"{g.p_holm:.3f}", says))
+        return rows
+
+    def figure_spec(self) -> dict[str, Any] | None:
+        """Each group's pass rate as a bar with its clustered interval, flagged groups in the bad colour.
+
+        A dotted line marks the pass rate over every graded row (whileai.charts.interval_bars).
+        """
+        from whileai.charts import interval_bars
+        from whileai.defaults import CHART_BAD, CHART_MUTED, CHART_NEUTRAL
+
+        if not self.groups:
+            return None
+        many = len(self.by) > 1
+        names = [f"{g.dimension}={g.group}" if many else g.group for g in self.groups]
+        fig = interval_bars(names, [g.pass_rate for g in self.groups],
+                            [g.ci95[0] if g.ci95 else None for g in self.groups],
+                            [g.ci95[1] if g.ci95 else None for g in self.groups],
+                            title=f"pass rate by {', '.join(self.by)} ({self.level:.0%} intervals clustered by task)",
+                            y_title="pass rate", colors=[CHART_BAD if g.below else CHART_NEUTRAL for g in self.groups])
+        if math.isfinite(self.pass_rate):
+            fig["layout"]["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y",
+                                        "y0": self.pass_rate, "y1": self.pass_rate,
+                                        "line": {"color": CHART_MUTED, "dash": "dot", "width": 1.5}}]
+        return fig
 
     def render(self) -> str:
         """The table a person reads: one block per dimension."""

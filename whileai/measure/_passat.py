@@ -165,9 +165,20 @@ class PassAt(ChartedReport):
         return "\n".join("\t".join(r) for r in rows)
 
     def figure_spec(self) -> dict[str, Any]:
-        """pass@1, pass^k and pass@k as bars with their intervals (whileai.charts.interval_bars)."""
+        """pass@1, pass^k and pass@k as bars with their intervals (whileai.charts.interval_bars).
+
+        With ``by=``, one bar of pass@1 per group instead, each with its interval.
+        """
         from whileai.charts import interval_bars
 
+        if self.groups:
+            cis = [g.get("ci95") for g in self.groups.values()]
+            many = len(self.by or ()) > 1
+            names = [name if many else name.split("=", 1)[-1] for name in self.groups]
+            return interval_bars(names, [g.get("pass_at_1") for g in self.groups.values()],
+                                 [c[0] if c else None for c in cis], [c[1] if c else None for c in cis],
+                                 title=f"pass@1 by {', '.join(self.by or ())} ({self.level:.0%} intervals)",
+                                 y_title="pass@1")
         k = self.k
         cis = [self.ci95, self.pass_pow_k_ci95, self.pass_at_k_ci95]
         return interval_bars(
@@ -470,8 +481,10 @@ def _choose_k(k: int | None, min_k: int, n_graded: np.ndarray, report: PassAt, n
     if multi.size and int(multi.max()) > chosen:
         notes.append(f"groups are uneven ({chosen} to {int(multi.max())} repeats); k is the smallest")
     if n_graded.size and chosen < min_k:
-        notes.append(f"pass^k and pass@k need {min_k} rollouts per task and these rows have {chosen}; "
-                     f"set repeats>={min_k} for pass^k and pass@k")
+        more = f"; or pass k={chosen} (or min_k={chosen}) to report pass^{chosen} and pass@{chosen} on these rows" \
+            if chosen >= 2 else ""
+        notes.append(f"pass^k and pass@k are reported from {min_k} rollouts per task (min_k) and these rows have "
+                     f"{chosen}; set repeats>={min_k} for pass^k and pass@k{more}")
         return chosen, False
     return chosen, bool(n_graded.size)
 

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
 from pydantic import Field
 
-from whileai.defaults import BINARY_CI_METHOD, BOOTSTRAP_DRAWS, CI_LEVEL, CI_METHOD, DEFAULT_SEED
+from whileai.defaults import (
+    BINARY_CI_METHOD,
+    BOOTSTRAP_DRAWS,
+    CI_LEVEL,
+    CI_METHOD,
+    DEFAULT_SEED,
+    PASS_CI_METHOD,
+)
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
@@ -26,6 +33,7 @@ from whileai.measure._common import (
     read_rows,
     task_values,
 )
+from whileai.measure._passat import pass_at
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod
 from whileai.stats.rng import check_rng
@@ -54,7 +62,8 @@ class MetricSummary(Report):
     level: float = CI_LEVEL
     """Confidence level."""
     ci_method: str = CI_METHOD
-    """Interval method (``t``: Student-t over task means)."""
+    """Interval method: on pass_at_1 the one pass@1 used (``score``, ``score_rates``...), on a
+    marker ``t`` (Student-t over task means) or the bootstrap asked for."""
     degenerate: bool = False
     """Every applicable row has the same value: no interval, since the metric has not been shown to vary."""
     note: str = ""
@@ -136,12 +145,15 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
 
 
 def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float = CI_LEVEL,
-                   ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+                   ci_method: IntervalMethod | Literal["score"] | None = None,
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MetricSummary:
     """One metric's mean over tasks with an interval over tasks (docs/measure.md, "The interval").
 
-    The metric is averaged within each task, then over tasks; the interval is a Student-t
-    interval on the task means (``CI_METHOD``, Miller 2024, arXiv:2411.00640). A metric with the
+    The metric is averaged within each task, then over tasks. On ``pass_at_1`` the interval is
+    the one :func:`~whileai.measure.pass_at` gives pass@1 (the clustered score interval,
+    ``PASS_CI_METHOD``, :mod:`whileai.stats.score`), so the two never disagree on the same rows;
+    on a marker it is a Student-t interval on the task means (``CI_METHOD``, Miller 2024,
+    arXiv:2411.00640). A metric with the
     same value on every applicable row is degenerate: it gets no interval and a warning, since
     a phrase list that matches nothing looks exactly like a behaviour that never happened.
 
@@ -149,7 +161,8 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
         rows: Graded rollouts.
         metric: ``"pass_at_1"`` or a marker (``"marker:<name>"`` or the bare name).
         level: Confidence level.
-        ci_method: ``"t"``, ``"percentile"`` or ``"bca"``.
+        ci_method: ``"score"`` (pass_at_1 only), ``"t"``, ``"percentile"`` or ``"bca"``; None is
+            ``PASS_CI_METHOD`` on pass_at_1 and ``CI_METHOD`` on a marker.
         n_boot: Bootstrap draws for a bootstrap method.
         seed: Seed or Generator.
 
@@ -165,18 +178,27 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
         0.667
     """
     level = check_level(level)
-    check_ci_method(ci_method)
+    name = metric_label(metric)
+    method = (PASS_CI_METHOD if name == PASS_AT_1 else CI_METHOD) if ci_method is None else ci_method
+    if method == "score" and name != PASS_AT_1:
+        raise ArgumentError(f"ci_method='score' is the pass-rate interval, for metric pass_at_1 only, got metric "
+                            f"{metric!r}. Pass ci_method='t' (or a bootstrap) for a marker.", argument="ci_method")
+    if method != "score":
+        check_ci_method(method)
     check_int("n_boot", n_boot)
     rng = check_rng(seed)
     warnings: list[str] = []
     df = clean_rewards(read_rows(rows), warnings)
-    name = metric_label(metric)
     if name != PASS_AT_1 and name not in marker_names(df):
         raise ArgumentError(f"metric must be pass_at_1 or a marker the rows carry, got {metric!r}. "
                             f"Markers here: {', '.join(marker_names(df)) or 'none'}.")
     if df.height == 0:
-        return MetricSummary(metric=metric, level=level, ci_method=ci_method, warnings=warnings + ["no rows: nothing to measure."])
-    s = _summaries(df, [name], level=level, ci_method=ci_method, n_boot=n_boot, rng=rng)[name]
+        return MetricSummary(metric=metric, level=level, ci_method=method, warnings=warnings + ["no rows: nothing to measure."])
+    s = _summaries(df, [name], level=level, ci_method=CI_METHOD if method == "score" else method, n_boot=n_boot,
+                   rng=rng)[name]
+    if method == "score" and not s.degenerate and s.n_tasks:
+        p = pass_at(df, level=level, ci_method="score")
+        s.ci95, s.ci_method = p.ci95, p.ci_method
     if s.degenerate:
         warnings.append(f"{name} is degenerate: {s.note}.")
     s.warnings = warnings
@@ -197,7 +219,8 @@ def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, lev
         rows: Rows with markers.
         names: Only these markers (default every marker the rows carry).
         level: Confidence level.
-        ci_method: ``"t"``, ``"percentile"`` or ``"bca"``.
+        ci_method: ``"score"`` (pass_at_1 only), ``"t"``, ``"percentile"`` or ``"bca"``; None is
+            ``PASS_CI_METHOD`` on pass_at_1 and ``CI_METHOD`` on a marker.
         n_boot: Bootstrap draws for a bootstrap method.
         seed: Seed or Generator.
 
