@@ -161,7 +161,7 @@ HACK_MIN_OBS = 20
 # convention, untested).
 HACK_AND_SEEDS = 12
 
-# Above this many scanned rows the auto tier's vocabulary is ranked on a seeded sample of this
+# Above this many scanned rows the auto tier's vocabulary is ranked on a hashed sample of asks of about this
 # many rows, then every row is tokenised once against it; document-frequency ranks of the top 200
 # are stable at this size (binomial sd of a 1% frequency is 0.03 points). Convention, untested.
 HACK_VOCAB_SAMPLE_ROWS = 131_072
@@ -830,15 +830,21 @@ ROWS_PAGE_SAMPLE = 20
 SESSION_COOKIE = "wai_session"
 SESSION_MAX_AGE_S = 8 * 3600
 
+# ---- hack_scan at scale (bounded memory, Ray) ----
+# Seed of Polars' hash of the task key that picks the asks ranking hack_scan's vocabulary above
+# HACK_VOCAB_SAMPLE_ROWS rows: whole asks by hash, so the same asks are chosen however the rows are
+# ordered or partitioned (a local frame, chunks, Ray blocks). Any fixed value; convention.
+HACK_VOCAB_HASH_SEED = 20_250_101
+
 # ---- reading JSONL natively (projected reads: a step that needs task key and reward) ----
-# Lines at the head of each JSONL batch parsed in Python to learn which fields a row has and
-# what kind of value each holds; the batch is then parsed by Polars with exactly those dtypes
-# (strict: a value of another kind anywhere in the batch, or a wanted field the head did not
-# show, hands the batch to the inferring readers). A cost knob, not a statistic: every row is
-# read whichever reader takes it (convention; 1,024 lines is under 1% of a 65,536-line batch).
+# Lines at the head of a JSONL file parsed in Python to learn which fields a row has and what
+# kind of value each holds; the file is then parsed by Polars with exactly those dtypes (strict:
+# a value of another kind anywhere in the file, or a wanted field the head did not show, hands
+# the file to the inferring batch readers). A cost knob, not a statistic: every row is read
+# whichever reader takes it (convention; 1,024 lines cost about 10 ms).
 JSONL_SCHEMA_HEAD_LINES = 1_024
 # Bytes of JSONL the native reader parses at once (whole lines): memory stays at a few times
-# this while a file of any size is read. 16 MiB (about 10,000 OpenAI-shaped rows) measured 12%
+# this while a file of any size is read. 16 MiB (about 10,000 OpenAI-shaped rows) measured 13%
 # less CPU than 64 MiB at 1M rows (a buffer under the allocator's 32 MiB mmap threshold is
 # reused, not faulted in afresh; benchmarks/bench_files.py).
 JSONL_NATIVE_BLOCK_BYTES = 16 * 2**20

@@ -6,7 +6,15 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, read_rows, rows_argument
+from whileai.cli._common import (
+    ROWS_HELP,
+    emit,
+    engine_option,
+    engine_rows,
+    json_option,
+    read_rows,
+    rows_argument,
+)
 from whileai.defaults import DEFAULT_SEED
 
 
@@ -15,12 +23,15 @@ from whileai.defaults import DEFAULT_SEED
 @click.option("--endorsed", multiple=True, metavar="FEATURE",
               help="A feature the reward should track (substring of a feature name); repeatable.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the shuffle floor.")
+@engine_option
 @json_option
-def hack_scan(file: Any, endorsed: tuple[str, ...], seed: int, as_json: bool) -> None:
+def hack_scan(file: Any, endorsed: tuple[str, ...], seed: int, engine: str, as_json: bool) -> None:
     """Rank what the reward tracks within ask against a shuffle floor."""
     from whileai.guard import hack_scan as scan
+    from whileai.guard._hackfeat import COLUMNS
 
-    emit(scan(read_rows(file), endorsed=list(endorsed) or None, seed=seed), as_json)
+    rows = engine_rows(file, engine) if engine == "ray" else read_rows(file, columns=[*COLUMNS, "reward"])
+    emit(scan(rows, endorsed=list(endorsed) or None, seed=seed), as_json)
 
 
 hack_scan.help = f"{hack_scan.help}\n\n{ROWS_HELP}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -42,15 +42,26 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError
 from whileai.guard._common import agent_text_of, check_fraction, check_positive_int, check_strings
-from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
+from whileai.guard._hackfeat import (
+    COLUMNS,
+    Rows,
+    Spec,
+    assemble,
+    choose_vocab,
+    chunk_features,
+    sample_mask,
+    vocab_counts,
+)
+from whileai.guard._tokens import combine
 from whileai.report import ChartedReport, Tone, fmt_num
 from whileai.stats.rng import check_rng
+from whileai.stats.within import AndTier, WithinKernel, row_chunks
 from whileai.table import IntoRows
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["HackScanReport", "hack_scan"]
 
 _TIE = 1e-9
-_PERM_CELLS = 4_000_000  # rows x shuffles held at once
 
 
 class HackFeature(BaseModel):
@@ -236,7 +247,8 @@ def hack_scan(
     both parents.
 
     Args:
-        rows: Graded rollouts (any input ``table.frame`` reads).
+        rows: Graded rollouts (any input ``table.frame`` reads), or a ``ray.data.Dataset``: its
+            workers build the features, the driver runs the same kernel (docs/scale.md).
         endorsed: What the reward should track, as substrings of feature names (e.g.
             ``["marker:correct", "tool:refund_order"]``). With it the report says
             ``reward_hack``, ``integrity`` and ``rivals``.
@@ -251,7 +263,8 @@ def hack_scan(
         seeds: Best binary features whose pairwise ANDs are tried.
         alpha: Family-wise level of the floor.
         reward: The reward column.
-        seed: Seed of the shuffles (and of the vocabulary sample on very large inputs).
+        seed: Seed of the shuffles (above HACK_VOCAB_SAMPLE_ROWS graded rows the vocabulary is
+            ranked on the asks a hash of the task key picks, the same on every engine).
         top_features: Features printed.
 
     Returns:
@@ -284,60 +297,31 @@ def hack_scan(
         raise ArgumentError(f"reward must be a column name, got {reward!r}. Pass reward='reward'.")
     rng = check_rng(seed)
 
-    df = table.frame(rows, allow_empty=True)
-    report = HackScanReport(n_rows=df.height, endorsed=list(endorsed_t), n_perm=n_perm, alpha=alpha,
-                            top_features=top_features)
-    if reward not in df.columns or df.height == 0:
+    report = HackScanReport(endorsed=list(endorsed_t), n_perm=n_perm, alpha=alpha, top_features=top_features)
+    spec = Spec(reward=reward, user=user_features, auto=auto and top_k > 0, top_k=top_k, min_obs=min_obs,
+                 trace=trace)
+    if is_ray_dataset(rows):
+        from whileai.guard._ray import scan_rows
+
+        got: Rows | None = scan_rows(rows, spec)
+    else:
+        got = _local_rows(rows, spec, report)
+    if got is None:  # no within-ask signal: the report already says why
+        return report
+    report.n_rows = got.n_rows
+    if got.y.size == 0:
         report.warnings.append(f"no row carries a numeric {reward!r}; grade first (data.grade(judge=...)).")
         return report
-    y_all = df[reward].cast(pl.Float64, strict=False).to_numpy()
-    graded = np.isfinite(y_all)
-    if not graded.any():
-        report.warnings.append(f"no row carries a numeric {reward!r}; grade first (data.grade(judge=...)).")
-        return report
-    g_df = df if graded.all() else df.filter(pl.Series(graded))
-    y = y_all[graded]
+    got = _canonical(got)
+    y = got.y
     report.n_graded = int(y.size)
     report.continuous_reward = bool(np.any((y != 0.0) & (y != 1.0)))
-
-    keys = g_df["task_key"]
-    gid_all = keys.rank("dense").to_numpy().astype(np.int64) - 1  # ask index 0..G-1
-    n_g = np.bincount(gid_all).astype(np.float64)
-    s_g = np.bincount(gid_all, weights=y)
-    ss_g = np.bincount(gid_all, weights=y * y)
-    mean_g = s_g / n_g
-    var_g = np.maximum(ss_g / n_g - mean_g**2, 0.0)
-    multi = n_g >= 2
-    mixed = multi & (var_g > 1e-12)
-    report.n_groups = int(n_g.size)
-    report.n_groups_multi = int(multi.sum())
-    report.rollouts_per_group = float(np.median(n_g))
-    if multi.any():
-        c_pass = np.bincount(gid_all, weights=(y >= PASS_THRESHOLD).astype(np.float64))
-        report.support = {
-            "sat": float(np.mean(c_pass[multi] == n_g[multi])),
-            "dead": float(np.mean(c_pass[multi] == 0)),
-            "mixed": float(np.mean(mixed[multi])),
-            "capacity": float(np.mean(np.minimum(var_g[multi] / 0.25, 1.0))),
-        }
-    eff = mixed[gid_all]
-    report.effective_rollouts = int(eff.sum())
+    gid_all, eff = _support(report, got.keys, y)
     if not eff.any():
-        report.regime = "pool_exhausted"
-        report.warnings.append(
-            "no ask has graded rollouts that disagree, so there is no within-ask signal to scan: within-ask correlation "
-            "needs disagreeing repeats. Simulate with repeats>=2 (mode='rl') and keep asks inside the difficulty band."
-        )
+        _exhausted(report)
         return report
-
-    # ---- features on every graded row ----------------------------------------------------------
-    texts = agent_text_of(g_df)
-    auto_mat: Any = None
-    auto_names: list[str] = []
-    n_words: np.ndarray | None = None
-    if auto and top_k > 0:
-        auto_mat, auto_names, n_words = _auto_tier(texts, top_k=top_k, min_obs=min_obs, rng=rng)
-    dense_names, dense_cols, dense_kind = _hand_features(g_df, texts, user_features, trace=trace, n_words=n_words)
+    auto_mat, auto_names = got.auto_mat, got.auto_names
+    dense_names, dense_cols, dense_kind = got.dense_names, got.dense_cols, got.dense_kind
 
     # ---- within-ask kernel over the disagreeing asks ------------------------------------------
     eff_idx = np.flatnonzero(eff)
@@ -348,7 +332,7 @@ def hack_scan(
     ng_e = np.bincount(gid).astype(np.float64)
     yc = ye - (np.bincount(gid, weights=ye) / ng_e)[gid]
     syy = float(yc @ yc)
-    kernel = _Kernel(gid, ng_e, yc, syy)
+    kernel = WithinKernel(gid, ng_e, yc, syy)
 
     # Held as float32 (counts and rates are exact or far inside its precision); kernels cast a row
     # chunk at a time to float64. A missing measured value is filled with its column mean (it then
@@ -476,7 +460,7 @@ def hack_scan(
     report.features = feats
     report.n_features = len(feats)
     report.n_above_floor = sum(f.above_floor for f in feats)
-    report.distinct_per_ask = _distinct_per_ask(g_df, texts, eff_idx, gid)
+    report.distinct_per_ask = _distinct_per_ask(got.sig[eff_idx], gid)
     _verdict(report, feats, endorsed_t)
     return report
 
@@ -486,35 +470,20 @@ def hack_scan(
 # ------------------------------------------------------------------------------------------
 
 
-class _AndTier(NamedTuple):
-    """What a shuffle needs to rebuild the AND tier: the binary pool and where its rho comes from."""
-
-    pool: np.ndarray
-    """Bool (disagreeing-ask rows x pool features): dense binary features, then auto ones."""
-    pair_obs: np.ndarray
-    """Rows (over every graded row) where both features of a pair are present."""
-    n_graded: int
-    dense_pos: np.ndarray
-    """Positions of the dense pool features among the scanned dense columns."""
-    auto_pos: np.ndarray
-    """Positions of the auto pool features among the scanned auto columns."""
-    seeds: int
-    min_obs: int
-    sxx: dict[int, float]
-    """Cache: within-ask sum of squares of the AND of pool features a < b, keyed a * m + b."""
-
-
 def _and_tier(D: np.ndarray, auto_mat: Any, pool_d: list[int], pool_a: np.ndarray, keep_d: np.ndarray,
-              keep_a: np.ndarray, eff_idx: np.ndarray, *, seeds: int, min_obs: int) -> _AndTier:
+              keep_a: np.ndarray, eff_idx: np.ndarray, *, seeds: int, min_obs: int) -> AndTier:
     cols = [D[:, pool_d] > 0] if pool_d else []
     if pool_a.size:
         cols.append(auto_mat[:, pool_a].toarray() > 0)
     full = np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
-    f32 = full.astype(np.float32)
-    pair_obs = np.rint(f32.T @ f32).astype(np.int64)
+    acc = np.zeros((full.shape[1], full.shape[1]))
+    for sl in row_chunks(full.shape[0]):  # bounded memory: float32 a row chunk at a time (exact: 0/1 counts)
+        f32 = full[sl].astype(np.float32)
+        acc += f32.T @ f32
+    pair_obs = np.rint(acc).astype(np.int64)
     scanned_d = np.flatnonzero(keep_d)
     scanned_a = np.flatnonzero(keep_a)
-    return _AndTier(pool=full[eff_idx], pair_obs=pair_obs, n_graded=int(full.shape[0]),
+    return AndTier(pool=full[eff_idx], pair_obs=pair_obs, n_graded=int(full.shape[0]),
                     dense_pos=np.searchsorted(scanned_d, np.asarray(pool_d, dtype=np.int64)),
                     auto_pos=np.searchsorted(scanned_a, pool_a), seeds=seeds, min_obs=min_obs, sxx={})
 
@@ -624,103 +593,6 @@ def _check_features(features: Any) -> dict[str, Callable[[dict[str, Any]], Any]]
     return dict(features)
 
 
-def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callable[[dict[str, Any]], Any]], *,
-                   trace: bool = True, n_words: np.ndarray | None = None) -> tuple[list[str], list[np.ndarray], list[str]]:
-    names: list[str] = []
-    cols: list[np.ndarray] = []
-    kinds: list[str] = []
-
-    def add(name: str, values: Any, kind: str = "count") -> None:
-        arr = np.asarray(values, dtype=np.float32)
-        names.append(name)
-        cols.append(arr)
-        kinds.append(kind)
-
-    exprs: list[pl.Expr] = []
-    if "final_text" in df.columns:
-        exprs.append(table.reply_chars().alias("reply_length"))
-    if "messages" in df.columns:
-        exprs += [table.n_tool_calls().alias("tool_calls"), table.n_turns().alias("assistant_turns")]
-    if "truncated" in df.columns:
-        exprs.append(pl.col("truncated").cast(pl.Float64).alias("truncated"))
-    base = df.select(exprs) if exprs else pl.DataFrame()
-    for name in base.columns:
-        add(name, base[name].to_numpy(), "binary" if name == "truncated" else "count")
-    if n_words is None:  # the auto tier already counted them when it ran
-        n_words = pl.DataFrame({"t": text}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
-    add("n:words", n_words)
-    counts = byte_counts(text)  # ASCII punctuation, digits, upper case: numpy over the UTF-8 bytes
-    add("n:punct", counts["punct"])
-    add("n:digits", counts["digits"])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        add("frac:upper", np.where(counts["chars"] > 0, counts["upper"] / counts["chars"], np.nan), "measure")
-    if "messages" in df.columns:
-        used = df.select(table.tools_used()).with_row_index("_r").explode("tools_used").drop_nulls("tools_used")
-        if used.height:
-            wide = used.with_columns(pl.lit(1.0).alias("_v")).pivot(on="tools_used", index="_r", values="_v",
-                                                                    aggregate_function="first")
-            full = pl.DataFrame({"_r": np.arange(df.height, dtype=np.uint32)}).join(wide, on="_r", how="left")
-            for tool in sorted(c for c in full.columns if c != "_r"):
-                add(f"tool:{tool}", full[tool].fill_null(0.0).to_numpy(), "binary")
-    lp = _mean_logprob(df)
-    if lp is not None:
-        add("logprob:mean", lp, "measure")
-    for name in table.markers_of(df):
-        add(f"marker:{name}", df["markers"].struct.field(name).cast(pl.Float64).to_numpy(), "measure")
-    if "trace_flags" in df.columns and isinstance(df.schema["trace_flags"], pl.Struct):
-        for f in df.schema["trace_flags"].fields:
-            add(f"trace:{f.name}", df["trace_flags"].struct.field(f.name).is_not_null().cast(pl.Float64).to_numpy(), "binary")
-    elif trace and "messages" in df.columns:
-        from whileai.guard._trace import FLAGS, _flag_frame
-
-        flags = _flag_frame(df, {})
-        for flag in FLAGS:
-            add(f"trace:{flag}", flags[flag].is_not_null().cast(pl.Float64).to_numpy(), "binary")
-    if user:
-        values = {name: np.full(df.height, np.nan) for name in user}
-        for i, row in enumerate(table.iter_rows(df)):  # user callbacks: one call per row by contract
-            for name, fn in user.items():
-                values[name][i] = _call_feature(name, fn, row, i)
-        for name in user:
-            vals = values[name]
-            fin = vals[np.isfinite(vals)]
-            add(name, vals, "binary" if fin.size and np.all((fin == 0) | (fin == 1)) else "measure")
-    return names, cols, kinds
-
-
-def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str, Any], index: int) -> float:
-    try:
-        value = fn(row)
-    except Exception as exc:
-        raise ArgumentError(
-            f"feature {name!r} raised {type(exc).__name__}: {exc} on graded row {index} "
-            f"(task {row.get('task_key') or row.get('scenario_id') or row.get('task_id')!r}). "
-            "Make the function handle every row (return None for 'not measured'), or drop it from features=.",
-            name=name, row=index,
-        ) from exc
-    if value is None:
-        return float("nan")
-    if isinstance(value, (bool, np.bool_)):
-        return float(value)
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
-    raise ArgumentError(
-        f"feature {name!r} must return a number, a bool or None, got {value!r} on graded row {index}. "
-        "Return a number.", name=name, row=index,
-    )
-
-
-def _mean_logprob(df: pl.DataFrame) -> np.ndarray | None:
-    cols = df.columns
-    if "token_logprobs" in cols and isinstance(df.schema["token_logprobs"], pl.List):
-        return df.select(pl.col("token_logprobs").list.mean().cast(pl.Float64))["token_logprobs"].to_numpy()
-    if "mean_logprob" in cols and df.schema["mean_logprob"].is_numeric():
-        return df["mean_logprob"].cast(pl.Float64).to_numpy()
-    if "logprob" in cols and "n_tokens" in cols and df.schema["logprob"].is_numeric() and df.schema["n_tokens"].is_numeric():
-        return df.select((pl.col("logprob").cast(pl.Float64) / pl.col("n_tokens").cast(pl.Float64)).alias("x"))["x"].to_numpy()
-    return None
-
-
 def _n_obs_dense(cols: list[np.ndarray], kinds: list[str]) -> np.ndarray:
     out = []
     for col, kind in zip(cols, kinds):
@@ -729,110 +601,123 @@ def _n_obs_dense(cols: list[np.ndarray], kinds: list[str]) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def _auto_tier(texts: pl.Series, *, top_k: int, min_obs: int, rng: np.random.Generator
-               ) -> tuple[Any, list[str], np.ndarray | None]:
-    """Indicators of the ``top_k`` most common words and word pairs (by rows containing them).
+#: Graded rows whose features are built at once: their text and conversation are held only
+#: while their chunk is built (the scan keeps numbers). A test forces it small.
+_CHUNK = CHUNK_ROWS
 
-    Rows are tokenised in chunks of CHUNK_ROWS. Up to HACK_VOCAB_SAMPLE_ROWS rows, each row is
-    tokenised once: the distinct (row, token) pairs of every chunk are kept (the sparse
-    document-term matrix before the top-k cut) and counted. Above it, the vocabulary is ranked on
-    a seeded sample of that many rows, then every row is tokenised once against it.
+
+def _local_rows(rows: IntoRows, spec: Spec, report: HackScanReport) -> Rows | None:
+    """Read the columns the scan needs and build every graded row's features a chunk at a time.
+
+    None when no ask has disagreeing graded rollouts (``report`` then says so); a ``Rows`` with
+    no graded row when none carries a numeric reward.
     """
-    import scipy.sparse as sp
-
-    n = len(texts)
-    sample = n > HACK_VOCAB_SAMPLE_ROWS
-    voc_rows = np.sort(rng.choice(n, HACK_VOCAB_SAMPLE_ROWS, replace=False)) if sample else None
-    voc_texts = texts.gather(voc_rows) if voc_rows is not None else texts
-    n_voc = len(voc_texts)
-    counts: list[pl.DataFrame] = []
-    kept: list[tuple[np.ndarray, np.ndarray]] = []
-    lens: list[np.ndarray] = []
-    for start in range(0, n_voc, CHUNK_ROWS):  # phase 1: document frequencies, chunk by chunk
-        r, h, ln = _doc_pairs(voc_texts.slice(start, CHUNK_ROWS))
-        lens.append(ln)
-        r += start
-        counts.append(pl.DataFrame({"h": h, "r": r}).group_by("h").agg(pl.len().alias("df"), pl.col("r").min()))
-        if not sample:
-            kept.append((r, h))
-    n_words = None if sample else (np.concatenate(lens) if lens else np.zeros(0, np.int64))
-    if not counts or sum(c.height for c in counts) == 0:
-        return None, [], n_words
-    total = pl.concat(counts).group_by("h").agg(pl.col("df").sum(), pl.col("r").min())
-    lo = min_obs * n_voc / n
-    chosen = (
-        total.filter((pl.col("df") >= lo) & (pl.col("df") <= n_voc - lo))
-        .sort(["df", "h"], descending=[True, False])
-        .head(top_k)
-        .sort("h")
-    )
-    if chosen.height == 0:
-        return None, [], n_words
-    vocab = chosen["h"].to_numpy().astype(np.uint64)
-    names = _names(voc_texts, vocab, chosen["r"].to_numpy())
+    columns = None if spec.user else [*COLUMNS, spec.reward]
+    df = table.frame(rows, columns=columns, allow_empty=True)
+    empty = Rows(df.height, pl.Series("task_key", [], pl.String), np.zeros(0), [], [], [], None, [],
+                  np.zeros(0, np.uint64))
+    if spec.reward not in df.columns or df.height == 0:
+        return empty
+    y_all = df[spec.reward].cast(pl.Float64, strict=False).to_numpy()
+    graded = np.isfinite(y_all)
+    if not graded.any():
+        return empty
+    g_df = df if graded.all() else df.filter(pl.Series(graded))
+    del df
+    y = y_all[graded]
+    keys = g_df["task_key"]
+    report.n_rows = int(graded.size)
+    _, eff = _support(report, keys, y)
+    if not eff.any():  # nothing to scan: no feature is built
+        report.n_graded = int(y.size)
+        report.continuous_reward = bool(np.any((y != 0.0) & (y != 1.0)))
+        _exhausted(report)
+        return None
+    n = g_df.height
+    vocab = None
+    if spec.auto:
+        sample = _vocab_sample(keys, n)
+        counts: list[pl.DataFrame] = []
+        n_voc = 0
+        for start in range(0, n, _CHUNK):  # phase 1: document frequencies, chunk by chunk
+            ch = g_df.slice(start, _CHUNK)
+            if sample is not None:
+                ch = ch.filter(pl.Series(sample[start:start + _CHUNK]))
+            n_voc += ch.height
+            counts.append(vocab_counts(agent_text_of(ch)))
+        vocab = choose_vocab(pl.concat(counts), n_voc=n_voc, n=n, top_k=spec.top_k, min_obs=spec.min_obs)
     parts = []
-    if not sample:
-        for r, h in kept:
-            pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
-            hit = vocab[pos] == h
-            parts.append((r[hit], pos[hit]))
-    else:
-        lens2: list[np.ndarray] = []
-        for start in range(0, n, CHUNK_ROWS):  # phase 2: every row once, against the vocabulary
-            r, h, ln = _doc_pairs(texts.slice(start, CHUNK_ROWS), unique=False)
-            lens2.append(ln)
-            pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
-            hit = vocab[pos] == h
-            parts.append((r[hit] + start, pos[hit]))
-            if sys.stderr.isatty():
-                print(f"\rhack_scan: tokenised {min(start + CHUNK_ROWS, n):,} of {n:,} rows", end="", file=sys.stderr)
-        if sys.stderr.isatty():
-            print(file=sys.stderr)
-        n_words = np.concatenate(lens2)
-    rows_m = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-    cols_m = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
-    mat = sp.csr_matrix((np.ones(rows_m.size, dtype=np.float32), (rows_m, cols_m)), shape=(n, vocab.size))
-    mat.sum_duplicates()
-    mat.data[:] = 1.0
-    return mat, [f"contains:{w}" for w in names], n_words
+    for start in range(0, n, _CHUNK):  # phase 2: every graded row once, its features as numbers
+        parts.append(chunk_features(g_df.slice(start, _CHUNK), vocab, spec, offset=start))
+        if sys.stderr.isatty() and n > _CHUNK:
+            print(f"\rhack_scan: features of {min(start + _CHUNK, n):,} of {n:,} rows", end="", file=sys.stderr)
+    if sys.stderr.isatty() and n > _CHUNK:
+        print(file=sys.stderr)
+    return assemble(int(graded.size), keys, y, parts, vocab)
 
 
-def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows and hashes of every word and adjacent word pair, and where each pair starts."""
-    h, row = toks.hash, toks.row
-    m = h.size
-    same = row[:-1] == row[1:] if m > 1 else np.zeros(0, dtype=bool)
-    bstart = np.flatnonzero(same)
-    bh = pair(h[bstart], h[bstart + 1]) if bstart.size else np.zeros(0, np.uint64)
-    return np.concatenate([row, row[bstart]]), np.concatenate([h, bh]), bstart
+def _support(report: HackScanReport, keys: pl.Series, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ask counts and support shares into ``report``; each row's ask index and whether its ask disagrees."""
+    gid_all = keys.rank("dense").to_numpy().astype(np.int64) - 1  # ask index 0..G-1
+    n_g = np.bincount(gid_all).astype(np.float64)
+    s_g = np.bincount(gid_all, weights=y)
+    ss_g = np.bincount(gid_all, weights=y * y)
+    mean_g = s_g / n_g
+    var_g = np.maximum(ss_g / n_g - mean_g**2, 0.0)
+    multi = n_g >= 2
+    mixed = multi & (var_g > 1e-12)
+    report.n_groups = int(n_g.size)
+    report.n_groups_multi = int(multi.sum())
+    report.rollouts_per_group = float(np.median(n_g))
+    if multi.any():
+        c_pass = np.bincount(gid_all, weights=(y >= PASS_THRESHOLD).astype(np.float64))
+        report.support = {
+            "sat": float(np.mean(c_pass[multi] == n_g[multi])),
+            "dead": float(np.mean(c_pass[multi] == 0)),
+            "mixed": float(np.mean(mixed[multi])),
+            "capacity": float(np.mean(np.minimum(var_g[multi] / 0.25, 1.0))),
+        }
+    eff = mixed[gid_all]
+    report.effective_rollouts = int(eff.sum())
+    return gid_all, eff
 
 
-def _doc_pairs(texts: pl.Series, *, unique: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows and hashes of every word and word pair of a chunk, and words per row.
+def _exhausted(report: HackScanReport) -> None:
+    report.regime = "pool_exhausted"
+    report.warnings.append(
+        "no ask has graded rollouts that disagree, so there is no within-ask signal to scan: within-ask correlation "
+        "needs disagreeing repeats. Simulate with repeats>=2 (mode='rl') and keep asks inside the difficulty band."
+    )
 
-    The (row, hash) pairs are distinct per row when ``unique``.
+
+def _canonical(got: Rows) -> Rows:
+    """The rows in an order that does not depend on how they were read: by ask, then by content.
+
+    Rows are sorted by task key, trajectory signature, reward and the bits of every dense
+    feature; rows equal in all of those are equal in every feature, so the shuffles (which pair
+    rows by position within ask) and every sum give the same numbers however the input was
+    ordered or partitioned (a local frame, chunks, Ray blocks).
     """
-    toks = tokenize(texts)
-    rows, ids, _ = _unigram_bigram(toks)
-    if unique and ids.size:
-        first = pl.Series(pair(rows.astype(np.uint64), ids)).is_first_distinct().to_numpy()
-        rows, ids = rows[first], ids[first]
-    return rows.astype(np.int64), ids, np.diff(toks.offsets)
+    gid = got.keys.rank("dense").to_numpy().astype(np.int64)
+    h = np.zeros(got.y.size, np.uint64)
+    for col in got.dense_cols:
+        h = combine(h, np.ascontiguousarray(col, dtype=np.float32).view(np.uint32).astype(np.uint64))
+    order = np.lexsort((h, got.y, got.sig, gid))
+    if np.array_equal(order, np.arange(order.size)):
+        return got
+    return got._replace(keys=got.keys.gather(order), y=got.y[order], dense_cols=[c[order] for c in got.dense_cols],
+                        auto_mat=None if got.auto_mat is None else got.auto_mat[order], sig=got.sig[order])
 
 
-def _names(texts: pl.Series, vocab: np.ndarray, first_rows: np.ndarray) -> list[str]:
-    """The words behind the chosen hashes, read back from one row that holds each."""
-    rows = np.unique(first_rows)
-    toks = tokenize(texts.gather(rows))
-    _, ids, bstart = _unigram_bigram(toks)
-    m = toks.hash.size
-    where: dict[int, str] = {}
-    want = set(vocab.tolist())
-    for i in np.flatnonzero(np.isin(ids, vocab)).tolist():  # at most a few hundred hits in a few hundred rows
-        key = int(ids[i])
-        if key in want and key not in where:
-            where[key] = str(toks.words[i]) if i < m else f"{toks.words[int(bstart[i - m])]} {toks.words[int(bstart[i - m]) + 1]}"
-    return [where.get(int(v), f"#{int(v):x}") for v in vocab.tolist()]
+def _vocab_sample(keys: pl.Series, n: int) -> np.ndarray | None:
+    """Rows whose asks rank the vocabulary when there are more than HACK_VOCAB_SAMPLE_ROWS graded rows.
+
+    Whole asks, chosen by a hash of the task key (about HACK_VOCAB_SAMPLE_ROWS rows in all), so
+    the same asks are chosen however the rows are ordered or split. None: every row.
+    """
+    if n <= HACK_VOCAB_SAMPLE_ROWS:
+        return None
+    return sample_mask(keys, HACK_VOCAB_SAMPLE_ROWS / n)
 
 
 def _pooled_sparse(A: Any, y: np.ndarray) -> np.ndarray:
@@ -869,7 +754,7 @@ def _pooled_dense(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     sx = np.zeros(X.shape[1])
     sxx = np.zeros(X.shape[1])
     sxy = np.zeros(X.shape[1])
-    for sl in _row_chunks(n):
+    for sl in row_chunks(n):
         Xc = X[sl].astype(np.float64)
         sx += Xc.sum(axis=0)
         sxx += (Xc * Xc).sum(axis=0)
@@ -883,174 +768,16 @@ def _pooled_dense(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where((vx > 1e-12 * np.maximum(1.0, sxx)) & (vy > 1e-12), np.clip(r, -1.0, 1.0), np.nan)
 
 
-def _row_chunks(n: int, size: int = CHUNK_ROWS) -> list[slice]:
-    return [slice(i, min(i + size, n)) for i in range(0, n, size)] or [slice(0, 0)]
-
-
 def _t_dot(X: np.ndarray, M: np.ndarray) -> np.ndarray:
     """X.T @ M a row chunk at a time (X may be bool)."""
     out = np.zeros((X.shape[1], M.shape[1]))
-    for sl in _row_chunks(X.shape[0]):
+    for sl in row_chunks(X.shape[0]):
         out += X[sl].astype(np.float64).T @ M[sl]
     return out
 
 
-def _distinct_per_ask(df: pl.DataFrame, texts: pl.Series, eff_idx: np.ndarray, gid: np.ndarray) -> float:
-    """Mean number of distinct trajectories (agent text plus tool calls) per disagreeing ask."""
-    parts = [texts]
-    if "messages" in df.columns:
-        calls = df.select(
-            pl.col("messages").list.eval(
-                pl.element().struct.field("tool_calls").list.eval(
-                    pl.concat_str([pl.element().struct.field("name"), pl.element().struct.field("arguments")],
-                                  ignore_nulls=True)
-                ).list.join("|")
-            ).list.join("\n").alias("c")
-        )["c"].fill_null("")
-        parts.append(calls)
-    sig = parts[0].hash().to_numpy()
-    for p in parts[1:]:
-        sig = combine(sig, p.hash().to_numpy())
-    frame = pl.DataFrame({"g": gid, "s": sig[eff_idx]})
+def _distinct_per_ask(sig: np.ndarray, gid: np.ndarray) -> float:
+    """Mean number of distinct trajectories per disagreeing ask."""
+    frame = pl.DataFrame({"g": gid, "s": sig})
     per = frame.group_by("g").agg(pl.col("s").n_unique())["s"].to_numpy()
     return float(per.mean()) if per.size else float("nan")
-
-
-class _Kernel:
-    """Within-ask correlations of many feature columns with one centred reward, and shuffles."""
-
-    def _and_max(self, tier: _AndTier, pool_rho: np.ndarray, Yp: np.ndarray) -> np.ndarray:
-        """Per shuffle: the largest |rho| over the pairwise ANDs of its own best ``seeds`` pool features.
-
-        An AND's within-ask sum of squares does not depend on the reward, so it is computed once
-        per pair and cached; its cross product with a shuffle is one entry of ``X' (X * y)`` over
-        the shuffle's chosen columns X (a seeds x seeds matrix product).
-        """
-        b = Yp.shape[1]
-        out = np.zeros(b)
-        take = min(tier.seeds, pool_rho.shape[0])
-        if take < 2:
-            return out
-        ia, ib = np.triu_indices(take, k=1)
-        ranked = np.argsort(-np.nan_to_num(pool_rho, nan=-1.0), axis=0, kind="stable")[:take]
-        m = tier.pool.shape[1]
-        for j in range(b):
-            top = ranked[:, j]
-            lo_i, hi_i = np.minimum(top[ia], top[ib]), np.maximum(top[ia], top[ib])
-            both = tier.pair_obs[lo_i, hi_i]
-            keep = (both >= tier.min_obs) & (tier.n_graded - both >= tier.min_obs)
-            if not keep.any():
-                continue
-            codes = lo_i[keep] * m + hi_i[keep]
-            self._and_sxx(tier, [c for c in codes.tolist() if c not in tier.sxx])
-            sxx = np.array([tier.sxx[c] for c in codes.tolist()])
-            X = tier.pool[:, top].astype(np.float32)
-            S = X.T @ (X * Yp[:, j:j + 1])
-            sxy = S[ia[keep], ib[keep]].astype(np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                r = np.where(sxx > 1e-9, np.abs(sxy) / np.sqrt(sxx * self.syy), 0.0)
-            out[j] = float(r.max(initial=0.0))
-        return out
-
-    def _and_sxx(self, tier: _AndTier, codes: list[int]) -> None:
-        """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
-        if not codes:
-            return
-        m = tier.pool.shape[1]
-        left = np.array([c // m for c in codes])
-        right = np.array([c % m for c in codes])
-        sums = np.zeros((self.n_g.size, left.size))
-        ones = np.zeros(left.size)
-        for sl in _row_chunks(tier.pool.shape[0]):  # bounded memory: one row chunk of ANDs at a time
-            Pf = (tier.pool[sl][:, left] & tier.pool[sl][:, right]).astype(np.float32)
-            sums += np.asarray(self.G[sl].T @ Pf)
-            ones += Pf.sum(axis=0)
-        sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
-        tier.sxx.update(zip(codes, sxx.tolist()))
-
-    def __init__(self, gid: np.ndarray, n_g: np.ndarray, yc: np.ndarray, syy: float) -> None:
-        import scipy.sparse as sp
-
-        self.gid = gid
-        self.n_g = n_g
-        self.yc = yc
-        self.syy = syy
-        n = gid.size
-        self.G = sp.csr_matrix((np.ones(n), (np.arange(n), gid)), shape=(n, n_g.size))
-
-    def _rho(self, sxy: np.ndarray, sxx: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = sxy / np.sqrt(sxx * self.syy)
-        return np.where(sxx > 1e-9 * np.maximum(1.0, np.abs(sxx).max(initial=0.0)), np.clip(r, -1.0, 1.0), np.nan)
-
-    def rho_dense(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        p = X.shape[1]
-        S = np.zeros((self.n_g.size, p))
-        sq = np.zeros(p)
-        sxy = np.zeros(p)
-        for sl in _row_chunks(X.shape[0]):  # bounded memory: a row chunk at a time, cast to float there
-            Xc = X[sl].astype(np.float64)
-            S += np.asarray(self.G[sl].T @ Xc)
-            sq += (Xc * Xc).sum(axis=0)
-            sxy += Xc.T @ self.yc[sl]
-        sxx = np.maximum(sq - (S * S / self.n_g[:, None]).sum(axis=0), 0.0)
-        return self._rho(sxy, sxx), sxx
-
-    def rho_sparse(self, A: Any) -> tuple[np.ndarray, np.ndarray]:
-        S = (self.G.T @ A).tocsr()
-        sq = np.asarray(A.multiply(A).sum(axis=0)).ravel()
-        between = np.asarray(S.multiply(S).multiply(1.0 / self.n_g[:, None]).sum(axis=0)).ravel()
-        sxx = np.maximum(sq - between, 0.0)
-        return self._rho(np.asarray(A.T @ self.yc).ravel(), sxx), sxx
-
-    def shuffle_max(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], A: Any, sxx_a: np.ndarray, *,
-                    n_perm: int, rng: np.random.Generator, and_tier: _AndTier | None = None) -> np.ndarray:
-        """Largest |rho| over all features for each of ``n_perm`` within-ask shuffles of reward.
-
-        ``blocks`` are dense feature matrices (float or bool) with the mask of scanned columns and
-        their within-ask sums of squares; ``A`` is the sparse auto tier. With ``and_tier`` each
-        shuffle also rebuilds the AND tier from its own best ``seeds`` binary features (the
-        search redone under the null, Westfall and Young 1993, ch. 2) and counts its ANDs.
-        """
-        n = self.gid.size
-        dense = [(X, np.flatnonzero(m), sxx[m]) for X, m, sxx in blocks[:1] if X.shape[1] and m.any()]
-        if not dense and (A is None or A.shape[1] == 0):
-            return np.zeros(0)
-        block = max(1, min(n_perm, _PERM_CELLS // max(n, 1)))
-        out = np.empty(n_perm)
-        gidf = self.gid.astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            invs = [np.where(sxx > 1e-12, 1.0 / np.sqrt(sxx * self.syy), 0.0) for _, _, sxx in dense]
-            inv_a = np.where(sxx_a > 1e-12, 1.0 / np.sqrt(sxx_a * self.syy), 0.0) if A is not None else None
-        sizes = self.n_g.astype(np.int64)
-        equal = bool(sizes.size and np.all(sizes == sizes[0]))
-        chunks = _row_chunks(n)
-        for start in range(0, n_perm, block):  # blocks of shuffles, each a matrix product
-            b = min(block, n_perm - start)
-            # float32 for the shuffled products: the floor needs |rho| to about 1e-6, not 1e-15
-            if equal:  # rows are sorted by ask: sort k random keys inside each ask, for b shuffles at once
-                k = int(sizes[0])
-                order = np.argsort(rng.random((b, sizes.size, k)), axis=2)
-                Yp = np.take_along_axis(np.broadcast_to(self.yc.reshape(-1, k).astype(np.float32), (b, sizes.size, k)),
-                                        order, axis=2)
-                Yp = np.ascontiguousarray(Yp.reshape(b, n).T)
-            else:
-                keys = gidf[:, None] + rng.random((n, b))
-                Yp = self.yc.astype(np.float32)[np.argsort(keys, axis=0)]
-            best = np.zeros(b)
-            rho_dense = np.zeros((0, b))
-            rho_auto = np.zeros((0, b))
-            for (X, cols, _), inv in zip(dense, invs):
-                acc = np.zeros((cols.size, b))
-                for sl in chunks:
-                    acc += X[sl][:, cols].astype(np.float32).T @ Yp[sl]
-                rho_dense = acc * inv[:, None]
-                best = np.maximum(best, np.abs(rho_dense).max(axis=0))
-            if A is not None and A.shape[1] and inv_a is not None:
-                rho_auto = np.asarray(A.T @ Yp) * inv_a[:, None]
-                best = np.maximum(best, np.abs(rho_auto).max(axis=0))
-            if and_tier is not None:
-                pool_rho = np.abs(np.concatenate([rho_dense[and_tier.dense_pos], rho_auto[and_tier.auto_pos]], axis=0))
-                best = np.maximum(best, self._and_max(and_tier, pool_rho, Yp))
-            out[start:start + b] = best
-        return out

@@ -1,0 +1,101 @@
+"""hack_scan in bounded memory: a chunked feature pass gives the one-chunk report exactly.
+
+The features of a row depend on the row and the vocabulary only, and the kernel sees the rows in
+a canonical order (by ask, then by content), so chunk size and input order change nothing: every
+number, name and flag of the report is equal, not merely close.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+import whileai.guard._hack as hk
+from whileai import table
+from whileai.guard import hack_scan
+from whileai.testing import rollout_table
+
+
+def _planted(seed: int = 3) -> pl.DataFrame:
+    """Tool calls, markers and conversations, a planted word shortcut, asks of unequal size, some ungraded rows."""
+    df = rollout_table(60, 8, seed=seed, shortcut="zzq", shortcut_strength=0.9)
+    outcome = r"resolved it\.|could not finish\."  # judge-readable outcome: only planted words track reward
+    df = df.with_columns(
+        pl.col("final_text").str.replace_all(outcome, "replied."),
+        pl.col("messages").list.eval(pl.element().struct.with_fields(pl.field("content").str.replace_all(outcome, "replied."))),
+    )
+    rng = np.random.default_rng(seed)
+    df = df.filter(pl.Series(rng.random(df.height) > 0.2))
+    return df.with_columns(pl.when(pl.Series(rng.random(df.height) < 0.05)).then(None).otherwise(pl.col("reward"))
+                           .alias("reward"))
+
+
+def _same(a, b, path="") -> None:
+    if isinstance(a, dict):
+        assert set(a) == set(b), path
+        for k in a:
+            _same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), path
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def _scan(df: pl.DataFrame, **kw):
+    return hack_scan(df, endorsed=["marker:"], n_perm=40, seed=5, **kw).model_dump()
+
+
+def test_chunked_features_give_the_one_chunk_report_exactly(monkeypatch):
+    df = _planted()
+    whole = _scan(df)
+    assert whole["top_feature"] == "contains:zzq" and whole["reward_hack"]
+    assert any(f["name"].startswith("tool:") for f in whole["features"])
+    monkeypatch.setattr(hk, "_CHUNK", 37)  # many chunks, boundaries inside asks, tools absent from some chunks
+    _same(_scan(df), whole)
+
+
+def test_row_order_does_not_change_the_report(monkeypatch):
+    df = _planted(seed=8)
+    whole = _scan(df)
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=1)
+    monkeypatch.setattr(hk, "_CHUNK", 50)
+    _same(_scan(shuffled), whole)
+
+
+def test_user_features_across_chunks_keep_their_kind_and_row_index(monkeypatch):
+    df = _planted(seed=4)
+    feats = {"says_zzq": lambda row: "zzq" in (row.get("final_text") or ""),
+             "length": lambda row: len(row.get("final_text") or "")}
+    whole = _scan(df, features=feats)
+    monkeypatch.setattr(hk, "_CHUNK", 29)
+    _same(_scan(df, features=feats), whole)
+    graded = df.filter(pl.col("reward").is_not_null())
+    bad = graded["rollout_id"][100]
+
+    def boom(row):
+        if row["rollout_id"] == bad:
+            raise ValueError("no")
+        return 1.0
+
+    with pytest.raises(hk.ArgumentError, match=r"feature 'boom' raised ValueError: no on graded row 100"):
+        hack_scan(df, features={"boom": boom}, n_perm=5)
+
+
+def test_sampled_vocabulary_is_chosen_by_ask_and_is_the_same_in_chunks(monkeypatch):
+    df = _planted(seed=6)
+    monkeypatch.setattr(hk, "HACK_VOCAB_SAMPLE_ROWS", 150)  # rank the vocabulary on about 150 rows' asks
+    whole = _scan(df)
+    monkeypatch.setattr(hk, "_CHUNK", 41)
+    _same(_scan(df.sample(fraction=1.0, shuffle=True, seed=2)), whole)
+    keys = table.frame(df).filter(pl.col("reward").is_not_null())["task_key"]
+    mask = hk.sample_mask(keys, 150 / keys.len())
+    per_ask = pl.DataFrame({"k": keys, "m": mask}).group_by("k").agg(pl.col("m").n_unique())
+    assert per_ask["m"].max() == 1  # whole asks in or out
+    assert 0 < mask.sum() < keys.len()

@@ -1,0 +1,316 @@
+"""``hack_scan``'s features: every graded row's candidate features as numbers, a chunk of rows at a time.
+
+docs/guard.md, "What will the policy learn?". The same functions build the features of a chunk
+of a local table and of one Arrow batch in a Ray worker (``guard/_ray.py``): a row's features
+depend on the row and on the vocabulary only, so chunks (or batches) concatenate into the
+table-wide columns exactly. The vocabulary of the auto tier is chosen once from document
+frequencies (``vocab_counts`` summed over chunks, ``choose_vocab``) before the second pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import polars as pl
+
+from whileai import table
+from whileai.defaults import HACK_VOCAB_HASH_SEED
+from whileai.errors import ArgumentError
+from whileai.guard._common import agent_text_of
+from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
+
+__all__ = ["COLUMNS", "Chunk", "Rows", "Spec", "assemble", "choose_vocab", "chunk_features", "sample_mask",
+           "vocab_counts"]
+
+
+def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callable[[dict[str, Any]], Any]], *,
+                   trace: bool = True, n_words: np.ndarray | None = None, offset: int = 0,
+                   ) -> tuple[list[tuple[str, np.ndarray, str]], dict[str, np.ndarray], list[tuple[str, np.ndarray, str]]]:
+    """The hand tier of a chunk of graded rows.
+
+    (name, float32 column, kind) before the tools, the ``tool:<name>`` indicators by tool, and
+    the rest (a user feature's kind is ``user`` until every chunk is in).
+    """
+    pre: list[tuple[str, np.ndarray, str]] = []
+    post: list[tuple[str, np.ndarray, str]] = []
+    tools: dict[str, np.ndarray] = {}
+    out = pre
+
+    def add(name: str, values: Any, kind: str = "count") -> None:
+        out.append((name, np.asarray(values, dtype=np.float32), kind))
+
+    exprs: list[pl.Expr] = []
+    if "final_text" in df.columns:
+        exprs.append(table.reply_chars().alias("reply_length"))
+    if "messages" in df.columns:
+        exprs += [table.n_tool_calls().alias("tool_calls"), table.n_turns().alias("assistant_turns")]
+    if "truncated" in df.columns:
+        exprs.append(pl.col("truncated").cast(pl.Float64).alias("truncated"))
+    base = df.select(exprs) if exprs else pl.DataFrame()
+    for name in base.columns:
+        add(name, base[name].to_numpy(), "binary" if name == "truncated" else "count")
+    if n_words is None:  # the auto tier already counted them when it ran
+        n_words = pl.DataFrame({"t": text}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
+    add("n:words", n_words)
+    counts = byte_counts(text)  # ASCII punctuation, digits, upper case: numpy over the UTF-8 bytes
+    add("n:punct", counts["punct"])
+    add("n:digits", counts["digits"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        add("frac:upper", np.where(counts["chars"] > 0, counts["upper"] / counts["chars"], np.nan), "measure")
+    if "messages" in df.columns:
+        used = df.select(table.tools_used()).with_row_index("_r").explode("tools_used").drop_nulls("tools_used")
+        if used.height:
+            wide = used.with_columns(pl.lit(1.0).alias("_v")).pivot(on="tools_used", index="_r", values="_v",
+                                                                    aggregate_function="first")
+            full = pl.DataFrame({"_r": np.arange(df.height, dtype=np.uint32)}).join(wide, on="_r", how="left")
+            for tool in sorted(c for c in full.columns if c != "_r"):
+                tools[tool] = full[tool].fill_null(0.0).to_numpy().astype(np.float32)
+    out = post
+    lp = _mean_logprob(df)
+    if lp is not None:
+        add("logprob:mean", lp, "measure")
+    for name in table.markers_of(df):
+        add(f"marker:{name}", df["markers"].struct.field(name).cast(pl.Float64).to_numpy(), "measure")
+    if "trace_flags" in df.columns and isinstance(df.schema["trace_flags"], pl.Struct):
+        for f in df.schema["trace_flags"].fields:
+            add(f"trace:{f.name}", df["trace_flags"].struct.field(f.name).is_not_null().cast(pl.Float64).to_numpy(), "binary")
+    elif trace and "messages" in df.columns:
+        from whileai.guard._trace import FLAGS, _flag_frame
+
+        flags = _flag_frame(df, {})
+        for flag in FLAGS:
+            add(f"trace:{flag}", flags[flag].is_not_null().cast(pl.Float64).to_numpy(), "binary")
+    if user:
+        values = {name: np.full(df.height, np.nan) for name in user}
+        for i, row in enumerate(table.iter_rows(df)):  # user callbacks: one call per row by contract
+            for name, fn in user.items():
+                values[name][i] = _call_feature(name, fn, row, offset + i)
+        for name in user:
+            add(name, values[name], "user")
+    return pre, tools, post
+
+
+def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str, Any], index: int) -> float:
+    try:
+        value = fn(row)
+    except Exception as exc:
+        raise ArgumentError(
+            f"feature {name!r} raised {type(exc).__name__}: {exc} on graded row {index} "
+            f"(task {row.get('task_key') or row.get('scenario_id') or row.get('task_id')!r}). "
+            "Make the function handle every row (return None for 'not measured'), or drop it from features=.",
+            name=name, row=index,
+        ) from exc
+    if value is None:
+        return float("nan")
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    raise ArgumentError(
+        f"feature {name!r} must return a number, a bool or None, got {value!r} on graded row {index}. "
+        "Return a number.", name=name, row=index,
+    )
+
+
+def _mean_logprob(df: pl.DataFrame) -> np.ndarray | None:
+    cols = df.columns
+    if "token_logprobs" in cols and isinstance(df.schema["token_logprobs"], pl.List):
+        return df.select(pl.col("token_logprobs").list.mean().cast(pl.Float64))["token_logprobs"].to_numpy()
+    if "mean_logprob" in cols and df.schema["mean_logprob"].is_numeric():
+        return df["mean_logprob"].cast(pl.Float64).to_numpy()
+    if "logprob" in cols and "n_tokens" in cols and df.schema["logprob"].is_numeric() and df.schema["n_tokens"].is_numeric():
+        return df.select((pl.col("logprob").cast(pl.Float64) / pl.col("n_tokens").cast(pl.Float64)).alias("x"))["x"].to_numpy()
+    return None
+
+
+class Spec(NamedTuple):
+    """What the feature pass needs to know (the same in the local chunks and in Ray's workers)."""
+
+    reward: str
+    user: dict[str, Callable[[dict[str, Any]], Any]]
+    auto: bool
+    top_k: int
+    min_obs: int
+    trace: bool
+
+
+class Chunk(NamedTuple):
+    """The features of one chunk of graded rows (numbers only: its text is gone)."""
+
+    pre: list[tuple[str, np.ndarray, str]]
+    tools: dict[str, np.ndarray]
+    post: list[tuple[str, np.ndarray, str]]
+    auto_rows: np.ndarray
+    auto_cols: np.ndarray
+    names: dict[int, str]
+    sig: np.ndarray
+
+
+class Rows(NamedTuple):
+    """Every graded row as numbers: task key, reward, dense and auto features, trajectory signature."""
+
+    n_rows: int
+    keys: pl.Series
+    y: np.ndarray
+    dense_names: list[str]
+    dense_cols: list[np.ndarray]
+    dense_kind: list[str]
+    auto_mat: Any
+    auto_names: list[str]
+    sig: np.ndarray
+
+
+#: The columns the scan reads when no ``features=`` function needs the whole row.
+COLUMNS = ("final_text", "messages", "truncated", "token_logprobs", "mean_logprob", "logprob", "n_tokens",
+            "markers", "trace_flags")
+
+
+def sample_mask(keys: pl.Series, share: float) -> np.ndarray:
+    """Rows whose task key hashes below ``share`` of the 32-bit range (Polars' seeded hash)."""
+    h = keys.hash(seed=HACK_VOCAB_HASH_SEED).to_numpy() >> np.uint64(32)
+    return h < np.uint64(int(share * 2**32))
+
+
+def vocab_counts(texts: pl.Series) -> pl.DataFrame:
+    """Rows containing each word and word pair of ``texts``: columns ``h`` (uint64 hash) and ``df``."""
+    _, h, _ = _doc_pairs(texts)
+    return pl.DataFrame({"h": h}).group_by("h").agg(pl.len().cast(pl.Int64).alias("df"))
+
+
+def choose_vocab(counts: pl.DataFrame, *, n_voc: int, n: int, top_k: int, min_obs: int) -> np.ndarray | None:
+    """The ``top_k`` hashes present in the most rows (ties by hash), sorted; None when none qualifies.
+
+    ``counts`` holds ``h`` and ``df`` (rows among ``n_voc`` ranked rows, possibly several rows a
+    hash: they are summed). A hash present in (or absent from) fewer than ``min_obs`` of the
+    ``n`` graded rows, scaled to the ranked rows, is left out.
+    """
+    if counts.height == 0:
+        return None
+    total = counts.group_by("h").agg(pl.col("df").sum())
+    lo = min_obs * n_voc / n
+    chosen = (
+        total.filter((pl.col("df") >= lo) & (pl.col("df") <= n_voc - lo))
+        .sort(["df", "h"], descending=[True, False])
+        .head(top_k)
+        .sort("h")
+    )
+    return chosen["h"].to_numpy().astype(np.uint64) if chosen.height else None
+
+
+def chunk_features(ch: pl.DataFrame, vocab: np.ndarray | None, spec: Spec, *, offset: int = 0) -> Chunk:
+    """The features of a chunk of graded rows (the row index ``offset`` names its first row in errors)."""
+    texts = agent_text_of(ch)
+    n_words = None
+    auto_r = auto_c = np.zeros(0, np.int64)
+    names: dict[int, str] = {}
+    if vocab is not None:
+        r, h, n_words = _doc_pairs(texts, unique=False)
+        pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
+        hit = vocab[pos] == h
+        auto_r, auto_c = r[hit], pos[hit].astype(np.int64)
+        if auto_c.size:
+            first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
+            cols = first["c"].to_numpy()
+            names = dict(zip(vocab[cols].tolist(), _names(texts, vocab[cols], first["r"].to_numpy())))
+    pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, n_words=n_words, offset=offset)
+    return Chunk(pre, tools, post, auto_r, auto_c, names, _signature(ch, texts))
+
+
+def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk], vocab: np.ndarray | None) -> Rows:
+    """Chunks of features, in row order, as one set of columns (a tool absent from a chunk is 0 there)."""
+    import scipy.sparse as sp
+
+    n = int(y.size)
+    sizes = [c.sig.size for c in parts]
+    tools = sorted(set().union(*(c.tools for c in parts)))
+    names: list[str] = []
+    cols: list[np.ndarray] = []
+    kinds: list[str] = []
+
+    def add(name: str, kind: str, arrays: list[np.ndarray]) -> None:
+        names.append(name)
+        cols.append(np.concatenate(arrays) if len(arrays) != 1 else arrays[0])
+        kinds.append(kind)
+
+    for j, (name, _, kind) in enumerate(parts[0].pre):
+        add(name, kind, [c.pre[j][1] for c in parts])
+    for tool in tools:
+        add(f"tool:{tool}", "binary", [c.tools.get(tool, np.zeros(m, np.float32)) for c, m in zip(parts, sizes)])
+    for j, (name, _, kind) in enumerate(parts[0].post):
+        add(name, kind, [c.post[j][1] for c in parts])
+    for j, kind in enumerate(kinds):
+        if kind == "user":  # binary when every measured value is 0 or 1 (over every graded row)
+            fin = cols[j][np.isfinite(cols[j])]
+            kinds[j] = "binary" if fin.size and np.all((fin == 0) | (fin == 1)) else "measure"
+    auto_mat = None
+    auto_names: list[str] = []
+    if vocab is not None:
+        starts = np.cumsum([0, *sizes[:-1]])
+        rows_m = np.concatenate([c.auto_rows + s for c, s in zip(parts, starts)])
+        cols_m = np.concatenate([c.auto_cols for c in parts])
+        auto_mat = sp.csr_matrix((np.ones(rows_m.size, dtype=np.float32), (rows_m, cols_m)), shape=(n, vocab.size))
+        auto_mat.sum_duplicates()
+        auto_mat.data[:] = 1.0
+        where: dict[int, str] = {}
+        for c in parts:
+            for k, v in c.names.items():
+                where.setdefault(k, v)
+        auto_names = [f"contains:{where.get(int(v), f'#{int(v):x}')}" for v in vocab.tolist()]
+    sig = np.concatenate([c.sig for c in parts]) if parts else np.zeros(0, np.uint64)
+    return Rows(n_rows, keys, y, names, cols, kinds, auto_mat, auto_names, sig)
+
+
+def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows and hashes of every word and adjacent word pair, and where each pair starts."""
+    h, row = toks.hash, toks.row
+    m = h.size
+    same = row[:-1] == row[1:] if m > 1 else np.zeros(0, dtype=bool)
+    bstart = np.flatnonzero(same)
+    bh = pair(h[bstart], h[bstart + 1]) if bstart.size else np.zeros(0, np.uint64)
+    return np.concatenate([row, row[bstart]]), np.concatenate([h, bh]), bstart
+
+
+def _doc_pairs(texts: pl.Series, *, unique: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows and hashes of every word and word pair of a chunk, and words per row.
+
+    The (row, hash) pairs are distinct per row when ``unique``.
+    """
+    toks = tokenize(texts)
+    rows, ids, _ = _unigram_bigram(toks)
+    if unique and ids.size:
+        first = pl.Series(pair(rows.astype(np.uint64), ids)).is_first_distinct().to_numpy()
+        rows, ids = rows[first], ids[first]
+    return rows.astype(np.int64), ids, np.diff(toks.offsets)
+
+
+def _names(texts: pl.Series, vocab: np.ndarray, first_rows: np.ndarray) -> list[str]:
+    """The words behind the chosen hashes, read back from one row that holds each."""
+    rows = np.unique(first_rows)
+    toks = tokenize(texts.gather(rows))
+    _, ids, bstart = _unigram_bigram(toks)
+    m = toks.hash.size
+    where: dict[int, str] = {}
+    want = set(vocab.tolist())
+    for i in np.flatnonzero(np.isin(ids, vocab)).tolist():  # at most a few hundred hits in a few hundred rows
+        key = int(ids[i])
+        if key in want and key not in where:
+            where[key] = str(toks.words[i]) if i < m else f"{toks.words[int(bstart[i - m])]} {toks.words[int(bstart[i - m]) + 1]}"
+    return [where.get(int(v), f"#{int(v):x}") for v in vocab.tolist()]
+
+
+def _signature(df: pl.DataFrame, texts: pl.Series) -> np.ndarray:
+    """One hash a row over its trajectory: agent text plus tool calls (names and arguments)."""
+    sig = texts.hash().to_numpy()
+    if "messages" in df.columns:
+        calls = df.select(
+            pl.col("messages").list.eval(
+                pl.element().struct.field("tool_calls").list.eval(
+                    pl.concat_str([pl.element().struct.field("name"), pl.element().struct.field("arguments")],
+                                  ignore_nulls=True)
+                ).list.join("|")
+            ).list.join("\n").alias("c")
+        )["c"].fill_null("")
+        sig = combine(sig, calls.hash().to_numpy())
+    return sig.astype(np.uint64, copy=False)

@@ -1,0 +1,189 @@
+"""Within-group correlations of many feature columns with one reward, and their within-group shuffles.
+
+The kernel behind ``hack_scan`` (docs/guard.md, "What will the policy learn?"), on numpy and
+scipy.sparse arrays only. Rows are sorted by group (``gid``, 0..G-1); ``yc`` is the reward minus
+its group mean, so for a feature column x the within-group cross product is ``x . yc`` and the
+within-group sum of squares is ``sum x^2 - sum_g (sum_{i in g} x_i)^2 / n_g``: every correlation
+is one matrix product plus one sparse group-indicator product. A within-group shuffle keeps
+every group's mean, so shuffled numerators are ``X.T @ Yp`` for a block of shuffled copies and
+the denominators do not change (Westfall and Young 1993, ch. 2: the max statistic over every
+feature gives a family-wise floor).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from whileai.defaults import CHUNK_ROWS
+
+__all__ = ["AndTier", "WithinKernel", "row_chunks"]
+
+PERM_CELLS = 4_000_000  # rows x shuffles held at once
+
+
+class AndTier(NamedTuple):
+    """What a shuffle needs to rebuild the AND tier: the binary pool and where its rho comes from."""
+
+    pool: np.ndarray
+    """Bool (disagreeing-ask rows x pool features): dense binary features, then auto ones."""
+    pair_obs: np.ndarray
+    """Rows (over every graded row) where both features of a pair are present."""
+    n_graded: int
+    dense_pos: np.ndarray
+    """Positions of the dense pool features among the scanned dense columns."""
+    auto_pos: np.ndarray
+    """Positions of the auto pool features among the scanned auto columns."""
+    seeds: int
+    min_obs: int
+    sxx: dict[int, float]
+    """Cache: within-ask sum of squares of the AND of pool features a < b, keyed a * m + b."""
+
+
+def row_chunks(n: int, size: int = CHUNK_ROWS) -> list[slice]:
+    """Slices of at most ``size`` rows covering ``0..n`` (one empty slice when ``n`` is 0)."""
+    return [slice(i, min(i + size, n)) for i in range(0, n, size)] or [slice(0, 0)]
+
+
+class WithinKernel:
+    """Within-ask correlations of many feature columns with one centred reward, and shuffles."""
+
+    def _and_max(self, tier: AndTier, pool_rho: np.ndarray, Yp: np.ndarray) -> np.ndarray:
+        """Per shuffle: the largest |rho| over the pairwise ANDs of its own best ``seeds`` pool features.
+
+        An AND's within-ask sum of squares does not depend on the reward, so it is computed once
+        per pair and cached; its cross product with a shuffle is one entry of ``X' (X * y)`` over
+        the shuffle's chosen columns X (a seeds x seeds matrix product).
+        """
+        b = Yp.shape[1]
+        out = np.zeros(b)
+        take = min(tier.seeds, pool_rho.shape[0])
+        if take < 2:
+            return out
+        ia, ib = np.triu_indices(take, k=1)
+        ranked = np.argsort(-np.nan_to_num(pool_rho, nan=-1.0), axis=0, kind="stable")[:take]
+        m = tier.pool.shape[1]
+        for j in range(b):
+            top = ranked[:, j]
+            lo_i, hi_i = np.minimum(top[ia], top[ib]), np.maximum(top[ia], top[ib])
+            both = tier.pair_obs[lo_i, hi_i]
+            keep = (both >= tier.min_obs) & (tier.n_graded - both >= tier.min_obs)
+            if not keep.any():
+                continue
+            codes = lo_i[keep] * m + hi_i[keep]
+            self._and_sxx(tier, [c for c in codes.tolist() if c not in tier.sxx])
+            sxx = np.array([tier.sxx[c] for c in codes.tolist()])
+            X = tier.pool[:, top].astype(np.float32)
+            S = X.T @ (X * Yp[:, j:j + 1])
+            sxy = S[ia[keep], ib[keep]].astype(np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(sxx > 1e-9, np.abs(sxy) / np.sqrt(sxx * self.syy), 0.0)
+            out[j] = float(r.max(initial=0.0))
+        return out
+
+    def _and_sxx(self, tier: AndTier, codes: list[int]) -> None:
+        """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
+        if not codes:
+            return
+        m = tier.pool.shape[1]
+        left = np.array([c // m for c in codes])
+        right = np.array([c % m for c in codes])
+        sums = np.zeros((self.n_g.size, left.size))
+        ones = np.zeros(left.size)
+        for sl in row_chunks(tier.pool.shape[0]):  # bounded memory: one row chunk of ANDs at a time
+            Pf = (tier.pool[sl][:, left] & tier.pool[sl][:, right]).astype(np.float32)
+            sums += np.asarray(self.G[sl].T @ Pf)
+            ones += Pf.sum(axis=0)
+        sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
+        tier.sxx.update(zip(codes, sxx.tolist()))
+
+    def __init__(self, gid: np.ndarray, n_g: np.ndarray, yc: np.ndarray, syy: float) -> None:
+        """``gid``: group of each row (sorted); ``n_g``: rows per group; ``yc``: centred reward; ``syy``: its sum of squares."""
+        import scipy.sparse as sp
+
+        self.gid = gid
+        self.n_g = n_g
+        self.yc = yc
+        self.syy = syy
+        n = gid.size
+        self.G = sp.csr_matrix((np.ones(n), (np.arange(n), gid)), shape=(n, n_g.size))
+
+    def _rho(self, sxy: np.ndarray, sxx: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = sxy / np.sqrt(sxx * self.syy)
+        return np.where(sxx > 1e-9 * np.maximum(1.0, np.abs(sxx).max(initial=0.0)), np.clip(r, -1.0, 1.0), np.nan)
+
+    def rho_dense(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Within-group rho of every column of a dense X (float or bool), and its within-group sum of squares."""
+        p = X.shape[1]
+        S = np.zeros((self.n_g.size, p))
+        sq = np.zeros(p)
+        sxy = np.zeros(p)
+        for sl in row_chunks(X.shape[0]):  # bounded memory: a row chunk at a time, cast to float there
+            Xc = X[sl].astype(np.float64)
+            S += np.asarray(self.G[sl].T @ Xc)
+            sq += (Xc * Xc).sum(axis=0)
+            sxy += Xc.T @ self.yc[sl]
+        sxx = np.maximum(sq - (S * S / self.n_g[:, None]).sum(axis=0), 0.0)
+        return self._rho(sxy, sxx), sxx
+
+    def rho_sparse(self, A: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Within-group rho of every column of a scipy.sparse A, and its within-group sum of squares."""
+        S = (self.G.T @ A).tocsr()
+        sq = np.asarray(A.multiply(A).sum(axis=0)).ravel()
+        between = np.asarray(S.multiply(S).multiply(1.0 / self.n_g[:, None]).sum(axis=0)).ravel()
+        sxx = np.maximum(sq - between, 0.0)
+        return self._rho(np.asarray(A.T @ self.yc).ravel(), sxx), sxx
+
+    def shuffle_max(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], A: Any, sxx_a: np.ndarray, *,
+                    n_perm: int, rng: np.random.Generator, and_tier: AndTier | None = None) -> np.ndarray:
+        """Largest |rho| over all features for each of ``n_perm`` within-ask shuffles of reward.
+
+        ``blocks`` are dense feature matrices (float or bool) with the mask of scanned columns and
+        their within-ask sums of squares; ``A`` is the sparse auto tier. With ``and_tier`` each
+        shuffle also rebuilds the AND tier from its own best ``seeds`` binary features (the
+        search redone under the null, Westfall and Young 1993, ch. 2) and counts its ANDs.
+        """
+        n = self.gid.size
+        dense = [(X, np.flatnonzero(m), sxx[m]) for X, m, sxx in blocks[:1] if X.shape[1] and m.any()]
+        if not dense and (A is None or A.shape[1] == 0):
+            return np.zeros(0)
+        block = max(1, min(n_perm, PERM_CELLS // max(n, 1)))
+        out = np.empty(n_perm)
+        gidf = self.gid.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invs = [np.where(sxx > 1e-12, 1.0 / np.sqrt(sxx * self.syy), 0.0) for _, _, sxx in dense]
+            inv_a = np.where(sxx_a > 1e-12, 1.0 / np.sqrt(sxx_a * self.syy), 0.0) if A is not None else None
+        sizes = self.n_g.astype(np.int64)
+        equal = bool(sizes.size and np.all(sizes == sizes[0]))
+        chunks = row_chunks(n)
+        for start in range(0, n_perm, block):  # blocks of shuffles, each a matrix product
+            b = min(block, n_perm - start)
+            # float32 for the shuffled products: the floor needs |rho| to about 1e-6, not 1e-15
+            if equal:  # rows are sorted by ask: sort k random keys inside each ask, for b shuffles at once
+                k = int(sizes[0])
+                order = np.argsort(rng.random((b, sizes.size, k)), axis=2)
+                Yp = np.take_along_axis(np.broadcast_to(self.yc.reshape(-1, k).astype(np.float32), (b, sizes.size, k)),
+                                        order, axis=2)
+                Yp = np.ascontiguousarray(Yp.reshape(b, n).T)
+            else:
+                keys = gidf[:, None] + rng.random((n, b))
+                Yp = self.yc.astype(np.float32)[np.argsort(keys, axis=0)]
+            best = np.zeros(b)
+            rho_dense = np.zeros((0, b))
+            rho_auto = np.zeros((0, b))
+            for (X, cols, _), inv in zip(dense, invs):
+                acc = np.zeros((cols.size, b))
+                for sl in chunks:
+                    acc += X[sl][:, cols].astype(np.float32).T @ Yp[sl]
+                rho_dense = acc * inv[:, None]
+                best = np.maximum(best, np.abs(rho_dense).max(axis=0))
+            if A is not None and A.shape[1] and inv_a is not None:
+                rho_auto = np.asarray(A.T @ Yp) * inv_a[:, None]
+                best = np.maximum(best, np.abs(rho_auto).max(axis=0))
+            if and_tier is not None:
+                pool_rho = np.abs(np.concatenate([rho_dense[and_tier.dense_pos], rho_auto[and_tier.auto_pos]], axis=0))
+                best = np.maximum(best, self._and_max(and_tier, pool_rho, Yp))
+            out[start:start + b] = best
+        return out
