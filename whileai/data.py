@@ -275,7 +275,9 @@ def simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
     The simulate step (``whileai.simulation.simulate``, whose arguments this takes) with its
     result wrapped; ``grader=`` is the judge dynamic sampling grades groups with
     (``repeat_policy="dynamic"``, DAPO, Yu et al. 2025): it becomes the step's ``score_rows``
-    through :func:`run_judge`, and the rows come back graded.
+    through :func:`run_judge`, and the rows come back graded. With ``engine="ray"`` the rows
+    stay in the Parquet folder the workers wrote, and a ``FolderResult`` (``.path``,
+    ``.report``, ``.meta``) comes back instead (docs/scale.md, "Simulate on Ray").
     """
     if grader is not None:
         if options.get("repeat_policy") != "dynamic":
@@ -283,7 +285,10 @@ def simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
                                 f"{options.get('repeat_policy', 'fixed')!r}. Grade afterwards with data.grade(judge=...), "
                                 "or pass repeat_policy='dynamic' for DAPO dynamic sampling.", argument="grader")
         options["score_rows"] = lambda df: _grade_run.run_judge(df, grader, trust="off").df
-    return _wrap(None, _engine.simulate(*args, **options), SimulationData)
+    result = _engine.simulate(*args, **options)
+    if not isinstance(result, table.StepResult):  # engine="ray": the rows are in a folder the workers wrote
+        return result  # type: ignore[no-any-return]
+    return _wrap(None, result, SimulationData)
 
 
 _step_signature = inspect.signature(_engine.simulate)

@@ -835,3 +835,33 @@ SESSION_MAX_AGE_S = 8 * 3600
 # HACK_VOCAB_SAMPLE_ROWS rows: whole asks by hash, so the same asks are chosen however the rows are
 # ordered or partitioned (a local frame, chunks, Ray blocks). Any fixed value; convention.
 HACK_VOCAB_HASH_SEED = 20_250_101
+
+# ---- simulate on Ray (docs/scale.md, "Simulate on Ray") ----
+# The rollouts are cut into parts of whole tasks; each part is one Ray task that runs the local
+# engine and writes one Parquet file. At least this many parts per worker, so the progress bar
+# moves and a slow part does not hold the run (convention, as Ray Data's blocks per CPU).
+RAY_SIM_PARTS_PER_WORKER = 4
+# And parts of at most about this many rollouts, so a worker's rows in memory stay bounded: one
+# Arrow batch of the local engine (its _BATCH, 2048 rollouts; convention).
+RAY_SIM_PART_ROLLOUTS = 2048
+# CPUs Ray reserves for each part's task: one, as for any Ray task (Ray's default num_cpus=1).
+RAY_SIM_TASK_CPUS = 1.0
+
+# ---- select and export from a Parquet file: bounded reads -------------------------------------------
+# Largest Parquet row group an export reads whole (each decoded once, then cut into CHUNK_ROWS
+# chunks); larger ones are read a chunk at a time. 4 x CHUNK_ROWS keeps the block at a few hundred
+# MB of conversations (about 1.2 KB a row in memory on the benchmark's rows, docs/performance.md).
+EXPORT_BLOCK_ROWS = 4 * CHUNK_ROWS
+
+# ---- reading JSONL natively (projected reads: a step that needs task key and reward) ----
+# Lines at the head of a JSONL file parsed in Python to learn which fields a row has and what
+# kind of value each holds; the file is then parsed by Polars with exactly those dtypes (strict:
+# a value of another kind anywhere in the file, or a wanted field the head did not show, hands
+# the file to the inferring batch readers). A cost knob, not a statistic: every row is read
+# whichever reader takes it (convention; 1,024 lines cost about 10 ms).
+JSONL_SCHEMA_HEAD_LINES = 1_024
+# Bytes of JSONL the native reader parses at once (whole lines): memory stays at a few times
+# this while a file of any size is read. 16 MiB (about 10,000 OpenAI-shaped rows) measured 13%
+# less CPU than 64 MiB at 1M rows (a buffer under the allocator's 32 MiB mmap threshold is
+# reused, not faulted in afresh; benchmarks/bench_files.py).
+JSONL_NATIVE_BLOCK_BYTES = 16 * 2**20

@@ -160,8 +160,10 @@ def test_select_rl_on_ray_needs_an_output_folder(folders):
 
 
 def test_select_refuses_what_the_ray_engine_cannot_do(folders, tmp_path):
-    with pytest.raises(ArgumentError, match="mode must be 'rl' for a Ray dataset"):
-        wai.select(_ds(folders["rl"]), mode="sft", out=tmp_path / "x")
+    with pytest.raises(ArgumentError, match="mode must be"):
+        wai.select(_ds(folders["rl"]), mode="dpo", out=tmp_path / "x")
+    with pytest.raises(ArgumentError, match="options must be those select\\(mode='sft'\\) takes"):
+        wai.select(_ds(folders["rl"]), mode="sft", out=tmp_path / "x", endorsed=["honest_claims"])
     with pytest.raises(ArgumentError, match="options must be those"):
         wai.select(_ds(folders["rl"]), mode="rl", out=tmp_path / "x", endorsed=["honest_claims"])
 

@@ -248,3 +248,21 @@ def test_endpoint_arguments_are_checked():
         Endpoint("m", base_url="http://x/v1", timeout=0)
     with pytest.raises(ArgumentError, match="simulator must be False"):
         simulate(lambda m, t: "x", simulator=42)
+
+
+def test_an_endpoint_pickles_as_its_settings_and_reads_its_key_again(monkeypatch):
+    """What the Ray engine ships: settings only; the receiving process reads the key from the same variable."""
+    import pickle
+
+    monkeypatch.setenv("WAI_PICKLE_KEY", "sk-pickle-0123456789")
+    ep = Endpoint("m", base_url="http://127.0.0.1:9/v1", api_key_env="WAI_PICKLE_KEY", temperature=0.3,
+                  concurrency=3, params={"top_p": 0.5})
+    blob = pickle.dumps(ep)
+    assert b"sk-pickle" not in blob
+    monkeypatch.setenv("WAI_PICKLE_KEY", "sk-other-9876543210")
+    back = pickle.loads(blob)
+    assert back.settings() == ep.settings() and back.concurrency == 3 and back.key_source == "WAI_PICKLE_KEY"
+    assert back._request_headers()["Authorization"] == "Bearer sk-other-9876543210"
+    assert back.sent()["requests"] == 0
+    given = pickle.loads(pickle.dumps(Endpoint("m", base_url="http://127.0.0.1:9/v1", api_key="sk-given-0123456789")))
+    assert "Authorization" not in given._request_headers()  # a key given in code never travels

@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, read_rows, rows_argument
+from whileai.cli._common import (
+    ROWS_HELP,
+    check_output,
+    emit,
+    engine_option,
+    engine_rows,
+    json_option,
+    read_rows,
+    rows_argument,
+)
 
 
 @click.command()
@@ -14,15 +23,23 @@ from whileai.cli._common import ROWS_HELP, check_output, emit, json_option, read
 @click.option("--eval", "evals", multiple=True, required=True, metavar="EVAL",
               help="An eval file (JSONL or Parquet) to check against; repeatable.")
 @click.option("-o", "--output", required=True, type=str,
-              help="Where to write the clean rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically.")
+              help="Where to write the clean rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically; "
+                   "a new folder of Parquet files with --engine ray.")
 @click.option("--field", "fields", multiple=True, metavar="FIELD",
               help="A row field checked against the eval texts (default: prompt); repeatable.")
+@engine_option
 @json_option
-def decontaminate(file: Any, evals: tuple[str, ...], output: str, fields: tuple[str, ...], as_json: bool) -> None:
+def decontaminate(file: Any, evals: tuple[str, ...], output: str, fields: tuple[str, ...], engine: str,
+                  as_json: bool) -> None:
     """Drop rows sharing a task, an exact text or most of an 8-gram span with EVAL; write the rest."""
     from whileai import table
     from whileai.guard import decontaminate as clean_rows
 
+    if engine == "ray":  # the workers write OUTPUT as a Parquet folder; no row comes here
+        path, report = clean_rows(engine_rows(file, engine), eval=list(evals), fields=list(fields) or ("prompt",),
+                                  out=output)
+        emit(report, as_json, output=path)
+        return
     check_output(output)
     clean, report = clean_rows(read_rows(file), eval=list(evals), fields=list(fields) or ("prompt",))
     table.write(clean, output)

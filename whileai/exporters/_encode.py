@@ -59,24 +59,20 @@ def message_json(encoding: Encoding) -> pl.Expr:
     """The flat message columns (role, content, name, tool_call_id, tool_calls, extra) as JSON.
 
     Null content is written as ``""`` (chat templates print ``None`` for a null), null name and
-    tool_call_id are left out, and ``extra`` keys (``reasoning_content``...) are merged in. The
-    scalar keys go through one struct ``json_encode``; a ``,"name":null`` can only be the key
-    itself (inside a JSON string every quote is escaped).
+    tool_call_id are left out, and ``extra`` keys (``reasoning_content``...) are merged in. Role
+    and content go through one struct ``json_encode``; name and tool_call_id are appended only
+    where present (no pass over the encoded content to take a null key out again).
     """
     calls = pl.col("tool_calls")
     calls_text = calls.list.eval(call_json(pl.element(), encoding)).list.join(",")
     extra = pl.col("extra")
     extra_inner = extra.str.strip_chars().str.strip_prefix("{").str.strip_suffix("}")
-    head = (
-        pl.struct(pl.col("role"), pl.col("content").fill_null(""), pl.col("name"), pl.col("tool_call_id"))
-        .struct.json_encode()
-        .str.replace(',"name":null', "", literal=True)
-        .str.replace(',"tool_call_id":null', "", literal=True)
-        .str.strip_suffix("}")
-    )
+    head = pl.struct(pl.col("role"), pl.col("content").fill_null("")).struct.json_encode().str.strip_suffix("}")
     return pl.concat_str(
         [
             head,
+            _opt('"name"', pl.col("name")),
+            _opt('"tool_call_id"', pl.col("tool_call_id")),
             pl.when(calls.list.len().fill_null(0) > 0)
             .then(pl.concat_str([pl.lit(',"tool_calls":['), calls_text, pl.lit("]")]))
             .otherwise(pl.lit("")),

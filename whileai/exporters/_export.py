@@ -23,6 +23,7 @@ from whileai import table
 from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
+    EXPORT_BLOCK_ROWS,
     EXPORT_EXAMPLES,
     EXPORT_FORMAT,
     EXPORT_MASK_MODE,
@@ -48,7 +49,7 @@ from whileai.exporters._rows import (
     group_stats,
     prepare_frame,
 )
-from whileai.table import IntoRows
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
 
@@ -98,6 +99,8 @@ class _Run:
         meta = table.meta_of(source)
         # a Parquet source is scanned chunk by chunk (bounded memory); anything else is read once
         self._scan = _parquet_scan(source)
+        self._groups = _row_groups(source) if self._scan is not None else None
+        self._block: tuple[int, pl.DataFrame] | None = None  # the row group last read (its start, raw rows)
         if self._scan is not None:
             keys = table.frame(source, columns=["reward"], allow_empty=True)
             first = self._part(0)
@@ -130,11 +133,29 @@ class _Run:
         self.counts = Counts()
 
     def _part(self, start: int) -> pl.DataFrame:
-        """The source rows of the chunk from ``start``: a slice in memory, or read from the scan."""
+        """The source rows of the chunk from ``start``: a slice in memory, or read from the scan.
+
+        A Parquet file whose row groups are at most ``EXPORT_BLOCK_ROWS`` rows is read one row
+        group at a time (each decoded once; a chunk that straddles two takes the end of one and the
+        start of the next), larger row groups chunk by chunk. The raw rows then go through
+        ``table.frame`` chunk by chunk as before, so the written rows do not depend on the layout.
+        """
         if self._scan is None:
             assert self._source is not None
             return self._source.slice(start, CHUNK_ROWS)
-        return table.frame(self._scan.slice(start, CHUNK_ROWS), columns=_READ_COLUMNS, allow_empty=True)
+        if self._groups is None:
+            return table.frame(self._scan.slice(start, CHUNK_ROWS), columns=_READ_COLUMNS, allow_empty=True)
+        end = start + CHUNK_ROWS
+        pieces = []
+        for g_start, g_len in self._groups:
+            if g_start + g_len <= start or g_start >= end:
+                continue
+            if self._block is None or self._block[0] != g_start:
+                self._block = (g_start, self._scan.slice(g_start, g_len).collect())
+            lo = max(start, g_start) - g_start
+            pieces.append(self._block[1].slice(lo, min(end, g_start + g_len) - g_start - lo))
+        raw = pl.concat(pieces, how="vertical") if len(pieces) > 1 else pieces[0]
+        return table.frame(raw, columns=_READ_COLUMNS, allow_empty=True)
 
     def _check_leaks(self, part: pl.DataFrame, start: int) -> tuple[int, int, list[int]]:
         """The privileged-leak check on the source rows of one chunk: checked, leaked, indices."""
@@ -160,9 +181,8 @@ class _Run:
                 reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
-    def _build(self, start: int) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
+    def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
         counts = Counts()
-        part = self._part(start)
         leaks = self._check_leaks(part, start)
         prepared = prepare_frame(part, system_prompt=self._sys_prompt, tools_json=self._tools_json,
                                  with_groups=self._stats is not None, stats=self._stats, row_offset=start)
@@ -171,9 +191,9 @@ class _Run:
     def chunks(self) -> Iterator[pl.DataFrame]:
         """Written rows, chunk by chunk, in order, with a tqdm.auto bar (``whileai._progress``).
 
-        Chunks are built ``EXPORT_WORKERS`` at a time in threads (Polars releases the GIL), with at
-        most one more waiting, while the caller writes the previous one: memory stays at a few
-        chunks whatever the table's size.
+        Chunks are read in order here and built ``EXPORT_WORKERS`` at a time in threads (Polars
+        releases the GIL); the next chunk is read once a builder is free, while the caller writes:
+        memory stays at a few chunks (and one row group of a Parquet source) whatever the table's size.
         """
         total = self.n
         bar = Tracker(total, desc="export", progress=self.progress, min_total=PROGRESS_MIN_ROWS)
@@ -182,9 +202,9 @@ class _Run:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: deque[Future[tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]]] = deque()
             for start in starts:
-                pending.append(pool.submit(self._build, start))
-                if len(pending) > workers:
+                if len(pending) >= workers:  # read the next chunk only once a builder is free
                     yield from self._take(pending.popleft())
+                pending.append(pool.submit(self._build, start, self._part(start)))
                 bar.update(min(CHUNK_ROWS, total - start))
             while pending:
                 yield from self._take(pending.popleft())
@@ -303,6 +323,8 @@ def export_dataset(
             DataFrame, a list of row dicts, or a JSONL/Parquet path.
         output: The file to write; ``.parquet``/``.pq`` writes Parquet, anything else JSONL
             (``.gz`` compresses). None with a path source writes ``<name>.train.jsonl`` beside it.
+            With a ``ray.data.Dataset`` source, the folder the workers write JSONL part files to
+            (``part-00000.jsonl``... in the dataset's order; docs/scale.md).
         format: ``"openai"`` (API wire rows) or ``"trl"`` (TRL's data utilities).
         mask_mode: ``"assistant"`` (every agent turn trains) or ``"final"`` (only the last; for
             conversations whose earlier agent turns were scripted or came from another policy).
@@ -341,6 +363,12 @@ def export_dataset(
         [0, 0, 1]
     """
     check_progress(progress)
+    if is_ray_dataset(source):  # the workers write a folder of JSONL part files (docs/scale.md)
+        from whileai.exporters._ray import export_ray
+
+        return export_ray(source, output, _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, False),
+                          run_type=_Run, columns=_READ_COLUMNS, validate=validate, system_prompt=system_prompt,
+                          tools=tools)
     target = target_path(source, output)
     opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, is_parquet(target))
     run = _Run(source, opts, validate=validate, system_prompt=system_prompt, tools=tools)
@@ -364,6 +392,19 @@ def _parquet_scan(source: Any) -> pl.LazyFrame | None:
     if not (path.suffix.lower() in (".parquet", ".pq") and path.is_file()):
         return None
     return table.scan(path)
+
+
+def _row_groups(source: Any) -> list[tuple[int, int]] | None:
+    """``(first row, rows)`` of each row group of a Parquet file, or None when one is over ``EXPORT_BLOCK_ROWS``."""
+    meta = pq.ParquetFile(source).metadata
+    out, start = [], 0
+    for i in range(meta.num_row_groups):
+        rows = meta.row_group(i).num_rows
+        if rows > EXPORT_BLOCK_ROWS:
+            return None
+        out.append((start, rows))
+        start += rows
+    return out
 
 
 def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:

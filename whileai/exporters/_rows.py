@@ -138,7 +138,8 @@ def _fnv1a64(keys: pl.Series) -> np.ndarray:
     arrow = keys.to_arrow()
     if isinstance(arrow, pa.ChunkedArray):
         arrow = arrow.combine_chunks()
-    arrow = arrow.cast(pa.large_string())
+    if arrow.type != pa.large_string():  # Array.cast imports pyarrow.compute (a quarter second)
+        arrow = arrow.cast(pa.large_string())
     offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64)[arrow.offset: arrow.offset + len(arrow) + 1]
     data = np.frombuffer(arrow.buffers()[2], dtype=np.uint8) if arrow.buffers()[2] is not None else np.zeros(0, np.uint8)
     starts, lengths = offsets[:-1], np.diff(offsets)
@@ -529,13 +530,17 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     if opts.max_tool_output_chars is not None:
         fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
                    pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
-    tail = (
-        pl.struct(fields).struct.json_encode()
-        .str.replace_all(_NULL_FIELD, "")  # every null key that follows another key
-        .str.replace_all(r'\{"[^"\\]*":null,', "{")  # then a null first key of a nested object
-        .str.replace_all(r'\{"[^"\\]*":null\}', "{}")
-        .str.strip_prefix("{")
-    )
+    tail = pl.struct(fields).struct.json_encode()
+    values = out.select(fields)
+    nested = any(isinstance(d, (pl.Struct, pl.List, pl.Array, pl.Object)) for d in values.dtypes)
+    # a null key is there only where a value is null, a null first key only inside a nested object
+    # (the row's own first key, schema_version, is never null): run each pass only where it can match
+    if nested or any(values.null_count().row(0)):
+        tail = tail.str.replace_all(_NULL_FIELD, "")  # every null key that follows another key
+    if nested:
+        tail = (tail.str.replace_all(r'\{"[^"\\]*":null,', "{")  # then a null first key of a nested object
+                .str.replace_all(r'\{"[^"\\]*":null\}', "{}"))
+    tail = tail.str.strip_prefix("{")
     pieces += [pl.lit(","), tail, pl.lit("\n")]
     return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
 

@@ -23,6 +23,7 @@ are processed in chunks under a budget of matched pairs, so memory stays bounded
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -54,6 +55,7 @@ from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, like_input
+from whileai.table.raydata import is_ray_dataset
 
 __all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
 
@@ -160,6 +162,7 @@ def decontaminate(
     examples: int = DECONTAM_EXAMPLES,
     seed: int | np.random.Generator = DEFAULT_SEED,
     progress: ProgressArg = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> Decontaminated:
     """Drop training rows that copy, nearly copy, or (with an embedder) read like an eval source.
 
@@ -188,10 +191,13 @@ def decontaminate(
         seed: Seed of the eval-prompt sample behind the cross-task percentile.
         progress: A tqdm.auto bar of texts checked, from ``PROGRESS_MIN_ROWS`` texts on a terminal
             or in a notebook (True always, False never); a callable gets ``(done, total, info)``.
+        out: With a ``ray.data.Dataset`` as ``rows``, the folder the workers write the clean
+            rows to as Parquet (required there; docs/scale.md). Ignored for local rows.
 
     Returns:
         ``(clean, report)``: the clean rows in the kind ``rows`` came in, and a
-        :class:`ContaminationReport` with the first offenders and hits per field.
+        :class:`ContaminationReport` with the first offenders and hits per field. For a Ray
+        dataset ``clean`` is the path of the Parquet folder written (no row reaches the driver).
 
     Raises:
         ContaminationError: An eval source that cannot be read (named), or an embedder that
@@ -225,27 +231,124 @@ def decontaminate(
     rng = check_rng(seed)
 
     ev, described = _read_sources(sources)
+    if is_ray_dataset(rows):
+        if embedder is not None:
+            raise ArgumentError("embedder must be left off for a Ray dataset, got an embedder. The semantic rule "
+                                "embeds the eval prompts once and every row against them: run it on the clean "
+                                "folder read into Polars (whileai.table.frame(folder)).", argument="embedder")
+        return _decontaminate_ray(rows, ev, described, fields_t, n=n, overlap=overlap, examples=examples, out=out)
     df = table.frame(rows, allow_empty=True)
-    missing = [f for f in fields_t if f not in df.columns]
-    if df.height and missing:  # a check that silently checks nothing would pass CI
+    check_fields(df, fields_t)
+    report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
+                                 similarity=similarity if embedder is not None else None, fields=list(fields_t))
+    index = eval_index(ev, n)
+    report.n_eval_texts = len(index.texts)
+    checked = check_rows(df, index, fields_t, n=n, overlap=overlap, examples=examples, progress=progress)
+    report.rules_skipped.update(checked.skipped)
+    report.by_field.update(checked.by_field)
+    rule, field_of, match_of, score_of = checked.rule, checked.field_of, checked.match_of, checked.score_of
+
+    # ---- rule 4: semantic --------------------------------------------------------------------------
+    if embedder is None:
+        report.notes.append(
+            "the text rules catch exact and lightly edited copies of eval texts, not reworded ones; pass embedder= "
+            "(any callable from texts to vectors) to also flag paraphrases."
+        )
+    elif "prompt" not in df.columns or "prompt" not in ev.columns:
+        report.rules_skipped["semantic"] = "the semantic rule compares prompts, and one side has no prompt field"
+    else:
+        sem, sim, best = _semantic(df, ev, rule, embedder, similarity, report, rng)
+        new = sem & (rule == 0)
+        rule[new] = 4
+        field_of[new] = fields_t.index("prompt") if "prompt" in fields_t else -1
+        score_of[new] = sim[new]
+        for i in np.flatnonzero(new)[: examples * 4].tolist():
+            match_of[i] = best[i]
+        report.by_field.setdefault("prompt", {"exact": 0, "near": 0, "semantic": 0})["semantic"] = int(sem.sum())
+        report.notes.append(
+            "a semantic flag means the two prompts read alike, not that they are the same task; it is a question to "
+            "check, and the task-id rule decides first."
+        )
+
+    # ---- tally -----------------------------------------------------------------------------------
+    checked = Checked(rule, field_of, match_of, score_of, {}, {})
+    tally(report, rule_counts(rule), row_examples(df, checked, fields_t, examples))
+    clean = df.filter(pl.Series(rule == 0))
+    return Decontaminated(like_input(rows, clean, report), report)
+
+
+# ------------------------------------------------------------------------------------------
+# the per-row kernel: one table of rows against the eval index (a whole table, or one Ray block)
+# ------------------------------------------------------------------------------------------
+
+
+class EvalIndex(NamedTuple):
+    """The eval side, built once: ids for the task rule, texts and their n-gram and exact hashes."""
+
+    ids: pl.Series
+    """Distinct eval scenario and task ids."""
+    n_rows: int
+    """Eval rows read."""
+    texts: pl.DataFrame
+    """Distinct eval texts (``text``, ``task``), in the order first seen."""
+    grams: pl.DataFrame
+    """Distinct (n-gram hash ``h``, eval text ``e``) pairs."""
+    exact: pl.Series
+    """Whole-text hashes of the eval texts."""
+
+
+class Checked(NamedTuple):
+    """Per row: the first rule that caught it (0 clean, 1..4), its field, match and score."""
+
+    rule: np.ndarray
+    field_of: np.ndarray
+    match_of: list[Any]
+    score_of: np.ndarray
+    by_field: dict[str, dict[str, int]]
+    skipped: dict[str, str]
+
+
+def eval_index(ev: pl.DataFrame, n: int) -> EvalIndex:
+    """The eval sources (as :func:`_read_sources` reads them) as the index every row is checked against."""
+    id_cols = [c for c in ("scenario_id", "task_id") if c in ev.columns]
+    ids = (pl.concat([ev[c].cast(pl.String) for c in id_cols]).drop_nulls().unique() if id_cols
+           else pl.Series([], dtype=pl.String))
+    texts = _eval_texts(ev)
+    grams, exact = _eval_side(texts["text"], n)
+    return EvalIndex(ids, ev.height, texts, grams, exact)
+
+
+def check_fields(df: pl.DataFrame, fields: Sequence[str]) -> None:
+    """Refuse a field the rows lack (a check that silently checks nothing would pass CI)."""
+    missing = [f for f in fields if f not in df.columns]
+    if df.height and missing:
         text_cols = [c for c, t in df.schema.items() if t == pl.String and c != "task_key"]
         raise ArgumentError(f"fields must name text fields the training rows have, got {missing[0]!r}, which they "
                             f"do not. Pick from {', '.join(text_cols) or 'none'}.", argument="fields", value=missing[0])
-    report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
-                                 similarity=similarity if embedder is not None else None, fields=list(fields_t))
+
+
+def check_rows(df: pl.DataFrame, index: EvalIndex, fields: Sequence[str], *, n: int, overlap: float, examples: int,
+               progress: ProgressArg = None) -> Checked:
+    """The task, exact and near-copy rules on ``df``'s rows (docs/guard.md, "Decontamination").
+
+    Each row's verdict depends on that row and the eval index only, so a table split into parts
+    gets the same verdicts part by part. Match texts are kept for the first ``examples * 4``
+    rows each rule catches (enough for the report's first ``examples`` offenders).
+    """
     rule = np.zeros(df.height, dtype=np.int8)  # 0 clean, 1..4 the rule that caught the row first
     field_of = np.full(df.height, -1, dtype=np.int16)
     match_of: list[Any] = [None] * df.height
     score_of = np.full(df.height, np.nan)
+    skipped: dict[str, str] = {}
+    by_field: dict[str, dict[str, int]] = {}
 
     # ---- rule 1: same task ---------------------------------------------------------------------
-    id_cols = [c for c in ("scenario_id", "task_id") if c in ev.columns]
-    eval_ids = pl.concat([ev[c].cast(pl.String) for c in id_cols]).drop_nulls().unique() if id_cols else pl.Series([], dtype=pl.String)
+    eval_ids = index.ids
     row_id_cols = [c for c in ("scenario_id", "task_id") if c in df.columns]
     if len(eval_ids) == 0:
-        report.rules_skipped["same_task"] = f"0 of {ev.height} evaluation rows carried a scenario_id or task_id"
+        skipped["same_task"] = f"0 of {index.n_rows} evaluation rows carried a scenario_id or task_id"
     elif not row_id_cols:
-        report.rules_skipped["same_task"] = "the training rows carry no scenario_id or task_id"
+        skipped["same_task"] = "the training rows carry no scenario_id or task_id"
     elif df.height:
         hit = np.zeros(df.height, dtype=bool)
         for c in row_id_cols:
@@ -255,12 +358,10 @@ def decontaminate(
             match_of[i] = next((df[c][i] for c in row_id_cols if df[c][i] is not None), None)
 
     # ---- text rules, per field -------------------------------------------------------------------
-    eval_texts = _eval_texts(ev)
-    report.n_eval_texts = len(eval_texts)
-    ev_grams, ev_exact = _eval_side(eval_texts["text"], n)
-    for fi, field in enumerate(fields_t):
+    eval_texts, ev_grams, ev_exact = index.texts, index.grams, index.exact
+    for fi, field in enumerate(fields):
         if field not in df.columns:
-            report.rules_skipped[f"{field}"] = f"the training rows have no {field!r} field"
+            skipped[f"{field}"] = f"the training rows have no {field!r} field"
             continue
         counts = {"exact": 0, "near": 0, "semantic": 0}
         texts = df[field].cast(pl.String)
@@ -293,42 +394,25 @@ def decontaminate(
                     match_of[i] = eval_texts["text"][int(best_u[u])]
                 else:
                     match_of[i] = None
-        report.by_field[field] = counts
+        by_field[field] = counts
+    return Checked(rule, field_of, match_of, score_of, by_field, skipped)
 
-    # ---- rule 4: semantic --------------------------------------------------------------------------
-    if embedder is None:
-        report.notes.append(
-            "the text rules catch exact and lightly edited copies of eval texts, not reworded ones; pass embedder= "
-            "(any callable from texts to vectors) to also flag paraphrases."
-        )
-    elif "prompt" not in df.columns or "prompt" not in ev.columns:
-        report.rules_skipped["semantic"] = "the semantic rule compares prompts, and one side has no prompt field"
-    else:
-        sem, sim, best = _semantic(df, ev, rule, embedder, similarity, report, rng)
-        new = sem & (rule == 0)
-        rule[new] = 4
-        field_of[new] = fields_t.index("prompt") if "prompt" in fields_t else -1
-        score_of[new] = sim[new]
-        for i in np.flatnonzero(new)[: examples * 4].tolist():
-            match_of[i] = best[i]
-        report.by_field.setdefault("prompt", {"exact": 0, "near": 0, "semantic": 0})["semantic"] = int(sem.sum())
-        report.notes.append(
-            "a semantic flag means the two prompts read alike, not that they are the same task; it is a question to "
-            "check, and the task-id rule decides first."
-        )
 
-    # ---- tally -----------------------------------------------------------------------------------
-    report.n_same_task = int((rule == 1).sum())
-    report.n_exact = int((rule == 2).sum())
-    report.n_near = int((rule == 3).sum())
-    report.n_semantic = int((rule == 4).sum())
-    report.n_contaminated = int((rule > 0).sum())
-    report.n_kept = df.height - report.n_contaminated
-    report.contamination_rate = report.n_contaminated / df.height if df.height else 0.0
+def rule_counts(rule: np.ndarray) -> dict[str, int]:
+    """Rows caught by each rule (each row once, under the first rule that caught it), and all of them."""
+    return {"n": int(rule.size), "n_same_task": int((rule == 1).sum()), "n_exact": int((rule == 2).sum()),
+            "n_near": int((rule == 3).sum()), "n_semantic": int((rule == 4).sum())}
+
+
+def row_examples(df: pl.DataFrame, checked: Checked, fields: Sequence[str], examples: int,
+                 offset: int = 0) -> list[dict[str, Any]]:
+    """The report's first ``examples`` offenders among ``df``'s rows, indexed from ``offset``."""
+    rule, field_of, match_of, score_of = checked.rule, checked.field_of, checked.match_of, checked.score_of
+    out: list[dict[str, Any]] = []
     for i in np.flatnonzero(rule > 0)[:examples].tolist():
         code = int(rule[i])
-        field = fields_t[field_of[i]] if field_of[i] >= 0 else ("prompt" if code == 4 else "task")
-        ex: dict[str, Any] = {"index": i, "rule": _RULES[code - 1], "field": field}
+        field = fields[field_of[i]] if field_of[i] >= 0 else ("prompt" if code == 4 else "task")
+        ex: dict[str, Any] = {"index": i + offset, "rule": _RULES[code - 1], "field": field}
         if code == 1:
             ex["task"] = match_of[i]
         else:
@@ -339,14 +423,94 @@ def decontaminate(
                 ex["coverage"] = round(float(score_of[i]), 4)
             if code == 4:
                 ex["similarity"] = round(float(score_of[i]), 4)
-        report.examples.append(ex)
+        out.append(ex)
+    return out
+
+
+def tally(report: ContaminationReport, counts: Mapping[str, int], examples: list[dict[str, Any]]) -> None:
+    """Fill the report's rule counts, rate, examples and warning from merged counts."""
+    report.n_same_task = int(counts["n_same_task"])
+    report.n_exact = int(counts["n_exact"])
+    report.n_near = int(counts["n_near"])
+    report.n_semantic = int(counts["n_semantic"])
+    report.n_contaminated = report.n_same_task + report.n_exact + report.n_near + report.n_semantic
+    report.n_kept = report.n - report.n_contaminated
+    report.contamination_rate = report.n_contaminated / report.n if report.n else 0.0
+    report.examples.extend(examples)
     if report.n_contaminated:
         report.warnings.append(
             f"{report.n_contaminated} training rows overlap the eval set ({report.contamination_rate:.1%}); they were "
             "dropped from the rows returned. Train on the clean rows so the eval measures what it claims."
         )
-    clean = df.filter(pl.Series(rule == 0))
-    return Decontaminated(like_input(rows, clean, report), report)
+
+
+# ------------------------------------------------------------------------------------------
+# on Ray Data: the eval index broadcast once, rows checked block by block (docs/scale.md)
+# ------------------------------------------------------------------------------------------
+# The eval side is built once on the driver and put in Ray's object store (ray.put). Each block
+# of training rows goes through check_rows in a worker, which writes the block's clean rows as a
+# Parquet part file and hands back a small summary (rule counts, hits per field, skipped rules,
+# the block's first offenders); the driver adds them up in input order. A row's verdict depends
+# on the row and the eval index only, so the counts and flagged rows are the local path's.
+
+_RAY_COUNTS = ("n", "n_same_task", "n_exact", "n_near", "n_semantic")
+
+
+def _check_block(batch: pa.Table, *, index: Any, fields: tuple[str, ...], n: int, overlap: float,
+                 examples: int) -> tuple[pa.Table, dict[str, Any]]:
+    """One block's clean rows and its summary (runs in a worker)."""
+    import ray
+
+    idx: EvalIndex = ray.get(index)
+    df = table.frame(batch, allow_empty=True)
+    check_fields(df, fields)
+    checked = check_rows(df, idx, fields, n=n, overlap=overlap, examples=examples, progress=False)
+    summary = {**rule_counts(checked.rule), "by_field": checked.by_field, "skipped": checked.skipped,
+               "examples": row_examples(df, checked, fields, examples)}
+    return table.to_arrow(df.filter(pl.Series(checked.rule == 0))), summary
+
+
+def _decontaminate_ray(ds: Any, ev: pl.DataFrame, described: list[str], fields: Sequence[str], *, n: int,
+                      overlap: float, examples: int, out: Any) -> Decontaminated:
+    """``decontaminate`` on a Ray dataset: the clean rows written to ``out`` by the workers, and the report.
+
+    ``ev`` is the eval rows as the local path reads them; the options are checked by the caller.
+    Returns ``(path, report)``: the Parquet folder of clean rows and the report the local path
+    would give on the same rows (its examples' ``index`` counts rows in the dataset's order).
+    """
+    from whileai.table.raydata import check_output_folder, require_ray, write_parts
+
+    ray = require_ray("decontaminate on a Ray dataset")
+    out_path = check_output_folder(out, "decontaminate")
+    fields_t = tuple(fields)
+    index = eval_index(ev, n)
+    block = functools.partial(_check_block, index=ray.put(index), fields=fields_t, n=n, overlap=overlap,
+                              examples=examples)
+
+    def finish(summaries: list[dict[str, Any]]) -> ContaminationReport:
+        counts = {k: sum(int(s[k]) for s in summaries) for k in _RAY_COUNTS}
+        report = ContaminationReport(n=counts["n"], n_eval_rows=ev.height, eval_sources=described, ngram=n,
+                                     overlap=overlap, similarity=None, fields=list(fields_t),
+                                     n_eval_texts=len(index.texts))
+        if len(index.ids) == 0:  # said whatever the rows (the local path says it for no rows too)
+            report.rules_skipped["same_task"] = f"0 of {ev.height} evaluation rows carried a scenario_id or task_id"
+        for s in summaries:
+            for rule, why in s["skipped"].items():
+                report.rules_skipped.setdefault(rule, why)
+            for field, hits in s["by_field"].items():
+                into = report.by_field.setdefault(field, {"exact": 0, "near": 0, "semantic": 0})
+                for k, v in hits.items():
+                    into[k] = into.get(k, 0) + int(v)
+        found = [{**ex, "index": int(ex["index"]) + s["offset"]} for s in summaries for ex in s["examples"]]
+        report.notes.append(
+            "the text rules catch exact and lightly edited copies of eval texts, not reworded ones; to also flag "
+            "paraphrases, run decontaminate with embedder= on the clean folder read into Polars."
+        )
+        tally(report, counts, found[:examples])
+        return report
+
+    path, report = write_parts(ds, out_path, block, suffix="parquet", finish=finish)
+    return Decontaminated(path, report)
 
 
 # ------------------------------------------------------------------------------------------

@@ -289,7 +289,7 @@ def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unan
         return _pass_at_ray(rows, **options)
     warnings: list[str] = []
     extra = [] if names is None else [*names, *(["messages"] if "tools_used" in names else [])]
-    df = clean_rewards(read_rows(rows, extra=extra), warnings)
+    df = clean_rewards(read_rows(rows, extra=extra, markers=names is not None), warnings)
     stats = task_stats(df, threshold=PASS_THRESHOLD, maintain_order=False) if df.height else empty_task_stats()
     config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
     report = pass_at_from_stats(stats, reward_facts(df), warnings=warnings, config=config, **options)

@@ -8,6 +8,9 @@ column reads as "no information", never as an error.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +36,8 @@ __all__ = [
     "has",
     "n_tool_calls_expr",
     "n_turns_expr",
+    "Fetch",
+    "parquet_decisions",
     "reply_chars_expr",
     "reply_expr",
     "junk_flag",
@@ -227,3 +232,77 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
     mask = np.zeros(df.height, dtype=bool)
     mask[[int(x["index"]) for x in leaked]] = True
     return pl.Series("_leak", mask), info
+
+
+# ------------------------------------------------------------------------------------------
+# a Parquet file: the decision columns first, the kept rows last
+# ------------------------------------------------------------------------------------------
+
+#: What a fetch of kept rows takes: ascending row positions; it returns those rows of the whole table.
+Fetch = Callable[[pl.Series], pl.DataFrame]
+
+
+def parquet_decisions(rows: Any, columns: Sequence[str]) -> tuple[pl.DataFrame, Fetch] | None:
+    """The decision columns of a whileai-shaped Parquet file, and a reader of its kept rows.
+
+    A selector decides from a few columns (task, reward, reply, flags) and the tool calls (name
+    and arguments) of each conversation; the message texts, most of the file, are needed only for
+    the rows it keeps. This reads ``columns`` through ``table.frame`` and the conversations'
+    ``tool_calls`` alone (Parquet reads nested leaves separately), then returns a function that
+    reads the whole rows at given positions from the smallest span of the file that holds them.
+
+    It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
+    whose columns carry their canonical names and types (``messages`` as whileai writes it,
+    string ``prompt`` and ``final_text``), and no privileged column (the leak check reads the
+    message texts). Anything else returns None and the caller reads the whole table.
+    """
+    if not isinstance(rows, (str, os.PathLike)):
+        return None
+    path = Path(rows)
+    if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
+        return None
+    import pyarrow.parquet as pq
+
+    from whileai.table.schema import MESSAGE, PRIVILEGED_COLUMNS, ROLES, alias_map
+
+    try:
+        schema = pl.scan_parquet(path).collect_schema()
+        pf = pq.ParquetFile(path)
+    except Exception:  # not readable here: table.frame says why
+        return None
+    names = set(schema.names())
+    if (schema.get("messages") != pl.List(MESSAGE) or schema.get("prompt") != pl.String
+            or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"steps", "completion"})
+            or names & set(PRIVILEGED_COLUMNS)):
+        return None
+    leaves = [pf.schema.column(i).path for i in range(len(pf.schema))]
+    wanted = [leaf for leaf in leaves if leaf.split(".")[0] == "messages"
+              and (leaf.split(".")[-1] == "role" and len(leaf.split(".")) == 4
+                   or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in ("name", "arguments"))]
+    narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
+    convo = pl.from_arrow(pf.read(columns=wanted))
+    assert isinstance(convo, pl.DataFrame)
+    if convo.height != narrow.height:
+        return None
+    roles = convo["messages"].list.eval(pl.element().struct.field("role")).explode()
+    empty = int(convo["messages"].list.len().fill_null(0).eq(0).sum())
+    if roles.null_count() != empty or not bool(roles.drop_nulls().is_in(ROLES).all()):
+        return None  # a bad role: the whole read raises the error that names it
+    # table.frame adds system_prompt when some conversation opens with a system turn: the whole
+    # table's answer, which the kept rows alone might not give
+    opens_system = "system_prompt" not in names and bool(
+        convo.select((pl.col("messages").list.first().struct.field("role") == "system").any()).item())
+    narrow = narrow.with_columns(convo["messages"])
+
+    def fetch(positions: pl.Series) -> pl.DataFrame:
+        if positions.len() == 0:
+            return table.frame(table.scan(path).head(0), allow_empty=True)
+        lo, hi = int(positions.min()), int(positions.max())  # type: ignore[arg-type]
+        span = table.frame(table.scan(path).slice(lo, hi - lo + 1))
+        out = take_rows(span, positions - lo)
+        if opens_system and "system_prompt" not in out.columns:
+            out = out.insert_column(out.columns.index("task_key"), pl.Series("system_prompt", [None] * out.height,
+                                                                              dtype=pl.String))
+        return out
+
+    return narrow, fetch

@@ -213,8 +213,9 @@ def select(ds: Any, /, *, mode: str = "rl", out: Any = None, **options: Any) -> 
     """``whileai.select`` on a Ray dataset: the report, and the kept rows as a Parquet folder at ``out``.
 
     ``mode="rl"`` takes the options of ``select_for_rl`` except ``endorsed`` (the hack scan reads
-    the kept rows: run ``wai.hack_scan`` on the folder). ``mode="sft"`` ranks completions by a
-    seeded draw in row order, which a partitioned dataset does not have, so it is refused.
+    the kept rows: run ``wai.hack_scan`` on the folder). ``mode="sft"`` takes every option of
+    ``select_for_sft``; its tie-breaks are a seeded hash of each row's ``rollout_id``, so both
+    engines keep the same rows.
     """
     import inspect
 
@@ -229,9 +230,10 @@ def select(ds: Any, /, *, mode: str = "rl", out: Any = None, **options: Any) -> 
         select_for_rl,
     )
 
+    if mode == "sft":
+        return _select_sft(ds, out=out, **options)
     if mode != "rl":
-        raise ArgumentError(f"mode must be 'rl' for a Ray dataset, got {mode!r}. Rejection sampling (mode='sft') draws "
-                            "its tie-breaks in row order: read the rows into Polars first (whileai.table.frame(folder)).")
+        raise ArgumentError(f"mode must be 'rl' or 'sft', got {mode!r}. Pass mode='rl' or mode='sft'.", argument="mode")
     allowed = {n for n, p in inspect.signature(select_for_rl).parameters.items() if p.kind is p.KEYWORD_ONLY} - {"endorsed"}
     stray = sorted(set(options) - allowed)
     if stray:
@@ -243,3 +245,35 @@ def select(ds: Any, /, *, mode: str = "rl", out: Any = None, **options: Any) -> 
     target = check_positive_int("target", options.get("target", SELECT_TARGET), allow_none=True)
     return select_rl(ds, out=out, target=target, band=band, enforce_band=bool(options.get("enforce_band", True)),
                      truncated=truncated, order=order)
+
+
+def _select_sft(ds: Any, *, out: Any, **options: Any) -> FolderResult:
+    """Check ``select(mode="sft")``'s options as the local selector does, then run it on Ray."""
+    import inspect
+    import math
+
+    from whileai._checks import check_choice
+    from whileai.defaults import DEFAULT_SEED, SELECT_TARGET, SFT_MIN_REWARD
+    from whileai.errors import ArgumentError
+    from whileai.selection._rl import check_positive_int
+    from whileai.selection._sft import SFT_SELECTIONS, select_for_sft, tie_salt
+    from whileai.selection._sft_ray import select_sft
+
+    allowed = {n for n, p in inspect.signature(select_for_sft).parameters.items() if p.kind is p.KEYWORD_ONLY}
+    stray = sorted(set(options) - allowed)
+    if stray:
+        raise ArgumentError(f"options must be those select(mode='sft') takes, got {', '.join(stray)}. "
+                            f"Pass only {', '.join(sorted(allowed | {'out'}))}.", argument=stray[0])
+    select = check_choice("select", options.get("select", "top_per_prompt"), SFT_SELECTIONS)
+    min_reward = options.get("min_reward", SFT_MIN_REWARD)
+    if isinstance(min_reward, bool) or not isinstance(min_reward, (int, float)) or math.isnan(float(min_reward)):
+        raise ArgumentError(f"min_reward must be a number, got {min_reward!r}. Pass for example min_reward=1.0.",
+                            argument="min_reward")
+    if options.get("target", SELECT_TARGET) is None:
+        raise ArgumentError('target must be a positive integer with mode="sft", got None. Pass for example target=1000.',
+                            argument="target")
+    target = check_positive_int("target", options.get("target", SELECT_TARGET))
+    k = check_positive_int("k", options.get("k"), allow_none=True)
+    assert target is not None
+    return select_sft(ds, out=out, select=select, min_reward=float(min_reward), target=target, k=k,
+                      salt=tie_salt(options.get("seed", DEFAULT_SEED)))

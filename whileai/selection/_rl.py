@@ -33,6 +33,7 @@ from whileai.measure import task_stats
 from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (
+    Fetch,
     check_band,
     check_choice,
     check_positive_int,
@@ -43,6 +44,7 @@ from whileai.selection._common import (
     has,
     junk_flag,
     junk_split,
+    parquet_decisions,
     privileged_leaks,
     require_graded,
     take_rows,
@@ -67,6 +69,9 @@ NO_FAULT = "no fault"
 # Seed of the 64-bit task-key hash the narrow frame groups on (u64 keys group and join faster
 # than strings; two of ten million tasks collide with probability about 3e-6, birthday bound).
 _TASK_SEED = 7
+
+#: What the drops and the group order read from a Parquet file before the kept rows are known.
+_DECISION_COLUMNS = ("reward", "final_text", "fault_kind", "truncated", "finish_reason", "lineage", "messages")
 
 
 class RLSelectionReport(ChartedReport):
@@ -259,7 +264,9 @@ def select_for_rl(
     target = check_positive_int("target", target, allow_none=True)
     endorsed_list = None if endorsed is None else _check_endorsed(endorsed)
 
-    df = table.frame(rows)
+    # A whileai Parquet file: the decision columns and tool calls first, the kept rows' conversations last.
+    decisions = parquet_decisions(rows, _DECISION_COLUMNS)
+    df, fetch = decisions if decisions is not None else (table.frame(rows), None)
     require_graded(df, 'select(mode="rl")')
     report: dict[str, Any] = {"n": df.height, "truncated_policy": truncated, "band": (lo, hi),
                               "enforce_band": bool(enforce_band), "target": target, "order": order}
@@ -373,7 +380,7 @@ def select_for_rl(
     kinds = chosen.group_by("_kind", maintain_order=True).len()
     report["fault_kinds"] = dict(zip(kinds["_kind"].to_list(), (int(v) for v in kinds["len"].to_list())))
 
-    selected = _gather(df, work, chosen, truncated)
+    selected = _gather(df, work, chosen, truncated, fetch)
     report["truncated_selected"] = int(selected["overlong"].sum()) if truncated == "keep" else (
         int(selected["reward_before_penalty"].is_not_null().sum()) if truncated == "penalize" else 0)
     selected, n_carried = stamp_calibration(selected, stats)
@@ -451,15 +458,19 @@ def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float
     return groups, counts, keep
 
 
-def _gather(df: pl.DataFrame, work: pl.DataFrame, chosen: pl.DataFrame, truncated: str) -> pl.DataFrame:
-    """The kept rows of the wide table, in selection order, with the truncation columns."""
+def _gather(df: pl.DataFrame, work: pl.DataFrame, chosen: pl.DataFrame, truncated: str,
+            fetch: Fetch | None = None) -> pl.DataFrame:
+    """The kept rows of the wide table, in selection order, with the truncation columns.
+
+    ``fetch`` reads the kept rows from the file when ``df`` holds the decision columns only.
+    """
     kept = (
         work.join(chosen.select("_tid", "_order"), on="_tid", how="inner")
         .sort("_order", "_pos")
         .with_row_index("_rank")
         .sort("_pos")
     )
-    selected = take_rows(df, kept["_pos"])
+    selected = take_rows(df, kept["_pos"]) if fetch is None else fetch(kept["_pos"])
     if truncated == "keep":
         selected = selected.with_columns(kept["_trunc"].alias("overlong"))
     elif truncated == "penalize":

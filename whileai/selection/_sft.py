@@ -116,6 +116,32 @@ def _prompt_key(df: pl.DataFrame) -> pl.Expr:
     return pl.when(pl.col("prompt").is_not_null()).then(pl.col("prompt").hash(43)).otherwise(pl.col("task_key").hash(41))
 
 
+def row_ids(df: pl.DataFrame, *, by_position: bool = True) -> pl.Expr:
+    """Each row's stable id: its ``rollout_id``, else task key and ``rollout_index``, else (locally) its position."""
+    parts: list[pl.Expr] = []
+    if has(df, "rollout_id"):
+        parts.append(pl.col("rollout_id").cast(pl.String))
+    if has(df, "rollout_index"):
+        parts.append(pl.concat_str([pl.col("task_key").cast(pl.String), pl.lit("#"), pl.col("rollout_index").cast(pl.String)]))
+    if by_position or not parts:
+        parts.append(pl.concat_str([pl.lit("#row"), pl.int_range(pl.len(), dtype=pl.Int64).cast(pl.String)]))
+    return pl.coalesce(parts)
+
+
+def tie_salt(seed: int | np.random.Generator) -> int:
+    """The seed of the tie-break hash, drawn once from ``seed``."""
+    return int(check_rng(seed).integers(0, 2**32))
+
+
+def tie_keys(ids: pl.Expr, salt: int) -> pl.Expr:
+    """A seeded draw in [0, 1) from each row's id: the same for a row wherever it sits in the data.
+
+    53 bits of Polars' seeded 64-bit hash of the id (stable within a Polars version), so both
+    engines rank ties alike whatever the row order or partitioning (docs/scale.md, "Equal numbers").
+    """
+    return (ids.hash(salt) // 2048).cast(pl.Float64) * (2.0 ** -53)
+
+
 def select_for_sft(
     rows: IntoRows,
     /,
@@ -134,7 +160,8 @@ def select_for_sft(
     context (a pass that recites the answer key is not a demonstration). ``select``:
 
     - ``"top_per_prompt"``: each prompt's highest-reward eligible completion (ties broken by a
-      seeded draw), then the best ``target`` prompts' picks;
+      seeded draw keyed on the row's ``rollout_id``, so the pick does not depend on row order),
+      then the best ``target`` prompts' picks;
     - ``"top_k_overall"``: the ``k`` (default ``target``) highest-reward eligible rows;
     - ``"random_per_prompt"`` / ``"random_k_overall"``: the same sizes drawn at random among the
       eligible rows (seeded): the chance controls that say whether the ranking mattered.
@@ -167,7 +194,7 @@ def select_for_sft(
     target_n = check_positive_int("target", target)
     k_n = check_positive_int("k", k, allow_none=True)
     assert target_n is not None
-    rng = check_rng(seed)
+    salt = tie_salt(seed)
 
     df = table.frame(rows)
     require_graded(df, 'select(mode="sft")')
@@ -178,7 +205,7 @@ def select_for_sft(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
         _prompt_key(df).alias("_prompt"),
         pl.col("reward").cast(pl.Float64),
-        pl.Series("_key", rng.random(df.height)),
+        tie_keys(row_ids(df), salt).alias("_key"),
         passing.alias("_pass"),
         (passing & junk_flag(df)).alias("_junk"),
     )

@@ -155,6 +155,10 @@ class _Secret:
         return (_Secret, (None,))
 
 
+#: What an Endpoint builds for itself and never ships (pickling keeps the settings only).
+_RUNTIME = ("_key", "_lock", "_client", "_sem", "_loops", "_sent")
+
+
 class Endpoint:
     """A model on an OpenAI-compatible server: an agent for ``simulate`` and a judge backend.
 
@@ -246,6 +250,23 @@ class Endpoint:
         self._sem = threading.BoundedSemaphore(self.concurrency)
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, asyncio.Semaphore]] = (
             weakref.WeakKeyDictionary())
+        self._sent = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+
+    # --- shipping to another process (the Ray engine) --------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Settings only: no lock, client or counts, and never the key (it is read again from the environment)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _RUNTIME}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Rebuilt in the receiving process: the key is read from the variable it came from (``key_source``)."""
+        self.__dict__.update(state)
+        source = state.get("key_source", "none")
+        self._key = _Secret(os.environ.get(source) or None if source not in ("none", "api_key=") else None)
+        self._lock = threading.Lock()
+        self._client = None
+        self._sem = threading.BoundedSemaphore(self.concurrency)
+        self._loops = weakref.WeakKeyDictionary()
         self._sent = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
 
     # --- what people see --------------------------------------------------------------------

@@ -98,7 +98,8 @@ _LOST_EXAMPLES = 20
 _KNOWN = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "tasks", "runs",
           "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress", "model",
           "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows",
-          "max_rollouts", "timeout", "tool_timeout")
+          "max_rollouts", "timeout", "tool_timeout", "engine", "num_workers")
+ENGINES = ("local", "ray")
 
 _WRITER_SYSTEM = (
     "You write the first message a person sends to an AI assistant that can call tools. Write only that message, "
@@ -148,8 +149,10 @@ def simulate(
     progress: ProgressArg = None,
     timeout: float | None = AGENT_TIMEOUT_S,
     tool_timeout: float | None = TOOL_TIMEOUT_S,
+    engine: Literal["local", "ray"] = "local",
+    num_workers: int | None = None,
     **unknown: Any,
-) -> table.StepResult:
+) -> Any:
     """Run an agent through the situations of a covering grid and return every rollout as a row.
 
     The template situation writer (``simulator=False``: no model, no network) takes tasks from a
@@ -223,10 +226,17 @@ def simulate(
             lost as ``agent_error``. None: no limit. The seeded agent is never timed.
         tool_timeout: Seconds one ``execute`` call may take (``TOOL_TIMEOUT_S``); past it the
             agent sees a ``tool_error``. None: no limit.
+        engine: ``"local"`` (this process) or ``"ray"``: the rollouts fan out over Ray tasks,
+            each running this engine on its share of the tasks, and the rows go straight from
+            the workers into the Parquet folder ``output`` (docs/scale.md, "Simulate on Ray").
+            The same seed gives the same tasks and, with a deterministic agent, the same rows.
+        num_workers: Ray tasks in flight at once (``engine="ray"`` only; default: the CPUs the
+            Ray cluster has). Each runs ``concurrency`` rollouts at once.
         **unknown: Rejected with a ``TypeError`` naming each unknown keyword.
 
     Returns:
-        A :class:`whileai.table.StepResult`: the rows in ``df``; ``meta`` holds ``system_prompt``,
+        With ``engine="ray"`` a :class:`whileai.table.raydata.FolderResult` (the folder the
+        workers wrote, the report, the meta). Otherwise a :class:`whileai.table.StepResult`: the rows in ``df``; ``meta`` holds ``system_prompt``,
         ``tools`` (schemas), ``mode``, ``repeats``; ``report`` is a :class:`SimulationReport`
         (``rollouts_lost``, ``rollouts_lost_by``, pairwise coverage, tier mix, faults met);
         ``lost`` the rollouts that never landed. ``wai.simulate`` wraps it as ``SimulationData``.
@@ -235,7 +245,8 @@ def simulate(
         ArgumentError: ``budget`` or ``repeats`` below 1, ``budget`` below ``repeats``, an
             unknown ``mode``/``repeat_policy``, a share outside [0, 1], something that is not an
             agent, both or neither of ``agent`` and ``model``, ``repeat_policy="dynamic"`` without
-            a grader, or a model endpoint under ``offline=True``.
+            a grader, or a model endpoint under ``offline=True``; with ``engine="ray"``, no
+            ``output`` folder, an agent that cannot be pickled, or a key passed as ``api_key=``.
         EndpointError: The agent's endpoint answered 401, 403 or 404 (a wrong key, a key without
             access, a wrong URL or model): the run stops at once rather than losing every rollout;
             or a hosted provider's key variable is unset.
@@ -286,7 +297,19 @@ def simulate(
     hard_share = check_share("hard_share", hard_share, fix="Pass hard_share=0.4.")
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
     seed_int = _seed_int(seed)
-    if output is not None:
+    engine = check_choice("engine", engine, ENGINES,  # type: ignore[assignment]
+                          fix="Pass engine='local', or engine='ray' with num_workers= and output='rows/'.")
+    if engine == "local" and num_workers is not None:
+        raise ArgumentError(f"num_workers must come with engine='ray', got num_workers={num_workers!r} and engine='local'. "
+                            "Pass engine='ray' to fan the rollouts out over Ray, or drop num_workers=.",
+                            argument="num_workers", value=num_workers)
+    if num_workers is not None:
+        num_workers = check_int("num_workers", num_workers, minimum=1, fix="Pass num_workers=4 for four Ray workers.")
+    if engine == "ray":
+        from whileai.simulation import _ray
+
+        output = _ray.check_folder(output)
+    elif output is not None:
         table.check_output(output)  # before the first rollout, so a bad path costs no run
     simulator = as_endpoint(simulator)
     if simulator is not False and simulator is not None and not isinstance(simulator, Endpoint):
@@ -368,48 +391,50 @@ def simulate(
                            execute is not None, writer, hkey(*(t.scenario_id + t.prompt for t in task_list)), chars=12)
     eval_runs: list[int | None] = [None] if runs == 1 else list(range(1, runs + 1))
     total = len(task_list) * k * runs
-    timed_execute = None if execute is None else with_timeout(execute, tool_timeout, what="the tool (execute=)")
-    engine = _Engine(_timed_agent(call, timeout), specs, policy, seed_int, max_turns, timed_execute, concurrency, run_id,
-                     user, max_user_turns)
+    dynamic_on = repeat_policy == "dynamic" and score_rows is not None
+    cap = 0
+    if dynamic_on:
+        cap = max_rollouts if max_rollouts is not None else DYNAMIC_SAMPLING_CAP * k
+        cap = check_int("max_rollouts", cap, minimum=k, fix=f"Pass max_rollouts={DYNAMIC_SAMPLING_CAP * k}.")
+    job = _Job(agent=agent, specs=tuple(specs), policy=policy, seed=seed_int, max_turns=max_turns, execute=execute,
+               timeout=timeout, tool_timeout=tool_timeout, concurrency=concurrency, run_id=run_id, user=user,
+               max_user_turns=max_user_turns, offline=bool(offline), k=k, cap=cap,
+               score_rows=score_rows if dynamic_on else None, tools_json=tools_json, model_version=call.name,
+               writer=writer, replayed=tasks is not None, parent_run=",".join(parent_runs) if parent_runs else None,
+               generation=generation, user_model=user.name if user is not None else None)
     progress_bar = Progress(total, progress=progress)
-    buffer = RowBuffer()
-    lost_buffer = RowBuffer()
-    lost_by = dict.fromkeys(LOST_REASONS, 0)
-    lost: list[dict[str, Any]] = []
-    stats = _Stats()
+    if engine == "ray":
+        from whileai.simulation import _ray
 
-    def items() -> Iterator[Item]:
-        for eval_run in eval_runs:
-            for ordinal, task in enumerate(task_list):
-                for index in range(k):
-                    yield task, index, eval_run, ordinal
+        assert output is not None  # checked above
+        try:
+            done = _ray.run_parts(job, task_list, eval_runs, out=os.fspath(output), num_workers=num_workers,
+                                  progress=progress_bar, endpoints=endpoints)
+        finally:
+            progress_bar.close()
+        landed, egress_extra = _merge_parts(done.parts)
+        counts = landed.counts
+    else:
+        def items() -> Iterator[Item]:
+            for eval_run in eval_runs:
+                for ordinal, task in enumerate(task_list):
+                    for index in range(k):
+                        yield task, index, eval_run, ordinal
 
-    # --- the table (also what dynamic sampling grades) ----------------------------------------------------------------------------
-    def finish(frame: pl.DataFrame) -> pl.DataFrame:
-        return table.frame(_finish_frame(frame, policy=policy, tools_json=tools_json, model_version=call.name,
-                                         run_id=run_id, seed=seed_int, writer=writer, replayed=tasks is not None,
-                                         parent_run=",".join(parent_runs) if parent_runs else None,
-                                         generation=generation, user_model=user.name if user is not None else None),
-                           allow_empty=True)
-
-    graded: pl.DataFrame | None = None
-    with offline_mode() if offline else _no_context():
-        attempted = engine.run(items(), total, buffer, lost_buffer, lost_by, lost, stats, progress_bar)
-        dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
-        if repeat_policy == "dynamic" and score_rows is not None and attempted == total:
-            cap = max_rollouts if max_rollouts is not None else DYNAMIC_SAMPLING_CAP * k
-            cap = check_int("max_rollouts", cap, minimum=k, fix=f"Pass max_rollouts={DYNAMIC_SAMPLING_CAP * k}.")
-            graded, dynamic = _oversample(engine, buffer, lost_buffer, lost_by, lost, stats, progress_bar,
-                                          task_list=task_list, eval_runs=eval_runs, k=k, cap=cap,
-                                          score_rows=score_rows, prepare=finish)
-            total += dynamic["rollouts_oversampled"]
-    progress_bar.close()
+        by_id = {t.scenario_id: (ordinal, t) for ordinal, t in enumerate(task_list)} if dynamic_on else None
+        try:
+            landed = job.run(items(), total, progress_bar, by_id)
+        finally:
+            progress_bar.close()
+        counts, egress_extra = landed.counts, None
+    attempted, lost_by, lost, stats, dynamic = landed.attempted, landed.lost_by, landed.lost, landed.stats, landed.dynamic
     if attempted < total:
         stopped = "agent_failed"
         warnings.append(f"the agent failed on each of the first {attempted} rollouts (first: {lost[0]['error'] if lost else '?'}), "
                         "so the run stopped. Fix the agent, then run again.")
     elif lost and sum(lost_by.values()) == attempted:
         stopped = "agent_failed"
+    total += dynamic["rollouts_oversampled"]
     n_lost = sum(lost_by.values())
     if n_lost and stopped != "agent_failed":
         first = lost[0]
@@ -425,10 +450,8 @@ def simulate(
                         "simulator=wai.Endpoint(...) for a model-written set.")
 
     # --- the table ----------------------------------------------------------------------------
-    landed, failed = buffer.frame(), lost_buffer.frame()
-    df = graded if graded is not None else finish(landed if landed is not None else _empty_frame())
-    lost_df = finish(failed if failed is not None else _empty_frame(lost=True))
-    report = _report(df, plan=plan, task_list=task_list, k=k, runs=runs, asked=asked, mode=mode,
+    df, lost_df = landed.df, landed.lost_df
+    report = _report(counts, plan=plan, task_list=task_list, k=k, runs=runs, asked=asked, mode=mode,
                      repeat_policy=repeat_policy, seed=seed_int, run_id=run_id, stopped=stopped, writer=writer,
                      agent=call.name, total=total, lost_by=lost_by, lost=lost, hard_share=hard_share,
                      fault_rate=fault_rate, stats=stats, writer_errors=writer_errors, concurrency=concurrency,
@@ -437,7 +460,9 @@ def simulate(
     report.user_simulator = user.name if user is not None else None
     report.user_turns = stats.user_turns
     report.offline = bool(offline)
-    report.egress = _egress(endpoints, sent_before, writer=writer)
+    report.egress = _egress(endpoints, sent_before, writer=writer, workers=egress_extra)
+    report.engine = engine
+    report.num_workers = done.num_workers if engine == "ray" else None
     for key, value in dynamic.items():
         setattr(report, key, value)
     if dynamic["asks_never_mixed"]:
@@ -445,6 +470,11 @@ def simulate(
                                "the cap; select(mode='rl') drops them as unanimous.")
     meta = {"system_prompt": policy, "tools": schemas, "mode": mode, "repeats": k, "repeat_policy": repeat_policy,
             "run_id": run_id, "seed": seed_int, "runs": runs, "budget": asked, "writer": writer}
+    if engine == "ray":
+        from whileai.table.raydata import FolderResult
+
+        report.elapsed_s = round(time.perf_counter() - started, 3)
+        return FolderResult(done.path, report, {**meta, "engine": "ray", "lost_path": done.lost_path})
     if output is not None:
         try:
             table.write(df, Path(output))
@@ -458,6 +488,114 @@ def simulate(
 # ------------------------------------------------------------------------------------------
 # the rollout loop
 # ------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Landed:
+    """What running a set of items gives back: the finished rows, the lost rows, and the account."""
+
+    df: pl.DataFrame
+    lost_df: pl.DataFrame
+    attempted: int
+    lost_by: dict[str, int]
+    lost: list[dict[str, Any]]
+    stats: _Stats
+    dynamic: dict[str, int]
+    counts: dict[str, Any]
+
+
+def _merge_parts(parts: Sequence[dict[str, Any]]) -> tuple[_Landed, dict[str, dict[str, int]]]:
+    """The Ray workers' part records (in part order) as one run's account, and what their endpoints sent by role."""
+    lost_by = dict.fromkeys(LOST_REASONS, 0)
+    lost: list[dict[str, Any]] = []
+    stats = _Stats()
+    dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
+    sent: dict[str, dict[str, int]] = {}
+    for part in parts:
+        for reason, n in part["lost_by"].items():
+            lost_by[reason] = lost_by.get(reason, 0) + int(n)
+        lost.extend(part["lost"][:max(0, _LOST_EXAMPLES - len(lost))])
+        stats.unknown_tool_calls += part["unknown_tool_calls"]
+        stats.unknown_tools.update(part["unknown_tools"])
+        stats.user_turns += part["user_turns"]
+        for key in dynamic:
+            dynamic[key] += int(part["dynamic"][key])
+        for role, counts in part["sent"].items():
+            mine = sent.setdefault(role, {"requests": 0, "input_tokens": 0, "output_tokens": 0})
+            for key, value in counts.items():
+                mine[key] += int(value)
+    attempted = sum(int(p["attempted"]) for p in parts)
+    merged = merge_counts([p["counts"] for p in parts])
+    return _Landed(pl.DataFrame(), pl.DataFrame(), attempted, lost_by, lost, stats, dynamic, merged), sent
+
+
+@dataclasses.dataclass
+class _Job:
+    """Everything a run of rollouts needs, and nothing it builds: what the Ray engine ships to each worker.
+
+    The local engine calls :meth:`run` once on every item; the Ray engine pickles the job
+    (cloudpickle) and each worker calls :meth:`run` on its share of the tasks, so both engines
+    run the same code.
+    """
+
+    agent: Any
+    specs: tuple[ToolSpec, ...]
+    policy: str
+    seed: int
+    max_turns: int
+    execute: Callable[[str, dict[str, Any]], Any] | None
+    timeout: float | None
+    tool_timeout: float | None
+    concurrency: int
+    run_id: str
+    user: TemplateUser | ModelUser | None
+    max_user_turns: int
+    offline: bool
+    k: int
+    cap: int
+    score_rows: Callable[[pl.DataFrame], pl.DataFrame] | None
+    tools_json: str
+    model_version: str
+    writer: str
+    replayed: bool
+    parent_run: str | None
+    generation: dict[str, Any]
+    user_model: str | None
+
+    def finish(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """Landed rollouts as rows of the rollout table (also what dynamic sampling grades)."""
+        return table.frame(_finish_frame(frame, policy=self.policy, tools_json=self.tools_json,
+                                         model_version=self.model_version, run_id=self.run_id, seed=self.seed,
+                                         writer=self.writer, replayed=self.replayed, parent_run=self.parent_run,
+                                         generation=self.generation, user_model=self.user_model),
+                           allow_empty=True)
+
+    def engine(self) -> _Engine:
+        call = resolve_agent(self.agent)
+        timed_execute = None if self.execute is None else with_timeout(self.execute, self.tool_timeout,
+                                                                        what="the tool (execute=)")
+        return _Engine(_timed_agent(call, self.timeout), list(self.specs), self.policy, self.seed, self.max_turns,
+                       timed_execute, self.concurrency, self.run_id, self.user, self.max_user_turns)
+
+    def run(self, items: Iterator[Item], total: int, progress: Progress,
+            by_id: dict[str, tuple[int, Situation]] | None) -> _Landed:
+        """Run ``items`` (``total`` of them), then dynamic sampling on their asks when it is on (``by_id``)."""
+        engine = self.engine()
+        buffer, lost_buffer = RowBuffer(), RowBuffer()
+        lost_by = dict.fromkeys(LOST_REASONS, 0)
+        lost: list[dict[str, Any]] = []
+        stats = _Stats()
+        graded: pl.DataFrame | None = None
+        dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
+        with offline_mode() if self.offline else _no_context():
+            attempted = engine.run(items, total, buffer, lost_buffer, lost_by, lost, stats, progress)
+            if self.score_rows is not None and by_id is not None and attempted == total:
+                graded, dynamic = _oversample(engine, buffer, lost_buffer, lost_by, lost, stats, progress, by_id=by_id,
+                                              k=self.k, cap=self.cap, score_rows=self.score_rows, prepare=self.finish)
+        landed, failed = buffer.frame(), lost_buffer.frame()
+        df = graded if graded is not None else self.finish(landed if landed is not None else _empty_frame())
+        lost_df = self.finish(failed if failed is not None else _empty_frame(lost=True))
+        return _Landed(df, lost_df, attempted, lost_by, lost, stats, dynamic, _row_counts(df))
 
 
 @dataclasses.dataclass
@@ -574,6 +712,28 @@ class _Engine:
             return await user.areply(item[0], messages, turn)
         return user.reply(item[0], messages, turn) if user is not None else None
 
+    def _failed(self, exc: Exception, messages: list[dict[str, Any]], world: World) -> Outcome:
+        """The agent (or the user model) raised: a lost rollout, or the whole run stopped on a fatal endpoint answer."""
+        if isinstance(exc, EndpointError):
+            if _fatal(exc):
+                raise exc
+            return _lost("endpoint_error", describe_error(exc), messages, world)
+        return _lost("agent_error", describe_error(exc), messages, world)
+
+    @staticmethod
+    def _advance(gen: Generator[list[dict[str, Any]], Any, Outcome], reply: Any, messages: list[dict[str, Any]],
+                 world: World) -> tuple[Outcome | None, list[dict[str, Any]]]:
+        """Hand one reply to the episode: the finished outcome, or None and the conversation to answer next."""
+        try:
+            return None, gen.send(reply)
+        except StopIteration as stop:
+            return stop.value, messages
+        except InvalidReply as exc:
+            return _lost("invalid_reply", str(exc), messages, world), messages
+
+    # The two drivers below differ only in how a reply is awaited; what a reply or an error means
+    # is decided once, in _failed and _advance.
+
     def rollout_sync(self, item: Item) -> Outcome:
         gen, messages, world, token = self._start(item)
         try:
@@ -585,18 +745,11 @@ class _Engine:
                         reply = self.call.call(list(messages), self.schemas)
                         if type(reply) is not dict and inspect.isawaitable(reply):
                             reply = _run_coro(reply)
-                except EndpointError as exc:
-                    if _fatal(exc):
-                        raise
-                    return _lost("endpoint_error", describe_error(exc), messages, world)
                 except Exception as exc:
-                    return _lost("agent_error", describe_error(exc), messages, world)
-                try:
-                    messages = gen.send(reply)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
-                except InvalidReply as exc:
-                    return _lost("invalid_reply", str(exc), messages, world)
+                    return self._failed(exc, messages, world)
+                done, messages = self._advance(gen, reply, messages, world)
+                if done is not None:
+                    return done
         finally:
             _CURRENT.reset(token)
 
@@ -611,18 +764,11 @@ class _Engine:
                         reply = self.call.call(list(messages), self.schemas)
                         if inspect.isawaitable(reply):
                             reply = await reply
-                except EndpointError as exc:
-                    if _fatal(exc):
-                        raise
-                    return _lost("endpoint_error", describe_error(exc), messages, world)
                 except Exception as exc:
-                    return _lost("agent_error", describe_error(exc), messages, world)
-                try:
-                    messages = gen.send(reply)
-                except StopIteration as stop:
-                    return stop.value  # type: ignore[no-any-return]
-                except InvalidReply as exc:
-                    return _lost("invalid_reply", str(exc), messages, world)
+                    return self._failed(exc, messages, world)
+                done, messages = self._advance(gen, reply, messages, world)
+                if done is not None:
+                    return done
         finally:
             _CURRENT.reset(token)
 
@@ -868,15 +1014,21 @@ _FIELDS_SENT = {
 }
 
 
-def _egress(endpoints: list[tuple[str, Endpoint]], before: dict[int, dict[str, Any]], *, writer: str) -> list[dict[str, Any]]:
-    """Per endpoint: its role, host, requests, tokens in and out during this run, and the fields sent."""
+def _egress(endpoints: list[tuple[str, Endpoint]], before: dict[int, dict[str, Any]], *, writer: str,
+            workers: dict[str, dict[str, int]] | None = None) -> list[dict[str, Any]]:
+    """Per endpoint: its role, host, requests, tokens in and out during this run, and the fields sent.
+
+    With the Ray engine, ``workers`` holds what the workers' copies of the agent and user
+    endpoints sent (per role, added up over the parts); the driver's copies sent nothing.
+    """
     out = []
     for role, ep in endpoints:
         now, then = ep.sent(), before.get(id(ep), {})
         entry = {"role": role, "host": now["host"], "base_url": now["base_url"], "model": now["model"],
                  "provider": now["provider"]}
+        far = (workers or {}).get(role, {})
         for key in ("requests", "input_tokens", "output_tokens"):
-            entry[key] = int(now[key]) - int(then.get(key, 0))
+            entry[key] = int(now[key]) - int(then.get(key, 0)) + int(far.get(key, 0))
         entry["fields_sent"] = list(_FIELDS_SENT[role]) if entry["requests"] else []
         if role == "writer" and writer == "pinned":
             continue
@@ -896,18 +1048,19 @@ def _generation(agent: Any, settings: dict[str, Any], seed: int) -> dict[str, An
 
 
 def _oversample(engine: _Engine, buffer: RowBuffer, lost_buffer: RowBuffer, lost_by: dict[str, int],
-                lost: list[dict[str, Any]], stats: _Stats, progress: Progress, *, task_list: list[Situation],
-                eval_runs: list[int | None], k: int, cap: int,
+                lost: list[dict[str, Any]], stats: _Stats, progress: Progress, *,
+                by_id: dict[str, tuple[int, Situation]], k: int, cap: int,
                 score_rows: Callable[[pl.DataFrame], pl.DataFrame],
                 prepare: Callable[[pl.DataFrame], pl.DataFrame]) -> tuple[pl.DataFrame, dict[str, int]]:
     """DAPO dynamic sampling (Yu et al. 2025, section 3.2): add k rollouts to unanimous asks until mixed or capped.
 
     Every group is graded; an all-pass or all-fail ask gets k more rollouts until it is mixed or
-    has ``cap``. Returns the graded rows and the counts.
+    has ``cap``. Each ask's decision reads only its own rows, so the Ray engine runs this on
+    each worker's share of the tasks (``by_id``: the tasks in play, by scenario id, with their
+    ordinals). Returns the graded rows and the counts.
     """
     first = buffer.frame()
     graded = [score_rows(prepare(first if first is not None else _empty_frame()))]
-    by_id = {t.scenario_id: (ordinal, t) for ordinal, t in enumerate(task_list)}
     oversampled: set[tuple[str, int | None]] = set()
     extra = 0
     state: dict[tuple[str, int | None], tuple[int, int, int]] = {}  # key -> (rollouts, graded, passes)
@@ -1008,7 +1161,43 @@ def _finish_frame(df: pl.DataFrame, *, policy: str, tools_json: str, model_versi
     return df.select([c for c in _ORDER if c in df.columns] + rest)
 
 
-def _report(df: pl.DataFrame, *, plan: Plan | None, task_list: list[Situation], k: int, runs: int, asked: int,
+def _row_counts(df: pl.DataFrame) -> dict[str, Any]:
+    """What the report reads off the rows: their count, faults met by kind, seeded rows by kind, truncated.
+
+    Sums over rows, so the Ray engine computes them on each worker's part and adds them up
+    (:func:`merge_counts`).
+    """
+    out: dict[str, Any] = {"rows": df.height, "faults_met": 0, "fault_kinds": {}, "seeded_rows": 0, "seeded_by": {},
+                           "truncated": 0}
+    if df.height:
+        fk = df["fault_kind"].drop_nulls().value_counts()
+        out["fault_kinds"] = {str(a): int(b) for a, b in fk.iter_rows()}
+        out["faults_met"] = int(df["fault_kind"].is_not_null().sum())
+        out["seeded_rows"] = int(df["seeded"].sum())
+        sk = df["seeded_kinds"].explode().drop_nulls().value_counts()
+        out["seeded_by"] = {str(a): int(b) for a, b in sk.iter_rows()}
+        out["truncated"] = int(df["truncated"].sum())
+    return out
+
+
+def merge_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The :func:`_row_counts` of several parts' rows, added up (what one table of them all would give)."""
+    out: dict[str, Any] = {"rows": 0, "faults_met": 0, "fault_kinds": Counter(), "seeded_rows": 0, "seeded_by": Counter(),
+                           "truncated": 0}
+    for part in parts:
+        for key in ("rows", "faults_met", "seeded_rows", "truncated"):
+            out[key] += int(part[key])
+        out["fault_kinds"].update(part["fault_kinds"])
+        out["seeded_by"].update(part["seeded_by"])
+    return {**out, "fault_kinds": dict(out["fault_kinds"]), "seeded_by": dict(out["seeded_by"])}
+
+
+def _by_count(counts: dict[str, int]) -> dict[str, int]:
+    """Most frequent first, ties by name (the same order however the counts were added up)."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Situation], k: int, runs: int, asked: int,
             mode: str, repeat_policy: str, seed: int, run_id: str, stopped: str, writer: str, agent: str, total: int,
             lost_by: dict[str, int], lost: list[dict[str, Any]], hard_share: float, fault_rate: float, stats: _Stats,
             writer_errors: int, concurrency: int, max_turns: int, warnings: list[str], started: float) -> SimulationReport:
@@ -1023,22 +1212,14 @@ def _report(df: pl.DataFrame, *, plan: Plan | None, task_list: list[Situation], 
     if plan is not None:
         pairwise = {"pairs_planned": plan.pairs_planned, "pairs_covered": plan.pairs_covered,
                     "fraction": round(plan.pairs_covered / plan.pairs_planned, 4) if plan.pairs_planned else None}
-    fault_kinds: dict[str, int] = {}
-    seeded_by: dict[str, int] = {}
-    faults_met = seeded_rows = truncated = 0
-    if df.height:
-        fk = df["fault_kind"].drop_nulls().value_counts(sort=True)
-        fault_kinds = {str(a): int(b) for a, b in fk.iter_rows()}
-        faults_met = int(df["fault_kind"].is_not_null().sum())
-        seeded_rows = int(df["seeded"].sum())
-        sk = df["seeded_kinds"].explode().drop_nulls().value_counts(sort=True)
-        seeded_by = {str(a): int(b) for a, b in sk.iter_rows()}
-        truncated = int(df["truncated"].sum())
+    fault_kinds, seeded_by = _by_count(rows_seen["fault_kinds"]), _by_count(rows_seen["seeded_by"])
+    faults_met, seeded_rows, truncated = rows_seen["faults_met"], rows_seen["seeded_rows"], rows_seen["truncated"]
+    rows = rows_seen["rows"]
     n_lost = sum(lost_by.values())
     return SimulationReport(
-        rows=df.height, tasks=n_tasks, k=k, runs=runs, budget=asked, budget_per_run=n_tasks * k, mode=mode,
+        rows=rows, tasks=n_tasks, k=k, runs=runs, budget=asked, budget_per_run=n_tasks * k, mode=mode,
         repeat_policy=repeat_policy, seed=seed, run_id=run_id, stopped_because=stopped, writer=writer, agent=agent,
-        rollouts_requested=total, rollouts_completed=df.height, rollouts_lost=n_lost, rollouts_lost_by=dict(lost_by),
+        rollouts_requested=total, rollouts_completed=rows, rollouts_lost=n_lost, rollouts_lost_by=dict(lost_by),
         lost=lost, clauses=plan.clauses if plan is not None else [], clause_tasks=plan.clause_tasks if plan else 0,
         pairwise=pairwise, hard_share=hard_share,
         tier_mix={"requested": hard_share, "realized": round(hard / n_tasks, 4) if n_tasks else None, "counts": counts},

@@ -38,6 +38,20 @@ class Progress:
                 info["lost_by"] = dict(self.lost)  # type: ignore[assignment]
         self.tracker.update(1, **info)
 
+    def add(self, n: int, *, situations: int, lost_by: dict[str, int]) -> None:
+        """``n`` rollouts finished elsewhere (a Ray worker's part), ``lost_by`` of them lost by reason."""
+        if not self.tracker.active:
+            return
+        with self._lock:
+            self.situations = max(self.situations, situations)
+            for reason, count in lost_by.items():
+                if count:
+                    self.lost[reason] = self.lost.get(reason, 0) + count
+            info = {"situations": self.situations, "lost": sum(self.lost.values())}
+            if self.lost:
+                info["lost_by"] = dict(self.lost)  # type: ignore[assignment]
+        self.tracker.update(n, **info)
+
     def close(self) -> None:
         """End the bar."""
         self.tracker.close()

@@ -104,6 +104,10 @@ class SimulationReport(Report):
     """Dynamic sampling: asks still all-pass or all-fail at the cap."""
     rollouts_oversampled: int = 0
     """Dynamic sampling: rollouts run beyond k."""
+    engine: str = "local"
+    """Where the rollouts ran: ``local`` (this process) or ``ray`` (Ray tasks, rows written by the workers)."""
+    num_workers: int | None = None
+    """Ray tasks in flight at once (``engine="ray"``); each ran ``concurrency`` rollouts at once."""
 
     def __call__(self) -> SimulationReport:
         """The report itself, so ``data.report()["rollouts_lost"]`` reads like whileai 0.131."""

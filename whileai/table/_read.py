@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from whileai.defaults import CHUNK_ROWS
+from whileai.defaults import CHUNK_ROWS, JSONL_NATIVE_BLOCK_BYTES, JSONL_SCHEMA_HEAD_LINES
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
 from whileai.table import _formats, _mapping
 from whileai.table import normalize as nz
@@ -288,14 +288,21 @@ def _starts_with_array(path: Path) -> bool:
 
 
 def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """Read JSONL in batches of CHUNK_ROWS lines, each through the fastest reader that fits it.
+    """Read JSONL through the fastest reader that fits it.
 
     With ``columns`` that need no conversation (a measure reads task key and reward), Polars'
-    native reader parses only those fields, in any row shape (0.131 rows with ``steps``, OpenAI
-    rows, anything else); otherwise it takes a batch in the plain OpenAI row shape. The per-row
-    reader (which names a bad line) takes any other batch. Memory stays at one batch: the native
-    reader holds several times its input while it parses.
+    native reader parses only those fields, with the dtypes the file's head shows
+    (``_jsonl_native``: 0.131 rows with ``steps``, OpenAI rows, anything whose wanted fields are
+    plain). Otherwise, or when any part of the file does not fit those dtypes, the file is read
+    in batches of CHUNK_ROWS lines: a projected batch by Polars inferring its schema, else a
+    batch in the plain OpenAI row shape natively, else by the per-row reader (which names a bad
+    line). Memory stays at one block or batch: the native reader holds several times its input
+    while it parses.
     """
+    if columns:
+        native = _jsonl_projected(path, columns)
+        if native is not None:
+            return native
     chunks: list[pl.DataFrame] = []
     line_start, row_offset = 1, 0
     with open(path, "rb") as handle:
@@ -324,10 +331,161 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
 
 _SIMPLE_MESSAGE_FIELDS = {"role", "content", "name", "tool_call_id", "tool_calls"}
 _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
+_PLAIN_NATIVE = (pl.Float64, pl.Int64, pl.Boolean, pl.List(pl.String))
 
 
-def _jsonl_projected(data: bytes, columns: Sequence[str]) -> pl.DataFrame | None:
+def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
+    """Polars' native JSONL reader on the fields ``columns`` need, with their dtypes given.
+
+    The file's first lines are parsed in Python to learn which fields rows have and what kind
+    of value each holds; Polars then parses the file, a block of ``JSONL_NATIVE_BLOCK_BYTES``
+    at a time, with exactly those dtypes and skips every other field (the conversation is never
+    built). Inferring a schema over a batch of conversations costs more than the parse itself.
+    Every dtype is strict: text columns are read as Categorical, which (unlike String) refuses
+    a number or an object, numbers as Float64 or Int64, flags as Boolean; ``markers`` as JSON
+    text, decoded to the head's fields with a check that no row has another.
+
+    Fields the head shows only null, and wanted ones it does not show, are read as Null, which
+    refuses any value.
+
+    Returns None, so that the batch readers take the file (and name any bad line), when a head
+    line is not a JSON object, a wanted field holds something else than the head showed
+    anywhere in the file, a wanted field the head did not show holds a value, the step needs
+    the conversation, or a field is one this reader does not type (free-form JSON columns,
+    dict-valued extras). A wanted field that no head line has and that is null or absent in
+    every other row is read as absent.
+    """
+    aliases = alias_map()
+    with open(path, "rb") as handle:
+        plan = _native_plan(list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES)), columns)
+        if plan is None:
+            return None
+        schema, unseen, marker_fields = plan
+        markers = next((n for n in schema if n not in unseen and aliases.get(n, n) == "markers"), None)
+        handle.seek(0)
+        blocks: list[pl.DataFrame] = []
+        while True:
+            data = handle.read(JSONL_NATIVE_BLOCK_BYTES)
+            if not data:
+                break
+            if not data.endswith(b"\n"):
+                data += handle.readline()
+            try:
+                df = pl.read_ndjson(io.BytesIO(data), schema=schema)
+            except Exception:  # a value of another kind, a broken line: the batch readers report it
+                return None
+            if markers is not None:  # decoded a block at a time: the text of one block is held, not the file's
+                decoded = _decode_markers(df[markers], marker_fields)
+                if decoded is None:
+                    return None
+                df = df.with_columns(decoded)
+            blocks.append(df.drop(unseen))
+    if not blocks:
+        return None
+    out = pl.concat(blocks, how="vertical") if len(blocks) > 1 else blocks[0]
+    if out.height == 0:
+        return None
+    fixes = [out[name].cast(pl.String) for name in out.columns if schema[name] == pl.Categorical]
+    return out.with_columns(fixes) if fixes else out
+
+
+def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str]] | None:
+    """The schema the native read uses, the wanted fields the head did not show, and the markers it shows."""
+    kinds: dict[str, set[type]] = {}
+    marker_kinds: dict[str, set[type]] = {}
+    aliases = alias_map()
+    for line in head:
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(row, dict):
+            return None
+        for key, value in row.items():
+            kinds.setdefault(key, set()).add(type(value))
+            if isinstance(value, dict) and aliases.get(key, key) == "markers":
+                for field, score in value.items():
+                    marker_kinds.setdefault(field, set()).add(type(score))
+    if not kinds:
+        return None
+    if not all(k <= {int, float, type(None)} for k in marker_kinds.values()):
+        return None  # flags or text among the markers: the row reader says what they mean
+    wanted = _expand_columns(columns, list(kinds))
+    if wanted & {"messages", "steps"} & set(kinds):
+        return None
+    schema: dict[str, Any] = {}
+    for name in kinds:
+        if name not in wanted:
+            continue
+        if name in aliases and aliases[name] in kinds:
+            return None  # alias and canonical both given: the alias is an extra column, typed by inference
+        dtype = _native_dtype(aliases.get(name, name), kinds[name])
+        if dtype is None:
+            return None
+        schema[name] = dtype
+    unseen = sorted(wanted - set(kinds))
+    if not schema:
+        return None
+    for name in unseen:
+        schema[name] = pl.Null  # strict: a value there means the head did not show the file
+    return schema, unseen, list(marker_kinds)
+
+
+def _native_dtype(name: str, kinds: set[type]) -> Any:
+    """The strict dtype Polars reads a field with, from the kinds of value the head showed; None: not natively."""
+    seen = kinds - {type(None)}
+    if not seen:
+        return pl.Null  # only nulls so far: strict, a value later hands the file to inference
+    spec = COLUMN_BY_NAME.get(name)
+    if name == "markers":
+        return pl.String if seen == {dict} else None
+    if spec is None:  # an extra column: a scalar kind the head shows, as the row reader would type it
+        if seen == {str}:
+            return pl.Categorical
+        if seen == {int}:
+            return pl.Int64
+        if seen <= {int, float}:
+            return pl.Float64
+        if seen == {bool}:
+            return pl.Boolean
+        return None
+    if spec.kind != "plain":
+        return None
+    if spec.dtype == pl.String:
+        return pl.Categorical if seen == {str} else None
+    if spec.dtype in _PLAIN_NATIVE:
+        return spec.dtype
+    return None
+
+
+def _decode_markers(raw: pl.Series, fields: Sequence[str]) -> pl.Series | None:
+    """``markers`` read as JSON text, as a struct of numbers with the fields the head showed.
+
+    None when any row holds something else: a field the head did not show (each row's text has
+    as many ``": `` separators as it has fields with a value or an explicit null), a value that
+    is not a number.
+    """
+    dtype = pl.Struct({name: pl.Float64 for name in fields})
+    try:
+        decoded = raw.str.json_decode(dtype=dtype)
+    except Exception:  # a text or nested value: the row reader types it
+        return None
+    frame = pl.DataFrame({"raw": raw, "m": decoded})
+    given = pl.col("raw").str.count_matches('": ', literal=True).fill_null(0)
+    nulls = pl.col("raw").str.count_matches('": null', literal=True).fill_null(0)
+    valued = pl.sum_horizontal([pl.col("m").struct.field(n).is_not_null() for n in fields]) if fields else pl.lit(0)
+    if not frame.select((given == valued + nulls).all()).item():
+        return None
+    return decoded
+
+
+def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame | None:
     """Polars' native JSONL reader on the fields ``columns`` need (plus task identity) only.
+
+    Given a path, the whole file with the dtypes its head shows (``_jsonl_native``); given a
+    batch's bytes, as follows.
 
     One scan infers the batch's schema and then parses those columns alone (free-form JSON
     columns among them as raw text, which takes a second scan). None when they need the
@@ -335,6 +493,8 @@ def _jsonl_projected(data: bytes, columns: Sequence[str]) -> pl.DataFrame | None
     or anything read is outside the plain shapes (a broken line, a non-numeric reward): the
     other readers then take the batch and name any bad line.
     """
+    if isinstance(data, Path):
+        return _jsonl_native(data, columns)
     try:
         lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None)
         have = lf.collect_schema().names()

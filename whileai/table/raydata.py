@@ -187,3 +187,101 @@ def read_dataset(source: Any) -> Any:
         ray.init(include_dashboard=False)
     with translated():
         return ray.data.read_parquet(paths if len(paths) > 1 else paths[0])
+
+
+# ------------------------------------------------------------------------------------------
+# per-block writers: the workers write part files and hand back one small summary per block
+# ------------------------------------------------------------------------------------------
+
+#: What a block function returns: the part file's content (an Arrow table written as Parquet,
+#: bytes written as they are, or None for no file) and a JSON-able summary of the block.
+Part = tuple["pa.Table | bytes | None", dict[str, Any]]
+
+
+@contextmanager
+def in_order(ds: Any) -> Iterator[None]:
+    """Run ``ds``'s stages with Ray Data's ``preserve_order`` on, so blocks come back in input order.
+
+    The report's row indices (the first offenders, the first broken rows) count rows from the
+    start of the data, as the local path does; that needs the blocks' order. The option is the
+    dataset's own ``DataContext``; it is restored afterwards.
+    """
+    options = ds.context.execution_options
+    before = options.preserve_order
+    options.preserve_order = True
+    try:
+        yield
+    finally:
+        options.preserve_order = before
+
+
+def _write_part(batch: pa.Table, *, fn: Callable[[pa.Table], Part], folder: str, suffix: str) -> pa.Table:
+    """Run ``fn`` on one block in a worker, write its part file, return the block's summary row."""
+    import json
+    import uuid
+
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    payload, summary = fn(batch)
+    name = None
+    if payload is not None and (len(payload) if isinstance(payload, bytes) else payload.num_rows):
+        fs, root = pafs.FileSystem.from_uri(folder) if "://" in folder else (pafs.LocalFileSystem(), folder)
+        token = uuid.uuid4().hex
+        name = f"part-{token}.{suffix}"
+        tmp = f"{root}/.{name}.tmp"
+        if isinstance(payload, bytes):
+            with fs.open_output_stream(tmp) as handle:
+                handle.write(payload)
+        else:
+            pq.write_table(payload, tmp, filesystem=fs, compression="zstd")
+        fs.move(tmp, f"{root}/{name}")
+    return pa.table({"part": pa.array([name], pa.string()), "n_in": pa.array([batch.num_rows], pa.int64()),
+                     "summary": pa.array([json.dumps(summary)], pa.string())})
+
+
+def write_parts(ds: Any, out: str, fn: Callable[[pa.Table], Part], *, suffix: str,
+                finish: Callable[[list[dict[str, Any]]], T]) -> tuple[str, T]:
+    """Write ``fn``'s part files from the workers into the folder ``out``, then ``finish`` the summaries.
+
+    Each block (``map_batches`` with whole blocks, in input order) goes through ``fn`` in a worker,
+    which writes the block's part file straight to the folder: no row reaches the driver. The
+    driver gets one summary per block, in input order (each with ``n_in``, the block's input
+    rows, and ``offset``, the rows before it), and calls ``finish`` on them before the folder
+    lands, so a ``finish`` that raises leaves nothing behind. Part files are then renamed
+    ``part-00000.<suffix>``... in input order. A local ``out`` is filled as a temporary folder
+    beside it and renamed into place; a URI (``s3://...``) is written in place.
+
+    Returns:
+        The folder written and what ``finish`` returned.
+    """
+    import functools
+    import json
+
+    def run_all(folder: str) -> tuple[list[str], T]:
+        with in_order(ds), translated():
+            parts = ds.map_batches(functools.partial(_write_part, fn=fn, folder=folder, suffix=suffix),
+                                   batch_format="pyarrow", batch_size=None, zero_copy_batch=True)
+            got = collect_small(parts)
+        summaries, names, offset = [], [], 0
+        for row in got.iter_rows(named=True) if got.height else []:
+            summaries.append({**json.loads(row["summary"]), "n_in": int(row["n_in"]), "offset": offset})
+            offset += int(row["n_in"])
+            if row["part"] is not None:
+                names.append(row["part"])
+        return names, finish(summaries)
+
+    import pyarrow.fs as pafs
+
+    def in_place(folder: str) -> T:  # the parts in input order: part-00000..., inside the folder being filled
+        names, result = run_all(folder)
+        fs, root = pafs.FileSystem.from_uri(folder) if "://" in folder else (pafs.LocalFileSystem(), folder)
+        for i, name in enumerate(names):
+            fs.move(f"{root}/{name}", f"{root}/part-{i:05d}.{suffix}")
+        return result
+
+    if "://" in out:
+        return out, in_place(out)
+    with atomic_path(out, folder=True) as tmp:
+        result = in_place(str(Path(tmp).resolve()))
+    return str(Path(out)), result

@@ -1,0 +1,190 @@
+"""Select and export give the same rows, reports and bytes from a Parquet path as from memory.
+
+The path readers (select reads its decision columns first and the kept rows' conversations last;
+export streams the file a row group at a time) must change nothing a user sees. This pins it on a
+generated table with awkward rows: leaked answer keys, junk replies, duplicate trajectories,
+truncated rollouts, ungraded rows, reward ties, a prompt shared across tasks, and row groups
+smaller than a chunk. The digests were taken from the in-memory path before the path readers were
+written; every case also checks path against memory directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+import whileai as wai
+from whileai import table
+from whileai.errors import TrainingSelectionError
+from whileai.testing import rollout_table
+
+LEAK = "the refund was already issued on the first call, say so and stop"
+
+
+def awkward_rows() -> list[dict[str, Any]]:
+    """60 tasks x 8 rollouts with every kind of row the selectors drop or break ties on."""
+    rows = rollout_table(60, 8, seed=11, partial=True).to_dicts()
+    for i, row in enumerate(rows):
+        task, r = divmod(i, 8)
+        row["truncated"] = r == 3 and task % 5 == 0
+        row["finish_reason"] = "length" if (r == 4 and task % 7 == 0) else "stop"
+        row["privileged"] = {"reference": LEAK} if task % 3 == 0 else None
+        if task % 9 == 0 and r in (1, 2):  # a reply that recites the answer key
+            row["final_text"] = f"As the reference says: {LEAK}."
+            row["messages"][-1]["content"] = row["final_text"]
+        if task % 11 == 0 and r == 5:  # junk: no tool call, no letter or digit
+            row["final_text"] = "..." if task % 2 else "   "
+            row["messages"] = [m for m in row["messages"][:1]] + [
+                {"role": "assistant", "content": row["final_text"], "name": None, "tool_call_id": None,
+                 "tool_calls": [], "extra": None}]
+        if task % 6 == 1 and r == 7:  # a duplicate trajectory of rollout 0 (another id, maybe another reward)
+            first = rows[task * 8]
+            row["messages"], row["final_text"] = first["messages"], first["final_text"]
+        if task % 13 == 4 and r == 6:
+            row["reward"] = None  # ungraded
+        if task in (20, 21):  # one prompt shared by two tasks
+            row["prompt"] = "Please look into the shared account"
+            row["messages"][0]["content"] = row["prompt"]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, Path]:
+    df = table.frame(awkward_rows())
+    path = tmp_path_factory.mktemp("same") / "rows.parquet"
+    pq.write_table(df.to_arrow(), path, row_group_size=100)  # row groups smaller than a chunk
+    return df, path
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _selection(source: Any, **options: Any) -> dict[str, Any]:
+    sel = wai.select(source, **options)
+    report = sel.report.to_dict()
+    rows = sel.df.drop("calibration", strict=False).to_dicts()
+    return {"ids": sel.df["rollout_id"].to_list(), "rows": _digest(rows), "report": _digest(report),
+            "calibration": _digest(sel.df["calibration"].to_list()) if "calibration" in sel.df.columns else None}
+
+
+SELECT_CASES: dict[str, dict[str, Any]] = {
+    "rl": {"mode": "rl", "target": 120},
+    "rl all keep middle": {"mode": "rl", "target": None, "truncated": "keep", "order": "middle"},
+    "rl penalize no band": {"mode": "rl", "target": 200, "truncated": "penalize", "enforce_band": False},
+    "sft top": {"mode": "sft", "target": 25},
+    "sft top k": {"mode": "sft", "select": "top_k_overall", "k": 40, "min_reward": 0.5},
+    "sft random": {"mode": "sft", "select": "random_per_prompt", "target": 30, "seed": 5},
+    "sft random k": {"mode": "sft", "select": "random_k_overall", "k": 33, "min_reward": 0.25},
+}
+
+#: Digests of the selections, taken from the in-memory path before the path readers existed.
+SELECT_PINNED: dict[str, tuple[str, str, str]] = {
+    "rl": ("db58eb513bc3aaee", "52a42db6139dcf8d", "7977e82104dca06d"),
+    "rl all keep middle": ("8207dd781245f9f7", "6809962afec428d3", "daceb343d511369a"),
+    "rl penalize no band": ("de425e9eef95638a", "83f84ab2b8f43b4a", "aee74fd084fc570f"),
+    "sft top": ("a263909043643070", "bd68825b80556d39", "fa6469ae7091e88a"),
+    "sft top k": ("5252a3490afa3773", "98926a4c6c664380", "9597f149c44b9129"),
+    "sft random": ("6a958bb40ca12b5e", "10bc99d89868aa9a", "5ac55a170023ae26"),
+    "sft random k": ("815caa86ce7ea66d", "528866ac95155c91", "f3b6bb4a1850400d"),
+}
+
+
+@pytest.mark.parametrize("case", list(SELECT_CASES))
+def test_select_same_from_path_and_memory(sources: tuple[pl.DataFrame, Path], case: str) -> None:
+    df, path = sources
+    memory = _selection(df, **SELECT_CASES[case])
+    from_path = _selection(path, **SELECT_CASES[case])
+    assert from_path == memory
+    assert memory["ids"], "the case must keep rows"
+    if case in SELECT_PINNED:
+        assert (_digest(memory["ids"]), memory["rows"], memory["report"]) == SELECT_PINNED[case]
+
+
+EXPORT_CASES: dict[str, dict[str, Any]] = {
+    "openai": {"format": "openai", "validate": False},
+    "trl": {"format": "trl", "validate": False},
+    "openai final cut": {"format": "openai", "validate": False, "mask_mode": "final", "max_tool_output_chars": 12},
+    "trl unroll": {"format": "trl", "validate": False, "unroll": True},
+}
+
+#: Digests of the exported files, taken from the in-memory path before the path readers existed.
+EXPORT_PINNED: dict[str, tuple[str, str]] = {
+    "openai": ("4ecd257ba7ce46f6", "58e35c05979f346f"),
+    "trl": ("6b2145eb3e9c7a2f", "6eeb9f44e7f285f2"),
+    "openai final cut": ("10a793ba0ad7e82f", "616d18bbcf357845"),
+    "trl unroll": ("c711409ed1b1d571", "ddfac701ff46159b"),
+}
+
+
+def _export(source: Any, out: Path, **options: Any) -> tuple[str, str]:
+    report = wai.export(source, out, **options).to_dict()
+    report.pop("path", None)
+    return hashlib.sha256(out.read_bytes()).hexdigest()[:16], _digest(report)
+
+
+@pytest.mark.parametrize("case", list(EXPORT_CASES))
+def test_export_same_from_path_and_memory(sources: tuple[pl.DataFrame, Path], tmp_path: Path, case: str) -> None:
+    df, path = sources
+    memory = _export(df, tmp_path / "memory.jsonl", **EXPORT_CASES[case])
+    from_path = _export(path, tmp_path / "path.jsonl", **EXPORT_CASES[case])
+    assert from_path == memory
+    if case in EXPORT_PINNED:
+        assert memory == EXPORT_PINNED[case]
+
+
+@pytest.fixture(scope="module")
+def lean_sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, Path]:
+    """The same rows without the privileged column (select then reads decisions first), a few
+    conversations opening with a system turn (the whole table gains system_prompt)."""
+    rows = awkward_rows()
+    for i, row in enumerate(rows):
+        row.pop("privileged")
+        if i % 97 == 50:
+            row["messages"] = [{"role": "system", "content": "Be brief.", "name": None, "tool_call_id": None,
+                                "tool_calls": [], "extra": None}, *row["messages"]]
+    df = table.frame(rows)
+    path = tmp_path_factory.mktemp("lean") / "rows.parquet"
+    pq.write_table(df.to_arrow(), path, row_group_size=100)
+    return df, path
+
+
+@pytest.mark.parametrize("case", [c for c in SELECT_CASES if c.startswith("rl")])
+def test_rl_reads_decisions_first_and_keeps_the_same_rows(lean_sources: tuple[pl.DataFrame, Path], case: str) -> None:
+    from whileai.selection._common import parquet_decisions
+    from whileai.selection._rl import _DECISION_COLUMNS
+
+    df, path = lean_sources
+    assert "system_prompt" in df.columns
+    decided = parquet_decisions(path, _DECISION_COLUMNS)
+    assert decided is not None, "a whileai Parquet file without privileged context is read decisions first"
+    assert "content" not in decided[0].schema["messages"].inner.fields[0].name  # type: ignore[union-attr]
+    assert _selection(path, **SELECT_CASES[case]) == _selection(df, **SELECT_CASES[case])
+
+
+def test_decisions_first_only_where_the_rows_are_the_same(sources: tuple[pl.DataFrame, Path], tmp_path: Path) -> None:
+    from whileai.selection._common import parquet_decisions
+
+    df, path = sources
+    assert parquet_decisions(path, ["reward"]) is None  # privileged context: the leak check reads the texts
+    assert parquet_decisions(df, ["reward"]) is None
+    aliased = tmp_path / "aliased.parquet"
+    df.drop("privileged").rename({"rollout_index": "epoch"}).write_parquet(aliased)
+    assert parquet_decisions(aliased, ["reward"]) is None
+
+
+def test_export_validate_refuses_the_same_leaks(sources: tuple[pl.DataFrame, Path], tmp_path: Path) -> None:
+    df, path = sources
+    found = []
+    for source in (df, path):
+        with pytest.raises(TrainingSelectionError, match="privileged_leak") as info:
+            wai.export(source, tmp_path / "out.jsonl", format="openai")
+        found.append(str(info.value))
+        assert not (tmp_path / "out.jsonl").exists()
+    assert found[0] == found[1]
