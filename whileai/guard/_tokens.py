@@ -12,7 +12,6 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-
 __all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "ngram_hashes", "pair", "text_hashes", "tokenize"]
 
 #: What counts as a word: runs of anything but whitespace and ASCII punctuation (apostrophes
