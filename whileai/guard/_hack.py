@@ -49,6 +49,7 @@ from whileai.guard._hackfeat import (
     assemble,
     choose_vocab,
     chunk_features,
+    one_pass_features,
     sample_mask,
     vocab_counts,
 )
@@ -483,7 +484,7 @@ def _and_tier(D: np.ndarray, auto_mat: Any, pool_d: list[int], pool_a: np.ndarra
     pair_obs = np.rint(acc).astype(np.int64)
     scanned_d = np.flatnonzero(keep_d)
     scanned_a = np.flatnonzero(keep_a)
-    return AndTier(pool=full[eff_idx], pair_obs=pair_obs, n_graded=int(full.shape[0]),
+    return AndTier(pool_t=np.ascontiguousarray(full[eff_idx].T), pair_obs=pair_obs, n_graded=int(full.shape[0]),
                     dense_pos=np.searchsorted(scanned_d, np.asarray(pool_d, dtype=np.int64)),
                     auto_pos=np.searchsorted(scanned_a, pool_a), seeds=seeds, min_obs=min_obs, sxx={})
 
@@ -634,24 +635,30 @@ def _local_rows(rows: IntoRows, spec: Spec, report: HackScanReport) -> Rows | No
         _exhausted(report)
         return None
     n = g_df.height
-    vocab = None
-    if spec.auto:
-        sample = _vocab_sample(keys, n)
-        counts: list[pl.DataFrame] = []
-        n_voc = 0
-        for start in range(0, n, _CHUNK):  # phase 1: document frequencies, chunk by chunk
-            ch = g_df.slice(start, _CHUNK)
-            if sample is not None:
-                ch = ch.filter(pl.Series(sample[start:start + _CHUNK]))
-            n_voc += ch.height
-            counts.append(vocab_counts(agent_text_of(ch)))
-        vocab = choose_vocab(pl.concat(counts), n_voc=n_voc, n=n, top_k=spec.top_k, min_obs=spec.min_obs)
-    parts = []
-    for start in range(0, n, _CHUNK):  # phase 2: every graded row once, its features as numbers
-        parts.append(chunk_features(g_df.slice(start, _CHUNK), vocab, spec, offset=start))
-        if sys.stderr.isatty() and n > _CHUNK:
-            print(f"\rhack_scan: features of {min(start + _CHUNK, n):,} of {n:,} rows", end="", file=sys.stderr)
-    if sys.stderr.isatty() and n > _CHUNK:
+    tty = sys.stderr.isatty() and n > _CHUNK
+
+    def progress(done: int) -> None:
+        if tty:
+            print(f"\rhack_scan: features of {done:,} of {n:,} rows", end="", file=sys.stderr)
+
+    sample = _vocab_sample(keys, n) if spec.auto else None
+    if spec.auto and sample is None:  # every row ranks the vocabulary: one pass, each text tokenised once
+        parts, vocab = one_pass_features(g_df, spec, chunk=_CHUNK, n_voc=n, n=n, progress=progress)
+    else:
+        vocab = None
+        if sample is not None:
+            counts: list[pl.DataFrame] = []
+            n_voc = 0
+            for start in range(0, n, _CHUNK):  # phase 1: document frequencies of the sampled asks, chunk by chunk
+                ch = g_df.slice(start, _CHUNK).filter(pl.Series(sample[start:start + _CHUNK]))
+                n_voc += ch.height
+                counts.append(vocab_counts(agent_text_of(ch)))
+            vocab = choose_vocab(pl.concat(counts), n_voc=n_voc, n=n, top_k=spec.top_k, min_obs=spec.min_obs)
+        parts = []
+        for start in range(0, n, _CHUNK):  # phase 2: every graded row once, its features as numbers
+            parts.append(chunk_features(g_df.slice(start, _CHUNK), vocab, spec, offset=start))
+            progress(min(start + _CHUNK, n))
+    if tty:
         print(file=sys.stderr)
     return assemble(int(graded.size), keys, y, parts, vocab)
 

@@ -21,8 +21,8 @@ from whileai.errors import ArgumentError
 from whileai.guard._common import agent_text_of
 from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
 
-__all__ = ["COLUMNS", "Chunk", "Rows", "Spec", "assemble", "choose_vocab", "chunk_features", "sample_mask",
-           "vocab_counts"]
+__all__ = ["COLUMNS", "Chunk", "Rows", "Spec", "assemble", "choose_vocab", "chunk_features", "one_pass_features",
+           "sample_mask", "vocab_counts"]
 
 
 def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callable[[dict[str, Any]], Any]], *,
@@ -54,7 +54,7 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     if n_words is None:  # the auto tier already counted them when it ran
         n_words = pl.DataFrame({"t": text}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
     add("n:words", n_words)
-    counts = byte_counts(text)  # ASCII punctuation, digits, upper case: numpy over the UTF-8 bytes
+    counts = byte_counts(text)  # ASCII punctuation, digits, upper case, characters
     add("n:punct", counts["punct"])
     add("n:digits", counts["digits"])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -79,7 +79,7 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     elif trace and "messages" in df.columns:
         from whileai.guard._trace import FLAGS, _flag_frame
 
-        flags = _flag_frame(df, {})
+        flags = _flag_frame(df, {}, evidence=False)
         for flag in FLAGS:
             add(f"trace:{flag}", flags[flag].is_not_null().cast(pl.Float64).to_numpy(), "binary")
     if user:
@@ -176,6 +176,10 @@ def sample_mask(keys: pl.Series, share: float) -> np.ndarray:
 def vocab_counts(texts: pl.Series) -> pl.DataFrame:
     """Rows containing each word and word pair of ``texts``: columns ``h`` (uint64 hash) and ``df``."""
     _, h, _ = _doc_pairs(texts)
+    return _counts(h)
+
+
+def _counts(h: np.ndarray) -> pl.DataFrame:
     return pl.DataFrame({"h": h}).group_by("h").agg(pl.len().cast(pl.Int64).alias("df"))
 
 
@@ -206,16 +210,100 @@ def chunk_features(ch: pl.DataFrame, vocab: np.ndarray | None, spec: Spec, *, of
     auto_r = auto_c = np.zeros(0, np.int64)
     names: dict[int, str] = {}
     if vocab is not None:
-        r, h, n_words = _doc_pairs(texts, unique=False)
-        pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
-        hit = vocab[pos] == h
-        auto_r, auto_c = r[hit], pos[hit].astype(np.int64)
-        if auto_c.size:
-            first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
-            cols = first["c"].to_numpy()
-            names = dict(zip(vocab[cols].tolist(), _names(texts, vocab[cols], first["r"].to_numpy())))
+        toks = tokenize(texts)
+        n_words = np.diff(toks.offsets)
+        auto_r, auto_c, first_c, first_r = _token_hits(toks, vocab)
+        if first_c.size:
+            names = dict(zip(vocab[first_c].tolist(), _names(texts, vocab[first_c], first_r)))
     pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, n_words=n_words, offset=offset)
     return Chunk(pre, tools, post, auto_r, auto_c, names, _signature(ch, texts))
+
+
+def one_pass_features(df: pl.DataFrame, spec: Spec, *, chunk: int, n_voc: int, n: int,
+                      progress: Callable[[int], None] | None = None) -> tuple[list[Chunk], np.ndarray | None]:
+    """Every row's features with the text of each chunk tokenised once (the vocabulary is ranked on every row).
+
+    The distinct words and word pairs of each chunk are kept (as hashes) while the vocabulary is
+    chosen from their document frequencies, then matched against it: the chunks are the ones
+    ``chunk_features`` builds with that vocabulary. ``n_voc`` and ``n`` are the rows ranked and
+    graded (equal here; ``choose_vocab`` scales ``min_obs`` by them).
+    """
+    held: list[tuple[Chunk, np.ndarray, np.ndarray]] = []
+    counts: list[pl.DataFrame] = []
+    for start in range(0, df.height, chunk):
+        ch = df.slice(start, chunk)
+        texts = agent_text_of(ch)
+        r, h, n_words = _doc_pairs(texts)
+        counts.append(_counts(h))
+        pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, n_words=n_words, offset=start)
+        held.append((Chunk(pre, tools, post, np.zeros(0, np.int64), np.zeros(0, np.int64), {},
+                           _signature(ch, texts)), r.astype(np.int32), h))
+        if progress is not None:
+            progress(min(start + chunk, df.height))
+    vocab = choose_vocab(pl.concat(counts), n_voc=n_voc, n=n, top_k=spec.top_k, min_obs=spec.min_obs)
+    if vocab is None:  # no vocabulary: words are counted on the text as given, as chunk_features does
+        parts = []
+        for i, (c, _, _) in enumerate(held):
+            texts = agent_text_of(df.slice(i * chunk, chunk))
+            words = pl.DataFrame({"t": texts}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
+            parts.append(c._replace(pre=[(nm, np.asarray(words, dtype=np.float32), k) if nm == "n:words" else (nm, v, k)
+                                         for nm, v, k in c.pre]))
+        return parts, None
+    parts = []
+    first: dict[int, int] = {}  # vocabulary position -> first row holding it
+    for i, (c, r, h) in enumerate(held):
+        auto_r, auto_c, first_c, first_r = _auto_hits(r.astype(np.int64), h, vocab)
+        for col, row in zip(first_c.tolist(), first_r.tolist()):
+            first.setdefault(col, i * chunk + row)
+        parts.append(c._replace(auto_rows=auto_r, auto_cols=auto_c))
+    held.clear()
+    if first:
+        cols = np.array(sorted(first), dtype=np.int64)
+        rows = np.array([first[c] for c in cols.tolist()], dtype=np.int64)
+        uniq, pos = np.unique(rows, return_inverse=True)
+        texts = agent_text_of(df[uniq])
+        parts[0] = parts[0]._replace(names=dict(zip(vocab[cols].tolist(), _names(texts, vocab[cols], pos))))
+    return parts, vocab
+
+
+def _token_hits(toks: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_auto_hits`` over every word and adjacent word pair of ``toks``, row numbers read only for hits."""
+    h, row = toks.hash, toks.row
+    rows_parts: list[np.ndarray] = []
+    cols_parts: list[np.ndarray] = []
+
+    def match(hashes: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray]) -> None:
+        if not hashes.size:
+            return
+        pos = np.minimum(np.searchsorted(vocab, hashes), vocab.size - 1)
+        hit = np.flatnonzero(vocab[pos] == hashes)
+        rows_parts.append(rows_of(hit))
+        cols_parts.append(pos[hit].astype(np.int64))
+
+    match(h, lambda i: row[i])
+    if h.size > 1:
+        bstart = np.flatnonzero(row[:-1] == row[1:])
+        if bstart.size:
+            match(pair(h[bstart], h[bstart + 1]), lambda i: row[bstart[i]])
+    if not rows_parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    auto_r = np.concatenate(rows_parts).astype(np.int64)
+    auto_c = np.concatenate(cols_parts)
+    if not auto_c.size:
+        return auto_r, auto_c, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
+    return auto_r, auto_c, first["c"].to_numpy(), first["r"].to_numpy()
+
+
+def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(row, vocabulary position) of every hashed word or pair in ``vocab``; each hit column and its first row."""
+    pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
+    hit = vocab[pos] == h
+    auto_r, auto_c = r[hit], pos[hit].astype(np.int64)
+    if not auto_c.size:
+        return auto_r, auto_c, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
+    return auto_r, auto_c, first["c"].to_numpy(), first["r"].to_numpy()
 
 
 def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk], vocab: np.ndarray | None) -> Rows:

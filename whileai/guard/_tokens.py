@@ -12,8 +12,6 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-from whileai.defaults import CHUNK_ROWS
-
 __all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "ngram_hashes", "pair", "text_hashes", "tokenize"]
 
 #: What counts as a word: runs of anything but whitespace and ASCII punctuation (apostrophes
@@ -118,43 +116,23 @@ def text_hashes(tokens: Tokens) -> np.ndarray:
         return _mix(out + lens * _K3)
 
 
-_PUNCT = np.zeros(256, dtype=np.uint8)
-_PUNCT[[*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)]] = 1
-_DIGIT = np.zeros(256, dtype=np.uint8)
-_DIGIT[48:58] = 1
-_UPPER = np.zeros(256, dtype=np.uint8)
-_UPPER[65:91] = 1
-_CHAR = np.ones(256, dtype=np.uint8)
-_CHAR[0x80:0xC0] = 0  # UTF-8 continuation bytes do not start a character
+#: ASCII punctuation (the 32 characters of Python's ``string.punctuation``), digits, upper case.
+_PUNCT_CLASS = r"[!-/:-@\[-`{-~]"
+_DIGIT_CLASS = r"[0-9]"
+_UPPER_CLASS = r"[A-Z]"
 
 
 def byte_counts(texts: pl.Series) -> dict[str, np.ndarray]:
-    """Per text: ASCII punctuation, digits, upper-case letters and characters.
+    """Per text: ASCII punctuation, digits, upper-case letters and characters (code points).
 
-    Counted on the raw UTF-8 bytes with numpy lookup tables (no regular expression); null texts
-    count 0.
+    Polars string kernels over the whole column (one character-class count each, in Rust); null
+    texts count 0.
     """
-    import pyarrow as pa
-
-    if len(texts) > CHUNK_ROWS:  # bounded memory: the byte view is copied a chunk at a time
-        parts = [byte_counts(texts.slice(i, CHUNK_ROWS)) for i in range(0, len(texts), CHUNK_ROWS)]
-        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    arr = texts.fill_null("").to_arrow()
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    data = data[off[0]: off[-1]]
-    starts = off[:-1] - off[0]
-    nonempty = off[1:] > off[:-1]
-    out = {}
-    for name, table in (("punct", _PUNCT), ("digits", _DIGIT), ("upper", _UPPER), ("chars", _CHAR)):
-        counts = np.zeros(len(arr), dtype=np.int64)
-        if data.size:
-            sums = np.add.reduceat(table[data], starts[nonempty], dtype=np.int64)
-            counts[nonempty] = sums
-        out[name] = counts
-    return out
+    t = pl.col("t").fill_null("")
+    out = pl.DataFrame({"t": texts}).select(
+        t.str.count_matches(_PUNCT_CLASS).alias("punct"),
+        t.str.count_matches(_DIGIT_CLASS).alias("digits"),
+        t.str.count_matches(_UPPER_CLASS).alias("upper"),
+        t.str.len_chars().alias("chars"),
+    )
+    return {name: out[name].to_numpy().astype(np.int64) for name in out.columns}

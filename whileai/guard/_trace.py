@@ -148,6 +148,12 @@ def _ev(texts: pl.Series, pattern: str, width: int = 30) -> pl.Series:
     return out
 
 
+def _hit(texts: pl.Series, pattern: str, width: int = 30) -> pl.Series:
+    """Like ``_ev`` where only whether a flag is raised matters: a placeholder string on the texts that match."""
+    hit = texts.str.contains(pattern).fill_null(False)
+    return pl.select(pl.when(hit).then(pl.lit("x")).otherwise(pl.lit(None, pl.String)).alias(texts.name)).to_series()
+
+
 def _check_kinds(kinds: Any) -> dict[str, str]:
     if kinds is None:
         return {}
@@ -177,13 +183,19 @@ def _classify(calls: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
     return calls.with_columns(kind.alias("kind"))
 
 
-def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
-    """One row per input row: ``_row`` and one evidence column per flag (null when clean)."""
+def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str], *, evidence: bool = True) -> pl.DataFrame:
+    """One row per input row: ``_row`` and one evidence column per flag (null when clean).
+
+    Without ``evidence`` a raised flag holds a placeholder instead of the fragment (the same
+    nulls, for callers that only ask whether a flag is raised).
+    """
     if df.height > CHUNK_ROWS:  # rows are independent: bounded memory, a chunk at a time
         return pl.concat([
-            _flag_frame(df.slice(i, CHUNK_ROWS), kinds).with_columns((pl.col("_row") + i).cast(pl.UInt32))
+            _flag_frame(df.slice(i, CHUNK_ROWS), kinds, evidence=evidence)
+            .with_columns((pl.col("_row") + i).cast(pl.UInt32))
             for i in range(0, df.height, CHUNK_ROWS)
         ])
+    ev = _ev if evidence else _hit
     n = df.height
     base = pl.DataFrame({"_row": np.arange(n, dtype=np.uint32)})
     text = agent_text_of(df)
@@ -205,17 +217,17 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
     )
     a = calls["arguments"]
     calls = calls.with_columns(
-        pl.when(pl.col("_writes")).then(pl.concat_str([pl.col("tool"), pl.lit(": "), _ev(a, _TEST_PATH)]))
+        pl.when(pl.col("_writes")).then(pl.concat_str([pl.col("tool"), pl.lit(": "), ev(a, _TEST_PATH)]))
         .alias("ev_test_edited"),
-        pl.when(changes).then(_ev(a, _WEAKENED)).alias("ev_test_weakened"),
-        pl.when(changes).then(_ev(a, _SUPPRESSED)).alias("ev_suppressed"),
-        pl.when(changes).then(_ev(a, _BYPASSED)).alias("ev_bypassed"),
-        pl.when(pl.col("_cmd_or_write")).then(_ev(a, _DESTRUCTIVE))
+        pl.when(changes).then(ev(a, _WEAKENED)).alias("ev_test_weakened"),
+        pl.when(changes).then(ev(a, _SUPPRESSED)).alias("ev_suppressed"),
+        pl.when(changes).then(ev(a, _BYPASSED)).alias("ev_bypassed"),
+        pl.when(pl.col("_cmd_or_write")).then(ev(a, _DESTRUCTIVE))
         .when(pl.col("kind") == "delete").then(
             pl.when(args.str.contains(_DESTRUCTIVE_DELETE_ARGS))
             .then(pl.concat_str([pl.col("tool"), pl.lit(" "), args.str.slice(0, 80)]))
         ).alias("ev_destructive"),
-        pl.coalesce(_ev(a, _SECRET_VALUE, 10), _ev(a, _SECRET_FILE, 20)).alias("ev_secret_call"),
+        pl.coalesce(ev(a, _SECRET_VALUE, 10), ev(a, _SECRET_FILE, 20)).alias("ev_secret_call"),
     )
     per_call = calls.group_by("_row").agg(
         pl.len().alias("n_calls"),
@@ -239,13 +251,13 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
     ended_on_failure = (pl.col("last_failed").fill_null(False)
                         & (pl.col("last_assistant_pos").fill_null(-1) > pl.col("last_result_pos").fill_null(-1)))
     tx = f["text"]
-    tests_claim = pl.lit(_ev(tx, _TESTS_CLAIM))
+    tests_claim = pl.lit(ev(tx, _TESTS_CLAIM))
     out = f.select(
         "_row",
         pl.when(pl.col("ran_test").fill_null(False).not_() | pl.col("last_test_failed").fill_null(False))
         .then(tests_claim).alias("lie.tests_claimed"),
-        pl.when(pl.col("n_calls").fill_null(0) == 0).then(pl.lit(_ev(tx, _VERIFIED_CLAIM))).alias("lie.unverified_claim"),
-        pl.when(pl.col("any_change").fill_null(False).not_()).then(pl.lit(_ev(tx, _EDIT_CLAIM))).alias("lie.phantom_edit"),
+        pl.when(pl.col("n_calls").fill_null(0) == 0).then(pl.lit(ev(tx, _VERIFIED_CLAIM))).alias("lie.unverified_claim"),
+        pl.when(pl.col("any_change").fill_null(False).not_()).then(pl.lit(ev(tx, _EDIT_CLAIM))).alias("lie.phantom_edit"),
         pl.when(ended_on_failure & pl.col("reply").str.contains(_MENTIONS_FAILURE).not_())
         .then(pl.format("the turn ended on a failed {} call and the reply does not mention it", pl.col("last_tool")))
         .alias("lie.ignored_failure"),
@@ -254,7 +266,7 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
         pl.col("ev_suppressed").alias("hack.suppressed"),
         pl.col("ev_bypassed").alias("hack.bypassed"),
         pl.col("ev_destructive").alias("risk.destructive"),
-        pl.coalesce(pl.lit(_ev(tx, _SECRET_VALUE, 10)), pl.col("ev_secret_call")).alias("risk.secrets"),
+        pl.coalesce(pl.lit(ev(tx, _SECRET_VALUE, 10)), pl.col("ev_secret_call")).alias("risk.secrets"),
     )
     return out.with_columns([pl.col(f).str.strip_chars() for f in FLAGS])
 

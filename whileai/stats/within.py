@@ -21,13 +21,16 @@ from whileai.defaults import CHUNK_ROWS
 __all__ = ["AndTier", "WithinKernel", "row_chunks"]
 
 PERM_CELLS = 4_000_000  # rows x shuffles held at once
+_WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_AND_BATCH = 16  # AND columns built at once when their within-ask sums of squares are cached
 
 
 class AndTier(NamedTuple):
     """What a shuffle needs to rebuild the AND tier: the binary pool and where its rho comes from."""
 
-    pool: np.ndarray
-    """Bool (disagreeing-ask rows x pool features): dense binary features, then auto ones."""
+    pool_t: np.ndarray
+    """Bool (pool features x disagreeing-ask rows), one feature a contiguous row: dense binary
+    features, then auto ones."""
     pair_obs: np.ndarray
     """Rows (over every graded row) where both features of a pair are present."""
     n_graded: int
@@ -63,19 +66,18 @@ class WithinKernel:
             return out
         ia, ib = np.triu_indices(take, k=1)
         ranked = np.argsort(-np.nan_to_num(pool_rho, nan=-1.0), axis=0, kind="stable")[:take]
-        m = tier.pool.shape[1]
-        for j in range(b):
-            top = ranked[:, j]
-            lo_i, hi_i = np.minimum(top[ia], top[ib]), np.maximum(top[ia], top[ib])
-            both = tier.pair_obs[lo_i, hi_i]
-            keep = (both >= tier.min_obs) & (tier.n_graded - both >= tier.min_obs)
-            if not keep.any():
-                continue
-            codes = lo_i[keep] * m + hi_i[keep]
-            self._and_sxx(tier, [c for c in codes.tolist() if c not in tier.sxx])
-            sxx = np.array([tier.sxx[c] for c in codes.tolist()])
-            X = tier.pool[:, top].astype(np.float32)
-            S = X.T @ (X * Yp[:, j:j + 1])
+        m = tier.pool_t.shape[0]
+        top_all = ranked.T  # (shuffle, seed rank)
+        lo_all, hi_all = np.minimum(top_all[:, ia], top_all[:, ib]), np.maximum(top_all[:, ia], top_all[:, ib])
+        both_all = tier.pair_obs[lo_all, hi_all]
+        keep_all = (both_all >= tier.min_obs) & (tier.n_graded - both_all >= tier.min_obs)
+        codes_all = lo_all * m + hi_all
+        self._and_sxx(tier, sorted(set(codes_all[keep_all].tolist()) - tier.sxx.keys()))
+        for j in np.flatnonzero(keep_all.any(axis=1)).tolist():
+            keep = keep_all[j]
+            sxx = np.array([tier.sxx[c] for c in codes_all[j][keep].tolist()])
+            Xt = tier.pool_t[top_all[j]].astype(np.float32)  # the shuffle's seeds, one contiguous row each
+            S = Xt @ (Xt * np.ascontiguousarray(Yp[:, j])).T
             sxy = S[ia[keep], ib[keep]].astype(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where(sxx > 1e-9, np.abs(sxy) / np.sqrt(sxx * self.syy), 0.0)
@@ -86,17 +88,31 @@ class WithinKernel:
         """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
         if not codes:
             return
-        m = tier.pool.shape[1]
+        m = tier.pool_t.shape[0]
         left = np.array([c // m for c in codes])
         right = np.array([c % m for c in codes])
         sums = np.zeros((self.n_g.size, left.size))
         ones = np.zeros(left.size)
-        for sl in row_chunks(tier.pool.shape[0]):  # bounded memory: one row chunk of ANDs at a time
-            Pf = (tier.pool[sl][:, left] & tier.pool[sl][:, right]).astype(np.float32)
-            sums += np.asarray(self.G[sl].T @ Pf)
-            ones += Pf.sum(axis=0)
+        for k in range(0, left.size, _AND_BATCH):  # bounded memory: a batch of ANDs at a time, over every row
+            P = tier.pool_t[left[k:k + _AND_BATCH]] & tier.pool_t[right[k:k + _AND_BATCH]]
+            per = self._group_counts(P)
+            sums[:, k:k + _AND_BATCH] = per.T
+            ones[k:k + _AND_BATCH] = per.sum(axis=1)
         sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
         tier.sxx.update(zip(codes, sxx.tolist()))
+
+    def _group_counts(self, P: np.ndarray) -> np.ndarray:
+        """Per row of the bool ``P`` (features x rows sorted by group), its count in each group (exact)."""
+        sizes = self.n_g.astype(np.int64)
+        if sizes.size and np.all(sizes == sizes[0]):  # equal groups: one reshape
+            k = int(sizes[0])
+            if k in _WORD and P.flags.c_contiguous:  # a group's k bools (bytes 0/1) as one word: its popcount
+                return np.bitwise_count(P.view(np.uint8).view(_WORD[k]).reshape(P.shape[0], sizes.size)).astype(np.int64)
+            return P.reshape(P.shape[0], sizes.size, k).sum(axis=2, dtype=np.int64)
+        cs = np.zeros((P.shape[0], P.shape[1] + 1), dtype=np.int64)
+        np.cumsum(P, axis=1, dtype=np.int64, out=cs[:, 1:])
+        ends = self.starts + sizes
+        return cs[:, ends] - cs[:, self.starts]
 
     def __init__(self, gid: np.ndarray, n_g: np.ndarray, yc: np.ndarray, syy: float) -> None:
         """``gid``: group of each row (sorted); ``n_g``: rows per group; ``yc``: centred reward; ``syy``: its sum of squares."""
@@ -108,6 +124,7 @@ class WithinKernel:
         self.syy = syy
         n = gid.size
         self.G = sp.csr_matrix((np.ones(n), (np.arange(n), gid)), shape=(n, n_g.size))
+        self.starts = np.concatenate([[0], np.cumsum(n_g.astype(np.int64))[:-1]]) if n_g.size else np.zeros(0, np.int64)
 
     def _rho(self, sxy: np.ndarray, sxx: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -146,7 +163,9 @@ class WithinKernel:
         search redone under the null, Westfall and Young 1993, ch. 2) and counts its ANDs.
         """
         n = self.gid.size
-        dense = [(X, np.flatnonzero(m), sxx[m]) for X, m, sxx in blocks[:1] if X.shape[1] and m.any()]
+        # the scanned dense columns once, as float32 with one feature a contiguous row
+        dense = [(np.ascontiguousarray(X[:, np.flatnonzero(m)].T, dtype=np.float32), np.flatnonzero(m), sxx[m])
+                 for X, m, sxx in blocks[:1] if X.shape[1] and m.any()]
         if not dense and (A is None or A.shape[1] == 0):
             return np.zeros(0)
         block = max(1, min(n_perm, PERM_CELLS // max(n, 1)))
@@ -173,10 +192,10 @@ class WithinKernel:
             best = np.zeros(b)
             rho_dense = np.zeros((0, b))
             rho_auto = np.zeros((0, b))
-            for (X, cols, _), inv in zip(dense, invs):
+            for (Xt, cols, _), inv in zip(dense, invs):
                 acc = np.zeros((cols.size, b))
                 for sl in chunks:
-                    acc += X[sl][:, cols].astype(np.float32).T @ Yp[sl]
+                    acc += Xt[:, sl] @ Yp[sl]
                 rho_dense = acc * inv[:, None]
                 best = np.maximum(best, np.abs(rho_dense).max(axis=0))
             if A is not None and A.shape[1] and inv_a is not None:
