@@ -33,16 +33,6 @@ def _write_parts(df: pl.DataFrame, folder) -> None:
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.default_hash_shuffle_parallelism = 4
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def folders(tmp_path_factory, local_ray):
     root = tmp_path_factory.mktemp("runs")
     before = rollout_table(48, 6, seed=11, partial=False)

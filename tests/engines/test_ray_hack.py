@@ -25,16 +25,6 @@ PARTS = 4
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.default_hash_shuffle_parallelism = 4
-    yield ray
-    ray.shutdown()
-
-
 def _planted(seed: int = 3) -> pl.DataFrame:
     """Conversations with tool calls, markers, a planted word shortcut, rows in no particular order."""
     df = rollout_table(40, 8, seed=seed, shortcut="zzq", shortcut_strength=0.9)

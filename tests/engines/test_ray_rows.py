@@ -34,16 +34,6 @@ def _write_parts(df: pl.DataFrame, folder) -> None:
         df[i * step:(i + 1) * step].write_parquet(folder / f"part-{i:03d}.parquet")
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.default_hash_shuffle_parallelism = 4
-    yield ray
-    ray.shutdown()
-
-
 def _words(rng: np.random.Generator, n: int) -> list[str]:
     vocab = [f"w{i}" for i in range(40)]
     return [str(w) for w in rng.choice(vocab, n)]

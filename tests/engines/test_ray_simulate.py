@@ -19,14 +19,14 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'whileai[ray]')")
 
 import whileai as wai  # noqa: E402
+from tests.engines.conftest import RAY_TEST_KEY, RAY_TEST_KEY_ENV  # noqa: E402
 from whileai.errors import ArgumentError, EndpointError  # noqa: E402
 from whileai.simulation import Endpoint, tool  # noqa: E402
 from whileai.simulation._ray import plan_parts  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-KEY_ENV = "WAI_RAY_TEST_KEY"
-KEY = "sk-ray-fake-0123456789"
+KEY_ENV, KEY = RAY_TEST_KEY_ENV, RAY_TEST_KEY  # set by the session fixture before ray.init
 POLICY = "Help customers with orders. Never refund more than $100 without a manager."
 
 
@@ -41,15 +41,6 @@ def refund_order(order_id: str, amount: float) -> dict:
 
 
 TOOLS = [get_order, refund_order]
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    os.environ[KEY_ENV] = KEY  # before ray.init: the local workers inherit this environment
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-    os.environ.pop(KEY_ENV, None)
 
 
 def _read_parts(folder) -> pl.DataFrame:

@@ -85,14 +85,16 @@ SELECT_CASES: dict[str, dict[str, Any]] = {
 }
 
 #: Digests of the selections, taken from the in-memory path before the path readers existed.
+#: The SFT pins are taken after the tie-break became a seeded hash of rollout_id (the same rows
+#: whatever the row order or engine, docs/select.md).
 SELECT_PINNED: dict[str, tuple[str, str, str]] = {
     "rl": ("db58eb513bc3aaee", "52a42db6139dcf8d", "7977e82104dca06d"),
     "rl all keep middle": ("8207dd781245f9f7", "6809962afec428d3", "daceb343d511369a"),
     "rl penalize no band": ("de425e9eef95638a", "83f84ab2b8f43b4a", "aee74fd084fc570f"),
-    "sft top": ("a263909043643070", "bd68825b80556d39", "fa6469ae7091e88a"),
-    "sft top k": ("5252a3490afa3773", "98926a4c6c664380", "9597f149c44b9129"),
-    "sft random": ("6a958bb40ca12b5e", "10bc99d89868aa9a", "5ac55a170023ae26"),
-    "sft random k": ("815caa86ce7ea66d", "528866ac95155c91", "f3b6bb4a1850400d"),
+    "sft top": ("fb7e22155620b057", "e8cd8ab93f734ebf", "fa6469ae7091e88a"),
+    "sft top k": ("e13716ac7e36ca48", "541ecbe8a0003546", "9597f149c44b9129"),
+    "sft random": ("5646e5d22af9507d", "7ec8fe8d2c508beb", "5ac55a170023ae26"),
+    "sft random k": ("eaa380a28a68b4e1", "235b8d17fc1e0e6f", "4d0f85c107896d75"),
 }
 
 
