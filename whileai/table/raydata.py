@@ -206,13 +206,19 @@ def in_order(ds: Any) -> Iterator[None]:
     start of the data, as the local path does; that needs the blocks' order. The option is the
     dataset's own ``DataContext``; it is restored afterwards.
     """
-    options = ds.context.execution_options
-    before = options.preserve_order
-    options.preserve_order = True
+    from ray.data import DataContext
+
+    # A derived dataset (ds.map_batches(...)) may take its context from the current one rather
+    # than from ds, so both are set: blocks out of order would reorder the part files.
+    contexts = {id(c): c for c in (ds.context, DataContext.get_current())}.values()
+    before = [(c.execution_options, c.execution_options.preserve_order) for c in contexts]
+    for options, _ in before:
+        options.preserve_order = True
     try:
         yield
     finally:
-        options.preserve_order = before
+        for options, value in before:
+            options.preserve_order = value
 
 
 def _write_part(batch: pa.Table, *, fn: Callable[[pa.Table], Part], folder: str, suffix: str) -> pa.Table:
@@ -262,6 +268,7 @@ def write_parts(ds: Any, out: str, fn: Callable[[pa.Table], Part], *, suffix: st
         with in_order(ds), translated():
             parts = ds.map_batches(functools.partial(_write_part, fn=fn, folder=folder, suffix=suffix),
                                    batch_format="pyarrow", batch_size=None, zero_copy_batch=True)
+            parts.context.execution_options.preserve_order = True
             got = collect_small(parts)
         summaries, names, offset = [], [], 0
         for row in got.iter_rows(named=True) if got.height else []:
