@@ -8,7 +8,7 @@ one they hold.
 from __future__ import annotations
 
 import os
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from urllib.parse import quote
 
 from pydantic import BaseModel, TypeAdapter
@@ -81,8 +81,9 @@ class HttpBackend:
                 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
                 from starlette.testclient import TestClient
 
-                self.client = TestClient(transport, base_url=self.base_url, headers=headers,
-                                         raise_server_exceptions=False)
+                # an httpx.Client, or httpx2's Client (same API) where huggingface_hub brought httpx2
+                self.client = cast("httpx.Client", TestClient(transport, base_url=self.base_url, headers=headers,
+                                                              raise_server_exceptions=False))
         else:
             self.client = httpx.Client(base_url=self.base_url, headers=headers, transport=transport, timeout=timeout)
 
