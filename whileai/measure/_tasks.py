@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from whileai import table
@@ -59,12 +60,38 @@ def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRES
     )
 
 
+def _population_std(df: pl.DataFrame) -> pl.DataFrame:
+    """Per task: the population standard deviation (ddof 0) of its graded rewards, bit-stable.
+
+    Polars' grouped ``std`` takes another path for one group than for many, and a float sum
+    depends on its order, so the last bit moved between a whole file and a task on its own (a Ray
+    worker's group). Here each task's rewards are sorted and summed in that order by one numpy
+    kernel (two passes: the mean, then the squared deviations), the same bits on any engine and
+    for any row order.
+    """
+    lists = (df.lazy().group_by("task_key")
+             .agg(pl.col("reward").drop_nulls().cast(pl.Float64).sort().alias("_r")).collect())
+    sizes = lists["_r"].list.len().to_numpy().astype(np.int64)
+    flat = lists["_r"].explode().drop_nulls().to_numpy().astype(np.float64) if sizes.sum() else np.zeros(0)
+    std = np.full(sizes.size, np.nan)
+    has = sizes > 0
+    if has.any():
+        starts = (np.cumsum(sizes) - sizes)[has]
+        n = sizes[has].astype(np.float64)
+        mean = np.add.reduceat(flat, starts) / n
+        dev = flat - np.repeat(mean, sizes[has])
+        std[has] = np.sqrt(np.add.reduceat(dev * dev, starts) / n)
+    return pl.DataFrame({"task_key": lists["task_key"],
+                         "reward_std": pl.Series(std, dtype=pl.Float64, nan_to_null=True)})
+
+
 def group_stats(rows: IntoRows, /) -> pl.DataFrame:
     """Per-task group statistics a grouped trainer reads: k, n0/n1, reward mean and std.
 
     The counts come from ``whileai.measure.task_stats`` (a graded rollout passes at reward >= 0.5,
     so partial credit splits there, docs/select.md, "the difficulty band"); ``reward_std`` is the
-    population standard deviation (ddof 0) of the graded rewards, the spread a group-relative
+    population standard deviation (ddof 0) of the graded rewards (sorted, then summed by one numpy
+    kernel, so neither row order nor engine changes its last bit), the spread a group-relative
     advantage divides by (Shao et al. 2024, DeepSeekMath GRPO, arXiv:2402.03300, eq. 3).
 
     Args:
@@ -85,12 +112,7 @@ def group_stats(rows: IntoRows, /) -> pl.DataFrame:
     if "reward" not in df.columns or df.schema["reward"] == pl.Null:
         df = df.with_columns(pl.lit(None, pl.Float64).alias("reward"))
     stats = task_stats(df)
-    spread = (
-        df.lazy()
-        .group_by("task_key")
-        .agg(pl.col("reward").std(ddof=0).alias("reward_std"))
-        .collect()
-    )
+    spread = _population_std(df)
     return (
         stats.join(spread, on="task_key", how="left", maintain_order="left")
         .select(
