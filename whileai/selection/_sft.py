@@ -133,6 +133,31 @@ def tie_salt(seed: int | np.random.Generator) -> int:
     return int(check_rng(seed).integers(0, 2**32))
 
 
+def pick(pool: pl.DataFrame, n_take: int, *, top: bool) -> pl.DataFrame:
+    """The ``n_take`` rows an overall rule keeps: highest reward (ties to the lower key) or lowest key."""
+    if top:
+        return pool.with_columns((-pl.col("_key")).alias("_neg")).top_k(n_take, by=["reward", "_neg"])
+    return pool.bottom_k(n_take, by="_key")
+
+
+def note_pick(report: dict[str, Any], chosen: pl.DataFrame, select: str) -> None:
+    """The report's pick lines: rows kept, their reward, and the rejection-sampling note (Lambert 2025)."""
+    report["n_selected"] = chosen.height
+    report["reward_mean_selected"] = float(chosen["reward"].mean())  # type: ignore[arg-type]
+    median_k = report["completions_per_prompt_median"]
+    report["selection_effective"] = "pass_filter" if median_k <= 1 else select
+    mean_k = report["completions_per_prompt_mean"]
+    if mean_k < REJECTION_SAMPLING_MIN_K:
+        report["note"] = (
+            f"completions per prompt: mean {mean_k:.1f}, median {median_k:g}; rejection sampling wants "
+            f"{REJECTION_SAMPLING_MIN_K} to 30 to choose among so the pick is not biased (Lambert 2025, chapter "
+            "Rejection Sampling; Llama 3 samples 10 to 30)"
+            + (", and with one completion on the median prompt there is no pick at all, only a pass filter: "
+               "top_per_prompt and random_per_prompt return the same rows" if median_k <= 1 else "")
+            + ". Raise repeats= to choose among completions rather than filter."
+        )
+
+
 def tie_keys(ids: pl.Expr, salt: int) -> pl.Expr:
     """A seeded draw in [0, 1) from each row's id: the same for a row wherever it sits in the data.
 
@@ -260,25 +285,8 @@ def select_for_sft(
     else:
         n_take = k_n if k_n is not None else target_n
     assert n_take is not None
-    if top:
-        chosen = pool.with_columns((-pl.col("_key")).alias("_neg")).top_k(n_take, by=["reward", "_neg"])
-    else:
-        chosen = pool.bottom_k(n_take, by="_key")
-    chosen = chosen.sort("_pos")
-    report["n_selected"] = chosen.height
-    report["reward_mean_selected"] = float(chosen["reward"].mean())  # type: ignore[arg-type]
-    median_k = report["completions_per_prompt_median"]
-    report["selection_effective"] = "pass_filter" if median_k <= 1 else select
-    mean_k = report["completions_per_prompt_mean"]
-    if mean_k < REJECTION_SAMPLING_MIN_K:
-        report["note"] = (
-            f"completions per prompt: mean {mean_k:.1f}, median {median_k:g}; rejection sampling wants "
-            f"{REJECTION_SAMPLING_MIN_K} to 30 to choose among so the pick is not biased (Lambert 2025, chapter "
-            "Rejection Sampling; Llama 3 samples 10 to 30)"
-            + (", and with one completion on the median prompt there is no pick at all, only a pass filter: "
-               "top_per_prompt and random_per_prompt return the same rows" if median_k <= 1 else "")
-            + ". Raise repeats= to choose among completions rather than filter."
-        )
+    chosen = pick(pool, n_take, top=top).sort("_pos")
+    note_pick(report, chosen, select)
     selected = take_rows(df, chosen["_pos"])
     report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
     if report["eval_sourced"]:

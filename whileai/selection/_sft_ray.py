@@ -20,7 +20,6 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.defaults import REJECTION_SAMPLING_MIN_K
 from whileai.errors import SchemaError, TrainingSelectionError
 from whileai.selection._common import (
     eval_sourced,
@@ -28,7 +27,14 @@ from whileai.selection._common import (
     junk_flag,
     privileged_leaks,
 )
-from whileai.selection._sft import SFTSelectionReport, _prompt_key, row_ids, tie_keys
+from whileai.selection._sft import (
+    SFTSelectionReport,
+    _prompt_key,
+    note_pick,
+    pick,
+    row_ids,
+    tie_keys,
+)
 from whileai.table.raydata import (
     FolderResult,
     check_output_folder,
@@ -201,24 +207,8 @@ def select_sft(ds: Any, *, out: Any, select: str, min_reward: float, target: int
             eligible = narrow.map_batches(_eligible, batch_format="pyarrow")
             ranked = (eligible.sort(["reward", "_key"], descending=[True, False]) if top else eligible.sort("_key"))
             pool = collect_small(ranked.limit(n_take))
-    if top:
-        chosen = pool.with_columns((-pl.col("_key")).alias("_neg")).top_k(n_take, by=["reward", "_neg"])
-    else:
-        chosen = pool.bottom_k(n_take, by="_key")
-    report["n_selected"] = chosen.height
-    report["reward_mean_selected"] = float(chosen["reward"].mean())  # type: ignore[arg-type]
-    median_k = report["completions_per_prompt_median"]
-    report["selection_effective"] = "pass_filter" if median_k <= 1 else select
-    mean_k = report["completions_per_prompt_mean"]
-    if mean_k < REJECTION_SAMPLING_MIN_K:
-        report["note"] = (
-            f"completions per prompt: mean {mean_k:.1f}, median {median_k:g}; rejection sampling wants "
-            f"{REJECTION_SAMPLING_MIN_K} to 30 to choose among so the pick is not biased (Lambert 2025, chapter "
-            "Rejection Sampling; Llama 3 samples 10 to 30)"
-            + (", and with one completion on the median prompt there is no pick at all, only a pass filter: "
-               "top_per_prompt and random_per_prompt return the same rows" if median_k <= 1 else "")
-            + ". Raise repeats= to choose among completions rather than filter."
-        )
+    chosen = pick(pool, n_take, top=top)
+    note_pick(report, chosen, select)
     report["eval_sourced"] = int(chosen["_eval"].sum())
     if report["eval_sourced"]:
         warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
