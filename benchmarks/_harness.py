@@ -170,9 +170,12 @@ def fresh_cell(module: str, func: str, *args: Any, timeout: float = 1800.0, memo
     ``peak_mib`` is the child's whole peak resident memory (its ``ru_maxrss``): the interpreter,
     the imports and the input table it read, not only what the call allocated above it. With
     ``memory_mib`` the child runs under that address-space limit, so a cell that would swap the
-    machine fails and says so. ``func`` returns a short note (or None).
+    machine fails and says so. ``func`` returns a short note (or None). The child may write
+    bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from its environment), so a cell measures a
+    warm install, as a user's second run is, not a compile of every module.
     """
     import json
+    import os
     import subprocess
     import sys
 
@@ -186,7 +189,8 @@ def fresh_cell(module: str, func: str, *args: Any, timeout: float = 1800.0, memo
 
     try:
         out = subprocess.run([sys.executable, "-c", code, json.dumps(list(args))], capture_output=True, text=True,
-                             timeout=timeout, preexec_fn=limit if memory_mib else None)
+                             timeout=timeout, preexec_fn=limit if memory_mib else None,
+                             env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
     except subprocess.TimeoutExpired:
         return {"seconds": float("nan"), "cpu": float("nan"), "peak_mib": float("nan"), "note": "",
                 "error": f"timed out after {timeout:.0f} s"}
