@@ -291,8 +291,30 @@ def _token_hits(toks: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     auto_c = np.concatenate(cols_parts)
     if not auto_c.size:
         return auto_r, auto_c, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    auto_r, auto_c = _distinct_hits(auto_r, auto_c, n_rows=toks.offsets.size - 1, n_cols=vocab.size)
     first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
     return auto_r, auto_c, first["c"].to_numpy(), first["r"].to_numpy()
+
+
+#: Cells (rows x vocabulary) of the chunk's presence mask that drops repeated hits; above it
+#: they are dropped by sorting.
+_MARK_CELLS = 1 << 27
+
+
+def _distinct_hits(r: np.ndarray, c: np.ndarray, *, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (row, column) hits, by row then column (a word said twice in a row is one hit).
+
+    The same presence matrix as the repeated hits give once summed and set to 1, with fewer
+    entries to hold and to send.
+    """
+    code = r * n_cols + c
+    if n_rows * n_cols <= _MARK_CELLS:
+        mark = np.zeros(n_rows * n_cols, dtype=bool)
+        mark[code] = True
+        code = np.flatnonzero(mark)
+    else:
+        code = np.unique(code)
+    return code // n_cols, code % n_cols
 
 
 def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
