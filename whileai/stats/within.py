@@ -217,18 +217,18 @@ class WithinKernel:
         sizes = self.n_g.astype(np.int64)
         equal = bool(sizes.size and np.all(sizes == sizes[0]))
         chunks = row_chunks(n)
+        yc32 = self.yc.astype(np.float32)
         for start in range(0, n_perm, block):  # blocks of shuffles, each a matrix product
             b = min(block, n_perm - start)
             # float32 for the shuffled products: the floor needs |rho| to about 1e-6, not 1e-15
             if equal:  # rows are sorted by ask: sort k random keys inside each ask, for b shuffles at once
                 k = int(sizes[0])
                 order = np.argsort(rng.random((b, sizes.size, k)), axis=2)
-                Yp = np.take_along_axis(np.broadcast_to(self.yc.reshape(-1, k).astype(np.float32), (b, sizes.size, k)),
-                                        order, axis=2)
-                Yp = np.ascontiguousarray(Yp.reshape(b, n).T)
+                order += np.arange(0, n, k)[None, :, None]  # each ask's own rows, as flat positions
+                Yp = np.ascontiguousarray(yc32[order.reshape(b, n)].T)
             else:
                 keys = gidf[:, None] + rng.random((n, b))
-                Yp = self.yc.astype(np.float32)[np.argsort(keys, axis=0)]
+                Yp = yc32[np.argsort(keys, axis=0)]
             best = np.zeros(b)
             rho_dense = np.zeros((0, b))
             rho_auto = np.zeros((0, b))
