@@ -13,13 +13,14 @@ feature gives a family-wise floor).
 from __future__ import annotations
 
 import math
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from whileai.defaults import CHUNK_ROWS
 
-__all__ = ["AndTier", "WithinKernel", "row_chunks"]
+__all__ = ["AndTier", "WithinKernel", "row_chunks", "single_blas_thread"]
 
 PERM_CELLS = 4_000_000  # rows x shuffles held at once
 _WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -44,6 +45,19 @@ class AndTier(NamedTuple):
     min_obs: int
     sxx: dict[int, float]
     """Cache: within-ask sum of squares of the AND of pool features a < b, keyed a * m + b."""
+
+
+def single_blas_thread() -> AbstractContextManager[Any]:
+    """BLAS limited to one thread inside the block (threadpoolctl).
+
+    The kernel runs hundreds of small products (a shuffle block, a row chunk, a seeds x seeds
+    AND matrix): a second BLAS thread adds little to each and spins between them, which costs
+    CPU time and no wall time saved. One thread also makes every product's bits independent of
+    the machine's core count.
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def row_chunks(n: int, size: int = CHUNK_ROWS) -> list[slice]:
