@@ -72,9 +72,16 @@ def _pattern_cross(pool_t: np.ndarray, top: np.ndarray, w: np.ndarray, bits: np.
     code (float64, exact for the values ``_exact32`` admits) and every pair's sum is the sum
     over the codes holding both bits. Linear in rows, whatever the number of pairs.
     """
-    code = np.zeros(pool_t.shape[1], dtype=np.uint16)  # at most _CODE_BITS features
-    for k, f in enumerate(top.tolist()):
-        code |= pool_t[f].view(np.uint8).astype(np.uint16) << k
+    n = pool_t.shape[1]
+    lo = np.zeros(n, dtype=np.uint8)  # bits 0-7 and 8-15 of the code, one byte a row each
+    hi = np.zeros(n, dtype=np.uint8)
+    tmp = np.empty(n, dtype=np.uint8)
+    for k, f in enumerate(top.tolist()):  # at most _CODE_BITS features
+        np.left_shift(pool_t[f].view(np.uint8), k % 8, out=tmp)
+        np.bitwise_or(lo if k < 8 else hi, tmp, out=lo if k < 8 else hi)
+    code = lo.astype(np.intp)
+    if top.size > 8:
+        code |= hi.astype(np.intp) << 8
     per = np.bincount(code, weights=w, minlength=bits.shape[0])
     return bits.T @ (bits * per[:, None])
 
