@@ -31,3 +31,16 @@ def test_words_and_counts_match_the_regex():
     assert toks.words.to_list() == words
     assert np.diff(toks.offsets).tolist() == lens
     assert toks.row.tolist() == np.repeat(np.arange(len(texts)), lens).tolist()
+
+
+def test_vocabulary_finder_agrees_with_a_set_lookup():
+    from whileai.guard._hackfeat import _VOCAB_SLOTS, _vocab_finder
+
+    rng = np.random.default_rng(1)
+    hashes = rng.integers(0, 2**64, 50_000, dtype=np.uint64)
+    vocab = np.unique(np.concatenate([rng.choice(hashes, 150), rng.integers(0, 2**64, 20, dtype=np.uint64)]))
+    clash = np.unique(np.concatenate([vocab, vocab[:3] + np.uint64(_VOCAB_SLOTS)]))  # shared low bits: the search
+    for v in (vocab, clash):
+        at, col = _vocab_finder(v)(hashes)
+        want = np.flatnonzero(np.isin(hashes, v))
+        assert want.size > 100 and np.array_equal(at, want) and np.array_equal(v[col], hashes[at])
