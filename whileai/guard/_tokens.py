@@ -1,4 +1,4 @@
-"""Tokenising text columns once, with Polars string expressions, into integer hashes.
+r"""Tokenising text columns once, with Polars string expressions, into integer hashes.
 
 Words are lower-cased runs of letters, digits and apostrophes. Every word becomes a 64-bit hash
 (Polars' own hash), and n-grams of words are combined from those hashes with numpy, so nothing
@@ -6,7 +6,7 @@ downstream handles strings per token.
 
 The words of ``WORD_PATTERN`` are cut without a regex match per word: every separator character
 (ASCII white space and punctuation but the apostrophe, and the other Unicode white space the
-regex's ``\\s`` takes) becomes a space with one multi-pattern replacement, the text is split on
+regex's ``\s`` takes) becomes a space with one multi-pattern replacement, the text is split on
 spaces and the empty pieces dropped. The runs between separators are the same words, in order.
 """
 

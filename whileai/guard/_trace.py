@@ -160,7 +160,7 @@ _TESTS_NEED = r"(?i)test|green"
 
 
 def _where(texts: pl.Series, rows: pl.Series, fn: Any, *, need: str | None = None,
-           dtype: pl.DataType = pl.String) -> pl.Series:
+           dtype: Any = pl.String) -> pl.Series:
     """``fn`` of the texts on ``rows`` (bool), null elsewhere; with ``need`` only texts that match it are read."""
     if need is not None:
         rows = rows & texts.str.contains(need).fill_null(False)

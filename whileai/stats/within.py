@@ -89,6 +89,8 @@ def _pattern_cross(pool_t: np.ndarray, top: np.ndarray, w: np.ndarray, bits: np.
 class WithinKernel:
     """Within-ask correlations of many feature columns with one centred reward, and shuffles."""
 
+    _exact_sums: bool | None
+
     def _and_max(self, tier: AndTier, pool_rho: np.ndarray, Yp: np.ndarray) -> np.ndarray:
         """Per shuffle: the largest |rho| over the pairwise ANDs of its own best ``seeds`` pool features.
 
@@ -133,16 +135,16 @@ class WithinKernel:
         sum is at most 2^24 times it: every partial sum is then a multiple of 2^-e below 2^24 of
         them, which float32 holds exactly (0/1 rewards in asks of equal size, the usual case).
         """
-        if self._exact is None:
+        if self._exact_sums is None:
             v = np.abs(self.yc.astype(np.float32).astype(np.float64))
             total = float(v.sum())
             if total == 0.0:
-                self._exact = True
+                self._exact_sums = True
             else:
                 e = math.floor(math.log2(2.0**24 / total))
                 scaled = v * 2.0**e
-                self._exact = bool(np.all(scaled == np.floor(scaled)))
-        return self._exact
+                self._exact_sums = bool(np.all(scaled == np.floor(scaled)))
+        return self._exact_sums
 
     def _and_sxx(self, tier: AndTier, codes: list[int]) -> None:
         """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
@@ -184,7 +186,7 @@ class WithinKernel:
         self.syy = syy
         n = gid.size
         self.G = sp.csr_matrix((np.ones(n), (np.arange(n), gid)), shape=(n, n_g.size))
-        self._exact: bool | None = None
+        self._exact_sums: bool | None = None
         self.starts = np.concatenate([[0], np.cumsum(n_g.astype(np.int64))[:-1]]) if n_g.size else np.zeros(0, np.int64)
 
     def _rho(self, sxy: np.ndarray, sxx: np.ndarray) -> np.ndarray:
