@@ -29,7 +29,7 @@ __all__ = ["StreamSide", "stream_side"]
 _EXACT_BITS = 24
 #: Rows under which a sum of such values stays below 2^53 (53 - 24 bits).
 _EXACT_ROWS = 2 ** (53 - _EXACT_BITS)
-_DUP_N, _DUP_UNIQUE = "_ri_n", "_ri_unique"
+_DUP_N, _DUP_UNIQUE, _PAIR = "_ri_n", "_ri_unique", "_ri_pair"
 
 
 class StreamSide(NamedTuple):
@@ -112,12 +112,14 @@ def stream_side(rows: Any, metrics: Sequence[str] | None = None) -> StreamSide |
     lf = lf.with_columns(pl.when(reward.is_nan()).then(None).otherwise(reward).alias("reward"))
 
     dup = has_index and row["indexed"] > 0
-    extra: list[pl.Expr] = []
-    if dup:
+    grouped, extra = lf, []
+    if dup:  # distinct (rollout_index, eval_run) pairs a task: its non-null values less the one null value
         index = pl.col("rollout_index")
         pair = pl.struct(index, pl.col("lineage").struct.field("eval_run")) if "eval_run" in lineage else index
-        extra = [index.count().cast(pl.Int64).alias(_DUP_N), pair.filter(index.is_not_null()).n_unique().cast(pl.Int64).alias(_DUP_UNIQUE)]
-    values = task_values(lf, [PASS_AT_1, *used], maintain_order=False, extra=extra, engine="streaming")
+        grouped = lf.with_columns(pl.when(index.is_not_null()).then(pair).otherwise(None).alias(_PAIR))
+        extra = [index.count().cast(pl.Int64).alias(_DUP_N),
+                 (pl.col(_PAIR).n_unique() - (pl.col(_PAIR).null_count() > 0)).cast(pl.Int64).alias(_DUP_UNIQUE)]
+    values = task_values(grouped, [PASS_AT_1, *used], maintain_order=False, extra=extra, engine="streaming")
     warnings: list[str] = []
     if dup:
         _duplicates(lf, values, "eval_run" in lineage, warnings)
