@@ -221,8 +221,7 @@ def run_config(df: pl.DataFrame | pl.LazyFrame) -> dict[str, Any]:
     A LazyFrame (a Parquet scan) is read by the streaming engine: each key's distinct values and
     the shares are reductions, so no column is held whole.
     """
-    lazy = isinstance(df, pl.LazyFrame)
-    schema = df.collect_schema() if lazy else df.schema
+    schema = df.collect_schema() if isinstance(df, pl.LazyFrame) else df.schema
     out: dict[str, Any] = {}
     exprs: dict[str, pl.Expr] = {}
     lineage_fields = set()
@@ -244,14 +243,14 @@ def run_config(df: pl.DataFrame | pl.LazyFrame) -> dict[str, Any]:
     if "truncated" in schema:
         agg.append(pl.col("truncated").cast(pl.Float64).mean().alias("truncated_share"))
     firsts = [e.drop_nulls().unique().sort().head(6).implode() for e in exprs.values()]
-    if lazy:  # one small query a key (its distinct values), and one for the counts, on one scan
-        parts = pl.collect_all([df.select(e).drop_nulls().unique() for e in exprs.values()]  # type: ignore[union-attr]
-                               + [df.select(agg)], engine="streaming")  # type: ignore[union-attr]
+    if isinstance(df, pl.LazyFrame):  # one small query a key (its distinct values), one for the counts
+        parts = pl.collect_all([df.select(e).drop_nulls().unique() for e in exprs.values()] + [df.select(agg)],
+                               engine="streaming")
         shares = parts.pop().row(0, named=True)
         values = {k: p.to_series().sort().head(6).to_list() for k, p in zip(exprs, parts, strict=True)}
     else:
-        shares = df.select(agg).row(0, named=True)  # type: ignore[union-attr]
-        values = df.select(firsts).row(0, named=True) if firsts else {}  # type: ignore[union-attr]
+        shares = df.select(agg).row(0, named=True)
+        values = df.select(firsts).row(0, named=True) if firsts else {}
     n_rows = int(shares.pop("_n"))
     mixed: list[str] = []
     if exprs and n_rows:

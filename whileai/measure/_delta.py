@@ -441,10 +441,10 @@ def _streamed_sides(arms: tuple[Any, Any], streamed: list[StreamSide | None], wa
             names.append(marker_names(df))
     metrics, target_name = _metrics_of(sorted(set(names[0]) & set(names[1])), wanted_markers, target, guards)
     sides: list[DeltaSide] = []
-    for df, side in zip(frames, streamed, strict=True):
+    for frame, side in zip(frames, streamed, strict=True):
         if side is None:
-            assert df is not None
-            sides.append(delta_side(df, metrics)._replace(config=run_config(df) if df.height else {}))
+            assert frame is not None
+            sides.append(delta_side(frame, metrics)._replace(config=run_config(frame) if frame.height else {}))
             continue
         markers = [m for m in metrics if m != PASS_AT_1]
         sides.append(DeltaSide(side.values.select("task_key", "n_graded", *metrics), side.run_values(metrics),

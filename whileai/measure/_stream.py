@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from whileai.measure._common import MEASURE_COLUMNS, PASS_AT_1, RUN_FIELDS, run_config, task_values
-from whileai.table._lazy import lazy_frame
+from whileai.table import lazy_frame
 
 __all__ = ["StreamSide", "stream_side"]
 
@@ -89,9 +89,10 @@ def stream_side(rows: Any, metrics: Sequence[str] | None = None) -> StreamSide |
     if "reward" not in schema:
         lf = lf.with_columns(pl.lit(None, pl.Float64).alias("reward"))
     reward = pl.col("reward")
-    markers = [f.name for f in schema["markers"].fields] if isinstance(schema.get("markers"), pl.Struct) else []  # type: ignore[union-attr]
+    markers_dtype, lineage_dtype = schema.get("markers"), schema.get("lineage")
+    markers = [f.name for f in markers_dtype.fields] if isinstance(markers_dtype, pl.Struct) else []
     used = [m for m in markers if metrics is None or m in metrics]
-    lineage = {f.name for f in schema["lineage"].fields} if isinstance(schema.get("lineage"), pl.Struct) else set()  # type: ignore[union-attr]
+    lineage = {f.name for f in lineage_dtype.fields} if isinstance(lineage_dtype, pl.Struct) else set()
     runs = [r for r in RUN_FIELDS if r in lineage]
     has_index = "rollout_index" in schema
 
