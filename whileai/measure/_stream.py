@@ -8,9 +8,10 @@ of strings (docs/performance.md, "10M rows").
 Same rows, same numbers: the streaming engine sums a task's rows in an order of its own, so a
 float sum could move in its last bit. It is taken only where every sum is exact in any order:
 each reward and marker a multiple of 2^-24 in [-1, 1] (0/1 grades and quarters are; a score in
-hundredths is not, 0.01 being no such multiple) and fewer than 2^29 rows, so every partial sum is
-an integer multiple of 2^-24 below 2^53, held exactly. Any other input, and every input whose
-eager read would do more than a cast (``table._lazy``), is read eagerly as before.
+hundredths is not, 0.01 being no such multiple; nor is a NaN marker) and fewer than 2^29 rows, so
+every partial sum is an integer multiple of 2^-24 below 2^53, held exactly. Any other input, and
+every input whose eager read would do more than a cast (``table.lazy_frame``), is read eagerly as
+before.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ class StreamSide(NamedTuple):
 
 
 def _exact(x: pl.Expr) -> pl.Expr:
-    """True where a value's sums are exact in any order (null and NaN pass: they never enter a sum)."""
+    """True where a value's sums are exact in any order (a null passes: it never enters a sum; NaN does not)."""
     scaled = x * float(2 ** _EXACT_BITS)
-    return x.is_null() | x.is_nan() | ((x.abs() <= 1.0) & (scaled.floor() == scaled))
+    return x.is_null() | ((x.abs() <= 1.0) & (scaled.floor() == scaled))
 
 
 def stream_side(rows: Any, metrics: Sequence[str] | None = None) -> StreamSide | None:
@@ -99,7 +100,7 @@ def stream_side(rows: Any, metrics: Sequence[str] | None = None) -> StreamSide |
     facts = [pl.len().alias("n"), pl.col("task_key").null_count().alias("no_key"),
              reward.is_nan().sum().alias("nan"),
              (reward.is_not_nan() & ((reward < 0.0) | (reward > 1.0))).sum().alias("bad"),
-             (~_exact(reward)).sum().alias("inexact"),
+             (~(_exact(reward) | reward.is_nan())).sum().alias("inexact"),  # a NaN reward is read as null
              (reward.is_not_null() & reward.is_not_nan()).sum().alias("graded"),
              (pl.col("rollout_index").count() if has_index else pl.lit(0)).alias("indexed")]
     for m in used:
