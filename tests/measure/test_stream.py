@@ -132,7 +132,14 @@ def test_other_inputs_are_read_eagerly_with_the_same_numbers(tmp_path: Path, cha
         a = a.with_columns(pl.col("reward").cast(pl.String))
     pa_ = _write(a, tmp_path / "a.parquet")
     assert stream_side(pa_) is None
-    assert _reports(pa_, b) == _reports(wai.table.frame(pa_), b)
+    if change != "tenths":
+        assert _reports(pa_, b) == _reports(wai.table.frame(pa_), b)
+        return
+    # Sums of tenths depend on their order, and the in-memory group-by's order is its own from call
+    # to call (a last bit moves), which is why they are not streamed: here only to within rounding.
+    got, want = wai.delta_report(pa_, b), wai.delta_report(wai.table.frame(pa_), b)
+    assert got.headline == want.headline and got.n_paired_tasks == want.n_paired_tasks
+    assert got.target_delta == pytest.approx(want.target_delta, rel=1e-12, abs=1e-15)
 
 
 def test_a_bad_reward_raises_the_eager_error(tmp_path: Path) -> None:
