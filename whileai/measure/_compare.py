@@ -171,9 +171,9 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     check_int("min_paired", min_paired, minimum=2)
     rng = check_rng(seed)
     warnings: list[str] = []
-    a_side = _side(before, warnings)
-    b_side = _side(after, warnings)
     label = metric_label(metric)
+    a_side = _side(before, warnings, markers=label != PASS_AT_1)
+    b_side = _side(after, warnings, markers=label != PASS_AT_1)
     if label != PASS_AT_1:
         have = set(a_side[1]) & set(b_side[1])
         if label not in have:
@@ -187,13 +187,17 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     return out
 
 
-def _side(rows: Any, warnings: list[str]) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
-    """One run as (metric -> per-task values, marker names): rows locally, or a Ray dataset's merged sums."""
+def _side(rows: Any, warnings: list[str], *, markers: bool = True) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
+    """One run as (metric -> per-task values, marker names): rows locally, or a Ray dataset's merged sums.
+
+    ``markers=False`` (pass@1 compared) reads rows without their markers: decoding them is a
+    third of a JSONL read, and the marker names only check a marker metric.
+    """
     if is_ray_dataset(rows):
-        vals, markers, found = _compare_side_ray(rows)
+        vals, names, found = _compare_side_ray(rows)
         warnings.extend(found)
-        return (lambda label: _pick(vals, label)), markers
-    df = clean_rewards(read_rows(rows), warnings)
+        return (lambda label: _pick(vals, label)), names
+    df = clean_rewards(read_rows(rows, markers=markers), warnings)
     return (lambda label: _values(df, label)), marker_names(df)
 
 
