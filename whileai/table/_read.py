@@ -276,7 +276,8 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
                           path=text) from exc
-    return _concat_chunks(chunks)
+    out = _concat_chunks(chunks)
+    return _select(out.lazy(), columns).collect() if columns else out  # the same projection as the native read
 
 
 def _read_stdin(columns: Sequence[str] | None) -> pl.DataFrame:
