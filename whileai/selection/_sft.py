@@ -20,6 +20,7 @@ from whileai.selection._common import (
     eval_sourced_warning,
     has,
     junk_flag,
+    parquet_decisions,
     privileged_leaks,
     require_graded,
     take_rows,
@@ -28,6 +29,10 @@ from whileai.stats.rng import check_rng
 from whileai.table import IntoRows
 
 __all__ = ["SFT_SELECTIONS", "SFTSelectionReport", "select_for_sft"]
+
+#: What the ranking reads from a Parquet file before the kept rows are known (with each message's
+#: role and tool-call names: the junk flag counts calls).
+_DECISION_COLUMNS = ("prompt", "reward", "rollout_id", "rollout_index", "final_text", "messages")
 
 #: What ``select=`` accepts. The ``random_*`` rules are the chance controls of the ``top_*`` ones.
 SFT_SELECTIONS = ("top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall")
@@ -221,7 +226,9 @@ def select_for_sft(
     assert target_n is not None
     salt = tie_salt(seed)
 
-    df = table.frame(rows)
+    # A whileai Parquet file: the decision columns and tool-call names first, the kept rows last.
+    decisions = parquet_decisions(rows, _DECISION_COLUMNS, calls=("name",))
+    df, fetch = decisions if decisions is not None else (table.frame(rows), None)
     require_graded(df, 'select(mode="sft")')
     graded = pl.col("reward").is_not_null()
     passing = graded & (pl.col("reward") >= float(min_reward))
@@ -287,7 +294,7 @@ def select_for_sft(
     assert n_take is not None
     chosen = pick(pool, n_take, top=top).sort("_pos")
     note_pick(report, chosen, select)
-    selected = take_rows(df, chosen["_pos"])
+    selected = take_rows(df, chosen["_pos"]) if fetch is None else fetch(chosen["_pos"])
     report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
     if report["eval_sourced"]:
         warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
