@@ -299,3 +299,14 @@ def test_no_graded_row_raises_the_same_from_a_file(tmp_path: Path, mode: str) ->
             wai.select(source, mode=mode)
         found.append(str(info.value))
     assert found[0] == found[1]
+
+
+@pytest.mark.parametrize("case", ["rl", "rl all keep middle", "sft top", "sft random k"])
+def test_fetch_in_small_batches_keeps_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    import whileai.selection._common as common
+
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    expected = _selection(df, **SELECT_CASES[case])
+    for rows in (1, 7, 64):  # batches smaller than a row group: the read stops after the last kept row
+        monkeypatch.setattr(common, "FETCH_BATCH_ROWS", rows)
+        assert _selection(path, **SELECT_CASES[case]) == expected

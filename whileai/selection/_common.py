@@ -20,7 +20,7 @@ from whileai import table
 from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
-from whileai.defaults import HACK_THRESHOLD
+from whileai.defaults import FETCH_BATCH_ROWS, HACK_THRESHOLD
 from whileai.errors import ArgumentError, TrainingSelectionError
 from whileai.guard._hygiene import truncated_flag as truncated_flag
 
@@ -312,12 +312,19 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         group = np.searchsorted(starts, pos, side="right") - 1
         parts = []
         for g in np.unique(group):
-            part = pf.read_row_group(int(g), columns=rest)
-            # runs of consecutive rows as zero-copy slices: Table.take would import pyarrow.compute (0.3 s)
-            local = pos[group == g] - starts[g]
-            breaks = np.flatnonzero(np.diff(local) != 1) + 1
-            runs = [part.slice(int(run[0]), len(run)) for run in np.split(local, breaks)]
-            parts.append(pa.concat_tables(runs).combine_chunks())  # copies the kept rows, frees the group
+            # a row group is decoded in batches up to its last kept row only; the kept rows of each
+            # batch are zero-copy slices (runs of consecutive rows), copied out before the next
+            # (Table.take would import pyarrow.compute, 0.3 s)
+            local, offset = pos[group == g] - starts[g], 0
+            for batch in pf.iter_batches(batch_size=FETCH_BATCH_ROWS, row_groups=[int(g)], columns=rest):
+                inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
+                if inside.size:
+                    breaks = np.flatnonzero(np.diff(inside) != 1) + 1
+                    runs = [batch.slice(int(run[0]), len(run)) for run in np.split(inside, breaks)]
+                    parts.append(pa.Table.from_batches(runs).combine_chunks())
+                offset += batch.num_rows
+                if offset > local[-1]:
+                    break
         wide = pl.from_arrow(pa.concat_tables(parts))
         assert isinstance(wide, pl.DataFrame)
         kept = take_rows(narrow.select(have), positions)
