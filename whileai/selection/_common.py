@@ -316,7 +316,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
             # batch are zero-copy slices (runs of consecutive rows), copied out before the next
             # (Table.take would import pyarrow.compute, 0.3 s)
             local, offset = pos[group == g] - starts[g], 0
-            for batch in pf.iter_batches(batch_size=FETCH_BATCH_ROWS, row_groups=[int(g)], columns=rest):
+            size = int(min(FETCH_BATCH_ROWS, local[-1] + 1))  # kept rows near the start: one short batch
+            for batch in pf.iter_batches(batch_size=size, row_groups=[int(g)], columns=rest):
                 inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
                 if inside.size:
                     breaks = np.flatnonzero(np.diff(inside) != 1) + 1
