@@ -251,9 +251,10 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     This reads ``columns`` through ``table.frame``, and of the conversations only each message's
     role and the ``calls`` fields of its tool calls (Parquet reads nested leaves separately:
     ``("name", "arguments")`` for a trajectory hash, ``("name",)`` to count calls). It returns
-    that frame and a function that reads the whole rows at given positions: the columns not read
-    yet, from the row groups that hold those rows only, joined to the decision columns already in
-    hand and read through ``table.frame`` as the whole file would be.
+    that frame and a function that reads the whole rows at given (ascending) positions: the
+    columns not read yet, from the row groups that hold those rows only and in each up to its last
+    kept row (``FETCH_BATCH_ROWS`` at a time), joined to the decision columns already in hand and
+    read through ``table.frame`` as the whole file would be.
 
     It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
     whose columns carry their canonical names and types (``messages`` as whileai writes it,
