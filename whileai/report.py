@@ -7,30 +7,163 @@ prints. Warnings are data on the report (``report.warnings``), named after what 
 
 from __future__ import annotations
 
+import ast
 import html
+import inspect
 import json
+import linecache
 import math
+import re
+import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
 
 from whileai.defaults import REPR_CHARS
 
-__all__ = ["ChartedReport", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
+__all__ = ["ChartedReport", "Documented", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
 
 #: How a verdict word reads: good (green), bad (red), warn (yellow), neutral (no colour).
 Tone = Literal["good", "bad", "warn", "neutral"]
 
 
-class Report(BaseModel):
+class _AttributeDocs(ast.NodeVisitor):
+    """A string statement right after an annotated assignment documents that name.
+
+    The rule of pydantic's ``use_attribute_docstrings`` (PEP 257's attribute docstrings, PEP 224):
+    the text is ``inspect.cleandoc``-ed; nested classes and functions are not entered.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target: str | None = None
+        self.docs: dict[str, str] = {}
+        self.previous: type[ast.AST] | None = None
+
+    def visit(self, node: ast.AST) -> Any:
+        out = super().visit(node)
+        self.previous = type(node)
+        return out
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
+        if isinstance(node.target, ast.Name):
+            self.target = node.target.id
+
+    def visit_Expr(self, node: ast.Expr) -> Any:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) and self.previous is ast.AnnAssign:
+            if self.target:
+                self.docs[self.target] = inspect.cleandoc(node.value.value)
+            self.target = None
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        pass
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        pass
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        pass
+
+
+def _class_lines(cls: type) -> list[str] | None:
+    """The lines of ``cls``'s own ``class`` block, from its module's cached source.
+
+    Found by name and indentation, when the module defines that name once and not inside a
+    function; else None (the caller asks ``inspect.getsource``).
+    """
+    if "<locals>" in cls.__qualname__:
+        return None
+    module = sys.modules.get(cls.__module__)
+    lines = linecache.getlines(getattr(module, "__file__", None) or "")
+    head = re.compile(rf"\s*class\s+{re.escape(cls.__name__)}\b")
+    found = [i for i, line in enumerate(lines) if head.match(line)]
+    if len(found) != 1:
+        return None
+    start = found[0]
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while end < len(lines):
+        text = lines[end].strip()
+        if text and not text.startswith("#") and len(lines[end]) - len(lines[end].lstrip()) <= indent:
+            break
+        end += 1
+    return lines[start:end]
+
+
+def _docs_in(cls: type, lines: list[str]) -> dict[str, str] | None:
+    """The attribute docstrings of the ``class`` block in ``lines``; None when it does not parse as ``cls``."""
+    text = textwrap.dedent("".join(lines))
+    if text.startswith((" ", "\t")):  # a string less indented than the class: parse it inside a function
+        text = "def _block():\n" + text
+    try:
+        stmt = ast.parse(text).body[0]
+    except SyntaxError:  # cut inside a string or a bracket
+        return None
+    if isinstance(stmt, ast.FunctionDef) and stmt.name == "_block":
+        stmt = stmt.body[0]
+    if not (isinstance(stmt, ast.ClassDef) and stmt.name == cls.__name__):
+        return None
+    visitor = _AttributeDocs()
+    visitor.generic_visit(stmt)
+    return visitor.docs
+
+
+def attribute_docs(cls: type) -> dict[str, str]:
+    """Each attribute docstring in the body of ``cls``, by name (what ``use_attribute_docstrings`` reads).
+
+    Read from the module's cached source, else through ``inspect.getsource``; empty when the
+    source cannot be read (a class made in a REPL).
+    """
+    lines = _class_lines(cls)
+    docs = _docs_in(cls, lines) if lines is not None else None
+    if docs is not None:
+        return docs
+    try:
+        lines = inspect.getsource(cls).splitlines(keepends=True)
+    except (OSError, TypeError):
+        return {}
+    return _docs_in(cls, lines) or {}
+
+
+class Documented(BaseModel):
+    """A pydantic model whose fields take their descriptions from their attribute docstrings.
+
+    The descriptions (and so the JSON schema) that ``use_attribute_docstrings=True`` gives, read
+    from each class's own lines in its module's cached source and set on the fields before
+    pydantic collects them, instead of pydantic's walk of the call stack and the tokenizer for
+    every class: about 0.2 s of a cold ``import whileai`` over the library's hundred models. A
+    description given with ``Field(description=...)`` wins, as it does in pydantic.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        own = cls.__dict__.get("__annotations__", {})
+        for name, doc in (attribute_docs(cls) if own else {}).items():
+            if name not in own or name.startswith("_") or "ClassVar" in str(own[name]):
+                continue
+            value = cls.__dict__.get(name, PydanticUndefined)
+            if isinstance(value, FieldInfo):
+                if value.description is None:  # as Field(..., description=doc) would have set it
+                    value.description = doc
+                    getattr(value, "_attributes_set", {})["description"] = doc
+            elif value is PydanticUndefined:
+                setattr(cls, name, Field(description=doc))
+            else:
+                setattr(cls, name, Field(value, description=doc))
+        super().__init_subclass__(**kwargs)
+
+
+class Report(Documented):
     """Base of every typed report.
 
     Subclasses declare their fields (with attribute docstrings) and override :meth:`render`. An
     undeclared field is refused (``extra="forbid"``), so a misspelt key fails where it is written.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     warnings: list[str] = Field(default_factory=list)
     """What to look at or do, one sentence each."""

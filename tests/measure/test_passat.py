@@ -236,3 +236,18 @@ def test_task_stats_extension_keeps_its_default_shape():
     assert task_stats(df).rows() == [("b", 2, 1, 1, 1.0, 1.0), ("a", 1, 1, 0, 0.0, 0.0)]
     two = task_stats(df, keys=["g", "task_key"], extra=[pl.col("reward").max().alias("best")])
     assert two.columns == ["g", "task_key", "n", "n_graded", "c", "reward_sum", "reward_mean", "best"]
+
+@pytest.mark.parametrize("shape", ["binary", "partial", "short tasks"])
+def test_pass_at_numbers_are_pass_at_without_intervals(shape):
+    from whileai.measure._passat import pass_at_numbers
+
+    df = rollout_table(30, 6, seed=4, partial=shape == "partial")
+    if shape == "short tasks":
+        df = df.filter(~((pl.col("scenario_id").str.ends_with("7")) & (pl.col("rollout_index") > 3)))
+    full, bare = pass_at(df), pass_at_numbers(df)
+    for name in ("pass_at_1", "pass_pow_k", "pass_at_k", "headroom", "k", "n_groups", "n_groups_at_k", "n_graded"):
+        a, b = getattr(bare, name), getattr(full, name)
+        assert a == b or (math.isnan(a) and math.isnan(b)), name
+    assert not math.isnan(full.pass_pow_k)
+    assert bare.ci95 is None and bare.pass_pow_k_ci95 is None and bare.pass_at_k_ci95 is None
+    assert full.ci95 is not None and full.pass_pow_k_ci95 is not None

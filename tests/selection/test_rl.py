@@ -315,3 +315,20 @@ def test_an_asks_fault_kind_is_its_most_common_one_ties_alphabetical():
     assert sel.report.fault_kinds == {"timeout": 1, "stale": 1, "no fault": 1, "rate_limit": 1}
     order = sel.df["task_key"].unique(maintain_order=True).to_list()
     assert order == ["a", "b", "c", "d"]  # one ask per kind, kinds in first-seen order
+
+
+def test_first_and_duplicated_match_one_stable_sort():
+    from whileai.selection._rl import _first_and_duplicated
+
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 7, 5_000):
+        h = rng.integers(0, max(2, n // 3), n).astype(np.uint64)
+        order = np.argsort(h, kind="stable")
+        ranked = h[order]
+        start = np.r_[True, ranked[1:] != ranked[:-1]] if n else np.zeros(0, bool)
+        run = np.cumsum(start) - 1
+        first, dup = np.empty(n, bool), np.empty(n, bool)
+        first[order] = start
+        dup[order] = np.bincount(run)[run] > 1 if n else np.zeros(0, bool)
+        got_first, got_dup = _first_and_duplicated(pl.Series("h", h))
+        assert got_first.to_list() == first.tolist() and got_dup.to_list() == dup.tolist()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -70,7 +71,7 @@ def _selection(source: Any, **options: Any) -> dict[str, Any]:
     sel = wai.select(source, **options)
     report = sel.report.to_dict()
     rows = sel.df.drop("calibration", strict=False).to_dicts()
-    return {"ids": sel.df["rollout_id"].to_list(), "rows": _digest(rows), "report": _digest(report),
+    return {"ids": sel.df["rollout_id"].to_list() if "rollout_id" in sel.df.columns else None, "rows": _digest(rows), "report": _digest(report),
             "calibration": _digest(sel.df["calibration"].to_list()) if "calibration" in sel.df.columns else None}
 
 
@@ -191,3 +192,121 @@ def test_export_validate_refuses_the_same_leaks(sources: tuple[pl.DataFrame, Pat
         found.append(str(info.value))
         assert not (tmp_path / "out.jsonl").exists()
     assert found[0] == found[1]
+
+
+@pytest.mark.parametrize("case", [c for c in SELECT_CASES if c.startswith("sft")])
+def test_sft_reads_decisions_first_and_keeps_the_same_rows(lean_sources: tuple[pl.DataFrame, Path], case: str) -> None:
+    from whileai.selection._common import parquet_decisions
+    from whileai.selection._sft import _DECISION_COLUMNS
+
+    df, path = lean_sources
+    decided = parquet_decisions(path, _DECISION_COLUMNS, calls=("name",))
+    assert decided is not None, "a whileai Parquet file without privileged context is read decisions first"
+    message = decided[0].schema["messages"].inner  # type: ignore[union-attr]
+    assert [f.name for f in message.fields] == ["role", "tool_calls"]  # no message text read
+    assert _selection(path, **SELECT_CASES[case]) == _selection(df, **SELECT_CASES[case])
+
+
+def _awkward_file(tmp_path: Path, name: str, shape: str) -> tuple[pl.DataFrame, Path]:
+    """The lean rows reshaped, written as whileai writes Parquet (derived columns dropped), small row groups."""
+    rows = awkward_rows()
+    for i, row in enumerate(rows):
+        row.pop("privileged")
+        if shape == "system turns" and i % 37 == 5:
+            row["messages"] = [{"role": "system", "content": "Be brief.", "name": None, "tool_call_id": None,
+                                "tool_calls": [], "extra": None}, *row["messages"]]
+        if shape == "some ids missing" and i % 5 == 2:
+            row["rollout_id"] = None
+        if shape == "empty conversations" and i % 17 == 3:
+            row["messages"] = [] if i % 2 else None
+        if shape == "no scenario_id" and i % 3 == 0:
+            row["scenario_id"] = None  # the task falls back to the prompt hash
+    df = table.frame(rows)
+    if shape == "no rollout_id":
+        df = df.drop("rollout_id")
+    if shape == "no rollout ids at all":
+        df = df.drop("rollout_id", "rollout_index")
+    if shape == "no prompt":
+        df = df.drop("prompt")
+    if shape == "categorical extra":
+        df = df.with_columns(pl.col("fault_kind").cast(pl.Categorical).alias("kind_cat"))
+    if shape == "all ungraded but one task":
+        df = df.with_columns(pl.when(pl.col("scenario_id") == df["scenario_id"][0]).then(pl.col("reward"))
+                             .otherwise(None).alias("reward"))
+    path = tmp_path / f"{name}.parquet"
+    pq.write_table(df.drop([c for c in ("task_key", "system_prompt") if c in df.columns]).to_arrow(), path,
+                   row_group_size=70)
+    return table.frame(path), path
+
+
+AWKWARD_SHAPES = ["system turns", "some ids missing", "empty conversations", "no scenario_id", "no rollout_id",
+                  "no rollout ids at all", "no prompt", "categorical extra", "all ungraded but one task"]
+
+
+@pytest.mark.parametrize("shape", AWKWARD_SHAPES)
+@pytest.mark.parametrize("case", list(SELECT_CASES))
+def test_select_from_an_awkward_file_is_the_select_from_memory(tmp_path: Path, shape: str, case: str) -> None:
+    from whileai.selection import _rl, _sft
+    from whileai.selection._common import parquet_decisions
+
+    df, path = _awkward_file(tmp_path, "rows", shape)
+    options = SELECT_CASES[case]
+    columns, calls = (_rl._DECISION_COLUMNS, ("name", "arguments")) if case.startswith("rl") else (
+        _sft._DECISION_COLUMNS, ("name",))
+    read_first = parquet_decisions(path, columns, calls=calls) is not None
+    assert read_first == (shape != "no prompt"), "every shape but a file without prompts is read decisions first"
+    try:
+        memory = _selection(df, **options)
+    except TrainingSelectionError as exc:
+        with pytest.raises(TrainingSelectionError) as info:
+            _selection(path, **options)
+        assert str(info.value) == str(exc)
+        return
+    assert _selection(path, **options) == memory
+
+
+@pytest.mark.parametrize("case", ["rl", "sft top", "sft random k"])
+def test_select_from_jsonl_is_the_select_from_parquet(tmp_path: Path, case: str) -> None:
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    jsonl = table.write_jsonl(df, tmp_path / "rows.jsonl", schema_version=False)
+    assert _selection(jsonl, **SELECT_CASES[case]) == _selection(path, **SELECT_CASES[case])
+
+
+@pytest.mark.parametrize("mode", ["rl", "sft"])
+def test_a_bad_role_in_a_row_no_one_keeps_still_raises(tmp_path: Path, mode: str) -> None:
+    from whileai.errors import SchemaError
+
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    raw = df.drop("task_key", "system_prompt").to_arrow()
+    bad = tmp_path / "bad.parquet"
+    msgs = raw.column("messages").to_pylist()
+    msgs[-1][0]["role"] = "robot"  # the last row: the rows around it decide nothing about it
+    pq.write_table(raw.set_column(raw.schema.get_field_index("messages"), "messages",
+                                  pa.array(msgs, type=raw.schema.field("messages").type)), bad, row_group_size=70)
+    with pytest.raises(SchemaError, match="role 'robot'"):
+        wai.select(bad, mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["rl", "sft"])
+def test_no_graded_row_raises_the_same_from_a_file(tmp_path: Path, mode: str) -> None:
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    ungraded = tmp_path / "ungraded.parquet"
+    pq.write_table(df.drop("task_key", "system_prompt").with_columns(pl.lit(None, pl.Float64).alias("reward")).to_arrow(),
+                   ungraded, row_group_size=70)
+    found = []
+    for source in (table.frame(ungraded), ungraded):
+        with pytest.raises(TrainingSelectionError, match="needs graded rows") as info:
+            wai.select(source, mode=mode)
+        found.append(str(info.value))
+    assert found[0] == found[1]
+
+
+@pytest.mark.parametrize("case", ["rl", "rl all keep middle", "sft top", "sft random k"])
+def test_fetch_in_small_batches_keeps_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    import whileai.selection._common as common
+
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    expected = _selection(df, **SELECT_CASES[case])
+    for rows in (1, 7, 64):  # batches smaller than a row group: the read stops after the last kept row
+        monkeypatch.setattr(common, "FETCH_BATCH_ROWS", rows)
+        assert _selection(path, **SELECT_CASES[case]) == expected

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from whileai import table
 from whileai.defaults import (
@@ -54,7 +54,7 @@ from whileai.guard._hackfeat import (
     vocab_counts,
 )
 from whileai.guard._tokens import combine
-from whileai.report import ChartedReport, Tone, fmt_num
+from whileai.report import ChartedReport, Documented, Tone, fmt_num
 from whileai.stats.rng import check_rng
 from whileai.stats.within import AndTier, WithinKernel, row_chunks, single_blas_thread
 from whileai.table import IntoRows
@@ -65,10 +65,8 @@ __all__ = ["HackScanReport", "hack_scan"]
 _TIE = 1e-9
 
 
-class HackFeature(BaseModel):
+class HackFeature(Documented):
     """One scanned feature (indexes like a dict: ``feature["rho"]``)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     name: str
     """Feature name: ``reply_length``, ``tool:<name>``, ``marker:<name>``, ``contains:<word>``, ``a & b``..."""

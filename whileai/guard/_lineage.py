@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, overload
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from whileai import table
 from whileai.errors import ArgumentError, SpecError, StageError
-from whileai.report import Report
+from whileai.report import Documented, Report
 from whileai.table import FluentT, IntoRows
 
 __all__ = [
@@ -226,10 +226,10 @@ def stage_report(rows: IntoRows, /) -> StageReport:
 # ------------------------------------------------------------------------------------------
 
 
-class Trait(BaseModel):
+class Trait(Documented):
     """One trait of a spec or constitution: what the model should do, and how firmly."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     id: str
     """Stable identifier; the behaviour name ``delta_report(must_not_regress=...)`` reads."""
@@ -243,10 +243,10 @@ class Trait(BaseModel):
     """Worked examples, as given."""
 
 
-class Spec(BaseModel):
+class Spec(Documented):
     """A model spec or constitution as a versioned object (docs/guard.md, "Stage lineage and the spec")."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True)
 
     id: str
     """The spec's name."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from whileai import table
 from whileai.defaults import (
@@ -21,17 +21,15 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError
 from whileai.measure._common import MARKER_PREFIX, check_level, check_probability, clean_rewards
-from whileai.report import ChartedReport
+from whileai.report import ChartedReport, Documented
 from whileai.stats.multiplicity import holm
 from whileai.stats.score import cluster_wilson
 
 __all__ = ["FailureGroup", "FailureTable", "failure_table", "group_frame", "check_by"]
 
 
-class FailureGroup(BaseModel):
+class FailureGroup(Documented):
     """One group of the failure table (a value of one ``by`` dimension)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     dimension: str
     """The ``by`` entry: a column, ``tools_used``, or ``marker:<name>``."""

@@ -287,16 +287,36 @@ def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unan
             raise ArgumentError(f"by must be left off for a Ray dataset, got by={by!r}. Filter the dataset to each "
                                 "group (ds.filter(...)) and measure each, or read the rows into Polars first.")
         return _pass_at_ray(rows, **options)
+    df, report = _pass_at_local(rows, names, options)
+    if names is not None:
+        _by_groups(report, df, names, k=k, min_k=min_k, unanimous_short=unanimous_short, level=level,
+                   ci_method=ci_method, kway_ci_method=kway_ci_method, binary_ci=binary_ci, n_boot=n_boot, seed=rng)
+    return report
+
+
+def _pass_at_local(rows: IntoRows, names: list[str] | None, options: dict[str, Any],
+                   intervals: bool = True) -> tuple[pl.DataFrame, PassAt]:
+    """The rows read and cleaned, and their :func:`pass_at` report (the local engine)."""
     warnings: list[str] = []
     extra = [] if names is None else [*names, *(["messages"] if "tools_used" in names else [])]
     df = clean_rewards(read_rows(rows, extra=extra, markers=names is not None), warnings)
     stats = task_stats(df, threshold=PASS_THRESHOLD, maintain_order=False) if df.height else empty_task_stats()
     config = run_config(df) if df.height else {"mixed": [], "n_rows": 0}
-    report = pass_at_from_stats(stats, reward_facts(df), warnings=warnings, config=config, **options)
-    if names is not None:
-        _by_groups(report, df, names, k=k, min_k=min_k, unanimous_short=unanimous_short, level=level,
-                   ci_method=ci_method, kway_ci_method=kway_ci_method, binary_ci=binary_ci, n_boot=n_boot, seed=rng)
-    return report
+    return df, pass_at_from_stats(stats, reward_facts(df), warnings=warnings, config=config, intervals=intervals,
+                                  **options)
+
+
+def pass_at_numbers(rows: IntoRows, /) -> PassAt:
+    """:func:`pass_at` with its defaults, less the intervals: the same numbers, every ``*ci95`` None.
+
+    For callers that read k, pass@1, pass^k, pass@k and headroom and print no interval
+    (``group_signal``): the k-way numbers keep one source, and the interval kernels (and the
+    scipy.special import they need) are not run for numbers no one reads.
+    """
+    options: dict[str, Any] = {"k": None, "min_k": MIN_K, "unanimous_short": False, "level": CI_LEVEL,
+                               "ci_method": PASS_CI_METHOD, "kway_ci_method": KWAY_CI_METHOD,
+                               "binary_ci": BINARY_CI_METHOD, "n_boot": BOOTSTRAP_DRAWS, "rng": check_rng(DEFAULT_SEED)}
+    return _pass_at_local(rows, None, options, intervals=False)[1]
 
 
 def empty_task_stats() -> pl.DataFrame:
@@ -327,13 +347,13 @@ def reward_facts(df: pl.DataFrame) -> dict[str, Any]:
 def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | None, min_k: int,
                        unanimous_short: bool, level: float, ci_method: str, kway_ci_method: str,
                        binary_ci: str | None, n_boot: int, rng: np.random.Generator, warnings: list[str],
-                       config: dict[str, Any]) -> PassAt:
+                       config: dict[str, Any], intervals: bool = True) -> PassAt:
     """The :func:`pass_at` report from the per-task table (``task_stats`` columns) and row facts.
 
     The kernel both engines share: the local path builds ``stats`` with one Polars group-by, the
     Ray path merges per-partition partial sums by task key (``whileai.measure._ray``). Tasks are
     taken in ``task_key`` order, so the same rows give the same numbers whatever order the
-    group-by returned.
+    group-by returned. ``intervals=False`` leaves every interval None (``pass_at_numbers``).
     """
     notes: list[str] = []
     stats = stats.sort("task_key")
@@ -360,6 +380,7 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
     # pass@1 over every graded task
     if report.n_groups:
         report.pass_at_1 = float(rates.mean())
+    if report.n_groups and intervals:
         if ci_method == "score":
             lo, hi, report.ci_method = _score_pass1(rates, n_graded, graded["reward_sum"].to_numpy(), level, notes)
         else:
@@ -396,22 +417,9 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
         report.pass_pow_k = float(pow_k[use].mean())
         report.pass_at_k = float(at_k[use].mean())
         report.headroom = report.pass_at_k - float(rates[use].mean())
-        if kway_ci_method == "score":
-            floor = min(1.0, k_value / float(n_graded[use].mean()))
-            lo, hi, used_pow = _score_kway(pow_k[use], floor, level, f"pass^{k_value}", notes)
-            report.pass_pow_k_ci95 = nan_to_none((lo, hi))
-            lo, hi, used_at = _score_kway(at_k[use], floor, level, f"pass@{k_value}", notes)
-            report.pass_at_k_ci95 = nan_to_none((lo, hi))
-        else:
-            lo, hi, used_pow = interval_over_tasks(
-                pow_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
-                what=f"pass^{k_value}", notes=notes, binary_ci=binary_ci)
-            report.pass_pow_k_ci95 = nan_to_none((lo, hi))
-            lo, hi, used_at = interval_over_tasks(
-                at_k[use], method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
-                what=f"pass@{k_value}", notes=notes, binary_ci=binary_ci)
-            report.pass_at_k_ci95 = nan_to_none((lo, hi))
-        report.kway_ci_method = used_pow if used_pow == used_at else f"{used_pow}/{used_at}"
+        if intervals:
+            report.kway_ci_method = _kway_intervals(report, pow_k[use], at_k[use], k_value, float(n_graded[use].mean()),
+                                                    level, kway_ci_method, n_boot, rng, binary_ci, notes)
         if int(use.sum()) < report.n_groups:
             notes.append(f"headroom is over the {int(use.sum())} tasks with {k_value} rollouts")
 
@@ -425,6 +433,28 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
     report.note = "; ".join(notes)
     report.warnings = warnings
     return report
+
+
+def _kway_intervals(report: PassAt, pow_k: np.ndarray, at_k: np.ndarray, k_value: int, n_mean: float, level: float,
+                    kway_ci_method: str, n_boot: int, rng: np.random.Generator, binary_ci: str | None,
+                    notes: list[str]) -> str:
+    """The intervals on pass^k and pass@k over the k-eligible tasks, set on ``report``; returns the method used."""
+    if kway_ci_method == "score":
+        floor = min(1.0, k_value / n_mean)
+        lo, hi, used_pow = _score_kway(pow_k, floor, level, f"pass^{k_value}", notes)
+        report.pass_pow_k_ci95 = nan_to_none((lo, hi))
+        lo, hi, used_at = _score_kway(at_k, floor, level, f"pass@{k_value}", notes)
+        report.pass_at_k_ci95 = nan_to_none((lo, hi))
+    else:
+        lo, hi, used_pow = interval_over_tasks(
+            pow_k, method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
+            what=f"pass^{k_value}", notes=notes, binary_ci=binary_ci)
+        report.pass_pow_k_ci95 = nan_to_none((lo, hi))
+        lo, hi, used_at = interval_over_tasks(
+            at_k, method=kway_ci_method, level=level, n_boot=n_boot, seed=rng, bounds=(0.0, 1.0),
+            what=f"pass@{k_value}", notes=notes, binary_ci=binary_ci)
+        report.pass_at_k_ci95 = nan_to_none((lo, hi))
+    return used_pow if used_pow == used_at else f"{used_pow}/{used_at}"
 
 
 def _by_groups(report: PassAt, df: pl.DataFrame, names: list[str], **options: Any) -> None:

@@ -20,7 +20,7 @@ from whileai import table
 from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
-from whileai.defaults import HACK_THRESHOLD
+from whileai.defaults import FETCH_BATCH_ROWS, HACK_THRESHOLD
 from whileai.errors import ArgumentError, TrainingSelectionError
 from whileai.guard._hygiene import truncated_flag as truncated_flag
 
@@ -242,25 +242,32 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
 Fetch = Callable[[pl.Series], pl.DataFrame]
 
 
-def parquet_decisions(rows: Any, columns: Sequence[str]) -> tuple[pl.DataFrame, Fetch] | None:
+def parquet_decisions(rows: Any, columns: Sequence[str], *,
+                      calls: Sequence[str] = ("name", "arguments")) -> tuple[pl.DataFrame, Fetch] | None:
     """The decision columns of a whileai-shaped Parquet file, and a reader of its kept rows.
 
-    A selector decides from a few columns (task, reward, reply, flags) and the tool calls (name
-    and arguments) of each conversation; the message texts, most of the file, are needed only for
-    the rows it keeps. This reads ``columns`` through ``table.frame`` and the conversations'
-    ``tool_calls`` alone (Parquet reads nested leaves separately), then returns a function that
-    reads the whole rows at given positions from the smallest span of the file that holds them.
+    A selector decides from a few columns (task, reward, reply, flags) and the tool calls of each
+    conversation; the message texts, most of the file, are needed only for the rows it keeps.
+    This reads ``columns`` through ``table.frame``, and of the conversations only each message's
+    role and the ``calls`` fields of its tool calls (Parquet reads nested leaves separately:
+    ``("name", "arguments")`` for a trajectory hash, ``("name",)`` to count calls). It returns
+    that frame and a function that reads the whole rows at given (ascending) positions: the
+    columns not read yet, from the row groups that hold those rows only and in each up to its last
+    kept row (``FETCH_BATCH_ROWS`` at a time), joined to the decision columns already in hand and
+    read through ``table.frame`` as the whole file would be.
 
     It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
     whose columns carry their canonical names and types (``messages`` as whileai writes it,
-    string ``prompt`` and ``final_text``), and no privileged column (the leak check reads the
-    message texts). Anything else returns None and the caller reads the whole table.
+    string ``prompt`` and ``final_text``), that pyarrow and Polars read to the same types, and no
+    privileged column (the leak check reads the message texts). Anything else returns None and
+    the caller reads the whole table.
     """
     if not isinstance(rows, (str, os.PathLike)):
         return None
     path = Path(rows)
     if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
         return None
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from whileai.table.schema import MESSAGE, PRIVILEGED_COLUMNS, ROLES, alias_map
@@ -268,38 +275,62 @@ def parquet_decisions(rows: Any, columns: Sequence[str]) -> tuple[pl.DataFrame, 
     try:
         schema = pl.scan_parquet(path).collect_schema()
         pf = pq.ParquetFile(path)
+        arrow_schema = pl.from_arrow(pf.schema_arrow.empty_table()).schema  # type: ignore[union-attr]
     except Exception:  # not readable here: table.frame says why
         return None
     names = set(schema.names())
     if (schema.get("messages") != pl.List(MESSAGE) or schema.get("prompt") != pl.String
             or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"steps", "completion"})
-            or names & set(PRIVILEGED_COLUMNS)):
+            or names & set(PRIVILEGED_COLUMNS) or dict(arrow_schema) != dict(schema)):
         return None
     leaves = [pf.schema.column(i).path for i in range(len(pf.schema))]
     wanted = [leaf for leaf in leaves if leaf.split(".")[0] == "messages"
               and (leaf.split(".")[-1] == "role" and len(leaf.split(".")) == 4
-                   or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in ("name", "arguments"))]
+                   or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in calls)]
     narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
     convo = pl.from_arrow(pf.read(columns=wanted))
     assert isinstance(convo, pl.DataFrame)
     if convo.height != narrow.height:
         return None
-    roles = convo["messages"].list.eval(pl.element().struct.field("role")).explode()
-    empty = int(convo["messages"].list.len().fill_null(0).eq(0).sum())
-    if roles.null_count() != empty or not bool(roles.drop_nulls().is_in(ROLES).all()):
+    # every message has a known role (an empty conversation explodes to one null, or to nothing)
+    roles = convo["messages"].list.eval(pl.element().struct.field("role")).explode().drop_nulls()
+    if roles.len() != int(convo["messages"].list.len().sum()) or not bool(roles.is_in(ROLES).all()):
         return None  # a bad role: the whole read raises the error that names it
     # table.frame adds system_prompt when some conversation opens with a system turn: the whole
     # table's answer, which the kept rows alone might not give
     opens_system = "system_prompt" not in names and bool(
         convo.select((pl.col("messages").list.first().struct.field("role") == "system").any()).item())
     narrow = narrow.with_columns(convo["messages"])
+    order = schema.names()
+    have = [c for c in order if c in narrow.columns and c != "messages"]
+    rest = [c for c in order if c not in have]
+    starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)])
 
     def fetch(positions: pl.Series) -> pl.DataFrame:
         if positions.len() == 0:
             return table.frame(table.scan(path).head(0), allow_empty=True)
-        lo, hi = int(positions.min()), int(positions.max())  # type: ignore[arg-type]
-        span = table.frame(table.scan(path).slice(lo, hi - lo + 1))
-        out = take_rows(span, positions - lo)
+        pos = positions.cast(pl.Int64).to_numpy()
+        group = np.searchsorted(starts, pos, side="right") - 1
+        parts = []
+        for g in np.unique(group):
+            # a row group is decoded in batches up to its last kept row only; the kept rows of each
+            # batch are zero-copy slices (runs of consecutive rows), copied out before the next
+            # (Table.take would import pyarrow.compute, 0.3 s)
+            local, offset = pos[group == g] - starts[g], 0
+            size = int(min(FETCH_BATCH_ROWS, local[-1] + 1))  # kept rows near the start: one short batch
+            for batch in pf.iter_batches(batch_size=size, row_groups=[int(g)], columns=rest):
+                inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
+                if inside.size:
+                    breaks = np.flatnonzero(np.diff(inside) != 1) + 1
+                    runs = [batch.slice(int(run[0]), len(run)) for run in np.split(inside, breaks)]
+                    parts.append(pa.Table.from_batches(runs).combine_chunks())
+                offset += batch.num_rows
+                if offset > local[-1]:
+                    break
+        wide = pl.from_arrow(pa.concat_tables(parts))
+        assert isinstance(wide, pl.DataFrame)
+        kept = take_rows(narrow.select(have), positions)
+        out = table.frame(pl.concat([kept, wide], how="horizontal").select(order))
         if opens_system and "system_prompt" not in out.columns:
             out = out.insert_column(out.columns.index("task_key"), pl.Series("system_prompt", [None] * out.height,
                                                                               dtype=pl.String))

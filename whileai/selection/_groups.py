@@ -12,7 +12,8 @@ import polars as pl
 
 from whileai import table
 from whileai.defaults import DIFFICULTY_BAND
-from whileai.measure import pass_at, task_stats
+from whileai.measure import task_stats
+from whileai.measure._passat import pass_at_numbers
 from whileai.report import Report, fmt_num
 from whileai.selection._common import check_band, has
 from whileai.table import IntoRows
@@ -118,9 +119,12 @@ def group_signal(rows: IntoRows, /, *, band: tuple[float, float] = DIFFICULTY_BA
 
 
 def _k_way(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
-    """k, pass^k, pass@k and headroom from ``whileai.measure.pass_at`` (NaN when it cannot run)."""
+    """k, pass^k, pass@k and headroom from ``whileai.measure.pass_at`` (NaN when it cannot run).
+
+    Its numbers without its intervals (``pass_at_numbers``): the report carries no interval.
+    """
     try:
-        result = pass_at(df)
+        result = pass_at_numbers(df)
     except Exception as exc:  # a measure failure must not hide the group counts
         warnings.append(f"pass^k and pass@k are n/a: pass_at failed ({type(exc).__name__}: {exc})")
         return {}

