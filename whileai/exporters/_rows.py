@@ -27,7 +27,7 @@ from whileai.defaults import (
     SCHEMA_VERSION,
     TOOL_OUTPUT_TRUNCATION_MARKER,
 )
-from whileai.exporters._encode import Encoding, enc, field_piece, message_json, valid_object
+from whileai.exporters._encode import Encoding, enc, field_piece, message_texts, valid_object
 from whileai.measure import group_stats as measure_group_stats
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
@@ -303,7 +303,7 @@ def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFr
     )
     if opts.parquet:
         return flat.with_columns(_message_struct(opts.encoding).alias("_m"))
-    return flat.with_columns(message_json(opts.encoding).alias("_m"))
+    return flat  # JSON text: build_chunk encodes the messages shape by shape (message_texts)
 
 
 def _message_struct(encoding: Encoding) -> pl.Expr:
@@ -394,7 +394,6 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
     order[~is_sys] = np.arange(len(flat))
     order[is_sys] = len(flat) + np.arange(int(need_sys.sum()))
     system = out.filter(pl.Series(need_sys)).select(_system_message(opts).alias("_m"))["_m"]
-    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)])
     mask: np.ndarray | None = None
     if opts.format == "openai" and not opts.prompt_completion:
         mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
@@ -402,7 +401,11 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
             out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
     _count(out, opts, counts, row_offset)
     if not opts.parquet:
-        return _stream_json(out, opts, pool, order, offsets, mask)
+        texts, where = message_texts(flat, opts.encoding)
+        # the slots index the messages in flat's order, then the system messages: point them at the texts
+        at = np.concatenate([where, len(texts) + np.arange(len(system), dtype=np.int64)])
+        return _stream_json(out, opts, pl.concat([texts, system.cast(pl.String)]), at[order], offsets, mask)
+    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)])
     message = pool.gather(order)
     if opts.prompt_completion:
         # the completion is each sample's last message; the prompt is everything before it
