@@ -47,6 +47,7 @@ from whileai.exporters._rows import (
     Options,
     build_chunk,
     group_stats,
+    line_bytes,
     prepare_frame,
 )
 from whileai.table import IntoRows, is_ray_dataset
@@ -410,7 +411,7 @@ def _row_groups(source: Any) -> list[tuple[int, int]] | None:
 def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:
     with table.open_binary(tmp, target, compresslevel=6) as handle:
         for out in run.chunks():
-            out.write_csv(handle, include_header=False, quote_style="never", line_terminator="")
+            handle.write(line_bytes(out))
 
 
 def _write_parquet(run: _Run, tmp: Path) -> None:
@@ -473,7 +474,7 @@ def training_rows(
     out: list[dict[str, Any]] = []
     loads = json.loads
     for chunk in run.chunks():
-        text = chunk["piece"].str.join("").item()
+        text = bytes(line_bytes(chunk)).decode("utf-8")
         # split on "\n" only: str.splitlines also breaks at U+2028 and friends, which JSON keeps raw
         out.extend(loads(line) for line in text.split("\n") if line)
     run.finish(None)

@@ -31,7 +31,7 @@ from whileai.exporters._encode import Encoding, enc, field_piece, message_texts,
 from whileai.measure import group_stats as measure_group_stats
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
-__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "prepare_frame"]
+__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame"]
 
 Format = Literal["openai", "trl"]
 MaskMode = Literal["assistant", "final"]
@@ -213,32 +213,39 @@ def _samples(chunk: pl.DataFrame, opts: Options, counts: Counts) -> tuple[pl.Dat
     messages; ``samples`` has ``_s`` (sample), ``_r``, ``_last`` (position of the last trained
     turn) and, with ``unroll``, ``_turn``/``_turns``.
     """
-    msgs = pl.col("messages")
-    first_role = msgs.list.first().struct.field("role")
+    # the roles of every message, flat (no per-row list.eval): where the agent's turns are, in numpy
+    lengths = chunk["messages"].list.len().fill_null(0).to_numpy().astype(np.int64)
+    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    roles = chunk["messages"].explode(empty_as_null=False, keep_nulls=False).struct.field("role")
+    turn_at = np.flatnonzero((roles == "assistant").fill_null(False).to_numpy())
+    row_of_turn = np.searchsorted(starts, turn_at, side="right") - 1
+    n_turns = np.bincount(row_of_turn, minlength=len(lengths)).astype(np.int64)
+    opens_system = np.zeros(len(lengths), dtype=bool)
+    nonempty = lengths > 0
+    opens_system[nonempty] = (roles.gather(starts[:-1][nonempty]) == "system").fill_null(False).to_numpy()
+    has_turn = n_turns > 0
+    counts.no_assistant += int(len(lengths) - has_turn.sum())
     rows = chunk.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_r"),
-        (pl.col("_sys").is_not_null() & (first_role.fill_null("") != "system")).alias("_need_sys"),
-        msgs.list.eval((pl.element().struct.field("role") == "assistant").arg_true()).alias("_apos"),
-    )
-    has_turn = pl.col("_apos").list.len().fill_null(0) > 0
-    counts.no_assistant += int(rows.height - rows.select(has_turn.sum()).item())
-    rows = rows.filter(has_turn)
+        (pl.col("_sys").is_not_null() & pl.Series(~opens_system)).alias("_need_sys"),
+    ).filter(pl.Series(has_turn))
+    position = turn_at - starts[row_of_turn]  # of each agent turn in its conversation
     if opts.unroll:
-        samples = (
-            rows.select(
-                "_r",
-                pl.col("_apos"),
-                pl.int_ranges(1, pl.col("_apos").list.len() + 1, dtype=pl.Int64).alias("_turn"),
-                pl.col("_apos").list.len().cast(pl.Int64).alias("_turns"),
-            )
-            .explode(["_apos", "_turn"])
-            .with_columns(pl.col("_apos").cast(pl.Int64).alias("_last"))
-            .drop("_apos")
-        )
+        first = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(n_turns, out=first[1:])
+        samples = pl.DataFrame({
+            "_r": row_of_turn,
+            "_turn": np.arange(len(turn_at), dtype=np.int64) - first[row_of_turn] + 1,
+            "_turns": n_turns[row_of_turn],
+            "_last": position,
+        }, schema={"_r": pl.Int64, "_turn": pl.Int64, "_turns": pl.Int64, "_last": pl.Int64})
     else:
-        samples = rows.select("_r", pl.col("_apos").list.last().cast(pl.Int64).alias("_last"))
+        last = np.r_[row_of_turn[1:] != row_of_turn[:-1], True] if len(turn_at) else np.zeros(0, dtype=bool)
+        samples = pl.DataFrame({"_r": row_of_turn[last], "_last": position[last]},
+                               schema={"_r": pl.Int64, "_last": pl.Int64})
     samples = samples.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_s"))
-    return rows.drop("_apos"), samples
+    return rows, samples
 
 
 def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFrame:
@@ -469,6 +476,25 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
     return pl.DataFrame({"piece": pieces.gather(seq)})
 
 
+def line_bytes(out: pl.DataFrame) -> memoryview:
+    """A chunk's JSON lines as one buffer: its ``piece`` column's texts back to back, UTF-8.
+
+    Arrow's large string array holds its values contiguously, in order, so the lines are the
+    slice of its data buffer between the first and the last offset: one copy out of Polars' string
+    views and one ``write``, whatever the number of pieces.
+    """
+    arrow = out["piece"].to_arrow()
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    data = arrow.buffers()[2]
+    if data is None or len(arrow) == 0:
+        return memoryview(b"")
+    width = 8 if pa.types.is_large_string(arrow.type) else 4
+    offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64 if width == 8 else np.int32,
+                            count=len(arrow) + 1, offset=width * arrow.offset)
+    return memoryview(data)[int(offsets[0]):int(offsets[-1])]
+
+
 def _count(out: pl.DataFrame, opts: Options, counts: Counts, row_offset: int) -> None:
     totals = out.select(
         pl.len().alias("n"),
@@ -503,6 +529,8 @@ def _carried_names(out: pl.DataFrame) -> list[str]:
 
 
 _NULL_FIELD = r',"[^"\\]*":null'
+#: Most null patterns of a chunk's row keys written one struct per pattern (more go through _NULL_FIELD).
+_NULL_SHAPES = 16
 
 
 def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
@@ -533,19 +561,72 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     if opts.max_tool_output_chars is not None:
         fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
                    pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
-    tail = pl.struct(fields).struct.json_encode()
     values = out.select(fields)
-    nested = any(isinstance(d, (pl.Struct, pl.List, pl.Array, pl.Object)) for d in values.dtypes)
-    # a null key is there only where a value is null, a null first key only inside a nested object
-    # (the row's own first key, schema_version, is never null): run each pass only where it can match
-    if nested or any(values.null_count().row(0)):
+    body = _objects(values)
+    if body is None:
+        tail = pl.struct(fields).struct.json_encode()
+        # a null key is there only where a value is null, a null first key only inside a nested object
+        # (the row's own first key, schema_version, is never null): run each pass only where it can match
         tail = tail.str.replace_all(_NULL_FIELD, "")  # every null key that follows another key
-    if nested:
         tail = (tail.str.replace_all(r'\{"[^"\\]*":null,', "{")  # then a null first key of a nested object
                 .str.replace_all(r'\{"[^"\\]*":null\}', "{}"))
-    tail = tail.str.strip_prefix("{")
-    pieces += [pl.lit(","), tail, pl.lit("\n")]
+    else:
+        tail = pl.lit(body)
+    pieces += [pl.lit(","), tail.str.slice(1), pl.lit("\n")]  # the object's keys, without its "{"
     return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
+
+
+def _null_like(series: pl.Series) -> pl.Series:
+    """Where ``json_encode`` writes a scalar as ``null``: a null, or a float that is not finite."""
+    if series.dtype.is_float():
+        return ~series.is_finite().fill_null(False)
+    return series.is_null()
+
+
+def _inner_nulls(series: pl.Series) -> bool:
+    """Whether a value of ``series`` is null, or holds a null at any depth (lists are not looked into)."""
+    if isinstance(series.dtype, pl.Struct):
+        return bool(series.null_count()) or any(_inner_nulls(f) for f in series.struct.unnest().iter_columns())
+    if isinstance(series.dtype, (pl.List, pl.Array, pl.Object)):
+        return True
+    return bool(_null_like(series).any())
+
+
+def _objects(values: pl.DataFrame) -> pl.Series | None:
+    """Each row of ``values`` as a JSON object without its null keys, or None where a nested value holds a null.
+
+    Rows are split by which keys are null and each split is one ``json_encode`` of a struct of its
+    other keys, so no null key is written and none is taken out again; a nested null (a key inside
+    a struct column) is left to the caller's pattern passes, as are chunks with more null patterns
+    than ``_NULL_SHAPES``.
+    """
+    cols = values.get_columns()
+    nested = [c for c in cols if isinstance(c.dtype, (pl.Struct, pl.List, pl.Array, pl.Object))]
+    if any(_inner_nulls(c) for c in nested):
+        return None
+    gaps = [(i, _null_like(c).to_numpy()) for i, c in enumerate(cols) if not isinstance(c.dtype, pl.Struct)]
+    gaps = [(i, g) for i, g in gaps if g.any()]
+    if not gaps:
+        return values.select(pl.struct(pl.all()).struct.json_encode().alias("_o"))["_o"]
+    if len(gaps) > 62:
+        return None
+    code = np.zeros(values.height, dtype=np.int64)
+    for bit, (_, g) in enumerate(gaps):
+        code |= g.astype(np.int64) << bit
+    kinds = np.unique(code)
+    if len(kinds) > _NULL_SHAPES:
+        return None
+    texts: list[pl.Series] = []
+    rows: list[np.ndarray] = []
+    for kind in kinds.tolist():
+        skip = {i for bit, (i, _) in enumerate(gaps) if kind >> bit & 1}
+        ix = np.flatnonzero(code == kind)
+        keep = [c for i, c in enumerate(values.columns) if i not in skip]
+        texts.append(values[ix].select(pl.struct(keep).struct.json_encode().alias("_o"))["_o"])
+        rows.append(ix)
+    where = np.empty(values.height, dtype=np.int64)
+    where[np.concatenate(rows)] = np.arange(values.height)
+    return pl.concat(texts).gather(where)
 
 
 def _assemble_parquet(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
