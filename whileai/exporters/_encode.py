@@ -124,8 +124,9 @@ def message_texts(flat: pl.DataFrame, encoding: Encoding) -> tuple[pl.Series, np
     """
     n = flat.height
     calls = pl.col("tool_calls").list.len().fill_null(0) > 0
-    generic = _has_extra() | (calls & pl.col("tool_calls").list.eval(pl.element().struct.field("id").is_null())
-                              .list.any().fill_null(False))
+    generic = calls & pl.col("tool_calls").list.eval(pl.element().struct.field("id").is_null()).list.any().fill_null(False)
+    if flat["extra"].null_count() < n:
+        generic = generic | _has_extra()
     if encoding == "dict":  # arguments are written as objects: text a struct cannot hold
         generic = generic | calls
     shape = flat.select(
@@ -134,6 +135,7 @@ def message_texts(flat: pl.DataFrame, encoding: Encoding) -> tuple[pl.Series, np
             + 4 * calls.cast(pl.Int8)).alias("s")
     )["s"].to_numpy()
     kinds = np.unique(shape)
+    flat = flat.select("role", "content", "name", "tool_call_id", "tool_calls", "extra")
     texts: list[pl.Series] = []
     rows: list[np.ndarray] = []
     for kind in kinds.tolist():

@@ -392,7 +392,7 @@ def _parquet_scan(source: Any) -> pl.LazyFrame | None:
     path = Path(source)
     if not (path.suffix.lower() in (".parquet", ".pq") and path.is_file()):
         return None
-    return table.scan(path)
+    return table.scan(path, columns=_READ_COLUMNS)  # only the columns an export reads are decoded
 
 
 def _row_groups(source: Any) -> list[tuple[int, int]] | None:

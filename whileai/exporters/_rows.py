@@ -124,9 +124,23 @@ def group_stats(df: pl.DataFrame) -> pl.DataFrame:
 
 def _with_group_id(stats: pl.DataFrame) -> pl.DataFrame:
     ids = _fnv1a64(stats["task_key"].cast(pl.String).fill_null(""))
-    hexed = np.char.mod("%016x", ids)  # noqa: UP031 - numpy's vectorised printf
-    group_id = pl.Series("group_id", hexed, dtype=pl.String).str.slice(0, EXPORT_GROUP_ID_HEX)
+    group_id = _hex_prefix(ids, EXPORT_GROUP_ID_HEX).alias("group_id")
     return stats.with_columns(group_id).select("task_key", "group_id", "k", "n0", "n1", "reward_mean", "reward_std")
+
+
+def _hex_prefix(values: np.ndarray, digits: int) -> pl.Series:
+    """The first ``digits`` lower-case hex digits of each uint64 (``f"{v:016x}"[:digits]``), vectorised.
+
+    Each digit is one nibble looked up in ``0-9a-f``; the digits of all rows lie back to back in
+    one buffer that becomes an Arrow string array (no Python string per row).
+    """
+    shifts = np.arange(60, 60 - 4 * digits, -4, dtype=np.uint64)
+    nibbles = (values.astype(np.uint64)[:, None] >> shifts) & np.uint64(0xF)
+    chars = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[nibbles.astype(np.intp)]
+    offsets = np.arange(len(values) + 1, dtype=np.int64) * digits
+    array = pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets),
+                                             pa.py_buffer(np.ascontiguousarray(chars).tobytes()))
+    return pl.Series(array)
 
 
 def _fnv1a64(keys: pl.Series) -> np.ndarray:
@@ -299,14 +313,16 @@ def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFr
     else:
         flat = flat.with_columns(pl.lit(0, pl.Int64).alias("_cut"))
     mask = (pl.col("_pos") == pl.col("_last")) if opts.last_only else (role == "assistant")
-    args = pl.element().struct.field("arguments").fill_null("{}")
-    n_calls = pl.col("tool_calls").list.len().fill_null(0).cast(pl.Int64)
+    # the round-trip check on every call at once (flat, not a list.eval per message), summed per message
+    n_calls = flat["tool_calls"].list.len().fill_null(0).cast(pl.Int64)
+    calls = flat["tool_calls"].explode(empty_as_null=False, keep_nulls=False)
+    bad = (calls.struct.field("arguments").fill_null("{}").to_frame("a")
+           .select((~valid_object(pl.col("a"))).cast(pl.Int64))["a"].to_numpy())
+    owner = np.repeat(np.arange(flat.height), n_calls.to_numpy())
     flat = flat.with_columns(
         mask.cast(pl.Int64).alias("_mask"),
         n_calls.alias("_calls"),
-        pl.when(n_calls > 0)
-        .then(pl.col("tool_calls").list.eval((~valid_object(args)).cast(pl.Int64)).list.sum())
-        .otherwise(0).fill_null(0).cast(pl.Int64).alias("_bad"),
+        pl.Series("_bad", np.bincount(owner, weights=bad, minlength=flat.height).astype(np.int64), dtype=pl.Int64),
     )
     if opts.parquet:
         return flat.with_columns(_message_struct(opts.encoding).alias("_m"))
