@@ -49,6 +49,7 @@ from whileai.exporters._rows import (
     group_stats,
     line_bytes,
     prepare_frame,
+    with_group_json,
 )
 from whileai.table import IntoRows, is_ray_dataset
 
@@ -131,6 +132,8 @@ class _Run:
         self.rewards = Rewards(n_pass=int(totals["c"] or 0), n_fail=int((totals["g"] or 0) - (totals["c"] or 0)),
                                n_ungraded=int((totals["n"] or 0) - (totals["g"] or 0)))
         self._stats = None if opts.unroll else group_stats(rewards)
+        if self._stats is not None and not opts.parquet and opts.max_tool_output_chars is None:
+            self._stats = with_group_json(self._stats)  # each task's group keys encoded once
         self.counts = Counts()
 
     def _part(self, start: int) -> pl.DataFrame:

@@ -31,7 +31,8 @@ from whileai.exporters._encode import Encoding, enc, field_piece, message_texts,
 from whileai.measure import group_stats as measure_group_stats
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
-__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame"]
+__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame",
+           "with_group_json"]
 
 Format = Literal["openai", "trl"]
 MaskMode = Literal["assistant", "final"]
@@ -448,29 +449,26 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
     """The chunk's JSON lines as a sequence of pieces written back to back (column ``piece``).
 
     A sample is ``head, m0, ",", m1, ..., mid, ..., tail``: the message pieces are the JSON texts
-    already built per message; for OpenAI rows ``mid`` opens ``loss_mask`` and one ``"0,"`` /
-    ``"1,"`` piece per message follows; for prompt/completion rows ``mid`` closes the prompt and
-    the last message follows as the completion; the tail holds every other key and the newline.
-    One gather puts the pieces in order, so no message text is copied into a per-row list or line.
+    already built per message; for OpenAI rows ``mid`` is the sample's whole ``],"loss_mask":[0,1,...``
+    (written by numpy into one buffer for the chunk); for prompt/completion rows ``mid`` closes the
+    prompt and the last message follows as the completion; the tail holds every other key and the
+    newline. One gather puts the pieces in order, so no message text is copied into a per-row list
+    or line.
     """
     n = out.height
     tails = _tail_json(out, opts)
-    if opts.prompt_completion:
-        head, mid = '{"prompt":[', '],"completion":['
-    elif mask is not None:
-        head, mid = '{"messages":[', '],"loss_mask":['
-    else:
-        head, mid = '{"messages":[', ""
+    head, mid = ('{"prompt":[', '],"completion":[') if opts.prompt_completion else ('{"messages":[', "")
     n_msgs = offsets[1:] - offsets[:-1]
     base_tail = len(pool)
-    comma, head_ix, mid_ix, digits = (base_tail + n + i for i in range(4))  # digits: "0,", "1,", "0", "1"
-    constants = [",", head, mid, "0,", "1,", "0", "1"]
-    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype)])
+    comma, head_ix, mid_ix = (base_tail + n + i for i in range(3))
+    constants = [",", head, mid]
+    extra = [] if mask is None else [_mask_texts(mask, offsets)]
+    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype), *extra])
     sample_of_slot = np.repeat(np.arange(n), n_msgs)
     j = np.arange(int(offsets[-1])) - offsets[:-1][sample_of_slot]
     p = n_msgs - 1 if opts.prompt_completion else n_msgs  # messages before ``mid``
-    after = np.ones(n, np.int64) if opts.prompt_completion else (n_msgs if mask is not None else np.zeros(n, np.int64))
-    length = 1 + np.maximum(2 * p - 1, 0) + (1 if mid or opts.prompt_completion else 0) + after + 1
+    after = np.ones(n, np.int64) if opts.prompt_completion else np.zeros(n, np.int64)
+    length = 1 + np.maximum(2 * p - 1, 0) + (1 if mid or opts.prompt_completion or mask is not None else 0) + after + 1
     starts = np.zeros(n, dtype=np.int64)
     np.cumsum(length[:-1], out=starts[1:])
     seq = np.empty(int(length.sum()), dtype=np.int64)
@@ -486,10 +484,32 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
         seq[mid_pos] = mid_ix
         seq[mid_pos + 1] = order[offsets[1:] - 1]
     elif mask is not None:
-        seq[mid_pos] = mid_ix
-        last = j == n_msgs[sample_of_slot] - 1
-        seq[mid_pos[sample_of_slot] + 1 + j] = digits + mask + np.where(last, 2, 0)
+        seq[mid_pos] = mid_ix + 1 + np.arange(n)  # the sample's loss_mask text
     return pl.DataFrame({"piece": pieces.gather(seq)})
+
+
+_LOSS_MASK_KEY = np.frombuffer(b'],"loss_mask":[', dtype=np.uint8)
+
+
+def _mask_texts(mask: np.ndarray, offsets: np.ndarray) -> pl.Series:
+    """Each sample's ``],"loss_mask":[0,1,...`` (its slots' 0/1 digits between commas), built in one buffer.
+
+    The digits of every slot and the commas between a sample's digits are written by numpy into
+    one byte array that becomes an Arrow string array: one piece per sample, no Python per row.
+    """
+    n = len(offsets) - 1
+    sizes = offsets[1:] - offsets[:-1]
+    key = len(_LOSS_MASK_KEY)
+    length = key + np.maximum(2 * sizes - 1, 0)
+    bounds = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(length, out=bounds[1:])
+    buf = np.full(int(bounds[-1]), ord(","), dtype=np.uint8)
+    buf[(bounds[:-1, None] + np.arange(key)).ravel()] = np.tile(_LOSS_MASK_KEY, n)
+    sample = np.repeat(np.arange(n), sizes)
+    j = np.arange(len(mask)) - offsets[:-1][sample]
+    buf[bounds[:-1][sample] + key + 2 * j] = ord("0") + mask.astype(np.uint8)
+    array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(bounds), pa.py_buffer(buf))
+    return pl.Series(array).cast(pl.String)
 
 
 def line_bytes(out: pl.DataFrame) -> memoryview:
@@ -552,9 +572,11 @@ _NULL_SHAPES = 16
 def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     """Everything after a sample's messages: ``],"loss_mask":[...],"tools":...,...}`` and a newline.
 
-    The scalar and struct keys go through one ``json_encode`` of a struct, with null keys removed
-    afterwards (a ``,"`` never occurs inside a JSON string, so the pattern cannot touch text);
-    JSON columns (tools, faults) are spliced in raw.
+    The scalar and struct keys go through ``json_encode`` of a struct, one per pattern of null keys
+    (``_objects``), so a null key is never written; where a nested value holds a null, one struct
+    for all rows with the null keys removed afterwards (a ``,"`` never occurs inside a JSON string,
+    so the pattern cannot touch text). The group keys come from the task's ``_group_json`` when the
+    stats carry it (``with_group_json``). JSON columns (tools, faults) are spliced in raw.
     """
     pieces: list[pl.Expr] = [pl.lit("]")]  # closes messages, completion or loss_mask
     if opts.format == "openai":
@@ -572,8 +594,10 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     fields += [pl.col(name) for name in _carried_names(out) if name not in _JSON_KINDS]
     if opts.unroll:
         fields.append(pl.struct(pl.col("_turn").alias("turn"), pl.col("_turns").alias("turns")).alias("unroll"))
-    elif "group_id" in out.columns:
-        fields += [pl.col(c).fill_nan(None) if out.schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+    # the group keys close the row unless truncation counts follow them; then each task's are written once
+    per_task = "_group_json" in out.columns and not opts.unroll and opts.max_tool_output_chars is None
+    if not opts.unroll and "group_id" in out.columns and not per_task:
+        fields += _group_fields(out.schema)
     if opts.max_tool_output_chars is not None:
         fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
                    pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
@@ -588,8 +612,26 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
                 .str.replace_all(r'\{"[^"\\]*":null\}', "{}"))
     else:
         tail = pl.lit(body)
+    if per_task:  # the row's object, then its task's group keys
+        group = pl.col("_group_json")
+        tail = pl.when(group.is_null()).then(tail).otherwise(
+            pl.concat_str([tail.str.head(-1), pl.lit(","), group.str.slice(1)]))
     pieces += [pl.lit(","), tail.str.slice(1), pl.lit("\n")]  # the object's keys, without its "{"
     return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
+
+
+def _group_fields(schema: Any) -> list[pl.Expr]:
+    return [pl.col(c).fill_nan(None) if schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+
+
+def with_group_json(stats: pl.DataFrame) -> pl.DataFrame:
+    """``stats`` (:func:`group_stats`) with ``_group_json``: each task's group keys as one JSON object.
+
+    A JSON export joins it onto its rows instead of encoding the same six keys for each of a
+    task's rollouts (the bytes are the same: the same ``json_encode``, null keys left out).
+    """
+    text = _objects(stats.select(_group_fields(stats.schema)))
+    return stats if text is None else stats.with_columns(text.alias("_group_json"))
 
 
 def _null_like(series: pl.Series) -> pl.Series:
