@@ -134,6 +134,10 @@ class _Run:
         self._stats = None if opts.unroll else group_stats(rewards)
         if self._stats is not None and not opts.parquet and opts.max_tool_output_chars is None:
             self._stats = with_group_json(self._stats)  # each task's group keys encoded once
+        # each row's task in the stats, found once for the table (a chunk gathers its rows' stats)
+        self._stats_at = None if self._stats is None else (
+            keys.select("task_key").join(self._stats.select("task_key").with_row_index("_g"), on="task_key",
+                                         how="left", maintain_order="left")["_g"])
         self.counts = Counts()
 
     def _part(self, start: int) -> pl.DataFrame:
@@ -185,11 +189,18 @@ class _Run:
                 reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
+    def _row_stats(self, start: int, height: int) -> pl.DataFrame | None:
+        """The group stats of the rows ``start`` to ``start + height``, in row order (None without stats)."""
+        if self._stats is None or self._stats_at is None:
+            return None
+        return self._stats.drop("task_key")[self._stats_at.slice(start, height)]
+
     def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
         counts = Counts()
         leaks = self._check_leaks(part, start)
         prepared = prepare_frame(part, system_prompt=self._sys_prompt, tools_json=self._tools_json,
-                                 with_groups=self._stats is not None, stats=self._stats, row_offset=start)
+                                 with_groups=self._stats is not None, stats=self._stats, row_offset=start,
+                                 row_stats=self._row_stats(start, part.height))
         return build_chunk(prepared, self.opts, counts, row_offset=0), counts, leaks
 
     def chunks(self) -> Iterator[pl.DataFrame]:
@@ -414,7 +425,9 @@ def _row_groups(source: Any) -> list[tuple[int, int]] | None:
 def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:
     with table.open_binary(tmp, target, compresslevel=6) as handle:
         for out in run.chunks():
-            handle.write(line_bytes(out))
+            # Polars' CSV writer copies the pieces to the file in its own buffer (measured cheaper than
+            # one write of line_bytes' buffer, whose fresh pages cost more than the writer's copy)
+            out.write_csv(handle, include_header=False, quote_style="never", line_terminator="")
 
 
 def _write_parquet(run: _Run, tmp: Path) -> None:

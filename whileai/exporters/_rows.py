@@ -169,12 +169,14 @@ def _fnv1a64(keys: pl.Series) -> np.ndarray:
 
 
 def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: str | None,
-                  with_groups: bool, stats: pl.DataFrame | None = None, row_offset: int = 0) -> pl.DataFrame:
+                  with_groups: bool, stats: pl.DataFrame | None = None, row_offset: int = 0,
+                  row_stats: pl.DataFrame | None = None) -> pl.DataFrame:
     """The columns an export reads: messages, the system prompt and tools resolved, carried keys.
 
     Adds ``_sys`` (the system prompt to put first when the conversation has none), ``_tools``
     (tools as canonical JSON text), ``_row`` (the source row index, from ``row_offset``) and the
-    group stats (``stats``, :func:`group_stats` of the whole table, when ``df`` is one chunk of it).
+    group stats (``stats``, :func:`group_stats` of the whole table, when ``df`` is one chunk of it;
+    or ``row_stats``, the stats already joined onto each row of ``df``, in its order).
     """
     cols = set(df.columns)
     exprs: list[pl.Expr] = [(pl.int_range(pl.len(), dtype=pl.Int64) + row_offset).alias("_row"), pl.col("messages"),
@@ -197,6 +199,8 @@ def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: st
         if name in cols and df.schema[name] != pl.Null:
             exprs.append(_scrub(pl.col(name), df.schema[name]).alias(name))
     out = df.select(exprs)
+    if with_groups and row_stats is not None:
+        return out.with_columns(row_stats.drop("task_key", strict=False))
     if with_groups:  # join only the key, then add the columns: the messages are not copied
         per_row = df.select("task_key").join(group_stats(df) if stats is None else stats, on="task_key", how="left",
                                              maintain_order="left")
