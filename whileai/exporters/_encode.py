@@ -127,8 +127,6 @@ def message_texts(flat: pl.DataFrame, encoding: Encoding) -> tuple[pl.Series, np
     generic = calls & pl.col("tool_calls").list.eval(pl.element().struct.field("id").is_null()).list.any().fill_null(False)
     if flat["extra"].null_count() < n:
         generic = generic | _has_extra()
-    if encoding == "dict":  # arguments are written as objects: text a struct cannot hold
-        generic = generic | calls
     shape = flat.select(
         pl.when(generic).then(pl.lit(8, pl.Int8)).otherwise(
             pl.col("name").is_not_null().cast(pl.Int8) + 2 * pl.col("tool_call_id").is_not_null().cast(pl.Int8)
@@ -147,8 +145,12 @@ def message_texts(flat: pl.DataFrame, encoding: Encoding) -> tuple[pl.Series, np
             keys = [pl.col("role"), pl.col("content").fill_null("")]
             keys += [pl.col("name")] if kind & 1 else []
             keys += [pl.col("tool_call_id")] if kind & 2 else []
-            keys += [_openai_calls()] if kind & 4 else []
-            expr = pl.struct(keys).struct.json_encode()
+            if kind & 4 and encoding == "dict":  # arguments spliced in as objects: the calls are text
+                expr = pl.concat_str([pl.struct(keys).struct.json_encode().str.head(-1), pl.lit(',"tool_calls":['),
+                                      pl.lit(_dict_calls(part["tool_calls"])), pl.lit("]}")])
+            else:
+                keys += [_openai_calls()] if kind & 4 else []
+                expr = pl.struct(keys).struct.json_encode()
         texts.append(part.select(expr.alias("_m"))["_m"])
         rows.append(ix)
     where = np.empty(n, dtype=np.int64)
@@ -156,6 +158,30 @@ def message_texts(flat: pl.DataFrame, encoding: Encoding) -> tuple[pl.Series, np
         where[np.concatenate(rows)] = np.arange(n)
     text = pl.concat(texts) if texts else pl.Series("_m", [], dtype=pl.String)
     return text, where
+
+
+def _dict_calls(tool_calls: pl.Series) -> pl.Series:
+    """Each message's tool calls (every one with an id) as ``call_json(..., "dict")`` writes them, joined by commas.
+
+    All calls of the messages are written at once, flat: one ``json_encode`` of id, type and
+    name, then the arguments spliced in (as the object itself where it parses as one, else as a
+    JSON string), then cut back into one list per message and joined.
+    """
+    sizes = tool_calls.list.len().fill_null(0).to_numpy().astype(np.int64)
+    calls = tool_calls.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
+    args = pl.col("arguments").fill_null("{}")
+    head = pl.struct(pl.col("id"), pl.lit("function").alias("type"),
+                     pl.struct(pl.col("name").fill_null("").alias("name")).alias("function")).struct.json_encode()
+    text = calls.select(pl.concat_str([head.str.head(-2), pl.lit(',"arguments":'),
+                                       pl.when(valid_object(args)).then(args).otherwise(enc(args)),
+                                       pl.lit("}}")]).alias("c"))["c"].to_arrow()
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    lists = pa.LargeListArray.from_arrays(pa.Array.from_buffers(pa.int64(), len(offsets), [None, pa.py_buffer(offsets)]),
+                                          text)
+    return pl.Series(lists).list.join(",")
 
 
 def _opt(key: str, value: pl.Expr) -> pl.Expr:

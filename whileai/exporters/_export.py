@@ -159,6 +159,7 @@ class _Run:
             if g_start + g_len <= start or g_start >= end:
                 continue
             if self._block is None or self._block[0] != g_start:
+                self._block = None  # let the last row group go before the next is decoded
                 self._block = (g_start, self._scan.slice(g_start, g_len).collect())
             lo = max(start, g_start) - g_start
             pieces.append(self._block[1].slice(lo, min(end, g_start + g_len) - g_start - lo))
@@ -428,6 +429,7 @@ def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:
             # Polars' CSV writer copies the pieces to the file in its own buffer (measured cheaper than
             # one write of line_bytes' buffer, whose fresh pages cost more than the writer's copy)
             out.write_csv(handle, include_header=False, quote_style="never", line_terminator="")
+            del out  # written: not held while the next chunks are read and built
 
 
 def _write_parquet(run: _Run, tmp: Path) -> None:
