@@ -147,3 +147,17 @@ def test_line_bytes_are_the_pieces_back_to_back() -> None:
     pieces = pl.DataFrame({"piece": ['{"a":', "1", "é😀", "}\n", "", "x" * 40] * 50})
     for frame in (pieces, pieces.slice(7, 101), pieces.head(0)):
         assert bytes(_rows.line_bytes(frame)) == "".join(frame["piece"].to_list()).encode("utf-8")
+
+
+def test_mask_texts_through_the_buffer_too(monkeypatch) -> None:
+    """Long conversations and many distinct masks take the byte buffer: the same texts."""
+    rng = np.random.default_rng(9)
+    sizes = np.r_[rng.integers(1, 7, 300), [60, 1, 49]]
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    mask = rng.integers(0, 2, int(offsets[-1]))
+    want = ['],"loss_mask":[' + ",".join(str(int(d)) for d in mask[offsets[i]:offsets[i + 1]]) for i in range(sizes.size)]
+    assert _rows._mask_texts(mask, offsets).to_list() == want  # a 60-message sample: the buffer
+    monkeypatch.setattr(_rows, "_MASK_KINDS", 2)
+    short = offsets[:301]
+    assert _rows._mask_texts(mask[: short[-1]], short).to_list() == want[:300]  # too many kinds: the buffer

@@ -133,7 +133,7 @@ def message_texts(flat: pl.DataFrame, encoding: Encoding) -> tuple[pl.Series, np
             + 4 * calls.cast(pl.Int8)).alias("s")
     )["s"].to_numpy()
     kinds = np.unique(shape)
-    flat = flat.select("role", "content", "name", "tool_call_id", "tool_calls", "extra")
+    flat = flat.select("role", "content", "name", "tool_call_id", "tool_calls", "extra").rechunk()  # gathers below
     texts: list[pl.Series] = []
     rows: list[np.ndarray] = []
     for kind in kinds.tolist():

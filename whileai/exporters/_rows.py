@@ -409,7 +409,7 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
         "_cut_chars": total(cut),
         "_n_calls": total(flat["_calls"].to_numpy()),
         "_n_bad": total(flat["_bad"].to_numpy()),
-        "_has_system": need_sys | (flat["role"].to_numpy()[starts] == "system"),
+        "_has_system": need_sys | (flat["role"].gather(starts) == "system").fill_null(False).to_numpy(),
     }
     out = pl.concat([samples, carried], how="horizontal").with_columns([pl.Series(k, v) for k, v in stats.items()])
     # slot the system message in front of the samples that need one: one gather, no sort
@@ -433,7 +433,7 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
         # the slots index the messages in flat's order, then the system messages: point them at the texts
         at = np.concatenate([where, len(texts) + np.arange(len(system), dtype=np.int64)])
         return _stream_json(out, opts, pl.concat([texts, system.cast(pl.String)]), at[order], offsets, mask)
-    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)])
+    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)]).rechunk()
     message = pool.gather(order)
     if opts.prompt_completion:
         # the completion is each sample's last message; the prompt is everything before it
@@ -467,7 +467,8 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
     comma, head_ix, mid_ix = (base_tail + n + i for i in range(3))
     constants = [",", head, mid]
     extra = [] if mask is None else [_mask_texts(mask, offsets)]
-    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype), *extra])
+    # one chunk: a gather from a series of several chunks costs ten times one from a single chunk
+    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype), *extra]).rechunk()
     sample_of_slot = np.repeat(np.arange(n), n_msgs)
     j = np.arange(int(offsets[-1])) - offsets[:-1][sample_of_slot]
     p = n_msgs - 1 if opts.prompt_completion else n_msgs  # messages before ``mid``
@@ -493,24 +494,40 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
 
 
 _LOSS_MASK_KEY = np.frombuffer(b'],"loss_mask":[', dtype=np.uint8)
+#: Masks of samples up to this many messages are told apart by one integer (a bit per message).
+_MASK_BITS = 48
+#: Up to this many distinct masks in a chunk, each is written once and gathered; more go through one buffer.
+_MASK_KINDS = 4096
 
 
 def _mask_texts(mask: np.ndarray, offsets: np.ndarray) -> pl.Series:
-    """Each sample's ``],"loss_mask":[0,1,...`` (its slots' 0/1 digits between commas), built in one buffer.
+    """Each sample's ``],"loss_mask":[0,1,...`` (its slots' 0/1 digits between commas): one piece per sample.
 
-    The digits of every slot and the commas between a sample's digits are written by numpy into
-    one byte array that becomes an Arrow string array: one piece per sample, no Python per row.
+    Conversations repeat a handful of masks, so each distinct mask (its bits and length as one
+    integer) is written once and gathered for its samples; past ``_MASK_KINDS`` distinct masks (or
+    conversations longer than ``_MASK_BITS``), the digits of every slot and the commas between a
+    sample's digits are written by numpy into one byte array that becomes an Arrow string array.
+    No Python runs per row either way.
     """
     n = len(offsets) - 1
     sizes = offsets[1:] - offsets[:-1]
+    sample = np.repeat(np.arange(n), sizes)
+    j = np.arange(len(mask)) - offsets[:-1][sample]
+    if n and int(sizes.max()) <= _MASK_BITS:  # few distinct masks: build each once, gather the rest
+        bits = np.bincount(sample, weights=(mask.astype(np.int64) << j).astype(np.float64), minlength=n).astype(np.int64)
+        kinds, inverse = np.unique(bits * (_MASK_BITS + 1) + sizes, return_inverse=True)
+        if len(kinds) <= _MASK_KINDS:
+            texts = []
+            for kind in kinds.tolist():
+                code, size = divmod(kind, _MASK_BITS + 1)
+                texts.append('],"loss_mask":[' + ",".join(str(code >> i & 1) for i in range(size)))
+            return pl.Series(texts, dtype=pl.String).gather(inverse.ravel())
     key = len(_LOSS_MASK_KEY)
     length = key + np.maximum(2 * sizes - 1, 0)
     bounds = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(length, out=bounds[1:])
     buf = np.full(int(bounds[-1]), ord(","), dtype=np.uint8)
     buf[(bounds[:-1, None] + np.arange(key)).ravel()] = np.tile(_LOSS_MASK_KEY, n)
-    sample = np.repeat(np.arange(n), sizes)
-    j = np.arange(len(mask)) - offsets[:-1][sample]
     buf[bounds[:-1][sample] + key + 2 * j] = ord("0") + mask.astype(np.uint8)
     array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(bounds), pa.py_buffer(buf))
     return pl.Series(array).cast(pl.String)
@@ -583,10 +600,11 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     stats carry it (``with_group_json``). JSON columns (tools, faults) are spliced in raw.
     """
     pieces: list[pl.Expr] = [pl.lit("]")]  # closes messages, completion or loss_mask
-    if opts.format == "openai":
-        pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
-    else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
-        pieces.append(field_piece("tools", pl.col("_tools")))
+    if out["_tools"].null_count() < out.height:  # a key only where a row has tools
+        if opts.format == "openai":
+            pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
+        else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
+            pieces.append(field_piece("tools", pl.col("_tools")))
     for name in _carried_names(out):
         if name in _JSON_KINDS:
             pieces.append(field_piece(name, pl.col(name), raw=True))
@@ -605,7 +623,7 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     if opts.max_tool_output_chars is not None:
         fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
                    pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
-    values = out.select(fields)
+    values = out.select(fields).rechunk()
     body = _objects(values)
     if body is None:
         tail = pl.struct(fields).struct.json_encode()
@@ -618,8 +636,8 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
         tail = pl.lit(body)
     if per_task:  # the row's object, then its task's group keys
         group = pl.col("_group_json")
-        tail = pl.when(group.is_null()).then(tail).otherwise(
-            pl.concat_str([tail.str.head(-1), pl.lit(","), group.str.slice(1)]))
+        joined = pl.concat_str([tail.str.head(-1), pl.lit(","), group.str.slice(1)])
+        tail = pl.when(group.is_null()).then(tail).otherwise(joined) if out["_group_json"].null_count() else joined
     pieces += [pl.lit(","), tail.str.slice(1), pl.lit("\n")]  # the object's keys, without its "{"
     return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
 
@@ -688,7 +706,7 @@ def _objects(values: pl.DataFrame) -> pl.Series | None:
         rows.append(ix)
     where = np.empty(values.height, dtype=np.int64)
     where[np.concatenate(rows)] = np.arange(values.height)
-    return pl.concat(texts).gather(where)
+    return pl.concat(texts).rechunk().gather(where)
 
 
 def _assemble_parquet(out: pl.DataFrame, opts: Options) -> pl.DataFrame:
