@@ -108,11 +108,11 @@ def test_objects_treat_nan_and_inf_as_null() -> None:
 def test_objects_defer_nested_nulls_and_many_patterns() -> None:
     nested = pl.DataFrame({"schema_version": ["1", "1"], "s": [{"a": 1, "b": None}, {"a": 2, "b": "x"}]})
     assert _rows._objects(nested) is None  # a null inside a struct: the pattern passes handle it
-    width = 6  # 2**6 null patterns, more than _NULL_SHAPES
+    width = 6  # 2**6 null patterns, more than EXPORT_NULL_SHAPES
     rows = [{"schema_version": "1", **{f"c{b}": (None if code >> b & 1 else b) for b in range(width)}}
             for code in range(2 ** width)]
     many = pl.DataFrame(rows, schema={"schema_version": pl.String, **{f"c{b}": pl.Int64 for b in range(width)}})
-    assert 2 ** width > _rows._NULL_SHAPES
+    assert 2 ** width > _rows.EXPORT_NULL_SHAPES
     assert _rows._objects(many) is None
     assert _regex_objects(many) == _python_objects(many)
 
@@ -158,6 +158,6 @@ def test_mask_texts_through_the_buffer_too(monkeypatch) -> None:
     mask = rng.integers(0, 2, int(offsets[-1]))
     want = ['],"loss_mask":[' + ",".join(str(int(d)) for d in mask[offsets[i]:offsets[i + 1]]) for i in range(sizes.size)]
     assert _rows._mask_texts(mask, offsets).to_list() == want  # a 60-message sample: the buffer
-    monkeypatch.setattr(_rows, "_MASK_KINDS", 2)
+    monkeypatch.setattr(_rows, "EXPORT_MASK_KINDS", 2)
     short = offsets[:301]
     assert _rows._mask_texts(mask[: short[-1]], short).to_list() == want[:300]  # too many kinds: the buffer

@@ -24,6 +24,9 @@ import pyarrow as pa
 from whileai.defaults import (
     EXPORT_EXAMPLES,
     EXPORT_GROUP_ID_HEX,
+    EXPORT_MASK_BITS,
+    EXPORT_MASK_KINDS,
+    EXPORT_NULL_SHAPES,
     SCHEMA_VERSION,
     TOOL_OUTPUT_TRUNCATION_MARKER,
 )
@@ -494,18 +497,14 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
 
 
 _LOSS_MASK_KEY = np.frombuffer(b'],"loss_mask":[', dtype=np.uint8)
-#: Masks of samples up to this many messages are told apart by one integer (a bit per message).
-_MASK_BITS = 48
-#: Up to this many distinct masks in a chunk, each is written once and gathered; more go through one buffer.
-_MASK_KINDS = 4096
 
 
 def _mask_texts(mask: np.ndarray, offsets: np.ndarray) -> pl.Series:
     """Each sample's ``],"loss_mask":[0,1,...`` (its slots' 0/1 digits between commas): one piece per sample.
 
     Conversations repeat a handful of masks, so each distinct mask (its bits and length as one
-    integer) is written once and gathered for its samples; past ``_MASK_KINDS`` distinct masks (or
-    conversations longer than ``_MASK_BITS``), the digits of every slot and the commas between a
+    integer) is written once and gathered for its samples; past ``EXPORT_MASK_KINDS`` distinct masks (or
+    conversations longer than ``EXPORT_MASK_BITS``), the digits of every slot and the commas between a
     sample's digits are written by numpy into one byte array that becomes an Arrow string array.
     No Python runs per row either way.
     """
@@ -513,13 +512,13 @@ def _mask_texts(mask: np.ndarray, offsets: np.ndarray) -> pl.Series:
     sizes = offsets[1:] - offsets[:-1]
     sample = np.repeat(np.arange(n), sizes)
     j = np.arange(len(mask)) - offsets[:-1][sample]
-    if n and int(sizes.max()) <= _MASK_BITS:  # few distinct masks: build each once, gather the rest
+    if n and int(sizes.max()) <= EXPORT_MASK_BITS:  # few distinct masks: build each once, gather the rest
         bits = np.bincount(sample, weights=(mask.astype(np.int64) << j).astype(np.float64), minlength=n).astype(np.int64)
-        kinds, inverse = np.unique(bits * (_MASK_BITS + 1) + sizes, return_inverse=True)
-        if len(kinds) <= _MASK_KINDS:
+        kinds, inverse = np.unique(bits * (EXPORT_MASK_BITS + 1) + sizes, return_inverse=True)
+        if len(kinds) <= EXPORT_MASK_KINDS:
             texts = []
             for kind in kinds.tolist():
-                code, size = divmod(kind, _MASK_BITS + 1)
+                code, size = divmod(kind, EXPORT_MASK_BITS + 1)
                 texts.append('],"loss_mask":[' + ",".join(str(code >> i & 1) for i in range(size)))
             return pl.Series(texts, dtype=pl.String).gather(inverse.ravel())
     key = len(_LOSS_MASK_KEY)
@@ -586,8 +585,6 @@ def _carried_names(out: pl.DataFrame) -> list[str]:
 
 
 _NULL_FIELD = r',"[^"\\]*":null'
-#: Most null patterns of a chunk's row keys written one struct per pattern (more go through _NULL_FIELD).
-_NULL_SHAPES = 16
 
 
 def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
@@ -678,7 +675,7 @@ def _objects(values: pl.DataFrame) -> pl.Series | None:
     Rows are split by which keys are null and each split is one ``json_encode`` of a struct of its
     other keys, so no null key is written and none is taken out again; a nested null (a key inside
     a struct column) is left to the caller's pattern passes, as are chunks with more null patterns
-    than ``_NULL_SHAPES``.
+    than ``EXPORT_NULL_SHAPES``.
     """
     cols = values.get_columns()
     nested = [c for c in cols if isinstance(c.dtype, (pl.Struct, pl.List, pl.Array, pl.Object))]
@@ -694,7 +691,7 @@ def _objects(values: pl.DataFrame) -> pl.Series | None:
     for bit, (_, g) in enumerate(gaps):
         code |= g.astype(np.int64) << bit
     kinds = np.unique(code)
-    if len(kinds) > _NULL_SHAPES:
+    if len(kinds) > EXPORT_NULL_SHAPES:
         return None
     texts: list[pl.Series] = []
     rows: list[np.ndarray] = []
