@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -158,21 +158,24 @@ def metric_label(name: str) -> str:
     return name[len(MARKER_PREFIX):] if name.startswith(MARKER_PREFIX) else name
 
 
-def task_values(df: pl.DataFrame, metrics: Sequence[str], *, keys: Sequence[str] = ("task_key",),
-                maintain_order: bool = True) -> pl.DataFrame:
+def task_values(df: pl.DataFrame | pl.LazyFrame, metrics: Sequence[str], *, keys: Sequence[str] = ("task_key",),
+                maintain_order: bool = True, extra: Sequence[pl.Expr] = (),
+                engine: Literal["auto", "in-memory", "streaming"] = "auto") -> pl.DataFrame:
     """Per-task (or per ``keys`` cell) mean of each metric: pass_at_1 and markers.
 
     One ``task_stats`` group-by: pass_at_1 is the task's mean reward over graded rollouts (its
     ``reward_mean``), and each marker is the mean of its non-null values, aggregated in the same
     pass. Columns: keys, ``n_graded`` (pass_at_1 rollouts), then one Float64 column per metric
-    (null where the cell has no value), named by :func:`metric_label`.
+    (null where the cell has no value), named by :func:`metric_label`, then ``extra`` (more
+    aggregations of the same group-by). ``engine`` collects it (``task_stats``).
     """
     labels = [metric_label(m) for m in metrics]
     markers = [m for m in labels if m != PASS_AT_1]
     marker = pl.col("markers")
-    extra = [marker.struct.field(m).cast(pl.Float64).mean().alias(m) for m in markers]
-    stats = task_stats(df, keys=list(keys), extra=extra, maintain_order=maintain_order)
-    return stats.select(*keys, "n_graded", pl.col("reward_mean").alias(PASS_AT_1), *markers)
+    means = [marker.struct.field(m).cast(pl.Float64).mean().alias(m) for m in markers]
+    stats = task_stats(df, keys=list(keys), extra=[*means, *extra], maintain_order=maintain_order, engine=engine)
+    names = [e.meta.output_name() for e in extra]
+    return stats.select(*keys, "n_graded", pl.col("reward_mean").alias(PASS_AT_1), *markers, *names)
 
 
 def interval_over_tasks(values: np.ndarray, *, method: str, level: float, n_boot: int, seed: Any,
@@ -212,26 +215,45 @@ def rate_interval(values: np.ndarray, rollouts: float, sum_rewards: float, *, me
     return lo, hi, used
 
 
-def run_config(df: pl.DataFrame) -> dict[str, Any]:
-    """What the rows were produced with: one value per key, a list when mixed (named in ``mixed``)."""
+def run_config(df: pl.DataFrame | pl.LazyFrame) -> dict[str, Any]:
+    """What the rows were produced with: one value per key, a list when mixed (named in ``mixed``).
+
+    A LazyFrame (a Parquet scan) is read by the streaming engine: each key's distinct values and
+    the shares are reductions, so no column is held whole.
+    """
+    schema = df.collect_schema() if isinstance(df, pl.LazyFrame) else df.schema
     out: dict[str, Any] = {}
     exprs: dict[str, pl.Expr] = {}
     lineage_fields = set()
-    if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct):
-        lineage_fields = {f.name for f in df.schema["lineage"].fields}  # type: ignore[union-attr]
+    if "lineage" in schema and isinstance(schema["lineage"], pl.Struct):
+        lineage_fields = {f.name for f in schema["lineage"].fields}  # type: ignore[union-attr]
     for key in CONFIG_KEYS:
-        if key in df.columns:
+        if key in schema:
             expr = pl.col(key)
         elif key in lineage_fields:
             expr = pl.col("lineage").struct.field(key)
         else:
             continue
-        exprs[key] = expr.cast(pl.String).drop_nulls().unique().sort().head(6).implode().alias(key)
-    if "system_prompt" in df.columns:
-        exprs["system_prompt_hash"] = pl.col("system_prompt").drop_nulls().unique().sort().head(6).implode().alias("system_prompt_hash")
+        exprs[key] = expr.cast(pl.String).alias(key)
+    if "system_prompt" in schema:
+        exprs["system_prompt_hash"] = pl.col("system_prompt").alias("system_prompt_hash")
+    agg = [pl.len().alias("_n")]
+    if "reward" in schema:
+        agg.append(pl.col("reward").is_not_null().mean().alias("graded_share"))
+    if "truncated" in schema:
+        agg.append(pl.col("truncated").cast(pl.Float64).mean().alias("truncated_share"))
+    firsts = [e.drop_nulls().unique().sort().head(6).implode() for e in exprs.values()]
+    if isinstance(df, pl.LazyFrame):  # one small query a key (its distinct values), one for the counts
+        parts = pl.collect_all([df.select(e).drop_nulls().unique() for e in exprs.values()] + [df.select(agg)],
+                               engine="streaming")
+        shares = parts.pop().row(0, named=True)
+        values = {k: p.to_series().sort().head(6).to_list() for k, p in zip(exprs, parts, strict=True)}
+    else:
+        shares = df.select(agg).row(0, named=True)
+        values = df.select(firsts).row(0, named=True) if firsts else {}
+    n_rows = int(shares.pop("_n"))
     mixed: list[str] = []
-    if exprs and df.height:
-        values = df.select(list(exprs.values())).row(0, named=True)
+    if exprs and n_rows:
         for key in exprs:
             vals = values[key] or []
             if key == "system_prompt_hash":
@@ -244,13 +266,9 @@ def run_config(df: pl.DataFrame) -> dict[str, Any]:
                 out[key] = vals
                 mixed.append(key)
     out["mixed"] = mixed
-    out["n_rows"] = df.height
-    if df.height:
-        agg = [pl.col("reward").is_not_null().mean().alias("graded_share")] if "reward" in df.columns else []
-        if "truncated" in df.columns:
-            agg.append(pl.col("truncated").cast(pl.Float64).mean().alias("truncated_share"))
-        if agg:
-            out.update({k: (None if v is None else round(float(v), 4)) for k, v in df.select(agg).row(0, named=True).items()})
+    out["n_rows"] = n_rows
+    if n_rows:
+        out.update({k: (None if v is None else round(float(v), 4)) for k, v in shares.items()})
     return out
 
 

@@ -34,6 +34,7 @@ from whileai.measure._common import (
     read_rows,
     task_values,
 )
+from whileai.measure._stream import stream_side
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, mean_interval, t_quantile
 from whileai.stats.permutation import sign_flip_test
@@ -171,9 +172,9 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     check_int("min_paired", min_paired, minimum=2)
     rng = check_rng(seed)
     warnings: list[str] = []
-    a_side = _side(before, warnings)
-    b_side = _side(after, warnings)
     label = metric_label(metric)
+    a_side = _side(before, warnings, label)
+    b_side = _side(after, warnings, label)
     if label != PASS_AT_1:
         have = set(a_side[1]) & set(b_side[1])
         if label not in have:
@@ -187,12 +188,16 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     return out
 
 
-def _side(rows: Any, warnings: list[str]) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
-    """One run as (metric -> per-task values, marker names): rows locally, or a Ray dataset's merged sums."""
+def _side(rows: Any, warnings: list[str], label: str) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
+    """One run as (metric -> per-task values, marker names): rows, a streamed Parquet file, or Ray's merged sums."""
     if is_ray_dataset(rows):
         vals, markers, found = _compare_side_ray(rows)
         warnings.extend(found)
         return (lambda label: _pick(vals, label)), markers
+    streamed = stream_side(rows, [label])
+    if streamed is not None:
+        warnings.extend(streamed.warnings)
+        return (lambda label: _pick(streamed.values, label)), streamed.markers
     df = clean_rewards(read_rows(rows), warnings)
     return (lambda label: _values(df, label)), marker_names(df)
 

@@ -42,6 +42,7 @@ from whileai.measure._common import (
     task_values,
 )
 from whileai.measure._compare import Comparison, aligned, compare_arrays
+from whileai.measure._stream import StreamSide, stream_side
 from whileai.measure._variance import EvalVarianceReport, run_means
 from whileai.report import ChartedReport, Tone
 from whileai.stats.intervals import IntervalMethod, t_quantile
@@ -373,6 +374,16 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
                           target=target, guards=guards, given_std=given_std, given_runs=given_runs, level=level,
                           power=power, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
                           ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng, warnings=warnings)
+    if by is None and not balance_rollouts:
+        streamed = [stream_side(rows) for rows in (before, after)]
+        if any(side is not None for side in streamed):
+            sides, metrics, target_name = _streamed_sides((before, after), streamed, wanted_markers, target, guards,
+                                                          warnings)
+            return delta_from_sides(sides[0], sides[1], metrics=metrics, target_name=target_name, guards=guards,
+                                    given_std=given_std, given_runs=given_runs, balanced={}, level=level, power=power,
+                                    ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
+                                    ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng,
+                                    warnings=warnings)
     a_df = clean_rewards(read_rows(before, extra=extra, all_columns=callable(by)), warnings)
     b_df = clean_rewards(read_rows(after, extra=extra, all_columns=callable(by)), warnings)
     shared_markers = sorted(set(marker_names(a_df)) & set(marker_names(b_df)))
@@ -407,6 +418,38 @@ def _metrics_of(shared_markers: list[str], wanted_markers: list[str] | None, tar
             raise ArgumentError(f"{what} must name a metric both arms measure, got {name!r}. "
                                 f"Measured on both: {', '.join(metrics)}.")
     return metrics, target_name
+
+
+def _streamed_sides(arms: tuple[Any, Any], streamed: list[StreamSide | None], wanted_markers: list[str] | None,
+                    target: str | None, guards: list[str],
+                    warnings: list[str]) -> tuple[list[DeltaSide], list[str], str]:
+    """Both arms' :class:`DeltaSide`, a Parquet arm read by the streaming engine and any other one eagerly.
+
+    What ``delta_side`` and ``run_config`` read off the rows, from the streamed per-task values
+    and reductions; the warnings in the order the eager reads give them.
+    """
+    frames: list[pl.DataFrame | None] = []
+    names: list[list[str]] = []
+    for rows, side in zip(arms, streamed, strict=True):
+        if side is not None:
+            warnings.extend(side.warnings)
+            frames.append(None)
+            names.append(side.markers)
+        else:
+            df = clean_rewards(read_rows(rows), warnings)
+            frames.append(df)
+            names.append(marker_names(df))
+    metrics, target_name = _metrics_of(sorted(set(names[0]) & set(names[1])), wanted_markers, target, guards)
+    sides: list[DeltaSide] = []
+    for frame, side in zip(frames, streamed, strict=True):
+        if side is None:
+            assert frame is not None
+            sides.append(delta_side(frame, metrics)._replace(config=run_config(frame) if frame.height else {}))
+            continue
+        markers = [m for m in metrics if m != PASS_AT_1]
+        sides.append(DeltaSide(side.values.select("task_key", "n_graded", *metrics), side.run_values(metrics),
+                               side.n_rows, side.n_graded, {m: side.marker_range[m] for m in markers}, side.config()))
+    return sides, metrics, target_name
 
 
 def _delta_ray(before: Any, after: Any, *, by: Any, balance_rollouts: bool, wanted_markers: list[str] | None,

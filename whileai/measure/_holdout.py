@@ -6,6 +6,7 @@ import math
 from typing import Any, Literal
 
 import numpy as np
+import polars as pl
 from pydantic import Field
 
 from whileai.defaults import (
@@ -30,6 +31,7 @@ from whileai.measure._common import (
     read_rows,
     task_values,
 )
+from whileai.measure._stream import stream_side
 from whileai.report import ChartedReport
 from whileai.stats.bootstrap import bootstrap_moments
 from whileai.stats.power import (
@@ -205,18 +207,16 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
             return report
         _saturate(report, "the given task_std is 0", ceiling_pass_rate, warnings)
     elif before is not None:
-        a = clean_rewards(read_rows(before), warnings)
-        a_vals = task_values(a, [PASS_AT_1], maintain_order=False).drop_nulls(PASS_AT_1) if a.height else None
+        a_vals = _pass_rates(before, warnings)
         if a_vals is None or a_vals.height == 0:
             raise ArgumentError("before must hold graded rows, got none with a reward. Grade the previous eval first.")
         if k is None:
             report.k = int(a_vals["n_graded"].max())  # type: ignore[arg-type]
         if after is not None:
-            b = clean_rewards(read_rows(after), warnings)
-            b_vals = task_values(b, [PASS_AT_1], maintain_order=False).drop_nulls(PASS_AT_1) if b.height else None
+            b_vals = _pass_rates(after, warnings)
             if b_vals is None or b_vals.height == 0:
                 raise ArgumentError("after must hold graded rows, got none with a reward. Grade the previous eval first.")
-            joined = a_vals.join(b_vals, on="task_key", suffix="_b")
+            joined = a_vals.join(b_vals, on="task_key", suffix="_b").sort("task_key")
             report.n_paired = joined.height
             if joined.height < 3:
                 raise ArgumentError(f"before and after must share at least 3 graded tasks to measure a paired sd, got "
@@ -263,6 +263,24 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
         _model(report, notes)
     report.notes, report.warnings = notes, warnings
     return report
+
+
+def _pass_rates(rows: IntoRows, warnings: list[str]) -> pl.DataFrame | None:
+    """Graded tasks' pass rates (task_key, n_graded, pass_at_1) sorted by task, None for no rows.
+
+    A Parquet path goes through the streaming engine (``_stream``); sorted, the sums over tasks
+    run in one order whatever order the group-by returned.
+    """
+    streamed = stream_side(rows, [])
+    if streamed is not None:
+        warnings.extend(streamed.warnings)
+        vals = streamed.values.select("task_key", "n_graded", PASS_AT_1)
+    else:
+        df = clean_rewards(read_rows(rows), warnings)
+        if df.height == 0:
+            return None
+        vals = task_values(df, [PASS_AT_1], maintain_order=False)
+    return vals.drop_nulls(PASS_AT_1).sort("task_key")
 
 
 def _model(report: HoldoutSizeReport, notes: list[str]) -> None:

@@ -7,6 +7,7 @@ export read the same numbers from one place.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -20,7 +21,7 @@ __all__ = ["group_stats", "task_stats"]
 
 def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRESHOLD,
                keys: str | Sequence[str] = "task_key", extra: Sequence[pl.Expr] = (),
-               maintain_order: bool = True) -> pl.DataFrame:
+               maintain_order: bool = True, engine: Literal["auto", "in-memory", "streaming"] = "auto") -> pl.DataFrame:
     """One row per task: rollouts, graded rollouts, passes and the reward sum and mean.
 
     Args:
@@ -31,6 +32,8 @@ def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRES
         extra: More aggregations computed in the same group-by (marker means, for example).
         maintain_order: Groups in first-seen order (the default); False is faster when the caller
             joins on the key anyway.
+        engine: The Polars engine that collects the group-by; ``"streaming"`` on a Parquet scan
+            holds only the groups in memory, never the rows.
 
     Returns:
         Columns ``task_key`` (or ``keys``), ``n`` (rows), ``n_graded`` (non-null rewards), ``c``
@@ -56,7 +59,7 @@ def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRES
             reward.mean().alias("reward_mean"),
             *extra,
         )
-        .collect()
+        .collect(engine=engine)
     )
 
 

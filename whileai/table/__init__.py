@@ -16,6 +16,7 @@ from whileai.table._kind import (
     like_input,
     meta_of,
 )
+from whileai.table._lazy import lazy_frame
 from whileai.table._mapping import parse_pairs as parse_mapping
 from whileai.table._read import frame, read_jsonl_rows, scan
 from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dicts
@@ -74,6 +75,7 @@ __all__ = [
     "is_fluent",
     "is_ray_dataset",
     "iter_rows",
+    "lazy_frame",
     "like_input",
     "markers_of",
     "message_out",
