@@ -5,8 +5,11 @@ One chunk of rows goes through three frames:
 1. *samples*: one row per training sample (a conversation, or one unrolled prefix of it) with the
    message list, the position of the last trained assistant turn and the carried columns;
 2. *flat*: one row per message (``explode``), where think blocks are stripped, tool output is
-   cut, the loss mask is set and each message is written as JSON text (or an Arrow struct);
-3. *joined back* per sample with ``group_by`` and written as one JSON line (or Parquet row).
+   cut, the loss mask is set and each message is written as JSON text (one ``json_encode`` per
+   message shape, ``_encode.message_texts``) or an Arrow struct;
+3. *joined back* per sample: the JSON line is a gather of pieces (head, messages, commas, the
+   sample's loss mask, the row keys) written back to back; a Parquet row cuts the flat messages
+   into lists at the samples' offsets.
 
 No Python runs per row (the privileged-leak check before them is ``whileai.guard.leak_report``,
 columnar too).
