@@ -866,6 +866,15 @@ JSONL_SCHEMA_HEAD_LINES = 1_024
 # reused, not faulted in afresh; benchmarks/bench_files.py).
 JSONL_NATIVE_BLOCK_BYTES = 16 * 2**20
 
+# ---- reading JSONL natively, whole (projected reads at Polars' own speed) ----
+# Largest plain JSONL file the native reader hands Polars whole (its parallel reader over the
+# mapped file); larger files, .jsonl.gz streams and stdin spools are parsed a block of
+# JSONL_NATIVE_BLOCK_BYTES at a time. The mapped pages are the file's own page cache (clean,
+# given back under memory pressure), so resident memory rises by up to the file's size while
+# anonymous memory stays at the output: whole measured about 10% less CPU than 16 MiB blocks
+# on the 1.5 GB 1M-row OpenAI-shaped file (docs/performance.md, JSONL section).
+JSONL_NATIVE_WHOLE_BYTES = 2 * 2**30
+
 # ---- export: JSON lines encoded by shape (whileai/exporters/_rows.py, docs/performance.md) ----
 # Most patterns of null row keys in one chunk written as one json_encode each (a struct of the
 # non-null keys); a chunk with more goes through one encode and the null-key pattern pass. A cost

@@ -149,3 +149,162 @@ def test_alias_fields_are_read_as_their_columns(tmp_path):
     narrow = table.frame(path, columns=["reward", "rollout_index"])
     assert narrow.schema["reward"] == pl.Float64 and narrow["reward"].to_list() == [0.0, 1.0] * 3
     assert_frame_equal(narrow, table.frame(path).select(narrow.columns))
+
+
+# ---- the whole-file read, text parsed as String, .jsonl.gz and stdin ------------------------------
+
+
+def _same_as_full(path, columns=None):
+    columns = columns or list(MEASURE_COLUMNS)
+    narrow = table.frame(path, columns=columns)
+    assert "messages" not in narrow.columns
+    assert_frame_equal(narrow, table.frame(path).select(narrow.columns))
+    return narrow
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "blocks"])
+def test_text_that_looks_like_a_number_stays_text(tmp_path, monkeypatch, whole):
+    # ids such as "12" or "[INST]" prompts parse as String first, then again strictly: same frame, still native
+    if not whole:
+        monkeypatch.setattr(_read, "JSONL_NATIVE_WHOLE_BYTES", 0)
+        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 256)
+    rows = [{"scenario_id": str(i // 2), "prompt": "[INST] q" if i % 3 else "true", "reward": i % 2,
+             "policy_version": "-1.5e3"} for i in range(12)]
+    path = _write(tmp_path, rows)
+    narrow = _same_as_full(path)
+    assert narrow["scenario_id"].to_list()[:3] == ["0", "0", "1"] and narrow["prompt"][0] == "true"
+    assert _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "blocks"])
+@pytest.mark.parametrize("late", [{"scenario_id": 17}, {"prompt": 12}, {"reward": True}, {"model_version": "v2"},
+                                  {"reward": "1"}])
+def test_a_type_change_past_the_head_falls_back(tmp_path, monkeypatch, whole, late):
+    monkeypatch.setattr(_read, "JSONL_SCHEMA_HEAD_LINES", 4)
+    if not whole:
+        monkeypatch.setattr(_read, "JSONL_NATIVE_WHOLE_BYTES", 0)
+        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 512)
+    rows = [{"scenario_id": f"t{i // 4}", "rollout_index": i % 4, "prompt": f"q{i}", "reward": float(i % 2),
+             "policy_version": "v1"} for i in range(40)]
+    rows[-3] = {**rows[-3], **late}
+    path = _write(tmp_path, rows)
+    assert not _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
+    _same_as_full(path)
+
+
+def test_nulls_blank_lines_crlf_and_a_last_line_without_newline(tmp_path, monkeypatch):
+    lines = [json.dumps({"scenario_id": "a", "prompt": "p", "reward": 1.0, "tier": None}),
+             "", "   ",
+             json.dumps({"scenario_id": None, "prompt": "p2", "reward": None, "tier": "hard"}),
+             json.dumps({"scenario_id": "b", "prompt": None, "reward": 0.0, "tier": None})]
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(("\r\n".join(lines)).encode())  # CRLF, no newline after the last line
+    narrow = _same_as_full(path, ["reward", "tier"])
+    assert narrow.height == 3 and narrow["reward"].to_list() == [1.0, None, 0.0]
+    assert _native_taken(path, ["reward", "tier"], monkeypatch)
+
+
+def test_a_byte_order_mark_gives_the_full_reads_error(tmp_path, monkeypatch):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in _w131_rows()).encode())
+    assert not _native_taken_or_error(path, ["reward"], monkeypatch)
+    with pytest.raises(SchemaError, match=r"line 1 is not valid JSON") as projected:
+        table.frame(path, columns=["reward"])
+    with pytest.raises(SchemaError) as full:
+        table.frame(path)
+    assert str(projected.value) == str(full.value)
+
+
+def _native_taken_or_error(path, columns, monkeypatch):
+    """Whether the native reader produced a frame, whatever the batch readers then do."""
+    taken = []
+    real = _read._jsonl_native
+    monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: taken.append(out := real(p, c)) or out)
+    try:
+        table.frame(path, columns=columns)
+    except SchemaError:
+        pass
+    monkeypatch.undo()
+    return bool(taken) and taken[0] is not None
+
+
+def test_a_path_polars_would_read_as_a_glob(tmp_path, monkeypatch):
+    rows = _openai_rows()
+    path = _write(tmp_path, rows, name="run[1]*.jsonl")
+    _write(tmp_path, rows[:3], name="run1x.jsonl")  # what the glob would also match
+    narrow = _same_as_full(path)
+    assert narrow.height == len(rows)
+    assert _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_gzipped_file_is_read_natively_as_the_full_read(tmp_path, monkeypatch, shape):
+    import gzip
+
+    monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 1024)
+    path = tmp_path / "r.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in SHAPES[shape]() * 3).encode(), 1))
+    full = table.frame(path)
+    for columns in COLUMN_SETS:
+        narrow = _same_as_full(path, columns)
+        assert _native_taken(path, columns, monkeypatch)
+        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 1024)
+        monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: None)  # the batch readers agree
+        assert_frame_equal(table.frame(path, columns=columns), full.select(narrow.columns))
+        monkeypatch.undo()
+        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 1024)
+
+
+def test_a_gzipped_file_with_a_late_change_or_a_broken_stream(tmp_path, monkeypatch):
+    import gzip
+
+    monkeypatch.setattr(_read, "JSONL_SCHEMA_HEAD_LINES", 4)
+    rows = _w131_rows()
+    rows[-1] = {**rows[-1], "reward": "0.5"}
+    path = tmp_path / "late.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    assert not _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
+    _same_as_full(path)
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(path.read_bytes()[:-40])  # a truncated stream
+    with pytest.raises(SchemaError) as projected:
+        table.frame(broken, columns=["reward"])
+    with pytest.raises(SchemaError) as full:
+        table.frame(broken)
+    assert str(projected.value) == str(full.value)
+
+
+def _stdin(monkeypatch, data: bytes):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def test_stdin_is_spooled_and_read_natively(tmp_path, monkeypatch):
+    rows = _openai_rows()
+    data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(data)
+    taken = []
+    real = _read._jsonl_native
+    monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: taken.append(out := real(p, c)) or out)
+    _stdin(monkeypatch, data)
+    narrow = table.frame("-", columns=list(MEASURE_COLUMNS))
+    assert taken and taken[0] is not None
+    assert_frame_equal(narrow, table.frame(path, columns=list(MEASURE_COLUMNS)))
+    _stdin(monkeypatch, data)
+    assert_frame_equal(table.frame("-"), table.frame(path))  # the full read from stdin as before
+
+
+def test_stdin_that_the_native_reader_declines_reads_as_before(monkeypatch):
+    bad = b'{"scenario_id": "a", "reward": 1}\n{"scenario_id": "b", "reward": \n'
+    _stdin(monkeypatch, bad)
+    with pytest.raises(SchemaError, match=r"stdin: line 2 is not valid JSON") as projected:
+        table.frame("-", columns=["reward"])
+    _stdin(monkeypatch, bad)
+    with pytest.raises(SchemaError) as full:
+        table.frame("-")
+    assert str(projected.value) == str(full.value)
+    _stdin(monkeypatch, b'[{"scenario_id": "a", "reward": 1}, {"scenario_id": "b", "reward": 0}]')
+    assert table.frame("-", columns=["reward"])["reward"].to_list() == [1.0, 0.0]

@@ -189,16 +189,20 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
 
 
 def _side(rows: Any, warnings: list[str], label: str) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
-    """One run as (metric -> per-task values, marker names): rows, a streamed Parquet file, or Ray's merged sums."""
+    """One run as (metric -> per-task values, marker names): rows, a streamed Parquet file, or Ray's merged sums.
+
+    Rows compared on pass@1 are read without their markers: decoding them is a third of a JSONL
+    read, and the marker names only check a marker metric.
+    """
     if is_ray_dataset(rows):
-        vals, markers, found = _compare_side_ray(rows)
+        vals, names, found = _compare_side_ray(rows)
         warnings.extend(found)
-        return (lambda label: _pick(vals, label)), markers
+        return (lambda label: _pick(vals, label)), names
     streamed = stream_side(rows, [label])
     if streamed is not None:
         warnings.extend(streamed.warnings)
         return (lambda label: _pick(streamed.values, label)), streamed.markers
-    df = clean_rewards(read_rows(rows), warnings)
+    df = clean_rewards(read_rows(rows, markers=label != PASS_AT_1), warnings)
     return (lambda label: _values(df, label)), marker_names(df)
 
 

@@ -7,7 +7,10 @@ import io
 import itertools
 import json
 import os
+import shutil
 import sys
+import tempfile
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,12 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from whileai.defaults import CHUNK_ROWS, JSONL_NATIVE_BLOCK_BYTES, JSONL_SCHEMA_HEAD_LINES
+from whileai.defaults import (
+    CHUNK_ROWS,
+    JSONL_NATIVE_BLOCK_BYTES,
+    JSONL_NATIVE_WHOLE_BYTES,
+    JSONL_SCHEMA_HEAD_LINES,
+)
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
 from whileai.table import _formats, _mapping
 from whileai.table import normalize as nz
@@ -236,7 +244,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
                          scorer: str | None = None) -> pl.DataFrame:
     text = str(path_like)
     if text == "-":
-        return _from_dicts(read_jsonl_rows(sys.stdin, "stdin"), "stdin")
+        return _read_stdin(columns)
     path = Path(text)
     if not path.exists():
         raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
@@ -261,6 +269,10 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
     if not name.endswith(".gz") and not _starts_with_array(path):
         return _read_plain_jsonl(path, f"file {text!r}", columns)
+    if columns and name.endswith(".gz"):
+        native = _jsonl_projected(path, columns)
+        if native is not None:
+            return native
     opener = gzip.open if name.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
@@ -269,7 +281,31 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
                           path=text) from exc
-    return _concat_chunks(chunks)
+    out = _concat_chunks(chunks)
+    return _select(out.lazy(), columns).collect() if columns else out  # the same projection as the native read
+
+
+def _read_stdin(columns: Sequence[str] | None) -> pl.DataFrame:
+    """Rows from stdin; a projected read spools it to a temporary file the native reader can take.
+
+    The copy goes through a buffer of ``JSONL_NATIVE_BLOCK_BYTES``. When the native reader
+    declines (or stdin is a text stream without bytes underneath), the rows are parsed as
+    before, so the frame and any error (``stdin: line N``) are the same.
+    """
+    raw = getattr(sys.stdin, "buffer", None)
+    if not columns or raw is None:
+        return _from_dicts(read_jsonl_rows(sys.stdin, "stdin"), "stdin")
+    with tempfile.TemporaryDirectory(prefix="whileai-stdin-") as folder:
+        spool = Path(folder) / "stdin.jsonl"
+        with open(spool, "wb") as out:
+            shutil.copyfileobj(raw, out, JSONL_NATIVE_BLOCK_BYTES)
+        native = _jsonl_projected(spool, columns)
+        if native is not None:
+            return native
+        encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
+        errors = getattr(sys.stdin, "errors", None) or "strict"
+        with open(spool, encoding=encoding, errors=errors, newline=None) as handle:
+            return _from_dicts(read_jsonl_rows(handle, "stdin"), "stdin")
 
 
 def _from_reader_rows(rows: list[dict[str, Any]], source: str) -> pl.DataFrame:
@@ -343,55 +379,92 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
     """Polars' native JSONL reader on the fields ``columns`` need, with their dtypes given.
 
     The file's first lines are parsed in Python to learn which fields rows have and what kind
-    of value each holds; Polars then parses the file, a block of ``JSONL_NATIVE_BLOCK_BYTES``
-    at a time, with exactly those dtypes and skips every other field (the conversation is never
-    built). Inferring a schema over a batch of conversations costs more than the parse itself.
-    Every dtype is strict: text columns are read as Categorical, which (unlike String) refuses
-    a number or an object, numbers as Float64 or Int64, flags as Boolean; ``markers`` as JSON
-    text, decoded to the head's fields with a check that no row has another.
+    of value each holds; Polars then parses the file with exactly those dtypes and skips every
+    other field (the conversation is never built): a plain file of up to
+    ``JSONL_NATIVE_WHOLE_BYTES`` whole, by Polars' own parallel reader over the mapped file; a
+    larger one, a ``.jsonl.gz`` (decompressed as a stream) or a path Polars would read as a
+    glob, a block of ``JSONL_NATIVE_BLOCK_BYTES`` at a time. Inferring a schema over a batch of
+    conversations costs more than the parse itself. Every dtype is strict: numbers as Float64
+    or Int64, flags as Boolean, ``markers`` as JSON text decoded to the head's fields with a
+    check that no row has another. Text is parsed as String, which turns a number or an object
+    into its JSON text; when any text value looks like one (a JSON number, ``true``, ``false``,
+    or text opening with ``{`` or ``[``), that part is parsed again as Categorical, which
+    refuses them, so a genuine text such as ``"12"`` costs a second parse, never a wrong row.
 
     Fields the head shows only null, and wanted ones it does not show, are read as Null, which
     refuses any value.
 
     Returns None, so that the batch readers take the file (and name any bad line), when a head
     line is not a JSON object, a wanted field holds something else than the head showed
-    anywhere in the file, a wanted field the head did not show holds a value, the step needs
-    the conversation, or a field is one this reader does not type (free-form JSON columns,
-    dict-valued extras). A wanted field that no head line has and that is null or absent in
-    every other row is read as absent.
+    anywhere in the file, a wanted field the head did not show holds a value, a line is not
+    JSON (a byte-order mark included), the step needs the conversation, or a field is one this
+    reader does not type (free-form JSON columns, dict-valued extras). A wanted field that no
+    head line has and that is null or absent in every other row is read as absent.
     """
     aliases = alias_map()
-    with open(path, "rb") as handle:
-        plan = _native_plan(list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES)), columns)
-        if plan is None:
-            return None
-        schema, unseen, marker_fields = plan
-        markers = next((n for n in schema if n not in unseen and aliases.get(n, n) == "markers"), None)
-        handle.seek(0)
-        blocks: list[pl.DataFrame] = []
-        while True:
-            data = handle.read(JSONL_NATIVE_BLOCK_BYTES)
-            if not data:
-                break
-            if not data.endswith(b"\n"):
-                data += handle.readline()
-            try:
-                df = pl.read_ndjson(io.BytesIO(data), schema=schema)
-            except Exception:  # a value of another kind, a broken line: the batch readers report it
+    gz = path.name.lower().endswith(".gz")
+    try:
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as handle:
+            plan = _native_plan(list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES)), columns)
+            if plan is None:
                 return None
-            if markers is not None:  # decoded a block at a time: the text of one block is held, not the file's
-                decoded = _decode_markers(df[markers], marker_fields)
-                if decoded is None:
+            schema, unseen, marker_fields = plan
+            markers = next((n for n in schema if n not in unseen and aliases.get(n, n) == "markers"), None)
+            whole = not gz and not _GLOB_CHARS & set(str(path)) and path.stat().st_size <= JSONL_NATIVE_WHOLE_BYTES
+            if not whole:
+                handle.seek(0)
+            blocks: list[pl.DataFrame] = []
+            for source in ([path] if whole else _line_blocks(handle)):
+                df = _native_parse(source, schema)
+                if df is None:  # a value of another kind, a broken line: the batch readers report it
                     return None
-                df = df.with_columns(decoded)
-            blocks.append(df.drop(unseen))
+                if markers is not None:  # decoded a block at a time: the text of one block is held, not the file's
+                    decoded = _decode_markers(df[markers], marker_fields)
+                    if decoded is None:
+                        return None
+                    df = df.with_columns(decoded)
+                blocks.append(df.drop(unseen))
+    except (OSError, EOFError, zlib.error):  # a broken .gz stream: the batch readers say what it is
+        return None
     if not blocks:
         return None
     out = pl.concat(blocks, how="vertical") if len(blocks) > 1 else blocks[0]
-    if out.height == 0:
+    return out if out.height else None
+
+
+_GLOB_CHARS = set("*?[")
+# A text value that could be Polars' rendering of a number, a flag, an object or a list read as String.
+_NOT_PLAIN_TEXT = r"^[\[{]|^(?:-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
+
+
+def _line_blocks(handle: Any) -> Iterator[bytes]:
+    """The stream's bytes in blocks of about ``JSONL_NATIVE_BLOCK_BYTES``, each ending at a line end."""
+    while True:
+        data = handle.read(JSONL_NATIVE_BLOCK_BYTES)
+        if not data:
+            return
+        if not data.endswith(b"\n"):
+            data += handle.readline()
+        yield data
+
+
+def _native_parse(source: Path | bytes, schema: dict[str, Any]) -> pl.DataFrame | None:
+    """One file or block parsed with ``schema`` (Categorical fields as String, see ``_jsonl_native``); None if refused."""
+    text = [name for name, dtype in schema.items() if dtype == pl.Categorical]
+
+    def parse(dtypes: dict[str, Any]) -> pl.DataFrame:
+        if isinstance(source, Path):
+            return pl.scan_ndjson(source, schema=dtypes).collect()
+        return pl.read_ndjson(io.BytesIO(source), schema=dtypes)
+
+    try:
+        df = parse({name: pl.String if name in text else dtype for name, dtype in schema.items()})
+        if text and df.select(pl.any_horizontal(pl.col(text).str.contains(_NOT_PLAIN_TEXT)).any()).item():
+            df = parse(schema)  # a value that may not have been text: parsed again, strictly
+            df = df.with_columns(pl.col(text).cast(pl.String))
+    except Exception:  # a value of another kind, a broken line
         return None
-    fixes = [out[name].cast(pl.String) for name in out.columns if schema[name] == pl.Categorical]
-    return out.with_columns(fixes) if fixes else out
+    return df
 
 
 def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str]] | None:
