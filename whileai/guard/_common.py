@@ -102,6 +102,20 @@ def agent_text_of(df: pl.DataFrame, sep: str = "\n") -> pl.Series:
     return pl.Series("agent_text", [""] * df.height, dtype=pl.String)
 
 
+def _rank_in_row(rows: pl.Series) -> pl.Series:
+    """0, 1, 2... within each run of one row index (``rows`` sorted, as an explode leaves them).
+
+    ``int_range(len).over(row)`` for grouped rows, without the window's group-by.
+    """
+    r = rows.to_numpy()
+    m = r.size
+    if m == 0:
+        return pl.Series(rows.name, [], dtype=pl.UInt32)
+    start = np.flatnonzero(np.concatenate([[True], r[1:] != r[:-1]]))
+    first = np.repeat(start, np.diff(np.append(start, m)))
+    return pl.Series(rows.name, (np.arange(m) - first).astype(np.uint32))
+
+
 def messages_long(df: pl.DataFrame) -> pl.DataFrame:
     """One row per message.
 
@@ -112,12 +126,9 @@ def messages_long(df: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema={"_row": pl.UInt32, "_pos": pl.UInt32, "role": pl.String, "content": pl.String,
                                     "name": pl.String, "tool_call_id": pl.String,
                                     "tool_calls": pl.List(table.TOOL_CALL)})
+    long = df.select(pl.col("messages")).with_row_index("_row").explode("messages").filter(pl.col("messages").is_not_null())
     return (
-        df.select(pl.col("messages"))
-        .with_row_index("_row")
-        .explode("messages")
-        .filter(pl.col("messages").is_not_null())
-        .with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).over("_row").alias("_pos"))
+        long.with_columns(_rank_in_row(long["_row"]).alias("_pos"))
         .select(
             "_row",
             "_pos",
@@ -149,8 +160,8 @@ def calls_long(msgs: pl.DataFrame) -> pl.DataFrame:
             pl.col("tool_calls").struct.field("name").fill_null("").alias("tool"),
             pl.col("tool_calls").struct.field("arguments").fill_null("{}").alias("arguments"),
         )
-        .with_columns(pl.int_range(pl.len(), dtype=pl.UInt32).over("_row").alias("_call"))
     )
+    calls = calls.with_columns(_rank_in_row(calls["_row"]).alias("_call"))
     results = (
         msgs.filter((pl.col("role") == "tool") & pl.col("tool_call_id").is_not_null())
         .select("_row", pl.col("tool_call_id").alias("call_id"), pl.col("content").fill_null("").alias("result"),

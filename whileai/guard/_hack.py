@@ -56,7 +56,7 @@ from whileai.guard._hackfeat import (
 from whileai.guard._tokens import combine
 from whileai.report import ChartedReport, Tone, fmt_num
 from whileai.stats.rng import check_rng
-from whileai.stats.within import AndTier, WithinKernel, row_chunks
+from whileai.stats.within import AndTier, WithinKernel, row_chunks, single_blas_thread
 from whileai.table import IntoRows
 from whileai.table.raydata import is_ray_dataset
 
@@ -301,6 +301,14 @@ def hack_scan(
     report = HackScanReport(endorsed=list(endorsed_t), n_perm=n_perm, alpha=alpha, top_features=top_features)
     spec = Spec(reward=reward, user=user_features, auto=auto and top_k > 0, top_k=top_k, min_obs=min_obs,
                  trace=trace)
+    with single_blas_thread():  # many small products: BLAS threads would spin between them
+        return _scan(rows, report, spec, endorsed_t=endorsed_t, n_perm=n_perm, min_obs=min_obs, seeds=seeds,
+                     alpha=alpha, reward=reward, rng=rng)
+
+
+def _scan(rows: IntoRows, report: HackScanReport, spec: Spec, *, endorsed_t: tuple[str, ...], n_perm: int,
+          min_obs: int, seeds: int, alpha: float, reward: str, rng: np.random.Generator) -> HackScanReport:
+    """The scan behind ``hack_scan`` once its arguments are checked: features, kernel, verdict."""
     if is_ray_dataset(rows):
         from whileai.guard._ray import scan_rows
 

@@ -79,7 +79,7 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     elif trace and "messages" in df.columns:
         from whileai.guard._trace import FLAGS, _flag_frame
 
-        flags = _flag_frame(df, {}, evidence=False)
+        flags = _flag_frame(df, {}, evidence=False, text=text)
         for flag in FLAGS:
             add(f"trace:{flag}", flags[flag].is_not_null().cast(pl.Float64).to_numpy(), "binary")
     if user:
@@ -271,28 +271,80 @@ def _token_hits(toks: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     h, row = toks.hash, toks.row
     rows_parts: list[np.ndarray] = []
     cols_parts: list[np.ndarray] = []
-
-    def match(hashes: np.ndarray, rows_of: Callable[[np.ndarray], np.ndarray]) -> None:
-        if not hashes.size:
-            return
-        pos = np.minimum(np.searchsorted(vocab, hashes), vocab.size - 1)
-        hit = np.flatnonzero(vocab[pos] == hashes)
-        rows_parts.append(rows_of(hit))
-        cols_parts.append(pos[hit].astype(np.int64))
-
-    match(h, lambda i: row[i])
-    if h.size > 1:
-        bstart = np.flatnonzero(row[:-1] == row[1:])
-        if bstart.size:
-            match(pair(h[bstart], h[bstart + 1]), lambda i: row[bstart[i]])
+    find = _vocab_finder(vocab)
+    if h.size:
+        at, col = find(h)
+        rows_parts.append(row[at])
+        cols_parts.append(col)
+    if h.size > 1:  # every adjacent pair, then only the hits whose two words share a row
+        at, col = find(pair(h[:-1], h[1:]))
+        same = row[at] == row[at + 1]
+        rows_parts.append(row[at[same]])
+        cols_parts.append(col[same])
     if not rows_parts:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
     auto_r = np.concatenate(rows_parts).astype(np.int64)
     auto_c = np.concatenate(cols_parts)
     if not auto_c.size:
         return auto_r, auto_c, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    auto_r, auto_c = _distinct_hits(auto_r, auto_c, n_rows=toks.offsets.size - 1, n_cols=vocab.size)
     first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
     return auto_r, auto_c, first["c"].to_numpy(), first["r"].to_numpy()
+
+
+#: Slots (a power of two) of the table that finds a hash among the vocabulary by its low bits.
+_VOCAB_SLOTS = 1 << 20
+
+
+def _vocab_finder(vocab: np.ndarray) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """A function of hashes giving (where a hash is in the sorted ``vocab``, its vocabulary position).
+
+    A table indexed by a hash's low 20 bits holds the one vocabulary position there, checked
+    against the full hash; when two vocabulary hashes share low bits, a binary search instead.
+    """
+    mask = np.uint64(_VOCAB_SLOTS - 1)
+    slots = (vocab & mask).astype(np.int64)
+    if vocab.size >= np.iinfo(np.int16).max or np.unique(slots).size < vocab.size:
+        ext = np.append(vocab, np.uint64(0))  # past the end: 0 never equals a hash above the largest
+
+        def search(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            pos = np.searchsorted(vocab, hashes)
+            at = np.flatnonzero(ext[pos] == hashes)
+            return at, pos[at].astype(np.int64)
+
+        return search
+    table = np.full(_VOCAB_SLOTS, -1, dtype=np.int16)
+    table[slots] = np.arange(vocab.size, dtype=np.int16)
+
+    def look(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        cand = table[(hashes & mask).view(np.int64)]
+        at = np.flatnonzero(cand >= 0)
+        col = cand[at].astype(np.int64)
+        ok = vocab[col] == hashes[at]
+        return at[ok], col[ok]
+
+    return look
+
+
+#: Cells (rows x vocabulary) of the chunk's presence mask that drops repeated hits; above it
+#: they are dropped by sorting.
+_MARK_CELLS = 1 << 27
+
+
+def _distinct_hits(r: np.ndarray, c: np.ndarray, *, n_rows: int, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (row, column) hits, by row then column (a word said twice in a row is one hit).
+
+    The same presence matrix as the repeated hits give once summed and set to 1, with fewer
+    entries to hold and to send.
+    """
+    code = r * n_cols + c
+    if n_rows * n_cols <= _MARK_CELLS:
+        mark = np.zeros(n_rows * n_cols, dtype=bool)
+        mark[code] = True
+        code = np.flatnonzero(mark)
+    else:
+        code = np.unique(code)
+    return code // n_cols, code % n_cols
 
 
 def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -12,17 +12,20 @@ feature gives a family-wise floor).
 
 from __future__ import annotations
 
+import math
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from whileai.defaults import CHUNK_ROWS
 
-__all__ = ["AndTier", "WithinKernel", "row_chunks"]
+__all__ = ["AndTier", "WithinKernel", "row_chunks", "single_blas_thread"]
 
 PERM_CELLS = 4_000_000  # rows x shuffles held at once
 _WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _AND_BATCH = 16  # AND columns built at once when their within-ask sums of squares are cached
+_CODE_BITS = 16  # at most this many seeds: a shuffle's AND cross products from one code per row (2^16 codes)
 
 
 class AndTier(NamedTuple):
@@ -44,13 +47,49 @@ class AndTier(NamedTuple):
     """Cache: within-ask sum of squares of the AND of pool features a < b, keyed a * m + b."""
 
 
+def single_blas_thread() -> AbstractContextManager[Any]:
+    """BLAS limited to one thread inside the block (threadpoolctl).
+
+    The kernel runs hundreds of small products (a shuffle block, a row chunk, a seeds x seeds
+    AND matrix): a second BLAS thread adds little to each and spins between them, which costs
+    CPU time and no wall time saved. One thread also makes every product's bits independent of
+    the machine's core count.
+    """
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def row_chunks(n: int, size: int = CHUNK_ROWS) -> list[slice]:
     """Slices of at most ``size`` rows covering ``0..n`` (one empty slice when ``n`` is 0)."""
     return [slice(i, min(i + size, n)) for i in range(0, n, size)] or [slice(0, 0)]
 
 
+def _pattern_cross(pool_t: np.ndarray, top: np.ndarray, w: np.ndarray, bits: np.ndarray) -> np.ndarray:
+    """``X @ (X * w).T`` for the bool rows ``pool_t[top]``, summed exactly.
+
+    Each row's pattern over the chosen features is one integer code; the weights are summed per
+    code (float64, exact for the values ``_exact32`` admits) and every pair's sum is the sum
+    over the codes holding both bits. Linear in rows, whatever the number of pairs.
+    """
+    n = pool_t.shape[1]
+    lo = np.zeros(n, dtype=np.uint8)  # bits 0-7 and 8-15 of the code, one byte a row each
+    hi = np.zeros(n, dtype=np.uint8)
+    tmp = np.empty(n, dtype=np.uint8)
+    for k, f in enumerate(top.tolist()):  # at most _CODE_BITS features
+        np.left_shift(pool_t[f].view(np.uint8), k % 8, out=tmp)
+        np.bitwise_or(lo if k < 8 else hi, tmp, out=lo if k < 8 else hi)
+    code = lo.astype(np.intp)
+    if top.size > 8:
+        code |= hi.astype(np.intp) << 8
+    per = np.bincount(code, weights=w, minlength=bits.shape[0])
+    return bits.T @ (bits * per[:, None])
+
+
 class WithinKernel:
     """Within-ask correlations of many feature columns with one centred reward, and shuffles."""
+
+    _exact_sums: bool | None
 
     def _and_max(self, tier: AndTier, pool_rho: np.ndarray, Yp: np.ndarray) -> np.ndarray:
         """Per shuffle: the largest |rho| over the pairwise ANDs of its own best ``seeds`` pool features.
@@ -73,16 +112,39 @@ class WithinKernel:
         keep_all = (both_all >= tier.min_obs) & (tier.n_graded - both_all >= tier.min_obs)
         codes_all = lo_all * m + hi_all
         self._and_sxx(tier, sorted(set(codes_all[keep_all].tolist()) - tier.sxx.keys()))
+        exact = take <= _CODE_BITS and self._exact32()
+        bits = ((np.arange(1 << take)[:, None] >> np.arange(take)) & 1).astype(np.float64) if exact else None
         for j in np.flatnonzero(keep_all.any(axis=1)).tolist():
             keep = keep_all[j]
             sxx = np.array([tier.sxx[c] for c in codes_all[j][keep].tolist()])
-            Xt = tier.pool_t[top_all[j]].astype(np.float32)  # the shuffle's seeds, one contiguous row each
-            S = Xt @ (Xt * np.ascontiguousarray(Yp[:, j])).T
+            if bits is not None:  # every float32 sum below is exact: the same numbers from exact sums
+                S = _pattern_cross(tier.pool_t, top_all[j], Yp[:, j], bits)
+            else:
+                Xt = tier.pool_t[top_all[j]].astype(np.float32)  # the shuffle's seeds, one contiguous row each
+                S = Xt @ (Xt * np.ascontiguousarray(Yp[:, j])).T
             sxy = S[ia[keep], ib[keep]].astype(np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 r = np.where(sxx > 1e-9, np.abs(sxy) / np.sqrt(sxx * self.syy), 0.0)
             out[j] = float(r.max(initial=0.0))
         return out
+
+    def _exact32(self) -> bool:
+        """Every float32 sum of a subset of the float32 centred rewards is exact, in any order.
+
+        True when the values are integer multiples of one power of two 2^-e and their absolute
+        sum is at most 2^24 times it: every partial sum is then a multiple of 2^-e below 2^24 of
+        them, which float32 holds exactly (0/1 rewards in asks of equal size, the usual case).
+        """
+        if self._exact_sums is None:
+            v = np.abs(self.yc.astype(np.float32).astype(np.float64))
+            total = float(v.sum())
+            if total == 0.0:
+                self._exact_sums = True
+            else:
+                e = math.floor(math.log2(2.0**24 / total))
+                scaled = v * 2.0**e
+                self._exact_sums = bool(np.all(scaled == np.floor(scaled)))
+        return self._exact_sums
 
     def _and_sxx(self, tier: AndTier, codes: list[int]) -> None:
         """Within-ask sums of squares of the ANDs named by ``codes`` (a * m + b), into the cache."""
@@ -124,6 +186,7 @@ class WithinKernel:
         self.syy = syy
         n = gid.size
         self.G = sp.csr_matrix((np.ones(n), (np.arange(n), gid)), shape=(n, n_g.size))
+        self._exact_sums: bool | None = None
         self.starts = np.concatenate([[0], np.cumsum(n_g.astype(np.int64))[:-1]]) if n_g.size else np.zeros(0, np.int64)
 
     def _rho(self, sxy: np.ndarray, sxx: np.ndarray) -> np.ndarray:
@@ -177,18 +240,18 @@ class WithinKernel:
         sizes = self.n_g.astype(np.int64)
         equal = bool(sizes.size and np.all(sizes == sizes[0]))
         chunks = row_chunks(n)
+        yc32 = self.yc.astype(np.float32)
         for start in range(0, n_perm, block):  # blocks of shuffles, each a matrix product
             b = min(block, n_perm - start)
             # float32 for the shuffled products: the floor needs |rho| to about 1e-6, not 1e-15
             if equal:  # rows are sorted by ask: sort k random keys inside each ask, for b shuffles at once
                 k = int(sizes[0])
                 order = np.argsort(rng.random((b, sizes.size, k)), axis=2)
-                Yp = np.take_along_axis(np.broadcast_to(self.yc.reshape(-1, k).astype(np.float32), (b, sizes.size, k)),
-                                        order, axis=2)
-                Yp = np.ascontiguousarray(Yp.reshape(b, n).T)
+                order += np.arange(0, n, k)[None, :, None]  # each ask's own rows, as flat positions
+                Yp = np.ascontiguousarray(yc32[order.reshape(b, n)].T)
             else:
                 keys = gidf[:, None] + rng.random((n, b))
-                Yp = self.yc.astype(np.float32)[np.argsort(keys, axis=0)]
+                Yp = yc32[np.argsort(keys, axis=0)]
             best = np.zeros(b)
             rho_dense = np.zeros((0, b))
             rho_auto = np.zeros((0, b))
