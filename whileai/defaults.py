@@ -882,3 +882,16 @@ JSONL_NATIVE_WHOLE_BYTES = 2 * 2**30
 # On the 1M-row benchmark file (125,000-row groups) rl's fetch took 0.08 / 0.1 / 0.15 CPU s at
 # 4,096 / 16,384 / 65,536 rows and sft's was within noise (1.2 s) at all three (docs/performance.md).
 FETCH_BATCH_ROWS = 16_384
+
+# ---- export: JSON lines encoded by shape (whileai/exporters/_rows.py, docs/performance.md) ----
+# Most patterns of null row keys in one chunk written as one json_encode each (a struct of the
+# non-null keys); a chunk with more goes through one encode and the null-key pattern pass. A cost
+# knob, not a statistic: both write the same bytes (convention; rows carry a handful of patterns).
+EXPORT_NULL_SHAPES = 16
+# Samples of up to this many messages have their loss mask told apart by one int64 (a bit per
+# message, the length beside it), so each distinct mask is written once; 48 bits keep the key
+# exact in the float64 sum that builds it (53-bit mantissa).
+EXPORT_MASK_BITS = 48
+# Up to this many distinct loss masks in a chunk, each is written once and gathered; more are
+# written by numpy into one buffer (the same text; convention).
+EXPORT_MASK_KINDS = 4096

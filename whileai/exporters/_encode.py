@@ -11,18 +11,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
-__all__ = ["Encoding", "call_json", "enc", "field_piece", "json_arguments", "large_to_small", "message_json", "valid_object"]
+__all__ = ["Encoding", "call_json", "enc", "field_piece", "json_arguments", "large_to_small", "message_json", "message_texts",
+           "valid_object"]
 
 #: How tool-call arguments are written: a JSON string (OpenAI wire) or a JSON object (TRL).
 Encoding = Literal["json_string", "dict"]
 
 
 def enc(expr: pl.Expr) -> pl.Expr:
-    """The value of ``expr`` as JSON text (strings quoted and escaped, structs as objects)."""
-    return pl.struct(expr.alias("v")).struct.json_encode().str.strip_prefix('{"v":').str.strip_suffix("}")
+    """The value of ``expr`` as JSON text (strings quoted and escaped, structs as objects).
+
+    The wrapper is cut by position (``{"v":`` is always the first five characters and ``}`` the
+    last), which Polars does on string views without the search a ``strip_prefix`` makes.
+    """
+    return pl.struct(expr.alias("v")).struct.json_encode().str.slice(5).str.head(-1)
 
 
 def valid_object(text: pl.Expr) -> pl.Expr:
@@ -82,6 +88,100 @@ def message_json(encoding: Encoding) -> pl.Expr:
             pl.lit("}"),
         ]
     )
+
+
+def _has_extra() -> pl.Expr:
+    """Where ``message_json`` merges ``extra`` keys into the message (a non-empty JSON object)."""
+    extra = pl.col("extra").str.strip_chars()
+    return (pl.col("extra").is_not_null() & extra.str.starts_with("{")
+            & (extra.str.strip_prefix("{").str.strip_suffix("}").str.len_bytes() > 0))
+
+
+def _openai_calls() -> pl.Expr:
+    """The tool calls as structs in the OpenAI shape (``json_encode`` writes them as ``call_json`` does)."""
+    call = pl.element()
+    return pl.col("tool_calls").list.eval(
+        pl.struct(
+            call.struct.field("id").alias("id"),
+            pl.lit("function").alias("type"),
+            pl.struct(call.struct.field("name").fill_null("").alias("name"),
+                      call.struct.field("arguments").fill_null("{}").alias("arguments")).alias("function"),
+        )
+    ).alias("tool_calls")
+
+
+def message_texts(flat: pl.DataFrame, encoding: Encoding) -> tuple[pl.Series, np.ndarray]:
+    """Each message of ``flat`` as the JSON text ``message_json`` writes, one ``json_encode`` per message.
+
+    A message's keys depend on which of name, tool_call_id and tool_calls it has, so the messages
+    are split by that shape and each shape is one struct of exactly its keys: ``json_encode``
+    writes the whole message in one pass, with no key to take out and no piece to join. Messages
+    whose text needs more than a struct can say (``extra`` keys merged in, a tool call without an
+    id, TRL's arguments spliced in as objects) go through ``message_json`` itself.
+
+    Returns:
+        ``(texts, where)``: the text of message ``i`` (in ``flat``'s order) is ``texts[where[i]]``.
+    """
+    n = flat.height
+    calls = pl.col("tool_calls").list.len().fill_null(0) > 0
+    generic = calls & pl.col("tool_calls").list.eval(pl.element().struct.field("id").is_null()).list.any().fill_null(False)
+    if flat["extra"].null_count() < n:
+        generic = generic | _has_extra()
+    shape = flat.select(
+        pl.when(generic).then(pl.lit(8, pl.Int8)).otherwise(
+            pl.col("name").is_not_null().cast(pl.Int8) + 2 * pl.col("tool_call_id").is_not_null().cast(pl.Int8)
+            + 4 * calls.cast(pl.Int8)).alias("s")
+    )["s"].to_numpy()
+    kinds = np.unique(shape)
+    flat = flat.select("role", "content", "name", "tool_call_id", "tool_calls", "extra").rechunk()  # gathers below
+    texts: list[pl.Series] = []
+    rows: list[np.ndarray] = []
+    for kind in kinds.tolist():
+        ix = np.flatnonzero(shape == kind) if len(kinds) > 1 else np.arange(n)
+        part = flat[ix] if len(kinds) > 1 else flat
+        if kind == 8:
+            expr = message_json(encoding)
+        else:
+            keys = [pl.col("role"), pl.col("content").fill_null("")]
+            keys += [pl.col("name")] if kind & 1 else []
+            keys += [pl.col("tool_call_id")] if kind & 2 else []
+            if kind & 4 and encoding == "dict":  # arguments spliced in as objects: the calls are text
+                expr = pl.concat_str([pl.struct(keys).struct.json_encode().str.head(-1), pl.lit(',"tool_calls":['),
+                                      pl.lit(_dict_calls(part["tool_calls"])), pl.lit("]}")])
+            else:
+                keys += [_openai_calls()] if kind & 4 else []
+                expr = pl.struct(keys).struct.json_encode()
+        texts.append(part.select(expr.alias("_m"))["_m"])
+        rows.append(ix)
+    where = np.empty(n, dtype=np.int64)
+    if rows:
+        where[np.concatenate(rows)] = np.arange(n)
+    text = pl.concat(texts) if texts else pl.Series("_m", [], dtype=pl.String)
+    return text, where
+
+
+def _dict_calls(tool_calls: pl.Series) -> pl.Series:
+    """Each message's tool calls (every one with an id) as ``call_json(..., "dict")`` writes them, joined by commas.
+
+    All calls of the messages are written at once, flat: one ``json_encode`` of id, type and
+    name, then the arguments spliced in (as the object itself where it parses as one, else as a
+    JSON string), then cut back into one list per message and joined.
+    """
+    sizes = tool_calls.list.len().fill_null(0).to_numpy().astype(np.int64)
+    calls = tool_calls.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
+    args = pl.col("arguments").fill_null("{}")
+    head = pl.struct(pl.col("id"), pl.lit("function").alias("type"),
+                     pl.struct(pl.col("name").fill_null("").alias("name")).alias("function")).struct.json_encode()
+    text = calls.select(pl.concat_str([head.str.head(-2), pl.lit(',"arguments":'),
+                                       pl.when(valid_object(args)).then(args).otherwise(enc(args)),
+                                       pl.lit("}}")]).alias("c"))["c"].to_arrow()
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    lists = pa.LargeListArray.from_arrays(pa.Array.from_buffers(pa.int64(), len(offsets), [None, pa.py_buffer(offsets)]),
+                                          text)
+    return pl.Series(lists).list.join(",")
 
 
 def _opt(key: str, value: pl.Expr) -> pl.Expr:

@@ -47,7 +47,9 @@ from whileai.exporters._rows import (
     Options,
     build_chunk,
     group_stats,
+    line_bytes,
     prepare_frame,
+    with_group_json,
 )
 from whileai.table import IntoRows, is_ray_dataset
 
@@ -130,6 +132,12 @@ class _Run:
         self.rewards = Rewards(n_pass=int(totals["c"] or 0), n_fail=int((totals["g"] or 0) - (totals["c"] or 0)),
                                n_ungraded=int((totals["n"] or 0) - (totals["g"] or 0)))
         self._stats = None if opts.unroll else group_stats(rewards)
+        if self._stats is not None and not opts.parquet and opts.max_tool_output_chars is None:
+            self._stats = with_group_json(self._stats)  # each task's group keys encoded once
+        # each row's task in the stats, found once for the table (a chunk gathers its rows' stats)
+        self._stats_at = None if self._stats is None else (
+            keys.select("task_key").join(self._stats.select("task_key").with_row_index("_g"), on="task_key",
+                                         how="left", maintain_order="left")["_g"])
         self.counts = Counts()
 
     def _part(self, start: int) -> pl.DataFrame:
@@ -151,6 +159,7 @@ class _Run:
             if g_start + g_len <= start or g_start >= end:
                 continue
             if self._block is None or self._block[0] != g_start:
+                self._block = None  # let the last row group go before the next is decoded
                 self._block = (g_start, self._scan.slice(g_start, g_len).collect())
             lo = max(start, g_start) - g_start
             pieces.append(self._block[1].slice(lo, min(end, g_start + g_len) - g_start - lo))
@@ -181,11 +190,18 @@ class _Run:
                 reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
+    def _row_stats(self, start: int, height: int) -> pl.DataFrame | None:
+        """The group stats of the rows ``start`` to ``start + height``, in row order (None without stats)."""
+        if self._stats is None or self._stats_at is None:
+            return None
+        return self._stats.drop("task_key")[self._stats_at.slice(start, height)]
+
     def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
         counts = Counts()
         leaks = self._check_leaks(part, start)
         prepared = prepare_frame(part, system_prompt=self._sys_prompt, tools_json=self._tools_json,
-                                 with_groups=self._stats is not None, stats=self._stats, row_offset=start)
+                                 with_groups=self._stats is not None, stats=self._stats, row_offset=start,
+                                 row_stats=self._row_stats(start, part.height))
         return build_chunk(prepared, self.opts, counts, row_offset=0), counts, leaks
 
     def chunks(self) -> Iterator[pl.DataFrame]:
@@ -391,7 +407,7 @@ def _parquet_scan(source: Any) -> pl.LazyFrame | None:
     path = Path(source)
     if not (path.suffix.lower() in (".parquet", ".pq") and path.is_file()):
         return None
-    return table.scan(path)
+    return table.scan(path, columns=_READ_COLUMNS)  # only the columns an export reads are decoded
 
 
 def _row_groups(source: Any) -> list[tuple[int, int]] | None:
@@ -410,7 +426,10 @@ def _row_groups(source: Any) -> list[tuple[int, int]] | None:
 def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:
     with table.open_binary(tmp, target, compresslevel=6) as handle:
         for out in run.chunks():
+            # Polars' CSV writer copies the pieces to the file in its own buffer (measured cheaper than
+            # one write of line_bytes' buffer, whose fresh pages cost more than the writer's copy)
             out.write_csv(handle, include_header=False, quote_style="never", line_terminator="")
+            del out  # written: not held while the next chunks are read and built
 
 
 def _write_parquet(run: _Run, tmp: Path) -> None:
@@ -473,7 +492,7 @@ def training_rows(
     out: list[dict[str, Any]] = []
     loads = json.loads
     for chunk in run.chunks():
-        text = chunk["piece"].str.join("").item()
+        text = bytes(line_bytes(chunk)).decode("utf-8")
         # split on "\n" only: str.splitlines also breaks at U+2028 and friends, which JSON keeps raw
         out.extend(loads(line) for line in text.split("\n") if line)
     run.finish(None)

@@ -22,7 +22,7 @@ from whileai.defaults import EXPORT_EXAMPLES, PASS_THRESHOLD
 from whileai.errors import TrainingSelectionError
 from whileai.exporters._common import resolve_tools
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards
-from whileai.exporters._rows import Counts, Options, build_chunk, prepare_frame
+from whileai.exporters._rows import Counts, Options, build_chunk, line_bytes, prepare_frame
 from whileai.table.raydata import (
     check_output_folder,
     collect_small,
@@ -73,7 +73,7 @@ def _encode_block(batch: pa.Table, *, opts: Options, stats: Any, system_prompt: 
                                  with_groups=group is not None, stats=group, row_offset=0)
         out = build_chunk(prepared, opts, counts, row_offset=0)
         if out.height:
-            payload = out["piece"].str.join("").item().encode()
+            payload = bytes(line_bytes(out))
     summary["counts"] = asdict(counts)
     return payload, summary
 

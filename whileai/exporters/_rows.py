@@ -5,8 +5,11 @@ One chunk of rows goes through three frames:
 1. *samples*: one row per training sample (a conversation, or one unrolled prefix of it) with the
    message list, the position of the last trained assistant turn and the carried columns;
 2. *flat*: one row per message (``explode``), where think blocks are stripped, tool output is
-   cut, the loss mask is set and each message is written as JSON text (or an Arrow struct);
-3. *joined back* per sample with ``group_by`` and written as one JSON line (or Parquet row).
+   cut, the loss mask is set and each message is written as JSON text (one ``json_encode`` per
+   message shape, ``_encode.message_texts``) or an Arrow struct;
+3. *joined back* per sample: the JSON line is a gather of pieces (head, messages, commas, the
+   sample's loss mask, the row keys) written back to back; a Parquet row cuts the flat messages
+   into lists at the samples' offsets.
 
 No Python runs per row (the privileged-leak check before them is ``whileai.guard.leak_report``,
 columnar too).
@@ -24,14 +27,18 @@ import pyarrow as pa
 from whileai.defaults import (
     EXPORT_EXAMPLES,
     EXPORT_GROUP_ID_HEX,
+    EXPORT_MASK_BITS,
+    EXPORT_MASK_KINDS,
+    EXPORT_NULL_SHAPES,
     SCHEMA_VERSION,
     TOOL_OUTPUT_TRUNCATION_MARKER,
 )
-from whileai.exporters._encode import Encoding, enc, field_piece, message_json, valid_object
+from whileai.exporters._encode import Encoding, enc, field_piece, message_texts, valid_object
 from whileai.measure import group_stats as measure_group_stats
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
-__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "prepare_frame"]
+__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame",
+           "with_group_json"]
 
 Format = Literal["openai", "trl"]
 MaskMode = Literal["assistant", "final"]
@@ -124,9 +131,23 @@ def group_stats(df: pl.DataFrame) -> pl.DataFrame:
 
 def _with_group_id(stats: pl.DataFrame) -> pl.DataFrame:
     ids = _fnv1a64(stats["task_key"].cast(pl.String).fill_null(""))
-    hexed = np.char.mod("%016x", ids)  # noqa: UP031 - numpy's vectorised printf
-    group_id = pl.Series("group_id", hexed, dtype=pl.String).str.slice(0, EXPORT_GROUP_ID_HEX)
+    group_id = _hex_prefix(ids, EXPORT_GROUP_ID_HEX).alias("group_id")
     return stats.with_columns(group_id).select("task_key", "group_id", "k", "n0", "n1", "reward_mean", "reward_std")
+
+
+def _hex_prefix(values: np.ndarray, digits: int) -> pl.Series:
+    """The first ``digits`` lower-case hex digits of each uint64 (``f"{v:016x}"[:digits]``), vectorised.
+
+    Each digit is one nibble looked up in ``0-9a-f``; the digits of all rows lie back to back in
+    one buffer that becomes an Arrow string array (no Python string per row).
+    """
+    shifts = np.arange(60, 60 - 4 * digits, -4, dtype=np.uint64)
+    nibbles = (values.astype(np.uint64)[:, None] >> shifts) & np.uint64(0xF)
+    chars = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)[nibbles.astype(np.intp)]
+    offsets = np.arange(len(values) + 1, dtype=np.int64) * digits
+    array = pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets),
+                                             pa.py_buffer(np.ascontiguousarray(chars).tobytes()))
+    return pl.Series(array)
 
 
 def _fnv1a64(keys: pl.Series) -> np.ndarray:
@@ -154,12 +175,14 @@ def _fnv1a64(keys: pl.Series) -> np.ndarray:
 
 
 def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: str | None,
-                  with_groups: bool, stats: pl.DataFrame | None = None, row_offset: int = 0) -> pl.DataFrame:
+                  with_groups: bool, stats: pl.DataFrame | None = None, row_offset: int = 0,
+                  row_stats: pl.DataFrame | None = None) -> pl.DataFrame:
     """The columns an export reads: messages, the system prompt and tools resolved, carried keys.
 
     Adds ``_sys`` (the system prompt to put first when the conversation has none), ``_tools``
     (tools as canonical JSON text), ``_row`` (the source row index, from ``row_offset``) and the
-    group stats (``stats``, :func:`group_stats` of the whole table, when ``df`` is one chunk of it).
+    group stats (``stats``, :func:`group_stats` of the whole table, when ``df`` is one chunk of it;
+    or ``row_stats``, the stats already joined onto each row of ``df``, in its order).
     """
     cols = set(df.columns)
     exprs: list[pl.Expr] = [(pl.int_range(pl.len(), dtype=pl.Int64) + row_offset).alias("_row"), pl.col("messages"),
@@ -182,6 +205,8 @@ def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: st
         if name in cols and df.schema[name] != pl.Null:
             exprs.append(_scrub(pl.col(name), df.schema[name]).alias(name))
     out = df.select(exprs)
+    if with_groups and row_stats is not None:
+        return out.with_columns(row_stats.drop("task_key", strict=False))
     if with_groups:  # join only the key, then add the columns: the messages are not copied
         per_row = df.select("task_key").join(group_stats(df) if stats is None else stats, on="task_key", how="left",
                                              maintain_order="left")
@@ -213,32 +238,39 @@ def _samples(chunk: pl.DataFrame, opts: Options, counts: Counts) -> tuple[pl.Dat
     messages; ``samples`` has ``_s`` (sample), ``_r``, ``_last`` (position of the last trained
     turn) and, with ``unroll``, ``_turn``/``_turns``.
     """
-    msgs = pl.col("messages")
-    first_role = msgs.list.first().struct.field("role")
+    # the roles of every message, flat (no per-row list.eval): where the agent's turns are, in numpy
+    lengths = chunk["messages"].list.len().fill_null(0).to_numpy().astype(np.int64)
+    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    roles = chunk["messages"].explode(empty_as_null=False, keep_nulls=False).struct.field("role")
+    turn_at = np.flatnonzero((roles == "assistant").fill_null(False).to_numpy())
+    row_of_turn = np.searchsorted(starts, turn_at, side="right") - 1
+    n_turns = np.bincount(row_of_turn, minlength=len(lengths)).astype(np.int64)
+    opens_system = np.zeros(len(lengths), dtype=bool)
+    nonempty = lengths > 0
+    opens_system[nonempty] = (roles.gather(starts[:-1][nonempty]) == "system").fill_null(False).to_numpy()
+    has_turn = n_turns > 0
+    counts.no_assistant += int(len(lengths) - has_turn.sum())
     rows = chunk.with_columns(
         pl.int_range(pl.len(), dtype=pl.Int64).alias("_r"),
-        (pl.col("_sys").is_not_null() & (first_role.fill_null("") != "system")).alias("_need_sys"),
-        msgs.list.eval((pl.element().struct.field("role") == "assistant").arg_true()).alias("_apos"),
-    )
-    has_turn = pl.col("_apos").list.len().fill_null(0) > 0
-    counts.no_assistant += int(rows.height - rows.select(has_turn.sum()).item())
-    rows = rows.filter(has_turn)
+        (pl.col("_sys").is_not_null() & pl.Series(~opens_system)).alias("_need_sys"),
+    ).filter(pl.Series(has_turn))
+    position = turn_at - starts[row_of_turn]  # of each agent turn in its conversation
     if opts.unroll:
-        samples = (
-            rows.select(
-                "_r",
-                pl.col("_apos"),
-                pl.int_ranges(1, pl.col("_apos").list.len() + 1, dtype=pl.Int64).alias("_turn"),
-                pl.col("_apos").list.len().cast(pl.Int64).alias("_turns"),
-            )
-            .explode(["_apos", "_turn"])
-            .with_columns(pl.col("_apos").cast(pl.Int64).alias("_last"))
-            .drop("_apos")
-        )
+        first = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(n_turns, out=first[1:])
+        samples = pl.DataFrame({
+            "_r": row_of_turn,
+            "_turn": np.arange(len(turn_at), dtype=np.int64) - first[row_of_turn] + 1,
+            "_turns": n_turns[row_of_turn],
+            "_last": position,
+        }, schema={"_r": pl.Int64, "_turn": pl.Int64, "_turns": pl.Int64, "_last": pl.Int64})
     else:
-        samples = rows.select("_r", pl.col("_apos").list.last().cast(pl.Int64).alias("_last"))
+        last = np.r_[row_of_turn[1:] != row_of_turn[:-1], True] if len(turn_at) else np.zeros(0, dtype=bool)
+        samples = pl.DataFrame({"_r": row_of_turn[last], "_last": position[last]},
+                               schema={"_r": pl.Int64, "_last": pl.Int64})
     samples = samples.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_s"))
-    return rows.drop("_apos"), samples
+    return rows, samples
 
 
 def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFrame:
@@ -292,18 +324,20 @@ def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFr
     else:
         flat = flat.with_columns(pl.lit(0, pl.Int64).alias("_cut"))
     mask = (pl.col("_pos") == pl.col("_last")) if opts.last_only else (role == "assistant")
-    args = pl.element().struct.field("arguments").fill_null("{}")
-    n_calls = pl.col("tool_calls").list.len().fill_null(0).cast(pl.Int64)
+    # the round-trip check on every call at once (flat, not a list.eval per message), summed per message
+    n_calls = flat["tool_calls"].list.len().fill_null(0).cast(pl.Int64)
+    calls = flat["tool_calls"].explode(empty_as_null=False, keep_nulls=False)
+    bad = (calls.struct.field("arguments").fill_null("{}").to_frame("a")
+           .select((~valid_object(pl.col("a"))).cast(pl.Int64))["a"].to_numpy())
+    owner = np.repeat(np.arange(flat.height), n_calls.to_numpy())
     flat = flat.with_columns(
         mask.cast(pl.Int64).alias("_mask"),
         n_calls.alias("_calls"),
-        pl.when(n_calls > 0)
-        .then(pl.col("tool_calls").list.eval((~valid_object(args)).cast(pl.Int64)).list.sum())
-        .otherwise(0).fill_null(0).cast(pl.Int64).alias("_bad"),
+        pl.Series("_bad", np.bincount(owner, weights=bad, minlength=flat.height).astype(np.int64), dtype=pl.Int64),
     )
     if opts.parquet:
         return flat.with_columns(_message_struct(opts.encoding).alias("_m"))
-    return flat.with_columns(message_json(opts.encoding).alias("_m"))
+    return flat  # JSON text: build_chunk encodes the messages shape by shape (message_texts)
 
 
 def _message_struct(encoding: Encoding) -> pl.Expr:
@@ -381,7 +415,7 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
         "_cut_chars": total(cut),
         "_n_calls": total(flat["_calls"].to_numpy()),
         "_n_bad": total(flat["_bad"].to_numpy()),
-        "_has_system": need_sys | (flat["role"].to_numpy()[starts] == "system"),
+        "_has_system": need_sys | (flat["role"].gather(starts) == "system").fill_null(False).to_numpy(),
     }
     out = pl.concat([samples, carried], how="horizontal").with_columns([pl.Series(k, v) for k, v in stats.items()])
     # slot the system message in front of the samples that need one: one gather, no sort
@@ -394,7 +428,6 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
     order[~is_sys] = np.arange(len(flat))
     order[is_sys] = len(flat) + np.arange(int(need_sys.sum()))
     system = out.filter(pl.Series(need_sys)).select(_system_message(opts).alias("_m"))["_m"]
-    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)])
     mask: np.ndarray | None = None
     if opts.format == "openai" and not opts.prompt_completion:
         mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
@@ -402,7 +435,11 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
             out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
     _count(out, opts, counts, row_offset)
     if not opts.parquet:
-        return _stream_json(out, opts, pool, order, offsets, mask)
+        texts, where = message_texts(flat, opts.encoding)
+        # the slots index the messages in flat's order, then the system messages: point them at the texts
+        at = np.concatenate([where, len(texts) + np.arange(len(system), dtype=np.int64)])
+        return _stream_json(out, opts, pl.concat([texts, system.cast(pl.String)]), at[order], offsets, mask)
+    pool = pl.concat([flat["_m"], system.cast(flat["_m"].dtype)]).rechunk()
     message = pool.gather(order)
     if opts.prompt_completion:
         # the completion is each sample's last message; the prompt is everything before it
@@ -422,29 +459,27 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
     """The chunk's JSON lines as a sequence of pieces written back to back (column ``piece``).
 
     A sample is ``head, m0, ",", m1, ..., mid, ..., tail``: the message pieces are the JSON texts
-    already built per message; for OpenAI rows ``mid`` opens ``loss_mask`` and one ``"0,"`` /
-    ``"1,"`` piece per message follows; for prompt/completion rows ``mid`` closes the prompt and
-    the last message follows as the completion; the tail holds every other key and the newline.
-    One gather puts the pieces in order, so no message text is copied into a per-row list or line.
+    already built per message; for OpenAI rows ``mid`` is the sample's whole ``],"loss_mask":[0,1,...``
+    (written by numpy into one buffer for the chunk); for prompt/completion rows ``mid`` closes the
+    prompt and the last message follows as the completion; the tail holds every other key and the
+    newline. One gather puts the pieces in order, so no message text is copied into a per-row list
+    or line.
     """
     n = out.height
     tails = _tail_json(out, opts)
-    if opts.prompt_completion:
-        head, mid = '{"prompt":[', '],"completion":['
-    elif mask is not None:
-        head, mid = '{"messages":[', '],"loss_mask":['
-    else:
-        head, mid = '{"messages":[', ""
+    head, mid = ('{"prompt":[', '],"completion":[') if opts.prompt_completion else ('{"messages":[', "")
     n_msgs = offsets[1:] - offsets[:-1]
     base_tail = len(pool)
-    comma, head_ix, mid_ix, digits = (base_tail + n + i for i in range(4))  # digits: "0,", "1,", "0", "1"
-    constants = [",", head, mid, "0,", "1,", "0", "1"]
-    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype)])
+    comma, head_ix, mid_ix = (base_tail + n + i for i in range(3))
+    constants = [",", head, mid]
+    extra = [] if mask is None else [_mask_texts(mask, offsets)]
+    # one chunk: a gather from a series of several chunks costs ten times one from a single chunk
+    pieces = pl.concat([pool, tails, pl.Series(constants, dtype=pool.dtype), *extra]).rechunk()
     sample_of_slot = np.repeat(np.arange(n), n_msgs)
     j = np.arange(int(offsets[-1])) - offsets[:-1][sample_of_slot]
     p = n_msgs - 1 if opts.prompt_completion else n_msgs  # messages before ``mid``
-    after = np.ones(n, np.int64) if opts.prompt_completion else (n_msgs if mask is not None else np.zeros(n, np.int64))
-    length = 1 + np.maximum(2 * p - 1, 0) + (1 if mid or opts.prompt_completion else 0) + after + 1
+    after = np.ones(n, np.int64) if opts.prompt_completion else np.zeros(n, np.int64)
+    length = 1 + np.maximum(2 * p - 1, 0) + (1 if mid or opts.prompt_completion or mask is not None else 0) + after + 1
     starts = np.zeros(n, dtype=np.int64)
     np.cumsum(length[:-1], out=starts[1:])
     seq = np.empty(int(length.sum()), dtype=np.int64)
@@ -460,10 +495,63 @@ def _stream_json(out: pl.DataFrame, opts: Options, pool: pl.Series, order: np.nd
         seq[mid_pos] = mid_ix
         seq[mid_pos + 1] = order[offsets[1:] - 1]
     elif mask is not None:
-        seq[mid_pos] = mid_ix
-        last = j == n_msgs[sample_of_slot] - 1
-        seq[mid_pos[sample_of_slot] + 1 + j] = digits + mask + np.where(last, 2, 0)
+        seq[mid_pos] = mid_ix + 1 + np.arange(n)  # the sample's loss_mask text
     return pl.DataFrame({"piece": pieces.gather(seq)})
+
+
+_LOSS_MASK_KEY = np.frombuffer(b'],"loss_mask":[', dtype=np.uint8)
+
+
+def _mask_texts(mask: np.ndarray, offsets: np.ndarray) -> pl.Series:
+    """Each sample's ``],"loss_mask":[0,1,...`` (its slots' 0/1 digits between commas): one piece per sample.
+
+    Conversations repeat a handful of masks, so each distinct mask (its bits and length as one
+    integer) is written once and gathered for its samples; past ``EXPORT_MASK_KINDS`` distinct masks (or
+    conversations longer than ``EXPORT_MASK_BITS``), the digits of every slot and the commas between a
+    sample's digits are written by numpy into one byte array that becomes an Arrow string array.
+    No Python runs per row either way.
+    """
+    n = len(offsets) - 1
+    sizes = offsets[1:] - offsets[:-1]
+    sample = np.repeat(np.arange(n), sizes)
+    j = np.arange(len(mask)) - offsets[:-1][sample]
+    if n and int(sizes.max()) <= EXPORT_MASK_BITS:  # few distinct masks: build each once, gather the rest
+        bits = np.bincount(sample, weights=(mask.astype(np.int64) << j).astype(np.float64), minlength=n).astype(np.int64)
+        kinds, inverse = np.unique(bits * (EXPORT_MASK_BITS + 1) + sizes, return_inverse=True)
+        if len(kinds) <= EXPORT_MASK_KINDS:
+            texts = []
+            for kind in kinds.tolist():
+                code, size = divmod(kind, EXPORT_MASK_BITS + 1)
+                texts.append('],"loss_mask":[' + ",".join(str(code >> i & 1) for i in range(size)))
+            return pl.Series(texts, dtype=pl.String).gather(inverse.ravel())
+    key = len(_LOSS_MASK_KEY)
+    length = key + np.maximum(2 * sizes - 1, 0)
+    bounds = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(length, out=bounds[1:])
+    buf = np.full(int(bounds[-1]), ord(","), dtype=np.uint8)
+    buf[(bounds[:-1, None] + np.arange(key)).ravel()] = np.tile(_LOSS_MASK_KEY, n)
+    buf[bounds[:-1][sample] + key + 2 * j] = ord("0") + mask.astype(np.uint8)
+    array = pa.LargeStringArray.from_buffers(n, pa.py_buffer(bounds), pa.py_buffer(buf))
+    return pl.Series(array).cast(pl.String)
+
+
+def line_bytes(out: pl.DataFrame) -> memoryview:
+    """A chunk's JSON lines as one buffer: its ``piece`` column's texts back to back, UTF-8.
+
+    Arrow's large string array holds its values contiguously, in order, so the lines are the
+    slice of its data buffer between the first and the last offset: one copy out of Polars' string
+    views and one ``write``, whatever the number of pieces.
+    """
+    arrow = out["piece"].to_arrow()
+    if isinstance(arrow, pa.ChunkedArray):
+        arrow = arrow.combine_chunks()
+    data = arrow.buffers()[2]
+    if data is None or len(arrow) == 0:
+        return memoryview(b"")
+    width = 8 if pa.types.is_large_string(arrow.type) else 4
+    offsets = np.frombuffer(arrow.buffers()[1], dtype=np.int64 if width == 8 else np.int32,
+                            count=len(arrow) + 1, offset=width * arrow.offset)
+    return memoryview(data)[int(offsets[0]):int(offsets[-1])]
 
 
 def _count(out: pl.DataFrame, opts: Options, counts: Counts, row_offset: int) -> None:
@@ -505,15 +593,18 @@ _NULL_FIELD = r',"[^"\\]*":null'
 def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     """Everything after a sample's messages: ``],"loss_mask":[...],"tools":...,...}`` and a newline.
 
-    The scalar and struct keys go through one ``json_encode`` of a struct, with null keys removed
-    afterwards (a ``,"`` never occurs inside a JSON string, so the pattern cannot touch text);
-    JSON columns (tools, faults) are spliced in raw.
+    The scalar and struct keys go through ``json_encode`` of a struct, one per pattern of null keys
+    (``_objects``), so a null key is never written; where a nested value holds a null, one struct
+    for all rows with the null keys removed afterwards (a ``,"`` never occurs inside a JSON string,
+    so the pattern cannot touch text). The group keys come from the task's ``_group_json`` when the
+    stats carry it (``with_group_json``). JSON columns (tools, faults) are spliced in raw.
     """
     pieces: list[pl.Expr] = [pl.lit("]")]  # closes messages, completion or loss_mask
-    if opts.format == "openai":
-        pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
-    else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
-        pieces.append(field_piece("tools", pl.col("_tools")))
+    if out["_tools"].null_count() < out.height:  # a key only where a row has tools
+        if opts.format == "openai":
+            pieces.append(field_piece("tools", pl.col("_tools"), raw=True))
+        else:  # TRL's SFTTrainer json.loads a string tools column; a string keeps schemas intact
+            pieces.append(field_piece("tools", pl.col("_tools")))
     for name in _carried_names(out):
         if name in _JSON_KINDS:
             pieces.append(field_piece(name, pl.col(name), raw=True))
@@ -525,24 +616,97 @@ def _tail_json(out: pl.DataFrame, opts: Options) -> pl.Series:
     fields += [pl.col(name) for name in _carried_names(out) if name not in _JSON_KINDS]
     if opts.unroll:
         fields.append(pl.struct(pl.col("_turn").alias("turn"), pl.col("_turns").alias("turns")).alias("unroll"))
-    elif "group_id" in out.columns:
-        fields += [pl.col(c).fill_nan(None) if out.schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+    # the group keys close the row unless truncation counts follow them; then each task's are written once
+    per_task = "_group_json" in out.columns and not opts.unroll and opts.max_tool_output_chars is None
+    if not opts.unroll and "group_id" in out.columns and not per_task:
+        fields += _group_fields(out.schema)
     if opts.max_tool_output_chars is not None:
         fields += [pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_n")).alias("tool_output_truncated"),
                    pl.when(pl.col("_cut_n") > 0).then(pl.col("_cut_chars")).alias("tool_output_chars_cut")]
-    tail = pl.struct(fields).struct.json_encode()
-    values = out.select(fields)
-    nested = any(isinstance(d, (pl.Struct, pl.List, pl.Array, pl.Object)) for d in values.dtypes)
-    # a null key is there only where a value is null, a null first key only inside a nested object
-    # (the row's own first key, schema_version, is never null): run each pass only where it can match
-    if nested or any(values.null_count().row(0)):
+    values = out.select(fields).rechunk()
+    body = _objects(values)
+    if body is None:
+        tail = pl.struct(fields).struct.json_encode()
+        # a null key is there only where a value is null, a null first key only inside a nested object
+        # (the row's own first key, schema_version, is never null): run each pass only where it can match
         tail = tail.str.replace_all(_NULL_FIELD, "")  # every null key that follows another key
-    if nested:
         tail = (tail.str.replace_all(r'\{"[^"\\]*":null,', "{")  # then a null first key of a nested object
                 .str.replace_all(r'\{"[^"\\]*":null\}', "{}"))
-    tail = tail.str.strip_prefix("{")
-    pieces += [pl.lit(","), tail, pl.lit("\n")]
+    else:
+        tail = pl.lit(body)
+    if per_task:  # the row's object, then its task's group keys
+        group = pl.col("_group_json")
+        joined = pl.concat_str([tail.str.head(-1), pl.lit(","), group.str.slice(1)])
+        tail = pl.when(group.is_null()).then(tail).otherwise(joined) if out["_group_json"].null_count() else joined
+    pieces += [pl.lit(","), tail.str.slice(1), pl.lit("\n")]  # the object's keys, without its "{"
     return out.select(pl.concat_str(pieces).alias("piece"))["piece"]
+
+
+def _group_fields(schema: Any) -> list[pl.Expr]:
+    return [pl.col(c).fill_nan(None) if schema[c] == pl.Float64 else pl.col(c) for c in _GROUP_COLUMNS]
+
+
+def with_group_json(stats: pl.DataFrame) -> pl.DataFrame:
+    """``stats`` (:func:`group_stats`) with ``_group_json``: each task's group keys as one JSON object.
+
+    A JSON export joins it onto its rows instead of encoding the same six keys for each of a
+    task's rollouts (the bytes are the same: the same ``json_encode``, null keys left out).
+    """
+    text = _objects(stats.select(_group_fields(stats.schema)))
+    return stats if text is None else stats.with_columns(text.alias("_group_json"))
+
+
+def _null_like(series: pl.Series) -> pl.Series:
+    """Where ``json_encode`` writes a scalar as ``null``: a null, or a float that is not finite."""
+    if series.dtype.is_float():
+        return ~series.is_finite().fill_null(False)
+    return series.is_null()
+
+
+def _inner_nulls(series: pl.Series) -> bool:
+    """Whether a value of ``series`` is null, or holds a null at any depth (lists are not looked into)."""
+    if isinstance(series.dtype, pl.Struct):
+        return bool(series.null_count()) or any(_inner_nulls(f) for f in series.struct.unnest().iter_columns())
+    if isinstance(series.dtype, (pl.List, pl.Array, pl.Object)):
+        return True
+    return bool(_null_like(series).any())
+
+
+def _objects(values: pl.DataFrame) -> pl.Series | None:
+    """Each row of ``values`` as a JSON object without its null keys, or None where a nested value holds a null.
+
+    Rows are split by which keys are null and each split is one ``json_encode`` of a struct of its
+    other keys, so no null key is written and none is taken out again; a nested null (a key inside
+    a struct column) is left to the caller's pattern passes, as are chunks with more null patterns
+    than ``EXPORT_NULL_SHAPES``.
+    """
+    cols = values.get_columns()
+    nested = [c for c in cols if isinstance(c.dtype, (pl.Struct, pl.List, pl.Array, pl.Object))]
+    if any(_inner_nulls(c) for c in nested):
+        return None
+    gaps = [(i, _null_like(c).to_numpy()) for i, c in enumerate(cols) if not isinstance(c.dtype, pl.Struct)]
+    gaps = [(i, g) for i, g in gaps if g.any()]
+    if not gaps:
+        return values.select(pl.struct(pl.all()).struct.json_encode().alias("_o"))["_o"]
+    if len(gaps) > 62:
+        return None
+    code = np.zeros(values.height, dtype=np.int64)
+    for bit, (_, g) in enumerate(gaps):
+        code |= g.astype(np.int64) << bit
+    kinds = np.unique(code)
+    if len(kinds) > EXPORT_NULL_SHAPES:
+        return None
+    texts: list[pl.Series] = []
+    rows: list[np.ndarray] = []
+    for kind in kinds.tolist():
+        skip = {i for bit, (i, _) in enumerate(gaps) if kind >> bit & 1}
+        ix = np.flatnonzero(code == kind)
+        keep = [c for i, c in enumerate(values.columns) if i not in skip]
+        texts.append(values[ix].select(pl.struct(keep).struct.json_encode().alias("_o"))["_o"])
+        rows.append(ix)
+    where = np.empty(values.height, dtype=np.int64)
+    where[np.concatenate(rows)] = np.arange(values.height)
+    return pl.concat(texts).rechunk().gather(where)
 
 
 def _assemble_parquet(out: pl.DataFrame, opts: Options) -> pl.DataFrame:

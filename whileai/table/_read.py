@@ -104,9 +104,14 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
-def scan(path: str | os.PathLike[str]) -> pl.LazyFrame:
-    """A lazy scan of a Parquet file or folder, for steps that read only a few columns."""
-    return pl.scan_parquet(_parquet_target(Path(path)))
+def scan(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None) -> pl.LazyFrame:
+    """A lazy scan of a Parquet file or folder, for steps that read only a few columns.
+
+    ``columns`` projects the scan onto what ``frame(..., columns=columns)`` would read (those
+    columns, their aliases, and what ``task_key`` needs), so nothing else is decoded.
+    """
+    lf = pl.scan_parquet(_parquet_target(Path(path)))
+    return _select(lf, columns) if columns else lf
 
 
 # ------------------------------------------------------------------------------------------
