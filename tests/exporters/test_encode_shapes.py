@@ -42,7 +42,7 @@ def _flat_messages() -> pl.DataFrame:
             "name": f"n{i}é" if rng.random() < 0.3 else None,
             "tool_call_id": f"call_{i}" if rng.random() < 0.3 else None,
             "tool_calls": calls,
-            "extra": [None, None, None, '{"reasoning_content": "r\\u00e9"}', "{}", " {} ", "[1]"][i % 7],
+            "extra": [None, None, None, '{"reasoning_content": "r\\u00e9"}', "{}", " {} ", " { } ", "[1]"][i % 8],
         })
     schema = {"role": pl.String, "content": pl.String, "name": pl.String, "tool_call_id": pl.String,
               "tool_calls": pl.List(TOOL_CALL), "extra": pl.String}

@@ -72,7 +72,8 @@ def message_json(encoding: Encoding) -> pl.Expr:
     calls = pl.col("tool_calls")
     calls_text = calls.list.eval(call_json(pl.element(), encoding)).list.join(",")
     extra = pl.col("extra")
-    extra_inner = extra.str.strip_chars().str.strip_prefix("{").str.strip_suffix("}")
+    # the object's members without its braces; blank when it has none (``{}``, ``" { } "``)
+    extra_inner = extra.str.strip_chars().str.strip_prefix("{").str.strip_suffix("}").str.strip_chars()
     head = pl.struct(pl.col("role"), pl.col("content").fill_null("")).struct.json_encode().str.strip_suffix("}")
     return pl.concat_str(
         [
@@ -94,7 +95,7 @@ def _has_extra() -> pl.Expr:
     """Where ``message_json`` merges ``extra`` keys into the message (a non-empty JSON object)."""
     extra = pl.col("extra").str.strip_chars()
     return (pl.col("extra").is_not_null() & extra.str.starts_with("{")
-            & (extra.str.strip_prefix("{").str.strip_suffix("}").str.len_bytes() > 0))
+            & (extra.str.strip_prefix("{").str.strip_suffix("}").str.strip_chars().str.len_bytes() > 0))
 
 
 def _openai_calls() -> pl.Expr:
