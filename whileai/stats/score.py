@@ -87,15 +87,16 @@ def modified_wilson(successes: ArrayLike, trials: ArrayLike, *, level: float = C
         denom = 1.0 + z * z / n
         centre = (p + z * z / (2.0 * n)) / denom
         half = z * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
-        lo = np.clip(centre - half, 0.0, 1.0)
-        hi = np.clip(centre + half, 0.0, 1.0)
+        lo = np.array(np.clip(centre - half, 0.0, 1.0), dtype=np.float64)
+        hi = np.array(np.clip(centre + half, 0.0, 1.0), dtype=np.float64)
         y = n - x
+        # the Poisson ends, computed only where they apply (a sparse corner of a long envelope)
         low_x = (x > 0) & (x <= SCORE_POISSON_MAX_X) & (n > 0)
         if low_x.any():
-            lo = np.where(low_x, np.minimum(lo, gammaincinv(np.where(low_x, x, 1.0), alpha) / n), lo)
+            lo[low_x] = np.minimum(lo[low_x], gammaincinv(x[low_x], alpha) / n[low_x])
         low_y = (y > 0) & (y <= SCORE_POISSON_MAX_X) & (n > 0)
         if low_y.any():
-            hi = np.where(low_y, np.maximum(hi, 1.0 - gammaincinv(np.where(low_y, y, 1.0), alpha) / n), hi)
+            hi[low_y] = np.maximum(hi[low_y], 1.0 - gammaincinv(y[low_y], alpha) / n[low_y])
     good = n > 0
     return np.where(good, lo, np.nan), np.where(good, hi, np.nan)
 
