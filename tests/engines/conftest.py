@@ -9,10 +9,21 @@ from __future__ import annotations
 
 import os
 
+import polars as pl
 import pytest
 
 RAY_TEST_KEY_ENV = "WAI_RAY_TEST_KEY"
 RAY_TEST_KEY = "sk-ray-fake-0123456789"
+#: Part files a test run is written as (a folder Ray reads as several blocks).
+PARTS = 4
+
+
+def write_parts(df: pl.DataFrame, folder) -> None:
+    """``df`` as ``PARTS`` Parquet part files in a new ``folder``, in row order."""
+    folder.mkdir()
+    step = -(-df.height // PARTS)
+    for i in range(PARTS):
+        df[i * step:(i + 1) * step].write_parquet(folder / f"part-{i:03d}.parquet")
 
 
 @pytest.fixture(scope="session")

@@ -15,21 +15,13 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'whileai[ray]')")
 
 import whileai as wai  # noqa: E402
+from tests.engines.conftest import write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError, SchemaError, TrainingSelectionError  # noqa: E402
 from whileai.table import is_ray_dataset  # noqa: E402
 from whileai.testing import rollout_table  # noqa: E402
 
-PARTS = 4
-
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-def _write_parts(df: pl.DataFrame, folder) -> None:
-    folder.mkdir()
-    step = -(-df.height // PARTS)
-    for i in range(PARTS):
-        df[i * step:(i + 1) * step].write_parquet(folder / f"part-{i:03d}.parquet")
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +34,7 @@ def folders(tmp_path_factory, local_ray):
     partial = rollout_table(40, 5, seed=2, partial=True)
     out = {}
     for name, df in [("before", before), ("after", after), ("reruns", reruns), ("rl", rl), ("partial", partial)]:
-        _write_parts(df, root / name)
+        write_parts(df, root / name)
         out[name] = root / name
     return out
 
@@ -171,7 +163,7 @@ def test_delta_report_refuses_by_on_ray(folders):
 
 def test_a_bad_reward_in_a_worker_raises_the_local_error(tmp_path, local_ray):
     bad = rollout_table(8, 2, seed=1).with_columns(pl.lit(3.0).alias("reward"))
-    _write_parts(bad, tmp_path / "bad")
+    write_parts(bad, tmp_path / "bad")
     with pytest.raises(SchemaError, match=r"reward must be in \[0, 1\]"):
         wai.pass_at(_ds(tmp_path / "bad"))
 

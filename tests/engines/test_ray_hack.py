@@ -16,11 +16,10 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 
 import whileai as wai  # noqa: E402
 import whileai.guard._hack as hk  # noqa: E402
+from tests.engines.conftest import write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError  # noqa: E402
 from whileai.testing import rollout_table, word_table  # noqa: E402
-
-PARTS = 4
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -41,12 +40,8 @@ def folders(tmp_path_factory, local_ray):
     root = tmp_path_factory.mktemp("hack")
     out = {}
     for name, df in [("planted", _planted()), ("words", word_table(20, 8, seed=4, shortcut=0.5))]:
-        folder = root / name
-        folder.mkdir()
-        step = -(-df.height // PARTS)
-        for i in range(PARTS):
-            df[i * step:(i + 1) * step].write_parquet(folder / f"part-{i:03d}.parquet")
-        out[name] = folder
+        write_parts(df, root / name)
+        out[name] = root / name
     return out
 
 

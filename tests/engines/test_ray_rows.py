@@ -18,20 +18,12 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'whileai[ray]')")
 
 import whileai as wai  # noqa: E402
+from tests.engines.conftest import PARTS, write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError, TrainingSelectionError  # noqa: E402
 from whileai.testing import rollout_table  # noqa: E402
 
-PARTS = 4
-
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
-def _write_parts(df: pl.DataFrame, folder) -> None:
-    folder.mkdir()
-    step = -(-df.height // PARTS)
-    for i in range(PARTS):
-        df[i * step:(i + 1) * step].write_parquet(folder / f"part-{i:03d}.parquet")
 
 
 def _words(rng: np.random.Generator, n: int) -> list[str]:
@@ -75,7 +67,7 @@ def folders(tmp_path_factory, local_ray):
     sft = rollout_table(40, 6, seed=9, partial=True)
     out = {"evals": evals}
     for name, df in [("dirty", dirty), ("sft", sft), ("export", rollout_table(30, 4, seed=4))]:
-        _write_parts(df, root / name)
+        write_parts(df, root / name)
         out[name] = root / name
     return out
 
@@ -267,7 +259,7 @@ def test_select_sft_on_ray_drops_and_reports_privileged_leaks_like_local(tmp_pat
         pl.Series("reference", [key] * base.height),
         pl.Series("final_text", [f"done, {key}" if hit else text for hit, text in zip(leak, base["final_text"])]),
     ).drop("messages")
-    _write_parts(rows, tmp_path / "leaky")
+    write_parts(rows, tmp_path / "leaky")
     local = wai.select(table.frame(tmp_path / "leaky"), mode="sft")
     on_ray = wai.select(_ds(tmp_path / "leaky", PARTS), mode="sft", out=tmp_path / "out")
     assert local.report.privileged_leaks_dropped > 0

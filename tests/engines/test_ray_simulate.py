@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import polars as pl
 import pytest
@@ -20,6 +19,7 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 
 import whileai as wai  # noqa: E402
 from tests.engines.conftest import RAY_TEST_KEY, RAY_TEST_KEY_ENV  # noqa: E402
+from tests.simulation._fake_endpoint import FakeEndpoint  # noqa: E402
 from whileai.errors import ArgumentError, EndpointError  # noqa: E402
 from whileai.simulation import Endpoint, tool  # noqa: E402
 from whileai.simulation._ray import plan_parts  # noqa: E402
@@ -122,37 +122,8 @@ def test_parts_are_whole_tasks_in_order():
     assert len(parts) == 4
 
 
-class Fake:
+class Fake(FakeEndpoint):
     """A scripted OpenAI-compatible agent on 127.0.0.1: calls get_order with the id, then answers."""
-
-    def __init__(self):
-        self.log: list[dict] = []
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with fake.lock:
-                    fake.log.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-                if self.path.startswith("/denied/"):
-                    return self._send(401, {"error": {"message": "invalid api key"}})
-                self._send(200, fake.reply(body))
-
-            def _send(self, status, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def reply(self, body):
         messages = body["messages"]
@@ -171,10 +142,6 @@ class Fake:
                 if words else {"role": "assistant", "content": "Which order do you mean?"})
         return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}}
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import polars as pl
 import pytest
 
 import whileai as wai
+from tests.simulation._fake_endpoint import FakeEndpoint
 from whileai.defaults import MODEL_PROVIDERS
 from whileai.errors import ArgumentError, EndpointError
 from whileai.simulation import Endpoint, tool
@@ -35,37 +34,8 @@ def _completion(message, finish="stop"):
             "usage": {"prompt_tokens": 11, "completion_tokens": 5, "total_tokens": 16}}
 
 
-class Fake:
+class Fake(FakeEndpoint):
     """Scripted models by name: ``agent`` (asks for a missing id, then calls the tool), ``user``, ``writer``."""
-
-    def __init__(self):
-        self.log: list[dict] = []
-        self.lock = threading.Lock()
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with fake.lock:
-                    fake.log.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                if self.path.startswith("/denied/"):
-                    return self._send(401, {"error": {"message": "invalid api key"}})
-                self._send(200, fake.reply(body))
-
-            def _send(self, status, payload):
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
     def reply(self, body):
         messages, model = body["messages"], body["model"]
@@ -90,10 +60,6 @@ class Fake:
 
     def by_model(self, name):
         return [r for r in self.log if r["body"]["model"] == name]
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture

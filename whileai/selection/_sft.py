@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import numpy as np
 import polars as pl
@@ -171,6 +171,30 @@ def note_pick(report: dict[str, Any], chosen: pl.DataFrame, select: str) -> None
         )
 
 
+def refuse_none_eligible(report: dict[str, Any], *, best: Any, min_reward: float) -> NoReturn:
+    """Raise why no row is eligible: every passing row is junk, or none reaches ``min_reward``.
+
+    ``report`` holds the counts (``n``, ``n_ungraded``, ``n_not_pass``, ``n_junk``) either engine
+    filled in; ``best`` is the highest reward seen and ``min_reward`` the argument as given, both
+    named in the message.
+    """
+    passing = report["n"] - report["n_ungraded"] - report["n_not_pass"]
+    if passing > 0 and report["n_junk"] == passing:
+        raise TrainingSelectionError(
+            f"rows must have a completion to train on, got {passing} passing row(s) that are all junk (no tool call and "
+            "no letter or digit in the reply: an empty or missing completion). Give the rows their replies "
+            "(final_text or a last assistant message), or check the step that dropped them.",
+            counts={"n_junk": report["n_junk"]},
+        )
+    raise TrainingSelectionError(
+        f"min_reward must be met by at least one graded row, got min_reward={min_reward!r} and a best reward of "
+        f"{best!r} over {report['n'] - report['n_ungraded']} graded rows"
+        + (f" ({report['n_junk']} junk rows excluded)" if report["n_junk"] else "")
+        + ". Lower min_reward= for a partial-credit grader, or grade more completions per prompt.",
+        value=min_reward, counts={"best_reward": best},
+    )
+
+
 def tie_keys(ids: pl.Expr, salt: int) -> pl.Expr:
     """A seeded draw in [0, 1) from each row's id: the same for a row wherever it sits in the data.
 
@@ -270,23 +294,8 @@ def select_for_sft(
         "completions_per_prompt_median": float(per_prompt.median()),  # type: ignore[arg-type]
         "prompts_with_one_completion": int((per_prompt <= 1).sum()),
     }
-    passing = df.height - report["n_ungraded"] - report["n_not_pass"]
-    if eligible.height == 0 and passing > 0 and report["n_junk"] == passing:
-        raise TrainingSelectionError(
-            f"rows must have a completion to train on, got {passing} passing row(s) that are all junk (no tool call and "
-            "no letter or digit in the reply: an empty or missing completion). Give the rows their replies "
-            "(final_text or a last assistant message), or check the step that dropped them.",
-            counts={"n_junk": report["n_junk"]},
-        )
     if eligible.height == 0:
-        best = df["reward"].max()
-        raise TrainingSelectionError(
-            f"min_reward must be met by at least one graded row, got min_reward={min_reward!r} and a best reward of "
-            f"{best!r} over {df.height - report['n_ungraded']} graded rows"
-            + (f" ({report['n_junk']} junk rows excluded)" if report["n_junk"] else "")
-            + ". Lower min_reward= for a partial-credit grader, or grade more completions per prompt.",
-            value=min_reward, counts={"best_reward": best},
-        )
+        refuse_none_eligible(report, best=df["reward"].max(), min_reward=min_reward)
     report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
 
     top = select.startswith("top")

@@ -32,6 +32,7 @@ from whileai.selection._sft import (
     _prompt_key,
     note_pick,
     pick,
+    refuse_none_eligible,
     row_ids,
     tie_keys,
 )
@@ -180,21 +181,8 @@ def select_sft(ds: Any, *, out: Any, select: str, min_reward: float, target: int
         "completions_per_prompt_median": float(per.median()),  # type: ignore[arg-type]
         "prompts_with_one_completion": int((per <= 1).sum()),
     }
-    passing = n - report["n_ungraded"] - report["n_not_pass"]
-    if n_eligible == 0 and passing > 0 and report["n_junk"] == passing:
-        raise TrainingSelectionError(
-            f"rows must have a completion to train on, got {passing} passing row(s) that are all junk (no tool call and "
-            "no letter or digit in the reply: an empty or missing completion). Give the rows their replies "
-            "(final_text or a last assistant message), or check the step that dropped them.",
-            counts={"n_junk": report["n_junk"]})
     if n_eligible == 0:
-        best = prompts["best"].max()
-        raise TrainingSelectionError(
-            f"min_reward must be met by at least one graded row, got min_reward={min_reward!r} and a best reward of "
-            f"{best!r} over {n - report['n_ungraded']} graded rows"
-            + (f" ({report['n_junk']} junk rows excluded)" if report["n_junk"] else "")
-            + ". Lower min_reward= for a partial-credit grader, or grade more completions per prompt.",
-            value=min_reward, counts={"best_reward": best})
+        refuse_none_eligible(report, best=prompts["best"].max(), min_reward=min_reward)
     report["reward_mean_eligible"] = float(prompts["reward_sum"].sum()) / n_eligible
 
     n_take = target if per_prompt else (k if k is not None else target)
