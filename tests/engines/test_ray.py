@@ -6,8 +6,6 @@ extra is not installed.
 
 from __future__ import annotations
 
-import math
-
 import polars as pl
 import pytest
 
@@ -15,7 +13,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'whileai[ray]')")
 
 import whileai as wai  # noqa: E402
-from tests.engines.conftest import write_parts  # noqa: E402
+from tests.engines.conftest import same, write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError, SchemaError, TrainingSelectionError  # noqa: E402
 from whileai.table import is_ray_dataset  # noqa: E402
@@ -50,22 +48,6 @@ def _numbers(report, drop=("config", "warnings", "note", "notes")):
     return out
 
 
-def _same(a, b, path="") -> None:
-    """Equal numbers, NaN equal to NaN, compared key by key so a failure names the key."""
-    if isinstance(a, dict):
-        assert set(a) == set(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and isinstance(b, float) and math.isnan(a):
-        assert math.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 def test_dataset_is_recognised_without_importing_ray_elsewhere(folders):
     assert is_ray_dataset(_ds(folders["before"]))
     assert not is_ray_dataset(table.frame(folders["before"]))
@@ -75,29 +57,29 @@ def test_dataset_is_recognised_without_importing_ray_elsewhere(folders):
 def test_pass_at_matches_local(folders, name):
     local = wai.pass_at(table.frame(folders[name]))
     on_ray = wai.pass_at(_ds(folders[name]))
-    _same(_numbers(on_ray), _numbers(local))
+    same(_numbers(on_ray), _numbers(local))
     assert on_ray.config["engine"] == "ray" and on_ray.config["n_rows"] == local.n_rows
     assert on_ray.per_task.equals(local.per_task)
 
 
 def test_pass_at_given_k_and_bootstrap_match_local(folders):
     opts = {"k": 3, "ci_method": "percentile", "n_boot": 500, "seed": 4}
-    _same(_numbers(wai.pass_at(_ds(folders["partial"]), **opts)), _numbers(wai.pass_at(table.frame(folders["partial"]), **opts)))
+    same(_numbers(wai.pass_at(_ds(folders["partial"]), **opts)), _numbers(wai.pass_at(table.frame(folders["partial"]), **opts)))
 
 
 def test_compare_runs_matches_local(folders):
     local = wai.compare_runs(table.frame(folders["before"]), table.frame(folders["after"]))
     on_ray = wai.compare_runs(_ds(folders["before"]), _ds(folders["after"]))
-    _same(_numbers(on_ray), _numbers(local))
+    same(_numbers(on_ray), _numbers(local))
     marker = wai.compare_runs(_ds(folders["before"]), table.frame(folders["after"]), metric="honest_claims")
-    _same(_numbers(marker), _numbers(wai.compare_runs(table.frame(folders["before"]), table.frame(folders["after"]),
+    same(_numbers(marker), _numbers(wai.compare_runs(table.frame(folders["before"]), table.frame(folders["after"]),
                                                       metric="honest_claims")))
 
 
 def test_delta_report_matches_local(folders):
     local = wai.delta_report(table.frame(folders["before"]), table.frame(folders["after"]), must_not_regress=["honest_claims"])
     on_ray = wai.delta_report(_ds(folders["before"]), _ds(folders["after"]), must_not_regress=["honest_claims"])
-    _same(on_ray.metrics, local.metrics)
+    same(on_ray.metrics, local.metrics)
     assert (on_ray.headline, on_ray.repeats, on_ray.degenerate_guards, on_ray.detectable_effect) == \
         (local.headline, local.repeats, local.degenerate_guards, local.detectable_effect)
 
@@ -106,17 +88,17 @@ def test_delta_report_derives_run_std_from_eval_runs_like_local(folders):
     local = wai.delta_report(table.frame(folders["reruns"]), table.frame(folders["reruns"]))
     on_ray = wai.delta_report(_ds(folders["reruns"]), _ds(folders["reruns"]))
     assert on_ray.eval_runs == local.eval_runs == {"before": 3, "after": 3}
-    _same(on_ray.run_std_by_metric, local.run_std_by_metric)
-    _same(on_ray.metrics, local.metrics)
+    same(on_ray.run_std_by_metric, local.run_std_by_metric)
+    same(on_ray.metrics, local.metrics)
 
 
 def test_eval_variance_matches_local(folders):
     local = wai.eval_variance(table.frame(folders["reruns"]))
     on_ray = wai.eval_variance(_ds(folders["reruns"]))
-    _same(_numbers(on_ray), _numbers(local))
+    same(_numbers(on_ray), _numbers(local))
     assert on_ray.n_runs == 3 and on_ray.run_source == local.run_source == "lineage.eval_run"
     sets = [table.frame(folders["before"]), _ds(folders["after"]), table.frame(folders["before"])]
-    _same(_numbers(wai.eval_variance(*sets)),
+    same(_numbers(wai.eval_variance(*sets)),
           _numbers(wai.eval_variance(table.frame(folders["before"]), table.frame(folders["after"]), table.frame(folders["before"]))))
 
 
@@ -133,7 +115,7 @@ def test_select_rl_writes_the_same_rows_as_local(folders, tmp_path, options):
         local.df["calibration"].struct.field("pass_rate").sort().to_list()
     keys = ["n", "n_tasks", "dropped", "gates", "unanimous", "band_dropped", "groups_eligible", "groups_selected",
             "n_selected", "fault_kinds", "difficulty", "difficulty_kept", "band_rollouts"]
-    _same({k: on_ray.report[k] for k in keys}, {k: local.report[k] for k in keys})
+    same({k: on_ray.report[k] for k in keys}, {k: local.report[k] for k in keys})
 
 
 def test_select_rl_on_ray_needs_an_output_folder(folders):

@@ -6,8 +6,6 @@ extra is not installed.
 
 from __future__ import annotations
 
-import math
-
 import polars as pl
 import pytest
 
@@ -16,7 +14,7 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 
 import whileai as wai  # noqa: E402
 import whileai.guard._hack as hk  # noqa: E402
-from tests.engines.conftest import write_parts  # noqa: E402
+from tests.engines.conftest import same, write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError  # noqa: E402
 from whileai.testing import rollout_table, word_table  # noqa: E402
@@ -45,22 +43,6 @@ def folders(tmp_path_factory, local_ray):
     return out
 
 
-def _same(a, b, path="") -> None:
-    """Equal numbers, NaN equal to NaN, compared key by key so a failure names the key."""
-    if isinstance(a, dict):
-        assert set(a) == set(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and math.isnan(a):
-        assert isinstance(b, float) and math.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 def _ds(folder):
     return ray.data.read_parquet(str(folder))
 
@@ -70,7 +52,7 @@ def test_hack_scan_on_ray_matches_local(folders, name):
     opts = {"endorsed": ["marker:"], "n_perm": 40, "seed": 5}
     local = wai.hack_scan(table.frame(folders[name]), **opts)
     on_ray = wai.hack_scan(_ds(folders[name]), **opts)
-    _same(on_ray.model_dump(), local.model_dump())
+    same(on_ray.model_dump(), local.model_dump())
     want = "contains:zzq" if name == "planted" else "contains:w00"
     assert on_ray.top_feature == want and on_ray.features[0].above_floor
 
@@ -82,14 +64,14 @@ def test_sampled_vocabulary_on_ray_matches_local(folders, monkeypatch):
     monkeypatch.setattr(gr, "HACK_VOCAB_SAMPLE_ROWS", 120)
     local = wai.hack_scan(table.frame(folders["planted"]), n_perm=20)
     on_ray = wai.hack_scan(_ds(folders["planted"]), n_perm=20)
-    _same(on_ray.model_dump(), local.model_dump())
+    same(on_ray.model_dump(), local.model_dump())
 
 
 def test_user_features_run_in_the_workers(folders):
     feats = {"says_zzq": lambda row: "zzq" in (row.get("final_text") or "")}
     local = wai.hack_scan(table.frame(folders["planted"]), features=feats, auto=False, n_perm=20)
     on_ray = wai.hack_scan(_ds(folders["planted"]), features=feats, auto=False, n_perm=20)
-    _same(on_ray.model_dump(), local.model_dump())
+    same(on_ray.model_dump(), local.model_dump())
     assert local.top_feature == "says_zzq"
 
 

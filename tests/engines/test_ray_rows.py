@@ -8,7 +8,6 @@ Ray with 2 CPUs, no other address); skips where the ``ray`` extra is not install
 from __future__ import annotations
 
 import json
-import math
 
 import numpy as np
 import polars as pl
@@ -18,7 +17,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'whileai[ray]')")
 
 import whileai as wai  # noqa: E402
-from tests.engines.conftest import PARTS, write_parts  # noqa: E402
+from tests.engines.conftest import PARTS, same, write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError, TrainingSelectionError  # noqa: E402
 from whileai.testing import rollout_table  # noqa: E402
@@ -77,22 +76,6 @@ def _ds(folder, blocks=None):
     return ds if blocks is None else ds.repartition(blocks)  # small files are read as one block
 
 
-def _same(a, b, path="") -> None:
-    """Equal numbers, NaN equal to NaN, compared key by key so a failure names the key."""
-    if isinstance(a, dict):
-        assert set(a) == set(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and isinstance(b, float) and math.isnan(a):
-        assert math.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 # ---- decontaminate -------------------------------------------------------------------------------
 
 
@@ -107,7 +90,7 @@ def test_decontaminate_matches_local(folders, tmp_path, fields):
     assert written["rollout_id"].to_list() == local_clean["rollout_id"].to_list()  # the same rows, in order
     a, b = on_ray.to_dict(), local.to_dict()
     a.pop("notes"), b.pop("notes")
-    _same(a, b)
+    same(a, b)
     assert sorted(p.name for p in out.iterdir()) == [f"part-{i:05d}.parquet" for i in range(PARTS)]
 
 
@@ -115,7 +98,7 @@ def test_decontaminate_on_ray_examples_count_rows_from_the_start(folders, tmp_pa
     _, local = wai.decontaminate(table.frame(folders["dirty"]), eval=folders["evals"], examples=200)
     _, on_ray = wai.decontaminate(_ds(folders["dirty"], PARTS), eval=folders["evals"], examples=200, out=tmp_path / "c")
     assert len(local.examples) == local.n_contaminated and max(e["index"] for e in local.examples) > 150  # every part
-    _same(on_ray.examples, local.examples)
+    same(on_ray.examples, local.examples)
 
 
 def test_decontaminate_on_ray_refuses_what_it_cannot_do(folders, tmp_path):
@@ -146,7 +129,7 @@ def test_select_sft_writes_the_same_rows_as_local(folders, tmp_path, options):
     on_ray = wai.select(_ds(folders["sft"], PARTS), mode="sft", out=out, **options)
     assert on_ray.path == str(out) and out.is_dir()
     assert sorted(table.frame(out)["rollout_id"].to_list()) == sorted(local.df["rollout_id"].to_list())
-    _same({k: on_ray.report[k] for k in _SFT_KEYS}, {k: local.report[k] for k in _SFT_KEYS})
+    same({k: on_ray.report[k] for k in _SFT_KEYS}, {k: local.report[k] for k in _SFT_KEYS})
 
 
 def test_select_sft_ties_do_not_depend_on_row_order(folders):
@@ -202,7 +185,7 @@ def test_export_writes_the_same_lines_as_local(folders, tmp_path, options):
     assert _lines(out) == expected  # the same rows, in the same order, encoded alike
     a, b = on_ray.to_dict(), local.to_dict()
     a.pop("path"), b.pop("path")
-    _same(a, b)
+    same(a, b)
 
 
 def test_export_on_ray_refuses_a_broken_tool_call_and_leaves_nothing(tmp_path, local_ray):
@@ -263,5 +246,5 @@ def test_select_sft_on_ray_drops_and_reports_privileged_leaks_like_local(tmp_pat
     local = wai.select(table.frame(tmp_path / "leaky"), mode="sft")
     on_ray = wai.select(_ds(tmp_path / "leaky", PARTS), mode="sft", out=tmp_path / "out")
     assert local.report.privileged_leaks_dropped > 0
-    _same({k: on_ray.report[k] for k in _SFT_KEYS}, {k: local.report[k] for k in _SFT_KEYS})
+    same({k: on_ray.report[k] for k in _SFT_KEYS}, {k: local.report[k] for k in _SFT_KEYS})
     assert sorted(table.frame(tmp_path / "out")["rollout_id"].to_list()) == sorted(local.df["rollout_id"].to_list())
