@@ -152,7 +152,7 @@ def _messages_column(df: pl.DataFrame) -> pl.Series:
 
     Each row gets a user turn, an optional tool call with its result, and the final reply.
     """
-    import pyarrow as pa
+    from whileai.table._arrow import list_series
 
     n = df.height
     has_call = (df["n_calls"] > 0).to_numpy()
@@ -185,9 +185,7 @@ def _messages_column(df: pl.DataFrame) -> pl.Series:
         .otherwise(pl.lit([], pl.List(TOOL_CALL))).alias("tool_calls"),
         pl.lit(None, pl.String).alias("extra"),
     )
-    values = flat.to_struct("m").cast(MESSAGE).to_arrow()
-    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-    return pl.Series("messages", pa.ListArray.from_arrays(pa.array(offsets), values)).cast(pl.List(MESSAGE))
+    return list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets).cast(pl.List(MESSAGE))
 
 
 def true_pass_rates(n_tasks: int, *, seed: int | np.random.Generator = DEFAULT_SEED,

@@ -35,6 +35,7 @@ from whileai.defaults import (
 )
 from whileai.exporters._encode import Encoding, enc, field_piece, message_texts, valid_object
 from whileai.measure import group_stats as measure_group_stats
+from whileai.table._arrow import list_series
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
 __all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame",
@@ -360,17 +361,6 @@ def _message_struct(encoding: Encoding) -> pl.Expr:
     )
 
 
-def _lists(values: pl.Series, offsets: np.ndarray, name: str) -> pl.Series:
-    """Cut a flat column into one list per sample at ``offsets`` (zero-copy Arrow list)."""
-    arrow = values.to_arrow()
-    if isinstance(arrow, pa.ChunkedArray):
-        arrow = arrow.combine_chunks()
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    # from_buffers, not pa.array(numpy): the latter imports pandas (a second of CPU) on first use
-    arrow_offsets = pa.Array.from_buffers(pa.int64(), len(offsets), [None, pa.py_buffer(offsets)])
-    return pl.Series(name, pa.LargeListArray.from_arrays(arrow_offsets, arrow))
-
-
 def _system_message(opts: Options) -> pl.Expr:
     """The system message built from ``_sys``, as JSON text or as a struct (Parquet)."""
     if opts.parquet:
@@ -432,7 +422,7 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
     if opts.format == "openai" and not opts.prompt_completion:
         mask = np.concatenate([flat["_mask"].to_numpy(), np.zeros(int(need_sys.sum()), np.int64)])[order]
         if opts.parquet:
-            out = out.with_columns(_lists(pl.Series(mask), offsets, "_loss_mask"))
+            out = out.with_columns(list_series("_loss_mask", pl.Series(mask), offsets))
     _count(out, opts, counts, row_offset)
     if not opts.parquet:
         texts, where = message_texts(flat, opts.encoding)
@@ -446,11 +436,11 @@ def build_chunk(chunk: pl.DataFrame, opts: Options, counts: Counts, *, row_offse
         last_ix = offsets[1:] - 1
         keep = np.ones(slots, dtype=bool)
         keep[last_ix] = False
-        prompt = _lists(message.filter(pl.Series(keep)), offsets - np.arange(n + 1), "_prompt_msgs")
-        completion = _lists(message.gather(last_ix), np.arange(n + 1, dtype=np.int64), "_completion_msgs")
+        prompt = list_series("_prompt_msgs", message.filter(pl.Series(keep)), offsets - np.arange(n + 1))
+        completion = list_series("_completion_msgs", message.gather(last_ix), np.arange(n + 1, dtype=np.int64))
         out = out.with_columns(prompt, completion)
     else:
-        out = out.with_columns(_lists(message, offsets, "_messages"))
+        out = out.with_columns(list_series("_messages", message, offsets))
     return _assemble_parquet(out, opts)
 
 

@@ -28,6 +28,7 @@ from whileai.defaults import (
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
 from whileai.table import _formats, _mapping
 from whileai.table import normalize as nz
+from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
 from whileai.table.derive import final_reply
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, ROLES, TOOL_CALL, alias_map
@@ -701,14 +702,8 @@ def _finish_messages(series: pl.Series, fields: dict[str, Any], canonical: pl.Ex
         return None  # a message with no role: the per-row path defaults it
     offsets = np.zeros(series.len() + 1, dtype=np.int64)
     np.cumsum(lengths.fill_null(0).to_numpy(), out=offsets[1:])
-    values = flat.to_struct("m").cast(MESSAGE).to_arrow()
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    mask = pa.array(lengths.is_null().to_numpy()) if lengths.null_count() else None
-    array = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values, mask=mask)
-    out = pl.from_arrow(array)
-    assert isinstance(out, pl.Series)
-    return out.cast(_MESSAGES_DTYPE).alias("messages")
+    null = lengths.is_null().to_numpy() if lengths.null_count() else None
+    return list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets, null=null).cast(_MESSAGES_DTYPE)
 
 
 def _jsonl_batches(handle: io.TextIOBase | Any, source: str,
@@ -1151,13 +1146,7 @@ def _messages_from_parts(df: pl.DataFrame, parts: list[tuple[str, str]]) -> pl.S
         pl.lit(None, pl.String).alias("name"), pl.lit(None, pl.String).alias("tool_call_id"),
         pl.lit([], pl.List(TOOL_CALL)).alias("tool_calls"), pl.lit(None, pl.String).alias("extra"),
     )
-    values = flat.to_struct("m").cast(MESSAGE).to_arrow()
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    array = pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32) if total < 2**31 else offsets), values)
-    series = pl.from_arrow(array)
-    assert isinstance(series, pl.Series)
-    return series.cast(_MESSAGES_DTYPE).alias("messages")
+    return list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets).cast(_MESSAGES_DTYPE)
 
 
 def _add_task_key(df: pl.DataFrame, source: str) -> pl.DataFrame:
