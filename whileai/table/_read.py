@@ -26,7 +26,7 @@ from whileai.defaults import (
     JSONL_SCHEMA_HEAD_LINES,
 )
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
-from whileai.table import _formats, _mapping
+from whileai.table import _formats, _jsonl_full, _mapping
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
@@ -601,15 +601,20 @@ def _plain_types(schema: Any) -> bool:
 
 
 def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
-    """Polars' native JSONL reader, for rows already in the plain OpenAI row shape.
+    """A batch of rows in a known shape read columnar, conversation included.
 
-    Returns None whenever anything is outside that shape (a broken line, multi-part content,
+    OpenAI rows, the flat rows Polars writes of a table and whileai 0.131 rows are read by
+    ``_jsonl_full.read_batch``; other rows already in the plain OpenAI row shape by Polars'
+    native JSONL reader. Returns None whenever anything is outside that shape (a broken line, multi-part content,
     tool calls without ids, extra message keys, whileai 0.131 ``steps``, a non-numeric reward):
     the per-row reader then handles the file and names any bad line. Tests check that both
     readers give the same rows.
     """
     if isinstance(data, Path):
         data = data.read_bytes()
+    known = _jsonl_full.read_batch(data)  # the known row shapes, conversation included, columnar
+    if known is not None:
+        return known
     # free-form nested columns are read as raw JSON text; a name only mentioned in some text is
     # dropped from the overrides when the reader says the column is not there
     overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if f'"{name}"'.encode() in data}
