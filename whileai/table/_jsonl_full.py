@@ -14,8 +14,8 @@ Two shapes, told by the batch's first row:
   its canonical JSON, and the conversations are cut from those turns by offsets.
 
 Each reader returns None at any doubt (a field it does not know, a tool call without an id, a
-tool result without its call's id, a number inside ``steps`` whose JSON text Polars may have
-rewritten, a content alias, a row with nothing to build a conversation from): the per-row
+tool result without its call's id, a number or a backslash inside ``steps``, whose JSON text
+Polars may have rewritten, a content alias, a row with nothing to build a conversation from): the per-row
 reader then takes the batch and names any bad line. Tests check both give the same frame.
 """
 
@@ -74,6 +74,35 @@ def _first_row(data: bytes) -> dict[str, Any] | None:
     return None
 
 
+def _later_fields(data: bytes, columns: list[str], head: list[str]) -> list[str] | None:
+    """The fields no first-row key names, in the order the per-row reader first meets them.
+
+    The readers' own column order merges the rows' key orders, which is not always the first-seen
+    order; each field's first line is found by its first ``"name":`` and parsed, and the field
+    must be a key of that line (not only a nested one), else None.
+    """
+    import re
+
+    later = [c for c in columns if c not in head]
+    if len(later) <= 1:
+        return later
+    seen: list[tuple[int, int, str]] = []
+    for name in later:
+        found = re.search(b'"' + re.escape(json.dumps(name)[1:-1].encode()) + rb'"\s*:', data)
+        if found is None:
+            return None
+        start = data.rfind(b"\n", 0, found.start()) + 1
+        end = data.find(b"\n", found.start())
+        try:
+            row = json.loads(data[start:] if end < 0 else data[start:end])
+        except ValueError:
+            return None
+        if not isinstance(row, dict) or name not in row:
+            return None  # first named inside a nested value: the first row that has the field is not known
+        seen.append((start, list(row).index(name), name))
+    return [name for _, _, name in sorted(seen)]
+
+
 # ------------------------------------------------------------------------------------------
 # rows with messages
 # ------------------------------------------------------------------------------------------
@@ -97,7 +126,7 @@ def _messages_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
     messages = _canonical_messages(df["messages"])
     if messages is None:
         return None
-    return _fill_from_messages(df.with_columns(messages))
+    return _fill_from_messages(df.with_columns(messages), head)
 
 
 def _arrow_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
@@ -124,8 +153,8 @@ def _arrow_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
         return None  # a message or call key outside the known shapes, a date inside a nested value
     df = pl.from_arrow(table)
     assert isinstance(df, pl.DataFrame)
-    order = [n for n in head if n in df.columns] + [n for n in df.columns if n not in head]
-    return df.select(order)
+    later = _later_fields(data, df.columns, head)
+    return None if later is None else df.select([n for n in head if n in df.columns] + later)
 
 
 def _has_timestamp(dtype: pa.DataType) -> bool:
@@ -177,20 +206,41 @@ def _mapped(values: pl.Series, fn: Any) -> pl.Series:
     return values.replace_strict(mapping, default=None, return_dtype=pl.String)
 
 
-def _fill_from_messages(df: pl.DataFrame) -> pl.DataFrame:
-    """A null prompt, final_text or system_prompt taken from the conversation, as the per-row reader does."""
+def _fill_from_messages(df: pl.DataFrame, head: list[str]) -> pl.DataFrame | None:
+    """prompt, final_text and system_prompt taken from the conversation where the row has none.
+
+    As the per-row reader does: a null cell is filled; a column no row has is added where that
+    reader's first-seen order puts it (after the first row's fields when the first row gets it,
+    at the end when no field appears after the first row); None when that place is not known.
+    """
     msgs = pl.col("messages")
     first, last = msgs.list.first(), msgs.list.last()
-    fills = {
-        "prompt": msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
-                                 .struct.field("content")).list.first(),
-        "final_text": pl.when((last.struct.field("role") == "assistant")
-                              & (last.struct.field("tool_calls").list.len() == 0)).then(last.struct.field("content")),
-        "system_prompt": pl.when(first.struct.field("role") == "system").then(first.struct.field("content")),
+    rules = {  # (the value, the rows that get the field when the source has no such field)
+        "prompt": (msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
+                                  .struct.field("content")).list.first(), msgs.list.len() > 0),
+        "final_text": (pl.when((last.struct.field("role") == "assistant")
+                               & (last.struct.field("tool_calls").list.len() == 0)).then(last.struct.field("content")),
+                       (last.struct.field("role") == "assistant") & (last.struct.field("tool_calls").list.len() == 0)),
+        "system_prompt": (pl.when(first.struct.field("role") == "system").then(first.struct.field("content")),
+                          first.struct.field("role") == "system"),
     }
-    exprs = [pl.coalesce(pl.col(name).cast(pl.String), fill).alias(name)
-             for name, fill in fills.items() if name in df.columns and df[name].null_count()]
-    return df.with_columns(exprs) if exprs else df
+    fills = [pl.coalesce(pl.col(name).cast(pl.String), value).alias(name)
+             for name, (value, _) in rules.items() if name in df.columns and df[name].null_count()]
+    if fills:
+        df = df.with_columns(fills)
+    absent = [name for name in rules if name not in df.columns]
+    if not absent:
+        return df
+    gets = df.select([rules[name][1].fill_null(False).arg_true().first().alias(name) for name in absent]).row(0)
+    added = sorted((row, i, name) for i, (name, row) in enumerate(zip(absent, gets)) if row is not None)
+    if not added:
+        return df
+    later = [c for c in df.columns if c not in head]
+    if later and any(row > 0 for row, _, _ in added):
+        return None  # the field lands among fields first seen in later rows: the per-row reader places it
+    df = df.with_columns([rules[name][0].alias(name) for _, _, name in added])
+    first_row = [c for c in df.columns if c in head]
+    return df.select([*first_row, *(name for _, _, name in added), *later])
 
 
 # ------------------------------------------------------------------------------------------
@@ -211,22 +261,24 @@ def _steps_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
     for name in ("prompt", "final_text", "system_prompt"):
         if name in df.columns and df.schema[name] not in (pl.String, pl.Null):
             return None
-    json_cols = [n for n in _JSON_NAMES if n in df.columns and df.schema[n] == pl.String and df[n].null_count() < df.height]
-    if any(df[n].str.contains(_NUMBER_IN_JSON).any() for n in json_cols):
-        return None
-    if any(n != "steps" for n in json_cols):
+    if any(n != "steps" and n in df.columns and df[n].null_count() < df.height for n in _JSON_NAMES):
         return None  # other free-form JSON columns: the per-row reader writes their canonical text
     steps = df["steps"].cast(pl.String) if "steps" in df.columns else pl.Series("steps", [None] * df.height, pl.String)
-    built = _steps_messages(df, steps)
+    distinct = _distinct_steps(data, steps)
+    if distinct is None:
+        return None
+    built = _steps_messages(df, *distinct)
     if built is None:
         return None
     messages, canonical = built
-    at = len([n for n in head if n in df.columns])
-    columns = [*df.columns[:at], "messages", *df.columns[at:]]
+    later = _later_fields(data, df.columns, head)
+    if later is None:
+        return None
+    columns = [*(n for n in head if n in df.columns), "messages", *later]
     df = df.with_columns(messages)
     if "steps" in df.columns:
         df = df.with_columns(canonical)
-    return _fill_from_messages(df.select(columns))
+    return _fill_from_messages(df.select(columns), [*head, "messages"])
 
 
 def _polars_rows(data: bytes) -> pl.DataFrame | None:
@@ -246,26 +298,56 @@ def _polars_rows(data: bytes) -> pl.DataFrame | None:
     return None
 
 
-def _steps_messages(df: pl.DataFrame, steps: pl.Series) -> tuple[pl.Series, pl.Series] | None:
+def _distinct_steps(data: bytes, steps: pl.Series) -> tuple[list[list[Any]], list[str], np.ndarray] | None:
+    """Each distinct ``steps`` value, its canonical JSON, and which one each row holds (-1: none).
+
+    Polars' JSON text of a value is the file's up to layout when no text in the batch holds a
+    quote or a backslash (Polars escapes neither in keys, nor a backslash in values) and the
+    value holds no number (Polars writes 1.0 as 1): then each distinct text is decoded once.
+    Otherwise each line is decoded in Python, exactly. None when a value is not a list.
+    """
+    if b'\\"' not in data and b"\\\\" not in data and not steps.str.contains(_NUMBER_IN_JSON).any():
+        uniq = steps.drop_nulls().unique(maintain_order=True)
+        loads = json.JSONDecoder(strict=False).decode  # Polars writes a tab or other control character as is
+        try:
+            values = [loads(text) for text in uniq.to_list()]
+        except ValueError:
+            return None
+        index = (steps.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), default=-1,
+                                      return_dtype=pl.Int64).fill_null(-1).to_numpy())
+        if not all(isinstance(v, list) for v in values):
+            return None
+        return values, [nz.dumps(v) for v in values], index
+    rows = []
+    for line in data.split(b"\n"):
+        if line.strip():
+            try:
+                rows.append(json.loads(line).get("steps"))
+            except (ValueError, AttributeError):
+                return None
+    if len(rows) != steps.len() or not all(v is None or isinstance(v, list) for v in rows):
+        return None
+    text = pl.Series([None if v is None else nz.dumps(v) for v in rows], dtype=pl.String)
+    first = text.arg_unique().filter(text.gather(text.arg_unique()).is_not_null())
+    uniq = text.gather(first)
+    index = (text.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), default=-1,
+                                 return_dtype=pl.Int64).fill_null(-1).to_numpy())
+    return [rows[i] for i in first.to_list()], uniq.to_list(), index
+
+
+def _steps_messages(df: pl.DataFrame, values: list[list[Any]], canonical: list[str],
+                    index: np.ndarray) -> tuple[pl.Series, pl.Series] | None:
     """The conversations of 0.131 rows, and the canonical JSON of each ``steps``; None at any doubt."""
     n = df.height
     none = pl.Series([None] * n, dtype=pl.String)
     prompt = df["prompt"].cast(pl.String) if "prompt" in df.columns else none
     final = df["final_text"].cast(pl.String) if "final_text" in df.columns else none
     system = df["system_prompt"].cast(pl.String) if "system_prompt" in df.columns else none
-    if (prompt.is_null() & steps.is_null() & final.is_null()).any():
+    if (prompt.is_null() & pl.Series(index < 0) & final.is_null()).any():
         return None  # a row with nothing to build a conversation from keeps none, row by row
-    uniq = steps.drop_nulls().unique(maintain_order=True)
     turns = _Turns()
-    canonical: list[str] = []
-    for text in uniq.to_list():
-        value = json.loads(text)
-        if not isinstance(value, list):
-            return None
-        canonical.append(nz.dumps(value))
+    for value in values:
         turns.add(value)
-    index = (steps.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), default=-1,
-                                  return_dtype=pl.Int64).fill_null(-1).to_numpy())
     counts = np.append(np.asarray(turns.counts, dtype=np.int64), 0)[index]  # -1 (no steps) takes the 0
     starts = np.append(np.asarray(turns.starts, dtype=np.int64), 0)[index]
     has_system = (system.is_not_null() & (system != "")).fill_null(False).to_numpy()
@@ -293,8 +375,7 @@ def _steps_messages(df: pl.DataFrame, steps: pl.Series) -> tuple[pl.Series, pl.S
     order[positions] = np.arange(positions.size)
     flat = pl.concat(pieces, how="vertical")[order]
     messages = list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets).cast(_MESSAGES_DTYPE)
-    step_text = pl.Series("steps", canonical, dtype=pl.String)
-    canonical_steps = steps.replace_strict(uniq, step_text, default=None, return_dtype=pl.String).alias("steps")
+    canonical_steps = pl.Series("steps", [*canonical, None], dtype=pl.String)[index]  # -1 takes the null
     return messages, canonical_steps
 
 
