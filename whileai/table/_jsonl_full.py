@@ -362,17 +362,19 @@ def _steps_messages(df: pl.DataFrame, values: list[list[Any]], canonical: list[s
     within = np.arange(step_total) - np.repeat(np.cumsum(counts) - counts, counts)
     step_at = offsets[:-1][step_rows] + has_system[step_rows] + has_prompt[step_rows] + within
     step_src = starts[step_rows] + within
-    table = turns.table()
+    # one gather from [system turns, prompt turns, distinct step turns, final turns]
     pieces = [
         _text_turns("system", system.filter(pl.Series(has_system))),
         _text_turns("user", prompt.filter(pl.Series(has_prompt))),
-        table[step_src] if step_total else table.clear(),
+        turns.table(),
         _text_turns("assistant", final.filter(pl.Series(has_final))),
     ]
-    positions = np.concatenate([offsets[:-1][has_system], (offsets[:-1] + has_system)[has_prompt], step_at,
-                                (offsets[1:] - 1)[has_final]])
+    base = np.cumsum([0, *(p.height for p in pieces)])
     order = np.empty(int(offsets[-1]), dtype=np.int64)
-    order[positions] = np.arange(positions.size)
+    order[offsets[:-1][has_system]] = np.arange(base[0], base[1])
+    order[(offsets[:-1] + has_system)[has_prompt]] = np.arange(base[1], base[2])
+    order[step_at] = base[2] + step_src
+    order[(offsets[1:] - 1)[has_final]] = np.arange(base[3], base[4])
     flat = pl.concat(pieces, how="vertical")[order]
     messages = list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets).cast(_MESSAGES_DTYPE)
     canonical_steps = pl.Series("steps", [*canonical, None], dtype=pl.String)[index]  # -1 takes the null
@@ -410,7 +412,7 @@ class _Turns:
 
     def _turn(self, role: str, content: Any, name: Any = None, call_id: str | None = None,
               call: tuple[str, Any, Any] | None = None) -> None:
-        text, parts = nz._content_text(content)
+        text, parts = (content, None) if content is None or type(content) is str else nz._content_text(content)
         self.role.append(role)
         self.content.append(text)
         self.name.append(None if name is None else str(name))
