@@ -282,20 +282,11 @@ def _steps_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
 
 
 def _polars_rows(data: bytes) -> pl.DataFrame | None:
-    """The batch through Polars' JSONL reader, free-form JSON columns as text (Polars' rendering)."""
-    # a name also met as a nested key is dropped from the overrides when the reader says no column has it
-    overrides = {name: pl.String for name in _JSON_NAMES if f'"{name}"'.encode() in data}
-    for _ in range(len(overrides) + 1):
-        try:
-            return pl.read_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
-        except pl.exceptions.SchemaFieldNotFoundError as exc:
-            missing = next((n for n in overrides if n in str(exc)), None)
-            if missing is None:
-                return None
-            overrides.pop(missing)
-        except Exception:  # a broken line, a value Polars cannot type: the per-row reader says
-            return None
-    return None
+    """The batch through Polars' JSONL reader, ``steps`` as Polars' JSON text of each value."""
+    try:
+        return pl.read_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides={"steps": pl.String})
+    except Exception:  # a broken line, a value Polars cannot type: the per-row reader says
+        return None
 
 
 def _distinct_steps(data: bytes, steps: pl.Series) -> tuple[list[list[Any]], list[str], np.ndarray] | None:
@@ -375,7 +366,7 @@ def _steps_messages(df: pl.DataFrame, values: list[list[Any]], canonical: list[s
     order[(offsets[:-1] + has_system)[has_prompt]] = np.arange(base[1], base[2])
     order[step_at] = base[2] + step_src
     order[(offsets[1:] - 1)[has_final]] = np.arange(base[3], base[4])
-    flat = pl.concat(pieces, how="vertical")[order]
+    flat = pl.concat(pieces, how="vertical", rechunk=True)[order]
     messages = list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets).cast(_MESSAGES_DTYPE)
     canonical_steps = pl.Series("steps", [*canonical, None], dtype=pl.String)[index]  # -1 takes the null
     return messages, canonical_steps
@@ -392,6 +383,9 @@ def _text_turns(role: str, content: pl.Series) -> pl.DataFrame:
         .cast(pl.List(TOOL_CALL)),
         "extra": pl.Series([None] * n, dtype=pl.String),
     })
+
+
+_CALL_IDS = tuple(f"call_{i:04d}" for i in range(64))
 
 
 class _Turns:
@@ -427,17 +421,30 @@ class _Turns:
     def add(self, steps: list[Any]) -> None:
         self.starts.append(len(self.role))
         n_call = 0
+        dumps, arguments_text = nz.dumps, nz.canonical_arguments
         for step in steps:
-            if not isinstance(step, dict):
-                continue
+            if type(step) is not dict:
+                continue  # json gives plain dicts only; anything else is skipped, as row by row
             if "tool" in step:
-                call_id = f"call_{n_call:04d}"
+                call_id = _CALL_IDS[n_call] if n_call < len(_CALL_IDS) else f"call_{n_call:04d}"
                 n_call += 1
                 tool = step["tool"]
-                self._turn("assistant", step.get("text"), call=(call_id, tool, step.get("arguments")))
+                text = step.get("text")
+                arguments = step.get("arguments")
                 result = step.get("result")
-                self._turn("tool", result if isinstance(result, str) else nz.dumps(result), name=tool,
-                           call_id=call_id)
+                if (text is None or type(text) is str) and type(tool) is str:  # the common step, inline
+                    self.role += ("assistant", "tool")
+                    self.content += (text, result if type(result) is str else dumps(result))
+                    self.name += (None, tool)
+                    self.call_id += (None, call_id)
+                    self.extra += (None, None)
+                    self.has_call += (True, False)
+                    self.call_ids.append(call_id)
+                    self.call_name.append(tool)
+                    self.call_args.append(dumps(arguments) if type(arguments) is dict else arguments_text(arguments))
+                    continue
+                self._turn("assistant", text, call=(call_id, tool, arguments))
+                self._turn("tool", result if isinstance(result, str) else dumps(result), name=tool, call_id=call_id)
             elif "user" in step:
                 self._turn("user", step["user"])
             elif "text" in step:
