@@ -41,8 +41,7 @@ from whileai.report import ChartedReport, align_rows, fmt_num
 from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
 from whileai.stats.score import clustered_rate_interval, score_interval
-from whileai.table import IntoRows
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["PassAt", "PassMethod", "pass_at"]
 

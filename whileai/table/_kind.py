@@ -18,7 +18,7 @@ import pyarrow as pa
 if TYPE_CHECKING:  # pragma: no cover - pandas is optional, never imported at run time
     import pandas as pd
 
-__all__ = ["Fluent", "FluentT", "HasFrame", "IntoRows", "StepResult", "is_fluent", "like_input", "meta_of"]
+__all__ = ["Fluent", "FluentT", "HasFrame", "IntoRows", "StepResult", "is_fluent", "is_ray_dataset", "like_input", "meta_of"]
 
 
 class HasFrame(Protocol):
@@ -96,3 +96,14 @@ def like_input(source: Any, df: pl.DataFrame, report: Any = None) -> Any:
     if isinstance(source, Sequence) or (hasattr(source, "__iter__") and not isinstance(source, Mapping)):
         return rows(df)
     return df
+
+
+def is_ray_dataset(obj: Any) -> bool:
+    """True when ``obj`` is a ``ray.data.Dataset`` (checked by type name, without importing ray).
+
+    Examples:
+        >>> is_ray_dataset([{"task_id": "a", "reward": 1.0}])
+        False
+    """
+    return any(cls.__name__ in ("Dataset", "MaterializedDataset") and cls.__module__.startswith("ray.data")
+               for cls in type(obj).__mro__)
