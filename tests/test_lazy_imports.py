@@ -25,8 +25,8 @@ NEVER = ("scipy", "scipy.stats", "pandas", "ray", "duckdb", "jinja2", "httpx", "
          "whileai.table.raydata", "whileai.measure._compare", "whileai.measure._delta", "whileai.measure._selfcheck",
          "whileai.measure._variance", "whileai.measure._holdout", "whileai.measure._stream")
 
-#: Besides those, pass_at on a DataFrame in memory writes and selects nothing.
-NEVER_FOR_PASS_AT = (*NEVER, "pyarrow.parquet", "whileai.table._write", "whileai.data", "whileai.selection",
+#: Besides those, pass_at on a DataFrame in memory reads no Arrow, writes and selects nothing.
+NEVER_FOR_PASS_AT = (*NEVER, "pyarrow", "whileai.table._write", "whileai.data", "whileai.selection",
                      "whileai.guard", "whileai.charts")
 
 

@@ -45,3 +45,28 @@ def exports(package: str, table: Mapping[str, tuple[str, ...]]) -> tuple[Callabl
         return sorted(set(sys.modules[package].__dict__) | set(where))
 
     return __getattr__, __dir__
+
+
+class _Deferred:
+    """Stands in for a module until an attribute is first read, then hands out the module's."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self) -> str:
+        return f"<deferred module {self._name!r}>"
+
+
+def module(name: str) -> Any:
+    """``import name`` deferred to the first attribute read (``pa = module("pyarrow")``).
+
+    For a module a file uses inside a few functions only: the import (pyarrow is about 25 ms)
+    is paid by the call that reads ``pa.Table``, not by every import of the file. Type checkers
+    should see the real import under ``if TYPE_CHECKING:``.
+    """
+    return _Deferred(name)
