@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 LAZY_PACKAGES = ("whileai.measure", "whileai.selection", "whileai.guard", "whileai.grade", "whileai.simulation",
-                 "whileai.table")
+                 "whileai.stats", "whileai.table")
 
 #: Heavy or unrelated modules neither cold call below may load: extras, the server, other steps.
 NEVER = ("scipy", "scipy.stats", "pandas", "ray", "duckdb", "jinja2", "httpx", "starlette", "asyncio",
