@@ -27,7 +27,7 @@ NEVER = ("scipy", "scipy.stats", "pandas", "ray", "duckdb", "jinja2", "httpx", "
 
 #: Besides those, pass_at on a DataFrame in memory reads no Arrow, writes and selects nothing.
 NEVER_FOR_PASS_AT = (*NEVER, "pyarrow", "whileai.table._write", "whileai.data", "whileai.selection",
-                     "whileai.guard", "whileai.charts")
+                     "whileai.guard", "whileai.charts", "whileai.measure._failures")
 
 
 def _type_checking_imports(package: str) -> dict[str, set[str]]:
