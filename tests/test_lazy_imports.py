@@ -20,8 +20,8 @@ LAZY_PACKAGES = ("whileai.measure", "whileai.selection", "whileai.guard", "while
                  "whileai.stats", "whileai.table")
 
 #: Heavy or unrelated modules neither cold call below may load: extras, the server, other steps.
-NEVER = ("scipy", "scipy.stats", "pandas", "ray", "duckdb", "jinja2", "httpx", "starlette", "asyncio",
-         "whileai.simulation", "whileai.grade", "whileai.exporters", "whileai.store", "whileai.platform",
+NEVER = ("scipy", "scipy.stats", "pandas", "pyarrow.compute", "ray", "duckdb", "jinja2", "httpx", "starlette",
+         "asyncio", "whileai.simulation", "whileai.grade", "whileai.exporters", "whileai.store", "whileai.platform",
          "whileai.table.raydata", "whileai.measure._compare", "whileai.measure._delta", "whileai.measure._selfcheck",
          "whileai.measure._variance", "whileai.measure._holdout", "whileai.measure._stream")
 
