@@ -27,7 +27,7 @@ from whileai.defaults import (
     JSONL_SCHEMA_HEAD_LINES,
 )
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
-from whileai.table import _formats, _jsonl_full, _mapping
+from whileai.table import _formats, _mapping
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
@@ -624,6 +624,8 @@ def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
     """
     if isinstance(data, Path):
         data = data.read_bytes()
+    from whileai.table import _jsonl_full  # here: it loads pyarrow, which a projected read never needs
+
     known = _jsonl_full.read_batch(data)  # the known row shapes, conversation included, columnar
     if known is not None:
         return known
