@@ -624,7 +624,8 @@ def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
     """
     if isinstance(data, Path):
         data = data.read_bytes()
-    from whileai.table import _jsonl_full  # here: it loads pyarrow, which a projected read never needs
+    # imported here: it loads pyarrow, which a projected read never needs
+    from whileai.table import _jsonl_full
 
     known = _jsonl_full.read_batch(data)  # the known row shapes, conversation included, columnar
     if known is not None:
