@@ -248,3 +248,13 @@ def test_escapes_and_unicode_survive_the_columnar_read(shape, ascii_only, backsl
     fast, slow, taken, batches = _both(path, monkeypatch)
     assert taken == batches == 1
     assert_frame_equal(fast, slow)
+
+
+@pytest.mark.parametrize("shape", ["w131", "openai"])
+def test_a_read_asking_for_messages_builds_them_from_steps(shape, tmp_path):
+    """columns=["messages"] (what export reads) gives the full read's conversations: for 0.131
+    rows they are built from the steps, which the projected reader alone would skip."""
+    path = _write(tmp_path, SHAPES[shape]())
+    full = table.frame(path)
+    narrow = table.frame(path, columns=["messages", "reward"])
+    assert_frame_equal(narrow.select("task_key", "messages", "reward"), full.select("task_key", "messages", "reward"))

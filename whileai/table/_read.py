@@ -504,7 +504,7 @@ def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[st
     if not all(k <= {int, float, type(None)} for k in marker_kinds.values()):
         return None  # flags or text among the markers: the row reader says what they mean
     wanted = _expand_columns(columns, list(kinds))
-    if wanted & {"messages", "steps"} & set(kinds):
+    if wanted & {"messages", "steps"} and {"messages", "steps"} & set(kinds):  # a conversation, or 0.131 steps
         return None
     schema: dict[str, Any] = {}
     for name in kinds:
@@ -590,7 +590,7 @@ def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame
         lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None)
         have = lf.collect_schema().names()
         wanted = _expand_columns(columns, have)
-        if wanted & {"messages", "steps"} & set(have):
+        if wanted & {"messages", "steps"} and {"messages", "steps"} & set(have):  # messages are built from steps
             return None
         keep = [c for c in have if c in wanted]
         overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if name in keep}
