@@ -258,3 +258,32 @@ def test_a_read_asking_for_messages_builds_them_from_steps(shape, tmp_path):
     full = table.frame(path)
     narrow = table.frame(path, columns=["messages", "reward"])
     assert_frame_equal(narrow.select("task_key", "messages", "reward"), full.select("task_key", "messages", "reward"))
+
+
+def test_steps_whose_values_change_type_read_columnar(tmp_path, monkeypatch):
+    """A result that is text in one row and an object in another: pyarrow refuses the batch,
+    Polars reads it, and the rows are the per-row reader's."""
+    rows = _w131_rows()
+    rows[1]["steps"] = [{"tool": "lookup", "arguments": {"b": "x"}, "result": "text"}]
+    rows[2]["steps"] = [{"tool": "lookup", "arguments": {"b": "x"}, "result": {"ok": "yes"}}]
+    fast, slow, taken, batches = _both(_write(tmp_path, rows), monkeypatch)
+    assert taken == batches == 1
+    assert_frame_equal(fast, slow)
+
+
+@pytest.mark.parametrize("shape", ["openai", "w131"])
+@pytest.mark.parametrize("field, values", [("tier", ["x", 1.0]), ("tier", ["x", True]), ("rollout_index", [1, "2"]),
+                                           ("reward", [1, "0.5"]), ("markers", [{"a": 1}, {"a": "high"}])])
+def test_a_field_of_two_types_reads_as_the_per_row_reader_reads_it(shape, field, values, tmp_path, monkeypatch):
+    rows = SHAPES[shape]()
+    rows[0][field], rows[1][field] = values
+    path = _write(tmp_path, rows)
+    try:
+        fast, slow, taken, batches = _both(path, monkeypatch)
+    except SchemaError as exc:
+        monkeypatch.undo()
+        with pytest.raises(SchemaError) as again:
+            table.frame(path)
+        assert str(again.value) == str(exc)
+        return
+    assert_frame_equal(fast, slow)

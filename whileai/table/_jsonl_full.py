@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
-from whileai.table.schema import COLUMNS, MESSAGE, TOOL_CALL, alias_map
+from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
 __all__ = ["read_batch"]
 
@@ -42,6 +42,8 @@ _CONTENT = ("prompt", "final_text", "system_prompt", "messages", "steps")
 # digits, so such text is not the file's; a number inside a string only costs the per-row read.
 _NUMBER_IN_JSON = r"[\[:,]\s*-?[0-9]"
 _STRING_STEPS = rb'"steps"\s*:\s*"'
+# Text Polars may have typed so from a number, a flag, an object or a list in another row.
+_NOT_PLAIN_TEXT = r"^[\[{]|^(?:-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
 
 
 def read_batch(data: bytes) -> pl.DataFrame | None:
@@ -115,25 +117,29 @@ _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("name", 
 
 
 def _messages_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
-    df = _arrow_rows(data, head)
+    df = _arrow_rows(data, head, [("messages", pa.list_(_MESSAGE))])
     if df is None or df.height == 0 or any(n in df.columns and df[n].null_count() < df.height for n in _JSON_NAMES):
         return None  # free-form JSON columns: the per-row reader writes their canonical text
-    if "steps" in df.columns or df["messages"].null_count():
+    if "steps" in df.columns or df["messages"].null_count() or not _plain_types(df.schema):
         return None  # a row without a conversation is built from its other fields, row by row
-    for name in ("prompt", "final_text", "system_prompt"):
-        if name in df.columns and (name not in head or df.schema[name] not in (pl.String, pl.Null)):
-            return None
+    if any(name in df.columns and name not in head for name in ("prompt", "final_text", "system_prompt")):
+        return None
     messages = _canonical_messages(df["messages"])
     if messages is None:
         return None
     return _fill_from_messages(df.with_columns(messages), head)
 
 
-def _arrow_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
-    """The batch through pyarrow's JSON reader, ``messages`` typed; columns in first-seen order."""
+def _arrow_rows(data: bytes, head: list[str], typed: list[tuple[str, pa.DataType]],
+                skip: str | None = None) -> pl.DataFrame | None:
+    """The batch through pyarrow's JSON reader, columns in first-seen order.
+
+    pyarrow is strict (a field of two types refuses the batch); ``typed`` fields get the types
+    given, and field ``skip`` is dropped.
+    """
     import pyarrow.json as pj
 
-    schema = pa.schema([("messages", pa.list_(_MESSAGE))])
+    schema = pa.schema(typed)
     # blocks parsed in parallel; a line longer than a block refuses the batch
     read = pj.ReadOptions(block_size=max(1 << 24, min(len(data) // 4 + 1, 1 << 30)))
     try:
@@ -149,7 +155,10 @@ def _arrow_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
             return None
     except (pa.ArrowException, ValueError):  # a value of another type, a broken line
         return None
-    if table.schema.field("messages").type != pa.list_(_MESSAGE) or any(_has_timestamp(f.type) for f in table.schema):
+    if skip is not None and skip in table.schema.names:
+        table = table.drop_columns([skip])
+    if any(table.schema.field(name).type != dtype for name, dtype in typed) or any(
+            _has_timestamp(f.type) for f in table.schema):
         return None  # a message or call key outside the known shapes, a date inside a nested value
     df = pl.from_arrow(table)
     assert isinstance(df, pl.DataFrame)
@@ -255,12 +264,9 @@ def _steps_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
 
     if re.search(_STRING_STEPS, data):
         return None  # steps given as text: kept verbatim and never turned into turns
-    df = _polars_rows(data)
-    if df is None or df.height == 0 or "messages" in df.columns:
+    df = _steps_rows(data, head)
+    if df is None or df.height == 0 or "messages" in df.columns or not _plain_types(df.schema):
         return None
-    for name in ("prompt", "final_text", "system_prompt"):
-        if name in df.columns and df.schema[name] not in (pl.String, pl.Null):
-            return None
     if any(n != "steps" and n in df.columns and df[n].null_count() < df.height for n in _JSON_NAMES):
         return None  # other free-form JSON columns: the per-row reader writes their canonical text
     steps = df["steps"].cast(pl.String) if "steps" in df.columns else pl.Series("steps", [None] * df.height, pl.String)
@@ -279,6 +285,55 @@ def _steps_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
     if "steps" in df.columns:
         df = df.with_columns(canonical)
     return _fill_from_messages(df.select(columns), [*head, "messages"])
+
+
+def _plain_types(schema: Any) -> bool:
+    """Whether every table column was read with the type the per-row reader gives it as is.
+
+    Text columns must be text (that reader writes ``True`` where a cast writes ``true``), whole
+    numbers whole, markers numbers; free-form and ``as_read`` columns are checked elsewhere.
+    """
+    for name, dtype in schema.items():
+        spec = COLUMN_BY_NAME.get(name)
+        if spec is None or dtype == pl.Null or spec.kind in ("json", "as_read", "messages"):
+            continue
+        if spec.kind == "struct":
+            if not isinstance(dtype, pl.Struct) or (name == "markers" and not all(
+                    f.dtype.is_numeric() or f.dtype in (pl.Boolean, pl.Null) for f in dtype.fields)):
+                return False
+        elif not (dtype == spec.dtype or (spec.dtype == pl.Float64 and dtype == pl.Int64)
+                  or (name in ("reward", "gold_reward") and dtype == pl.Boolean)):
+            return False
+    return True
+
+
+def _steps_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
+    """A batch of 0.131 rows: each field typed strictly by pyarrow, ``steps`` as Polars' JSON text.
+
+    When pyarrow refuses the batch (steps whose values differ in type from row to row, say) Polars
+    reads it all, which types a field holding text in one row and a number in another as text:
+    then any text that could have been a number, a flag or an object hands the batch on.
+    """
+    df = _arrow_rows(data, head, [], skip="steps")
+    if df is not None:
+        try:
+            steps = pl.read_ndjson(io.BytesIO(data), schema={"steps": pl.String})["steps"]
+        except Exception:  # a value Polars cannot give as text
+            return None
+        if steps.len() != df.height:
+            return None
+        before = [c for c in df.columns if c in head[:head.index("steps")]]
+        return df.with_columns(steps).select([*before, "steps", *(c for c in df.columns if c not in before)])
+    df = _polars_rows(data)
+    if df is None:
+        return None
+    others = [n for n in df.columns if n != "steps"]
+    if any(df.schema[n].is_nested() and n != "markers" for n in others):
+        return None
+    text = [n for n in others if df.schema[n] == pl.String]
+    if text and df.select(pl.any_horizontal(pl.col(text).str.contains(_NOT_PLAIN_TEXT)).any()).item():
+        return None
+    return df
 
 
 def _polars_rows(data: bytes) -> pl.DataFrame | None:
