@@ -454,8 +454,8 @@ def _native_parse(source: Path | bytes, schema: dict[str, Any]) -> pl.DataFrame 
     text = [name for name, dtype in schema.items() if dtype == pl.Categorical]
 
     def parse(dtypes: dict[str, Any]) -> pl.DataFrame:
-        if isinstance(source, Path):
-            return pl.scan_ndjson(source, schema=dtypes).collect()
+        if isinstance(source, Path):  # as a file:// URI: read in ranges, not mapped whole (see _jsonl_native)
+            return pl.scan_ndjson(source.resolve().as_uri(), schema=dtypes).collect(engine="streaming")
         return pl.read_ndjson(io.BytesIO(source), schema=dtypes)
 
     try:
