@@ -160,7 +160,7 @@ def metric_label(name: str) -> str:
 
 def task_values(df: pl.DataFrame | pl.LazyFrame, metrics: Sequence[str], *, keys: Sequence[str] = ("task_key",),
                 maintain_order: bool = True, extra: Sequence[pl.Expr] = (),
-                engine: Literal["auto", "in-memory", "streaming"] = "auto") -> pl.DataFrame:
+                engine: Literal["in-memory", "streaming"] = "in-memory") -> pl.DataFrame:
     """Per-task (or per ``keys`` cell) mean of each metric: pass_at_1 and markers.
 
     One ``task_stats`` group-by: pass_at_1 is the task's mean reward over graded rollouts (its

@@ -66,7 +66,7 @@ def _partials(batch: pa.Table, *, markers: Sequence[str], run_by: str | None, ru
              crashed.sum().cast(pl.Int64).alias("n_agent_crashed"),
              pl.col("_nan").sum().cast(pl.Int64).alias("n_nan"),
              reward.min().cast(pl.Float64).alias("r_min"), reward.max().cast(pl.Float64).alias("r_max"), *extra)
-        .collect()
+        .collect(engine="in-memory")  # the streaming engine adds partial float sums in thread order
     )
     return out.to_arrow()
 

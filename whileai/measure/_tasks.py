@@ -21,7 +21,7 @@ __all__ = ["group_stats", "task_stats"]
 
 def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRESHOLD,
                keys: str | Sequence[str] = "task_key", extra: Sequence[pl.Expr] = (),
-               maintain_order: bool = True, engine: Literal["auto", "in-memory", "streaming"] = "auto") -> pl.DataFrame:
+               maintain_order: bool = True, engine: Literal["in-memory", "streaming"] = "in-memory") -> pl.DataFrame:
     """One row per task: rollouts, graded rollouts, passes and the reward sum and mean.
 
     Args:
@@ -32,8 +32,11 @@ def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRES
         extra: More aggregations computed in the same group-by (marker means, for example).
         maintain_order: Groups in first-seen order (the default); False is faster when the caller
             joins on the key anyway.
-        engine: The Polars engine that collects the group-by; ``"streaming"`` on a Parquet scan
-            holds only the groups in memory, never the rows.
+        engine: The Polars engine that collects the group-by. ``"in-memory"`` (the default) sums
+            each task's rewards in the same order on every call. ``"streaming"`` on a Parquet scan
+            holds only the groups in memory, never the rows, but adds its partial sums in the order
+            its threads finish, so the last bit of a float sum can change from one call to the
+            next: use it only where every sum is exact (``measure._stream`` checks that first).
 
     Returns:
         Columns ``task_key`` (or ``keys``), ``n`` (rows), ``n_graded`` (non-null rewards), ``c``
