@@ -386,8 +386,9 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
     ``JSONL_NATIVE_WHOLE_BYTES`` whole, by Polars' own parallel reader, over the mapped file up
     to ``JSONL_NATIVE_MAPPED_BYTES`` (its resident pages count in the process's memory up to
     the file's size) and as a ``file://`` URI above it (read in ranges by the streaming engine:
-    memory stays at the output and a few ranges); a larger one, a ``.jsonl.gz`` (decompressed as a stream) or a path Polars would read as a
-    glob, a block of ``JSONL_NATIVE_BLOCK_BYTES`` at a time. Inferring a schema over a batch of
+    memory stays at the output and a few ranges); a larger one, a ``.jsonl.gz`` (decompressed
+    as a stream) or a path Polars would read as a glob, a block of ``JSONL_NATIVE_BLOCK_BYTES``
+    at a time. Inferring a schema over a batch of
     conversations costs more than the parse itself. Every dtype is strict: numbers as Float64
     or Int64, flags as Boolean, ``markers`` as JSON text decoded to the head's fields with a
     check that no row has another. Text is parsed as String, which turns a number or an object
