@@ -54,6 +54,7 @@ RANK: dict[str, int] = {
     "defaults": 10,
     "errors": 10,
     "_aliases": 10,
+    "_lazy": 10,
     "_version": 10,
 }
 DOOR = "whileai"  # whileai/__init__.py: lazy names only; nothing below imports it

@@ -19,7 +19,7 @@ import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast
 
 import polars as pl
 import pyarrow as pa
@@ -27,10 +27,8 @@ import pyarrow as pa
 from whileai import table
 from whileai.defaults import DISPLAY_CELL_CHARS, DISPLAY_ROWS, PAIR_MIN_MARGIN, PASS_THRESHOLD
 from whileai.errors import ArgumentError, translate
-from whileai.grade import _run as _grade_run
 from whileai.report import Report, html_table, markdown_table, md_escape
 from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
-from whileai.simulation import _engine
 
 __all__ = [
     "RolloutData",
@@ -182,7 +180,7 @@ class RolloutData:
 
     def grade(self, judge: Any = None, *, grader: Any = None, **options: Any) -> ScoredData:
         """Grade every row with a judge or verifier (see :func:`run_judge`)."""
-        return run_judge(self, judge if judge is not None else grader, **options)
+        return _loop_call("run_judge")(self, judge if judge is not None else grader, **options)
 
     def select(self, *, mode: Literal["rl", "sft"] = "rl", **options: Any) -> Selection:
         """Keep the rows that carry training signal (see :func:`optimize`)."""
@@ -269,7 +267,7 @@ def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bo
     return call
 
 
-def simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
+def _simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
     """Run an agent through a covering grid of situations and return every rollout (``SimulationData``).
 
     The simulate step (``whileai.simulation.simulate``, whose arguments this takes) with its
@@ -284,20 +282,62 @@ def simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
             raise ArgumentError(f"grader must come with repeat_policy='dynamic', got repeat_policy="
                                 f"{options.get('repeat_policy', 'fixed')!r}. Grade afterwards with data.grade(judge=...), "
                                 "or pass repeat_policy='dynamic' for DAPO dynamic sampling.", argument="grader")
-        options["score_rows"] = lambda df: _grade_run.run_judge(df, grader, trust="off").df
-    result = _engine.simulate(*args, **options)
+        from whileai.grade._run import run_judge as judge_rows
+
+        options["score_rows"] = lambda df: judge_rows(df, grader, trust="off").df
+    from whileai.simulation._engine import simulate as simulate_step
+
+    result = simulate_step(*args, **options)
     if not isinstance(result, table.StepResult):  # engine="ray": the rows are in a folder the workers wrote
         return result  # type: ignore[no-any-return]
     return _wrap(None, result, SimulationData)
 
 
-_step_signature = inspect.signature(_engine.simulate)
-simulate.__signature__ = _step_signature.replace(  # type: ignore[attr-defined]
-    parameters=[p if p.name != "score_rows" else p.replace(name="grader", annotation="Any")
-                for p in _step_signature.parameters.values()],
-    return_annotation="SimulationData")
-simulate.__doc__ = f"{simulate.__doc__}\n{_engine.simulate.__doc__}"
-run_judge = _fluent(_grade_run.run_judge, ScoredData)
+def _simulate_door() -> Callable[..., SimulationData]:
+    """``simulate`` with the simulate step's signature and docs (the step loads on first use)."""
+    from whileai.simulation._engine import simulate as simulate_step
+
+    signature = inspect.signature(simulate_step)
+    _simulate.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p if p.name != "score_rows" else p.replace(name="grader", annotation="Any")
+                    for p in signature.parameters.values()],
+        return_annotation="SimulationData")
+    _simulate.__doc__ = f"{_simulate.__doc__}\n{simulate_step.__doc__}"
+    _simulate.__name__ = _simulate.__qualname__ = "simulate"
+    return _simulate
+
+
+def _run_judge_door() -> Callable[..., ScoredData]:
+    """``run_judge`` wrapped as ``ScoredData`` (the grade step loads on first use)."""
+    from whileai.grade._run import run_judge as judge_step
+
+    return _fluent(judge_step, ScoredData)
+
+
+#: Loop calls whose step (simulate's engine, the grade step) loads only when first asked for, so
+#: ``wai.select`` or ``wai.pass_at`` never pays for them (docs/performance.md, "Cold start").
+_DOORS: dict[str, Callable[[], Any]] = {"simulate": _simulate_door, "run_judge": _run_judge_door}
+
+
+def __getattr__(name: str) -> Any:
+    door = _DOORS.get(name)
+    if door is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = door()
+    return value
+
+
+def _loop_call(name: str) -> Any:
+    """The loop call ``name`` of this module, built on first use (see ``_DOORS``)."""
+    return globals().get(name) or __getattr__(name)
+
+
+if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the same two calls, typed
+    from whileai.grade._run import run_judge as _judge_step
+
+    simulate = _simulate
+    run_judge = _fluent(_judge_step, ScoredData)
+
 optimize = _fluent(_optimize.optimize, Selection)
 select = optimize
 select_for_rl = _fluent(_rl.select_for_rl, Selection)

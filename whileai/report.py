@@ -137,7 +137,13 @@ class Documented(BaseModel):
     pydantic collects them, instead of pydantic's walk of the call stack and the tokenizer for
     every class: about 0.2 s of a cold ``import whileai`` over the library's hundred models. A
     description given with ``Field(description=...)`` wins, as it does in pydantic.
+
+    Each model builds its validator on first use (``defer_build``), not when its module loads:
+    a call pays for the reports it makes, not for every model of the modules it imports
+    (docs/performance.md, "Cold start").
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         own = cls.__dict__.get("__annotations__", {})

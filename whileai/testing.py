@@ -152,7 +152,7 @@ def _messages_column(df: pl.DataFrame) -> pl.Series:
 
     Each row gets a user turn, an optional tool call with its result, and the final reply.
     """
-    from whileai.table._arrow import list_series
+    from whileai.table import list_series
 
     n = df.height
     has_call = (df["n_calls"] > 0).to_numpy()

@@ -35,7 +35,7 @@ from whileai.defaults import (
 )
 from whileai.exporters._encode import Encoding, enc, field_piece, message_texts, valid_object
 from whileai.measure import group_stats as measure_group_stats
-from whileai.table._arrow import list_series
+from whileai.table import list_series
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
 __all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame",

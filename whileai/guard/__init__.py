@@ -4,53 +4,67 @@ The within-ask reward-hack scan, decontamination against eval sets, trajectory f
 grounding, style and refusal markers, privileged-context leaks, and stage and spec lineage.
 """
 
-from whileai.guard._decontam import ContaminationReport, Decontaminated, decontaminate
-from whileai.guard._grounding import (
-    GroundingReport,
-    grounding_report,
-    mark_grounding,
-    ungrounded_arguments,
-)
-from whileai.guard._hack import HackScanReport, hack_scan
-from whileai.guard._hygiene import (
-    CorrelationReport,
-    Deduped,
-    DedupeReport,
-    LengthReport,
-    NearDuplicateReport,
-    dedupe_groups,
-    length_report,
-    near_duplicate_prompts,
-    reward_correlations,
-)
-from whileai.guard._leak import LeakReport, leak_report
-from whileai.guard._lineage import (
-    STAGES,
-    Spec,
-    SpecError,
-    StageReport,
-    Trait,
-    load_spec,
-    spec_version,
-    stage_of,
-    stage_report,
-    stamp_spec,
-    stamp_stage,
-)
-from whileai.guard._style import (
-    RefusalReport,
-    StyleReport,
-    refusal_report,
-    style_markers,
-    style_report,
-)
-from whileai.guard._trace import (
-    FLAGS,
-    TRACE_MARKERS,
-    TraceFlagReport,
-    trace_flag_report,
-    trace_markers,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from whileai._lazy import exports
+
+#: Submodule -> the public names it defines; each loads on first use (whileai/_lazy.py).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "whileai.guard._decontam": ("ContaminationReport", "Decontaminated", "decontaminate"),
+    "whileai.guard._grounding": ("GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"),
+    "whileai.guard._hack": ("HackScanReport", "hack_scan"),
+    "whileai.guard._hygiene": ("CorrelationReport", "Deduped", "DedupeReport", "LengthReport", "NearDuplicateReport", "dedupe_groups", "length_report", "near_duplicate_prompts", "reward_correlations"),
+    "whileai.guard._leak": ("LeakReport", "leak_report"),
+    "whileai.guard._lineage": ("STAGES", "Spec", "SpecError", "StageReport", "Trait", "load_spec", "spec_version", "stage_of", "stage_report", "stamp_spec", "stamp_stage"),
+    "whileai.guard._style": ("RefusalReport", "StyleReport", "refusal_report", "style_markers", "style_report"),
+    "whileai.guard._trace": ("FLAGS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report", "trace_markers"),
+}
+__getattr__, __dir__ = exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
+    from whileai.guard._decontam import ContaminationReport as ContaminationReport
+    from whileai.guard._decontam import Decontaminated as Decontaminated
+    from whileai.guard._decontam import decontaminate as decontaminate
+    from whileai.guard._grounding import GroundingReport as GroundingReport
+    from whileai.guard._grounding import grounding_report as grounding_report
+    from whileai.guard._grounding import mark_grounding as mark_grounding
+    from whileai.guard._grounding import ungrounded_arguments as ungrounded_arguments
+    from whileai.guard._hack import HackScanReport as HackScanReport
+    from whileai.guard._hack import hack_scan as hack_scan
+    from whileai.guard._hygiene import CorrelationReport as CorrelationReport
+    from whileai.guard._hygiene import Deduped as Deduped
+    from whileai.guard._hygiene import DedupeReport as DedupeReport
+    from whileai.guard._hygiene import LengthReport as LengthReport
+    from whileai.guard._hygiene import NearDuplicateReport as NearDuplicateReport
+    from whileai.guard._hygiene import dedupe_groups as dedupe_groups
+    from whileai.guard._hygiene import length_report as length_report
+    from whileai.guard._hygiene import near_duplicate_prompts as near_duplicate_prompts
+    from whileai.guard._hygiene import reward_correlations as reward_correlations
+    from whileai.guard._leak import LeakReport as LeakReport
+    from whileai.guard._leak import leak_report as leak_report
+    from whileai.guard._lineage import STAGES as STAGES
+    from whileai.guard._lineage import Spec as Spec
+    from whileai.guard._lineage import SpecError as SpecError
+    from whileai.guard._lineage import StageReport as StageReport
+    from whileai.guard._lineage import Trait as Trait
+    from whileai.guard._lineage import load_spec as load_spec
+    from whileai.guard._lineage import spec_version as spec_version
+    from whileai.guard._lineage import stage_of as stage_of
+    from whileai.guard._lineage import stage_report as stage_report
+    from whileai.guard._lineage import stamp_spec as stamp_spec
+    from whileai.guard._lineage import stamp_stage as stamp_stage
+    from whileai.guard._style import RefusalReport as RefusalReport
+    from whileai.guard._style import StyleReport as StyleReport
+    from whileai.guard._style import refusal_report as refusal_report
+    from whileai.guard._style import style_markers as style_markers
+    from whileai.guard._style import style_report as style_report
+    from whileai.guard._trace import FLAGS as FLAGS
+    from whileai.guard._trace import TRACE_MARKERS as TRACE_MARKERS
+    from whileai.guard._trace import TraceFlagReport as TraceFlagReport
+    from whileai.guard._trace import trace_flag_report as trace_flag_report
+    from whileai.guard._trace import trace_markers as trace_markers
 
 __all__ = [
     "FLAGS",

@@ -54,8 +54,7 @@ from whileai.guard._common import check_fraction, check_positive_int, check_stri
 from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
-from whileai.table import IntoRows, like_input
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, is_ray_dataset, like_input
 
 __all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
 

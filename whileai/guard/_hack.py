@@ -57,8 +57,7 @@ from whileai.guard._tokens import combine
 from whileai.report import ChartedReport, Documented, Tone, fmt_num
 from whileai.stats.rng import check_rng
 from whileai.stats.within import AndTier, WithinKernel, row_chunks, single_blas_thread
-from whileai.table import IntoRows
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["HackScanReport", "hack_scan"]
 

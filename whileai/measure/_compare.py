@@ -38,8 +38,7 @@ from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, mean_interval, t_quantile
 from whileai.stats.permutation import sign_flip_test
 from whileai.stats.rng import check_rng
-from whileai.table import IntoRows
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["Comparison", "compare_runs"]
 

@@ -53,8 +53,7 @@ from whileai.stats.power import (
     paired_tasks_needed,
 )
 from whileai.stats.rng import check_rng
-from whileai.table import IntoRows
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["DeltaReport", "delta_report", "format_delta_report"]
 

@@ -35,14 +35,12 @@ from whileai.measure._common import (
     read_rows,
     run_config,
 )
-from whileai.measure._failures import check_by, group_frame
 from whileai.measure._tasks import task_stats
 from whileai.report import ChartedReport, align_rows, fmt_num
 from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
 from whileai.stats.score import clustered_rate_interval, score_interval
-from whileai.table import IntoRows
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["PassAt", "PassMethod", "pass_at"]
 
@@ -277,7 +275,11 @@ def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unan
     if binary_ci is not None:
         check_choice("binary_ci", binary_ci, ("wilson",))
     check_int("n_boot", n_boot, minimum=1)
-    names = None if by is None else check_by(by)
+    names = None
+    if by is not None:  # the failure table's module (and its reports) loads with by= only
+        from whileai.measure._failures import check_by
+
+        names = check_by(by)
     rng = check_rng(seed)
     options: dict[str, Any] = {"k": k, "min_k": min_k, "unanimous_short": unanimous_short, "level": level,
                                "ci_method": ci_method, "kway_ci_method": kway_ci_method, "binary_ci": binary_ci,
@@ -459,6 +461,8 @@ def _kway_intervals(report: PassAt, pow_k: np.ndarray, at_k: np.ndarray, k_value
 
 def _by_groups(report: PassAt, df: pl.DataFrame, names: list[str], **options: Any) -> None:
     """Each ``by`` group measured on its own rows (the group-by is one partition per dimension)."""
+    from whileai.measure._failures import group_frame
+
     report.by = []
     for key in names:
         frame, dim = group_frame(df, key) if df.height else (df.with_columns(pl.lit(None, pl.String).alias("_group")), key)

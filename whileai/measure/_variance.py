@@ -25,8 +25,7 @@ from whileai.measure._common import (
 from whileai.report import ChartedReport
 from whileai.stats.intervals import t_quantile
 from whileai.stats.power import noise_band_width
-from whileai.table import IntoRows
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["EvalVarianceReport", "eval_variance", "noise_band", "run_labels", "run_means"]
 

@@ -10,8 +10,7 @@ from whileai.errors import ArgumentError
 from whileai.selection._common import check_choice
 from whileai.selection._rl import select_for_rl
 from whileai.selection._sft import select_for_sft
-from whileai.table import IntoRows, StepResult
-from whileai.table.raydata import is_ray_dataset
+from whileai.table import IntoRows, StepResult, is_ray_dataset
 
 __all__ = ["MODES", "optimize"]
 

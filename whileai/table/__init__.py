@@ -5,7 +5,10 @@ Other packages import only the names here and the public modules ``derive``, ``n
 ``docs/scale.md``); the ``_`` modules are this package's own.
 """
 
-from whileai.table import normalize, raydata
+from typing import TYPE_CHECKING
+
+from whileai._lazy import exports
+from whileai.table import normalize
 from whileai.table._kind import (
     Fluent,
     FluentT,
@@ -13,29 +16,12 @@ from whileai.table._kind import (
     IntoRows,
     StepResult,
     is_fluent,
+    is_ray_dataset,
     like_input,
     meta_of,
 )
-from whileai.table._lazy import lazy_frame
 from whileai.table._mapping import parse_pairs as parse_mapping
-from whileai.table._read import frame, read_jsonl_rows, scan
-from whileai.table._rowdicts import JSON_COLUMNS, column_values, no_gc, row_dicts
-from whileai.table._write import (
-    atomic_path,
-    check_output,
-    frame_format,
-    iter_rows,
-    message_out,
-    open_binary,
-    output_format,
-    rows,
-    sweep_temp_files,
-    to_arrow,
-    write,
-    write_frame,
-    write_jsonl,
-    write_parquet,
-)
+from whileai.table._rowdicts import JSON_COLUMNS, column_values, message_out, no_gc, row_dicts
 from whileai.table.derive import (
     final_reply,
     markers_of,
@@ -49,8 +35,41 @@ from whileai.table.derive import (
 )
 from whileai.table.normalize import CANONICAL_JSON
 from whileai.table.normalize import dumps as canonical_json
-from whileai.table.raydata import is_ray_dataset, read_dataset
 from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL, Column
+
+#: The readers, the writers (pyarrow.parquet) and the Ray pieces load on first use
+#: (whileai/_lazy.py): a call on a DataFrame in memory never pays for them.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "whileai.table._arrow": ("list_series",),
+    "whileai.table._lazy": ("lazy_frame",),
+    "whileai.table._read": ("frame", "read_jsonl_rows", "scan"),
+    "whileai.table._write": ("atomic_path", "check_output", "frame_format", "iter_rows", "open_binary", "output_format",
+                             "rows", "sweep_temp_files", "to_arrow", "write", "write_frame", "write_jsonl",
+                             "write_parquet"),
+    "whileai.table.raydata": ("read_dataset",),
+}
+__getattr__, __dir__ = exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
+    from whileai.table._arrow import list_series as list_series
+    from whileai.table._lazy import lazy_frame as lazy_frame
+    from whileai.table._read import frame as frame
+    from whileai.table._read import read_jsonl_rows as read_jsonl_rows
+    from whileai.table._read import scan as scan
+    from whileai.table._write import atomic_path as atomic_path
+    from whileai.table._write import check_output as check_output
+    from whileai.table._write import frame_format as frame_format
+    from whileai.table._write import iter_rows as iter_rows
+    from whileai.table._write import open_binary as open_binary
+    from whileai.table._write import output_format as output_format
+    from whileai.table._write import rows as rows
+    from whileai.table._write import sweep_temp_files as sweep_temp_files
+    from whileai.table._write import to_arrow as to_arrow
+    from whileai.table._write import write as write
+    from whileai.table._write import write_frame as write_frame
+    from whileai.table._write import write_jsonl as write_jsonl
+    from whileai.table._write import write_parquet as write_parquet
+    from whileai.table.raydata import read_dataset as read_dataset
 
 __all__ = [
     "CANONICAL_JSON",
@@ -77,6 +96,7 @@ __all__ = [
     "iter_rows",
     "lazy_frame",
     "like_input",
+    "list_series",
     "markers_of",
     "message_out",
     "meta_of",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 __all__ = ["list_series"]
 
@@ -21,6 +20,8 @@ def list_series(name: str, values: pl.Series, offsets: np.ndarray, *, null: np.n
     ``offsets`` holds ``n + 1`` ascending positions into ``values`` (the first 0, the last
     ``values.len()``); a row where ``null`` is True is a null list rather than an empty one.
     """
+    import pyarrow as pa  # here, not at module level: a reader of Polars rows never needs it
+
     arrow = values.to_arrow()
     if isinstance(arrow, pa.ChunkedArray):
         arrow = arrow.combine_chunks()

@@ -9,16 +9,17 @@ DataFrame and a ``.meta`` mapping), and a step that makes new rows returns a
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, Union, overload
 
 import polars as pl
-import pyarrow as pa
 
-if TYPE_CHECKING:  # pragma: no cover - pandas is optional, never imported at run time
+if TYPE_CHECKING:  # pragma: no cover - pandas is optional, never imported at run time; pyarrow loads with Arrow rows
     import pandas as pd
+    import pyarrow as pa
 
-__all__ = ["Fluent", "FluentT", "HasFrame", "IntoRows", "StepResult", "is_fluent", "like_input", "meta_of"]
+__all__ = ["Fluent", "FluentT", "HasFrame", "IntoRows", "StepResult", "is_fluent", "is_ray_dataset", "like_input", "meta_of"]
 
 
 class HasFrame(Protocol):
@@ -40,7 +41,7 @@ FluentT = TypeVar("FluentT", bound=Fluent)
 
 #: Everything a step accepts as rows: a frame (Polars or pandas), an Arrow table, a path (``-`` is
 #: stdin), row dicts or an object holding its rows in ``.df``.
-IntoRows = Union[pl.DataFrame, pl.LazyFrame, pa.Table, pa.RecordBatch, "pd.DataFrame", str, "os.PathLike[str]",
+IntoRows = Union[pl.DataFrame, pl.LazyFrame, "pa.Table", "pa.RecordBatch", "pd.DataFrame", str, "os.PathLike[str]",
                  Iterable[Mapping[str, Any]], HasFrame]
 
 
@@ -89,10 +90,27 @@ def like_input(source: Any, df: pl.DataFrame, report: Any = None) -> Any:
     if is_fluent(source):
         return type(source)(df, meta=source.meta, report=report if report is not None else getattr(source, "report", None),
                             warnings=list(getattr(source, "warnings", []) or []))
-    if isinstance(source, (pa.Table, pa.RecordBatch)):
+    if _is_arrow(source):
         return to_arrow(df)
     if isinstance(source, (pl.DataFrame, pl.LazyFrame, str)) or hasattr(source, "__fspath__"):
         return df
     if isinstance(source, Sequence) or (hasattr(source, "__iter__") and not isinstance(source, Mapping)):
         return rows(df)
     return df
+
+
+def is_ray_dataset(obj: Any) -> bool:
+    """True when ``obj`` is a ``ray.data.Dataset`` (checked by type name, without importing ray).
+
+    Examples:
+        >>> is_ray_dataset([{"task_id": "a", "reward": 1.0}])
+        False
+    """
+    return any(cls.__name__ in ("Dataset", "MaterializedDataset") and cls.__module__.startswith("ray.data")
+               for cls in type(obj).__mro__)
+
+
+def _is_arrow(obj: Any) -> bool:
+    """True for a pyarrow Table or RecordBatch; never imports pyarrow (none exists before it loads)."""
+    pa = sys.modules.get("pyarrow")
+    return pa is not None and isinstance(obj, (pa.Table, pa.RecordBatch))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import itertools
@@ -13,12 +14,12 @@ import tempfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
+from whileai._lazy import module as deferred
 from whileai.defaults import (
     CHUNK_ROWS,
     JSONL_NATIVE_BLOCK_BYTES,
@@ -34,11 +35,22 @@ from whileai.table._kind import IntoRows
 from whileai.table.derive import final_reply
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, ROLES, TOOL_CALL, alias_map
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = deferred("pyarrow")  # loads with the first Arrow input or output (whileai/_lazy.py)
+
 __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 
 
 _MESSAGES_DTYPE = pl.List(MESSAGE)
-_ARROW_MESSAGES = pl.Series("m", [], dtype=_MESSAGES_DTYPE).to_arrow().type
+
+
+@functools.cache
+def _arrow_messages() -> pa.DataType:
+    """The Arrow type of a messages column (built on first use: it needs pyarrow)."""
+    return pl.Series("m", [], dtype=_MESSAGES_DTYPE).to_arrow().type
+
 _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 
 
@@ -916,7 +928,7 @@ def _column(name: str, values: list[Any], source: str) -> pl.Series:
                       for v in values]
         try:
             if spec.kind == "messages":
-                return _arrow_series(name, values, _ARROW_MESSAGES)
+                return _arrow_series(name, values, _arrow_messages())
             return pl.Series(name, values, dtype=dtype, strict=True)
         except (TypeError, ValueError, pl.exceptions.PolarsError, pa.ArrowException) as exc:
             bad = next((v for v in values if v is not None and not _fits(v, dtype)), None)
@@ -1063,7 +1075,7 @@ def _conversational_prompt(df: pl.DataFrame) -> pl.DataFrame:
         elif completion is not None:
             turns.append({"role": "assistant", "content": completion})
         conversations.append(nz.normalize_messages(turns))
-    messages = _arrow_series("messages", conversations, _ARROW_MESSAGES)
+    messages = _arrow_series("messages", conversations, _arrow_messages())
     return df.drop([c for c in ("prompt", "completion") if c in df.columns]).with_columns(messages)
 
 

@@ -19,21 +19,12 @@ import polars as pl
 import pyarrow as pa
 
 from whileai.errors import ArgumentError, WaiError, missing_extra
+from whileai.table._kind import is_ray_dataset as is_ray_dataset
 from whileai.table._read import frame
 from whileai.table._write import atomic_path
 
 T = TypeVar("T")
 
-
-def is_ray_dataset(obj: Any) -> bool:
-    """True when ``obj`` is a ``ray.data.Dataset`` (checked by type name, without importing ray).
-
-    Examples:
-        >>> is_ray_dataset([{"task_id": "a", "reward": 1.0}])
-        False
-    """
-    return any(cls.__name__ in ("Dataset", "MaterializedDataset") and cls.__module__.startswith("ray.data")
-               for cls in type(obj).__mro__)
 
 #: Placeholder for "no eval-run label" in a Ray group key (Ray's hash group-by keeps nulls apart
 #: poorly across partitions); mapped back to null on the driver.
