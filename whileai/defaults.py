@@ -895,3 +895,14 @@ EXPORT_MASK_BITS = 48
 # Up to this many distinct loss masks in a chunk, each is written once and gathered; more are
 # written by numpy into one buffer (the same text; convention).
 EXPORT_MASK_KINDS = 4096
+
+# ---- reading JSONL natively, whole: mapped or in ranges (issue 20, compare of two 1.5 GB files) ----
+# Largest plain JSONL file read whole over Polars' mapping of it; a larger one (up to
+# JSONL_NATIVE_WHOLE_BYTES) is handed to Polars as a file:// URI, which it reads in ranges with the
+# streaming engine. The mapping's pages stay resident until the parse ends, so they count in the
+# process's peak memory up to the file's size: 1,609 of the 1,885 MiB peak reading the 1.5 GB
+# 1M-row OpenAI-shaped file, where the ranged read peaked at 530 MiB for about 5% more parse CPU
+# (4.9 against 4.4 CPU s at best of three, same process; docs/performance.md, "compare of two
+# 1M-row JSONL files"). Up to 1 GiB the mapped read keeps its speed (the 0.131-shaped 1M-row file,
+# 740 MB, is mapped) and its pages keep a 1M-row compare under 2 GB.
+JSONL_NATIVE_MAPPED_BYTES = 2**30

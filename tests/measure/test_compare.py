@@ -152,3 +152,42 @@ def test_five_tasks_cannot_reach_significance_and_says_so():
     c = compare_runs(a, b)
     assert c.verdict == "no_difference_detected" and c.p_value == pytest.approx(0.0625)
     assert "cannot reach p < 0.05" in c.note and not c.interval_agrees
+
+
+def _awkward_run(seed, only):
+    """Rows with repeated (task, rollout_index) pairs, null and partial rewards, null and missing markers."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(24):
+        if t in only:
+            continue
+        for i in range(4):
+            reward = [0.0, 1.0, 0.5, 0.3, None][int(rng.integers(5))]
+            row = {"scenario_id": f"task-{t:02d}", "rollout_index": i, "prompt": f"q{t}", "reward": reward,
+                   "markers": {"no_hedging": float(rng.integers(2)), "honest_claims": [None, 0.25, 1.0][i % 3]}}
+            if i == 3 and t % 5 == 0:
+                row.pop("markers")
+            rows.append(row)
+    rows += [dict(rows[0]), dict(rows[5])]  # two repeated pairs
+    return rows
+
+
+@pytest.mark.parametrize("metric", ["pass_at_1", "marker:honest_claims"])
+def test_jsonl_sides_read_one_at_a_time_give_the_full_reads_report(tmp_path, metric):
+    """Each JSONL side reduced to its per-task values before the other is read: the report of the full frames."""
+    import json
+
+    from whileai import table
+
+    paths = []
+    for name, seed, only in (("a.jsonl", 0, {3, 4}), ("b.jsonl", 1, {7})):
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(r) + "\n" for r in _awkward_run(seed, only)), encoding="utf-8")
+        paths.append(path)
+    from_files = compare_runs(*paths, metric=metric)
+    from_frames = compare_runs(table.frame(paths[0]), table.frame(paths[1]), metric=metric)
+    assert from_files.model_dump_json() == from_frames.model_dump_json()
+    assert from_files.n_only_a == 1 and from_files.n_only_b == 2
+    assert any("repeat a (task, rollout_index) pair" in w for w in from_files.warnings)
+    with pytest.raises(ArgumentError, match="metric must be measured on both runs"):
+        compare_runs(paths[0], [{"scenario_id": "task-00", "reward": 1.0}], metric="marker:honest_claims")

@@ -74,7 +74,10 @@ COLUMN_SETS = [["reward"], list(MEASURE_COLUMNS), ["reward", "markers", "rollout
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 @pytest.mark.parametrize("columns", COLUMN_SETS, ids=["reward", "measure", "markers"])
-def test_native_read_is_the_full_read_narrowed(tmp_path, monkeypatch, shape, columns):
+@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "ranges"])
+def test_native_read_is_the_full_read_narrowed(tmp_path, monkeypatch, shape, columns, mapped):
+    if not mapped:
+        monkeypatch.setattr(_read, "JSONL_NATIVE_MAPPED_BYTES", 0)
     path = _write(tmp_path, SHAPES[shape]())
     narrow = table.frame(path, columns=columns)
     full = table.frame(path)
@@ -308,3 +311,22 @@ def test_stdin_that_the_native_reader_declines_reads_as_before(monkeypatch):
     assert str(projected.value) == str(full.value)
     _stdin(monkeypatch, b'[{"scenario_id": "a", "reward": 1}, {"scenario_id": "b", "reward": 0}]')
     assert table.frame("-", columns=["reward"])["reward"].to_list() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "a run%20 #2 ü.jsonl"])
+def test_a_file_read_in_ranges_is_named_by_its_uri_whatever_its_name(tmp_path, monkeypatch, name):
+    # a large file is handed to Polars as a file:// URI: spaces, %, # and non-ASCII must name the same file
+    folder = tmp_path / "sub dir%41#x"
+    folder.mkdir()
+    monkeypatch.setattr(_read, "JSONL_NATIVE_MAPPED_BYTES", 0)  # every file read in ranges
+    rows = _openai_rows()
+    path = _write(folder, rows, name=name)
+    sources = []
+    real = _read._native_parse
+    monkeypatch.setattr(_read, "_native_parse", lambda s, schema: sources.append(s) or real(s, schema))
+    monkeypatch.chdir(folder)
+    narrow = table.frame(name, columns=list(MEASURE_COLUMNS))  # a relative path too
+    assert sources and all(isinstance(s, type(path)) for s in sources), "the whole file, not blocks"
+    assert narrow.height == len(rows)
+    assert_frame_equal(narrow, table.frame(path).select(narrow.columns))
+    assert _native_taken(path, list(MEASURE_COLUMNS), monkeypatch), "the native reader should take the file"

@@ -136,6 +136,11 @@ def warn_duplicates(df: pl.DataFrame, warnings: list[str]) -> None:
     if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct) and \
             "eval_run" in {f.name for f in df.schema["lineage"].fields}:
         keys.append(pl.col("lineage").struct.field("eval_run").alias("_eval_run"))
+    # Equal pairs hash equal, so no repeated hash means no repeated pair: the group-by that counts
+    # them (a hash table of every pair) runs only when a hash repeats (a pair, or a collision it rules out).
+    hashed = pl.when(pl.col("rollout_index").is_not_null()).then(pl.struct(keys).hash(seed=0))
+    if not df.select(hashed.drop_nulls().is_duplicated().any()).item():
+        return
     counts = (df.filter(pl.col("rollout_index").is_not_null()).group_by(keys).len()
               .filter(pl.col("len") > 1))
     if counts.height == 0:

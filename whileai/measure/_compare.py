@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -172,37 +171,43 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     rng = check_rng(seed)
     warnings: list[str] = []
     label = metric_label(metric)
-    a_side = _side(before, warnings, label)
-    b_side = _side(after, warnings, label)
-    if label != PASS_AT_1:
-        have = set(a_side[1]) & set(b_side[1])
-        if label not in have:
-            measured = ", ".join([PASS_AT_1, *sorted(have)])
-            raise ArgumentError(f"metric must be measured on both runs, got {metric!r}. Measured on both: {measured}.")
-    a_vals = a_side[0](label)
-    b_vals = b_side[0](label)
+    # Each side is reduced to its per-task values before the next is read: one run's rows are held at a time.
+    a_vals, a_names = _side(before, warnings, label)
+    b_vals, b_names = _side(after, warnings, label)
+    if a_vals is None or b_vals is None:
+        have = set(a_names) & set(b_names)
+        measured = ", ".join([PASS_AT_1, *sorted(have)])
+        raise ArgumentError(f"metric must be measured on both runs, got {metric!r}. Measured on both: {measured}.")
     out = compare_values(a_vals, b_vals, metric=label if label == PASS_AT_1 else MARKER_PREFIX + label,
                          level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
     out.warnings = warnings + out.warnings
     return out
 
 
-def _side(rows: Any, warnings: list[str], label: str) -> tuple[Callable[[str], pl.DataFrame], list[str]]:
-    """One run as (metric -> per-task values, marker names): rows, a streamed Parquet file, or Ray's merged sums.
+def _side(rows: Any, warnings: list[str], label: str) -> tuple[pl.DataFrame | None, list[str]]:
+    """One run as (per-task values of ``label``, marker names): rows, a streamed Parquet file, or Ray's merged sums.
 
-    Rows compared on pass@1 are read without their markers: decoding them is a third of a JSONL
-    read, and the marker names only check a marker metric.
+    The values are None when the run does not measure ``label`` (a marker it lacks). Rows
+    compared on pass@1 are read without their markers: decoding them is a third of a JSONL
+    read, and the marker names only check a marker metric. The rows read are dropped on
+    return, so the second run is read while only the first one's per-task values are held.
     """
     if is_ray_dataset(rows):
         vals, names, found = _compare_side_ray(rows)
         warnings.extend(found)
-        return (lambda label: _pick(vals, label)), names
+        return (_pick(vals, label) if _measures(label, names) else None), names
     streamed = stream_side(rows, [label])
     if streamed is not None:
         warnings.extend(streamed.warnings)
-        return (lambda label: _pick(streamed.values, label)), streamed.markers
+        return (_pick(streamed.values, label) if _measures(label, streamed.markers) else None), streamed.markers
     df = clean_rewards(read_rows(rows, markers=label != PASS_AT_1), warnings)
-    return (lambda label: _values(df, label)), marker_names(df)
+    names = marker_names(df)
+    return (_values(df, label) if _measures(label, names) else None), names
+
+
+def _measures(label: str, markers: list[str]) -> bool:
+    """True when a run with these markers measures ``label`` (pass@1 always is)."""
+    return label == PASS_AT_1 or label in markers
 
 
 def _pick(vals: pl.DataFrame, label: str) -> pl.DataFrame:

@@ -23,6 +23,7 @@ from whileai._lazy import module as deferred
 from whileai.defaults import (
     CHUNK_ROWS,
     JSONL_NATIVE_BLOCK_BYTES,
+    JSONL_NATIVE_MAPPED_BYTES,
     JSONL_NATIVE_WHOLE_BYTES,
     JSONL_SCHEMA_HEAD_LINES,
 )
@@ -394,9 +395,12 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
     The file's first lines are parsed in Python to learn which fields rows have and what kind
     of value each holds; Polars then parses the file with exactly those dtypes and skips every
     other field (the conversation is never built): a plain file of up to
-    ``JSONL_NATIVE_WHOLE_BYTES`` whole, by Polars' own parallel reader over the mapped file; a
-    larger one, a ``.jsonl.gz`` (decompressed as a stream) or a path Polars would read as a
-    glob, a block of ``JSONL_NATIVE_BLOCK_BYTES`` at a time. Inferring a schema over a batch of
+    ``JSONL_NATIVE_WHOLE_BYTES`` whole, by Polars' own parallel reader, over the mapped file up
+    to ``JSONL_NATIVE_MAPPED_BYTES`` (its resident pages count in the process's memory up to
+    the file's size) and as a ``file://`` URI above it (read in ranges by the streaming engine:
+    memory stays at the output and a few ranges); a larger one, a ``.jsonl.gz`` (decompressed
+    as a stream) or a path Polars would read as a glob, a block of ``JSONL_NATIVE_BLOCK_BYTES``
+    at a time. Inferring a schema over a batch of
     conversations costs more than the parse itself. Every dtype is strict: numbers as Float64
     or Int64, flags as Boolean, ``markers`` as JSON text decoded to the head's fields with a
     check that no row has another. Text is parsed as String, which turns a number or an object
@@ -466,8 +470,10 @@ def _native_parse(source: Path | bytes, schema: dict[str, Any]) -> pl.DataFrame 
     text = [name for name, dtype in schema.items() if dtype == pl.Categorical]
 
     def parse(dtypes: dict[str, Any]) -> pl.DataFrame:
-        if isinstance(source, Path):
+        if isinstance(source, Path) and source.stat().st_size <= JSONL_NATIVE_MAPPED_BYTES:
             return pl.scan_ndjson(source, schema=dtypes).collect()
+        if isinstance(source, Path):  # as a file:// URI, which Polars reads in ranges instead of mapping it whole
+            return pl.scan_ndjson(source.resolve().as_uri(), schema=dtypes).collect(engine="streaming")
         return pl.read_ndjson(io.BytesIO(source), schema=dtypes)
 
     try:
