@@ -510,7 +510,7 @@ def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[st
     if not all(k <= {int, float, type(None)} for k in marker_kinds.values()):
         return None  # flags or text among the markers: the row reader says what they mean
     wanted = _expand_columns(columns, list(kinds))
-    if wanted & {"messages", "steps"} & set(kinds):
+    if wanted & {"messages", "steps"} and {"messages", "steps"} & set(kinds):  # a conversation, or 0.131 steps
         return None
     schema: dict[str, Any] = {}
     for name in kinds:
@@ -596,7 +596,7 @@ def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame
         lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None)
         have = lf.collect_schema().names()
         wanted = _expand_columns(columns, have)
-        if wanted & {"messages", "steps"} & set(have):
+        if wanted & {"messages", "steps"} and {"messages", "steps"} & set(have):  # messages are built from steps
             return None
         keep = [c for c in have if c in wanted]
         overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if name in keep}
@@ -619,15 +619,23 @@ def _plain_types(schema: Any) -> bool:
 
 
 def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
-    """Polars' native JSONL reader, for rows already in the plain OpenAI row shape.
+    """A batch of rows in a known shape read columnar, conversation included.
 
-    Returns None whenever anything is outside that shape (a broken line, multi-part content,
+    OpenAI rows, the flat rows Polars writes of a table and whileai 0.131 rows are read by
+    ``_jsonl_full.read_batch``; other rows already in the plain OpenAI row shape by Polars'
+    native JSONL reader. Returns None whenever anything is outside that shape (a broken line, multi-part content,
     tool calls without ids, extra message keys, whileai 0.131 ``steps``, a non-numeric reward):
     the per-row reader then handles the file and names any bad line. Tests check that both
     readers give the same rows.
     """
     if isinstance(data, Path):
         data = data.read_bytes()
+    # imported here: it loads pyarrow, which a projected read never needs
+    from whileai.table import _jsonl_full
+
+    known = _jsonl_full.read_batch(data)  # the known row shapes, conversation included, columnar
+    if known is not None:
+        return known
     # free-form nested columns are read as raw JSON text; a name only mentioned in some text is
     # dropped from the overrides when the reader says the column is not there
     overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if f'"{name}"'.encode() in data}

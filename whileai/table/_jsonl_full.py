@@ -1,0 +1,524 @@
+"""A batch of JSONL lines read whole, conversation included, columnar, for the row shapes we know.
+
+Two shapes, told by the batch's first row:
+
+- rows with ``messages`` (OpenAI chat rows with ``{"id", "type", "function": {"name",
+  "arguments"}}`` tool calls, or the flat ``{"id", "name", "arguments"}`` calls with ``extra``
+  and explicit nulls that Polars' ``write_ndjson`` of a table writes): pyarrow's JSON reader
+  parses the batch with the conversation's dtype given, which is strict (a number or an object
+  where text is expected refuses the batch), and the canonical messages are assembled from the
+  flat message and call columns;
+- whileai 0.131 rows (``prompt``, ``steps`` of ``{tool, arguments, result}``, ``final_text``):
+  Polars parses the batch with ``steps`` as JSON text; each distinct ``steps`` text is decoded
+  once, in Python, into its turns (exactly as ``normalize.messages_from_steps`` builds them) and
+  its canonical JSON, and the conversations are cut from those turns by offsets.
+
+Each reader returns None at any doubt (a field it does not know, a tool call without an id, a
+tool result without its call's id, a number or a backslash inside ``steps``, whose JSON text
+Polars may have rewritten, a content alias, a row with nothing to build a conversation from): the per-row
+reader then takes the batch and names any bad line. Tests check both give the same frame.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from whileai.table import normalize as nz
+from whileai.table._arrow import list_series
+from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
+
+__all__ = ["read_batch"]
+
+_MESSAGES_DTYPE = pl.List(MESSAGE)
+_JSON_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
+_CONTENT = ("prompt", "final_text", "system_prompt", "messages", "steps")
+# A number outside a string in Polars' JSON text of a value: Polars writes 1.0 as 1 and 1e20 as
+# digits, so such text is not the file's; a number inside a string only costs the per-row read.
+_NUMBER_IN_JSON = r"[\[:,]\s*-?[0-9]"
+_STRING_STEPS = rb'"steps"\s*:\s*"'
+# Text Polars may have typed so from a number, a flag, an object or a list in another row.
+_NOT_PLAIN_TEXT = r"^[\[{]|^(?:-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
+
+
+def read_batch(data: bytes) -> pl.DataFrame | None:
+    """One batch of JSONL lines as the per-row reader builds it (before frame normalisation), or None."""
+    head = _first_row(data)
+    if head is None:
+        return None
+    aliases = alias_map()
+    if any(aliases.get(key) in _CONTENT for key in head):
+        return None  # an alias of a content column: the per-row reader resolves it row by row
+    if "messages" in head:
+        return _messages_batch(data, list(head))
+    if "steps" in head:
+        return _steps_batch(data, list(head))
+    return None
+
+
+def _first_row(data: bytes) -> dict[str, Any] | None:
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line, start = data[start:end], end + 1
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except ValueError:
+                return None
+            return row if isinstance(row, dict) else None
+    return None
+
+
+def _later_fields(data: bytes, columns: list[str], head: list[str]) -> list[str] | None:
+    """The fields no first-row key names, in the order the per-row reader first meets them.
+
+    The readers' own column order merges the rows' key orders, which is not always the first-seen
+    order; each field's first line is found by its first ``"name":`` and parsed, and the field
+    must be a key of that line (not only a nested one), else None.
+    """
+    import re
+
+    later = [c for c in columns if c not in head]
+    if len(later) <= 1:
+        return later
+    seen: list[tuple[int, int, str]] = []
+    for name in later:
+        found = re.search(b'"' + re.escape(json.dumps(name)[1:-1].encode()) + rb'"\s*:', data)
+        if found is None:
+            return None
+        start = data.rfind(b"\n", 0, found.start()) + 1
+        end = data.find(b"\n", found.start())
+        try:
+            row = json.loads(data[start:] if end < 0 else data[start:end])
+        except ValueError:
+            return None
+        if not isinstance(row, dict) or name not in row:
+            return None  # first named inside a nested value: the first row that has the field is not known
+        seen.append((start, list(row).index(name), name))
+    return [name for _, _, name in sorted(seen)]
+
+
+# ------------------------------------------------------------------------------------------
+# rows with messages
+# ------------------------------------------------------------------------------------------
+
+_CALL = pa.struct([("id", pa.string()), ("type", pa.string()),
+                   ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())])),
+                   ("name", pa.string()), ("arguments", pa.string())])
+_MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("name", pa.string()),
+                      ("tool_call_id", pa.string()), ("tool_calls", pa.list_(_CALL)), ("extra", pa.string())])
+
+
+def _messages_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
+    df = _arrow_rows(data, head, [("messages", pa.list_(_MESSAGE))])
+    if df is None or df.height == 0 or any(n in df.columns and df[n].null_count() < df.height for n in _JSON_NAMES):
+        return None  # free-form JSON columns: the per-row reader writes their canonical text
+    if "steps" in df.columns or df["messages"].null_count() or not _plain_types(df.schema):
+        return None  # a row without a conversation is built from its other fields, row by row
+    if any(name in df.columns and name not in head for name in ("prompt", "final_text", "system_prompt")):
+        return None
+    messages = _canonical_messages(df["messages"])
+    if messages is None:
+        return None
+    return _fill_from_messages(df.with_columns(messages), head)
+
+
+def _arrow_rows(data: bytes, head: list[str], typed: list[tuple[str, pa.DataType]],
+                skip: str | None = None) -> pl.DataFrame | None:
+    """The batch through pyarrow's JSON reader, columns in first-seen order.
+
+    pyarrow is strict (a field of two types refuses the batch); ``typed`` fields get the types
+    given, and field ``skip`` is dropped.
+    """
+    import pyarrow.json as pj
+
+    schema = pa.schema(typed)
+    # blocks parsed in parallel; a line longer than a block refuses the batch
+    read = pj.ReadOptions(block_size=max(1 << 24, min(len(data) // 4 + 1, 1 << 30)))
+    try:
+        for _ in range(2):
+            table = pj.read_json(pa.BufferReader(data), read_options=read, parse_options=pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="infer"))
+            stamps = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
+            if not stamps:
+                break
+            # text that looks like a date is text to the per-row reader
+            schema = pa.schema([*schema, *((name, pa.string()) for name in stamps)])
+        else:
+            return None
+    except (pa.ArrowException, ValueError):  # a value of another type, a broken line
+        return None
+    if skip is not None and skip in table.schema.names:
+        table = table.drop_columns([skip])
+    if any(table.schema.field(name).type != dtype for name, dtype in typed) or any(
+            _has_timestamp(f.type) for f in table.schema):
+        return None  # a message or call key outside the known shapes, a date inside a nested value
+    df = pl.from_arrow(table)
+    assert isinstance(df, pl.DataFrame)
+    later = _later_fields(data, df.columns, head)
+    return None if later is None else df.select([n for n in head if n in df.columns] + later)
+
+
+def _has_timestamp(dtype: pa.DataType) -> bool:
+    if pa.types.is_timestamp(dtype):
+        return True
+    if pa.types.is_struct(dtype):
+        return any(_has_timestamp(dtype.field(i).type) for i in range(dtype.num_fields))
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return _has_timestamp(dtype.value_type)
+    return False
+
+
+def _canonical_messages(series: pl.Series) -> pl.Series | None:
+    """MESSAGE structs from the typed messages column, or None when a row needs the per-row reader."""
+    lengths = series.list.len().to_numpy()
+    flat = series.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
+    if flat["role"].null_count():
+        return None  # a message without a role (or a null message): the per-row reader refuses it
+    if flat.filter((pl.col("role") == "tool") & pl.col("tool_call_id").is_null()).height:
+        return None  # a tool result linked to its call by order: the per-row reader links it
+    call_lengths = flat["tool_calls"].list.len().fill_null(0).to_numpy()
+    calls = flat["tool_calls"].explode(empty_as_null=False, keep_nulls=False).struct.unnest()
+    if calls["id"].null_count():
+        return None  # a null call, or one without an id: the per-row reader names it and gives ids
+    fn = pl.col("function")
+    calls = calls.select(
+        pl.col("id"),
+        pl.when(fn.is_not_null()).then(fn.struct.field("name")).otherwise(pl.col("name")).alias("name"),
+        pl.when(fn.is_not_null()).then(fn.struct.field("arguments")).otherwise(pl.col("arguments")).alias("arguments"),
+    )
+    calls = calls.with_columns(_mapped(calls["arguments"], nz.canonical_arguments).fill_null("{}"))
+    call_offsets = np.zeros(flat.height + 1, dtype=np.int64)
+    np.cumsum(call_lengths, out=call_offsets[1:])
+    tool_calls = list_series("tool_calls", calls.to_struct("c").cast(TOOL_CALL), call_offsets).cast(pl.List(TOOL_CALL))
+    extra = flat["extra"]
+    if extra.null_count() < extra.len():  # a source message's own key "extra", kept as the per-row reader keeps it
+        extra = _mapped(extra, lambda v: nz.dumps({"extra": v}))
+    out = pl.DataFrame([flat["role"], flat["content"], flat["name"], flat["tool_call_id"], tool_calls,
+                        extra.alias("extra")])
+    offsets = np.zeros(series.len() + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return list_series("messages", out.to_struct("m").cast(MESSAGE), offsets).cast(_MESSAGES_DTYPE)
+
+
+def _mapped(values: pl.Series, fn: Any) -> pl.Series:
+    """``fn`` applied to each distinct non-null value (a null stays null)."""
+    uniq = values.drop_nulls().unique().to_list()
+    mapping = dict(zip(uniq, (fn(v) for v in uniq)))
+    return values.replace_strict(mapping, default=None, return_dtype=pl.String)
+
+
+def _fill_from_messages(df: pl.DataFrame, head: list[str]) -> pl.DataFrame | None:
+    """prompt, final_text and system_prompt taken from the conversation where the row has none.
+
+    As the per-row reader does: a null cell is filled; a column no row has is added where that
+    reader's first-seen order puts it (after the first row's fields when the first row gets it,
+    at the end when no field appears after the first row); None when that place is not known.
+    """
+    msgs = pl.col("messages")
+    first, last = msgs.list.first(), msgs.list.last()
+    rules = {  # (the value, the rows that get the field when the source has no such field)
+        "prompt": (msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
+                                  .struct.field("content")).list.first(), msgs.list.len() > 0),
+        "final_text": (pl.when((last.struct.field("role") == "assistant")
+                               & (last.struct.field("tool_calls").list.len() == 0)).then(last.struct.field("content")),
+                       (last.struct.field("role") == "assistant") & (last.struct.field("tool_calls").list.len() == 0)),
+        "system_prompt": (pl.when(first.struct.field("role") == "system").then(first.struct.field("content")),
+                          first.struct.field("role") == "system"),
+    }
+    fills = [pl.coalesce(pl.col(name).cast(pl.String), value).alias(name)
+             for name, (value, _) in rules.items() if name in df.columns and df[name].null_count()]
+    if fills:
+        df = df.with_columns(fills)
+    absent = [name for name in rules if name not in df.columns]
+    if not absent:
+        return df
+    gets = df.select([rules[name][1].fill_null(False).arg_true().first().alias(name) for name in absent]).row(0)
+    added = sorted((row, i, name) for i, (name, row) in enumerate(zip(absent, gets)) if row is not None)
+    if not added:
+        return df
+    later = [c for c in df.columns if c not in head]
+    if later and any(row > 0 for row, _, _ in added):
+        return None  # the field lands among fields first seen in later rows: the per-row reader places it
+    df = df.with_columns([rules[name][0].alias(name) for _, _, name in added])
+    first_row = [c for c in df.columns if c in head]
+    return df.select([*first_row, *(name for _, _, name in added), *later])
+
+
+# ------------------------------------------------------------------------------------------
+# whileai 0.131 rows
+# ------------------------------------------------------------------------------------------
+
+
+def _steps_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
+    if "prompt" not in head or "final_text" not in head:
+        return None  # a reply or prompt the per-row reader derives and places itself
+    import re
+
+    if re.search(_STRING_STEPS, data):
+        return None  # steps given as text: kept verbatim and never turned into turns
+    df = _steps_rows(data, head)
+    if df is None or df.height == 0 or "messages" in df.columns or not _plain_types(df.schema):
+        return None
+    if any(n != "steps" and n in df.columns and df[n].null_count() < df.height for n in _JSON_NAMES):
+        return None  # other free-form JSON columns: the per-row reader writes their canonical text
+    steps = df["steps"].cast(pl.String) if "steps" in df.columns else pl.Series("steps", [None] * df.height, pl.String)
+    distinct = _distinct_steps(data, steps)
+    if distinct is None:
+        return None
+    built = _steps_messages(df, *distinct)
+    if built is None:
+        return None
+    messages, canonical = built
+    later = _later_fields(data, df.columns, head)
+    if later is None:
+        return None
+    columns = [*(n for n in head if n in df.columns), "messages", *later]
+    df = df.with_columns(messages)
+    if "steps" in df.columns:
+        df = df.with_columns(canonical)
+    return _fill_from_messages(df.select(columns), [*head, "messages"])
+
+
+def _plain_types(schema: Any) -> bool:
+    """Whether every table column was read with the type the per-row reader gives it as is.
+
+    Text columns must be text (that reader writes ``True`` where a cast writes ``true``), whole
+    numbers whole, markers numbers; free-form and ``as_read`` columns are checked elsewhere.
+    """
+    for name, dtype in schema.items():
+        spec = COLUMN_BY_NAME.get(name)
+        if spec is None or dtype == pl.Null or spec.kind in ("json", "as_read", "messages"):
+            continue
+        if spec.kind == "struct":
+            if not isinstance(dtype, pl.Struct) or (name == "markers" and not all(
+                    f.dtype.is_numeric() or f.dtype in (pl.Boolean, pl.Null) for f in dtype.fields)):
+                return False
+        elif not (dtype == spec.dtype or (spec.dtype == pl.Float64 and dtype == pl.Int64)
+                  or (name in ("reward", "gold_reward") and dtype == pl.Boolean)):
+            return False
+    return True
+
+
+def _steps_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
+    """A batch of 0.131 rows: each field typed strictly by pyarrow, ``steps`` as Polars' JSON text.
+
+    When pyarrow refuses the batch (steps whose values differ in type from row to row, say) Polars
+    reads it all, which types a field holding text in one row and a number in another as text:
+    then any text that could have been a number, a flag or an object hands the batch on.
+    """
+    df = _arrow_rows(data, head, [], skip="steps")
+    if df is not None:
+        try:
+            steps = pl.read_ndjson(io.BytesIO(data), schema={"steps": pl.String})["steps"]
+        except Exception:  # a value Polars cannot give as text
+            return None
+        if steps.len() != df.height:
+            return None
+        before = [c for c in df.columns if c in head[:head.index("steps")]]
+        return df.with_columns(steps).select([*before, "steps", *(c for c in df.columns if c not in before)])
+    df = _polars_rows(data)
+    if df is None:
+        return None
+    others = [n for n in df.columns if n != "steps"]
+    if any(df.schema[n].is_nested() and n != "markers" for n in others):
+        return None
+    text = [n for n in others if df.schema[n] == pl.String]
+    if text and df.select(pl.any_horizontal(pl.col(text).str.contains(_NOT_PLAIN_TEXT)).any()).item():
+        return None
+    return df
+
+
+def _polars_rows(data: bytes) -> pl.DataFrame | None:
+    """The batch through Polars' JSONL reader, ``steps`` as Polars' JSON text of each value."""
+    try:
+        return pl.read_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides={"steps": pl.String})
+    except Exception:  # a broken line, a value Polars cannot type: the per-row reader says
+        return None
+
+
+def _distinct_steps(data: bytes, steps: pl.Series) -> tuple[list[list[Any]], list[str], np.ndarray] | None:
+    """Each distinct ``steps`` value, its canonical JSON, and which one each row holds (-1: none).
+
+    Polars' JSON text of a value is the file's up to layout when no text in the batch holds a
+    quote or a backslash (Polars escapes neither in keys, nor a backslash in values) and the
+    value holds no number (Polars writes 1.0 as 1): then each distinct text is decoded once.
+    Otherwise each line is decoded in Python, exactly. None when a value is not a list.
+    """
+    if b'\\"' not in data and b"\\\\" not in data and not steps.str.contains(_NUMBER_IN_JSON).any():
+        uniq = steps.drop_nulls().unique(maintain_order=True)
+        loads = json.JSONDecoder(strict=False).decode  # Polars writes a tab or other control character as is
+        try:
+            values = [loads(text) for text in uniq.to_list()]
+        except ValueError:
+            return None
+        index = (steps.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), default=-1,
+                                      return_dtype=pl.Int64).fill_null(-1).to_numpy())
+        if not all(isinstance(v, list) for v in values):
+            return None
+        return values, [nz.dumps(v) for v in values], index
+    rows = []
+    for line in data.split(b"\n"):
+        if line.strip():
+            try:
+                rows.append(json.loads(line).get("steps"))
+            except (ValueError, AttributeError):
+                return None
+    if len(rows) != steps.len() or not all(v is None or isinstance(v, list) for v in rows):
+        return None
+    text = pl.Series([None if v is None else nz.dumps(v) for v in rows], dtype=pl.String)
+    first = text.arg_unique().filter(text.gather(text.arg_unique()).is_not_null())
+    uniq = text.gather(first)
+    index = (text.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), default=-1,
+                                 return_dtype=pl.Int64).fill_null(-1).to_numpy())
+    return [rows[i] for i in first.to_list()], uniq.to_list(), index
+
+
+def _steps_messages(df: pl.DataFrame, values: list[list[Any]], canonical: list[str],
+                    index: np.ndarray) -> tuple[pl.Series, pl.Series] | None:
+    """The conversations of 0.131 rows, and the canonical JSON of each ``steps``; None at any doubt."""
+    n = df.height
+    none = pl.Series([None] * n, dtype=pl.String)
+    prompt = df["prompt"].cast(pl.String) if "prompt" in df.columns else none
+    final = df["final_text"].cast(pl.String) if "final_text" in df.columns else none
+    system = df["system_prompt"].cast(pl.String) if "system_prompt" in df.columns else none
+    if (prompt.is_null() & pl.Series(index < 0) & final.is_null()).any():
+        return None  # a row with nothing to build a conversation from keeps none, row by row
+    turns = _Turns()
+    for value in values:
+        turns.add(value)
+    counts = np.append(np.asarray(turns.counts, dtype=np.int64), 0)[index]  # -1 (no steps) takes the 0
+    starts = np.append(np.asarray(turns.starts, dtype=np.int64), 0)[index]
+    has_system = (system.is_not_null() & (system != "")).fill_null(False).to_numpy()
+    has_prompt = prompt.is_not_null().to_numpy()
+    has_final = final.is_not_null().to_numpy()
+    per_row = has_system.astype(np.int64) + has_prompt + counts + has_final
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_row, out=offsets[1:])
+    # where each piece lands in the flat message array
+    step_total = int(counts.sum())
+    step_rows = np.repeat(np.arange(n), counts)
+    within = np.arange(step_total) - np.repeat(np.cumsum(counts) - counts, counts)
+    step_at = offsets[:-1][step_rows] + has_system[step_rows] + has_prompt[step_rows] + within
+    step_src = starts[step_rows] + within
+    # one gather from [system turns, prompt turns, distinct step turns, final turns]
+    pieces = [
+        _text_turns("system", system.filter(pl.Series(has_system))),
+        _text_turns("user", prompt.filter(pl.Series(has_prompt))),
+        turns.table(),
+        _text_turns("assistant", final.filter(pl.Series(has_final))),
+    ]
+    base = np.cumsum([0, *(p.height for p in pieces)])
+    order = np.empty(int(offsets[-1]), dtype=np.int64)
+    order[offsets[:-1][has_system]] = np.arange(base[0], base[1])
+    order[(offsets[:-1] + has_system)[has_prompt]] = np.arange(base[1], base[2])
+    order[step_at] = base[2] + step_src
+    order[(offsets[1:] - 1)[has_final]] = np.arange(base[3], base[4])
+    flat = pl.concat(pieces, how="vertical", rechunk=True)[order]
+    messages = list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets).cast(_MESSAGES_DTYPE)
+    canonical_steps = pl.Series("steps", [*canonical, None], dtype=pl.String)[index]  # -1 takes the null
+    return messages, canonical_steps
+
+
+def _text_turns(role: str, content: pl.Series) -> pl.DataFrame:
+    """Plain turns of one role with the given contents (no name, call or extra)."""
+    n = content.len()
+    return pl.DataFrame({
+        "role": pl.Series([role], dtype=pl.String).gather(np.zeros(n, dtype=np.int64)),
+        "content": content.cast(pl.String), "name": pl.Series([None] * n, dtype=pl.String),
+        "tool_call_id": pl.Series([None] * n, dtype=pl.String),
+        "tool_calls": list_series("tool_calls", pl.Series([], dtype=TOOL_CALL), np.zeros(n + 1, dtype=np.int64))
+        .cast(pl.List(TOOL_CALL)),
+        "extra": pl.Series([None] * n, dtype=pl.String),
+    })
+
+
+_CALL_IDS = tuple(f"call_{i:04d}" for i in range(64))
+
+
+class _Turns:
+    """The turns of each distinct ``steps`` value, flat, as ``normalize.messages_from_steps`` makes them."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.counts: list[int] = []
+        self.role: list[str] = []
+        self.content: list[str | None] = []
+        self.name: list[str | None] = []
+        self.call_id: list[str | None] = []
+        self.extra: list[str | None] = []
+        self.call_ids: list[str] = []
+        self.call_name: list[str | None] = []
+        self.call_args: list[str] = []
+        self.has_call: list[bool] = []
+
+    def _turn(self, role: str, content: Any, name: Any = None, call_id: str | None = None,
+              call: tuple[str, Any, Any] | None = None) -> None:
+        text, parts = (content, None) if content is None or type(content) is str else nz._content_text(content)
+        self.role.append(role)
+        self.content.append(text)
+        self.name.append(None if name is None else str(name))
+        self.call_id.append(call_id)
+        self.extra.append(None if parts is None else nz.dumps({"content_parts": parts}))
+        self.has_call.append(call is not None)
+        if call is not None:
+            self.call_ids.append(call[0])
+            self.call_name.append(None if call[1] is None else str(call[1]))
+            self.call_args.append(nz.canonical_arguments(call[2]))
+
+    def add(self, steps: list[Any]) -> None:
+        self.starts.append(len(self.role))
+        n_call = 0
+        dumps, arguments_text = nz.dumps, nz.canonical_arguments
+        for step in steps:
+            if type(step) is not dict:
+                continue  # json gives plain dicts only; anything else is skipped, as row by row
+            if "tool" in step:
+                call_id = _CALL_IDS[n_call] if n_call < len(_CALL_IDS) else f"call_{n_call:04d}"
+                n_call += 1
+                tool = step["tool"]
+                text = step.get("text")
+                arguments = step.get("arguments")
+                result = step.get("result")
+                if (text is None or type(text) is str) and type(tool) is str:  # the common step, inline
+                    self.role += ("assistant", "tool")
+                    self.content += (text, result if type(result) is str else dumps(result))
+                    self.name += (None, tool)
+                    self.call_id += (None, call_id)
+                    self.extra += (None, None)
+                    self.has_call += (True, False)
+                    self.call_ids.append(call_id)
+                    self.call_name.append(tool)
+                    self.call_args.append(dumps(arguments) if type(arguments) is dict else arguments_text(arguments))
+                    continue
+                self._turn("assistant", text, call=(call_id, tool, arguments))
+                self._turn("tool", result if isinstance(result, str) else dumps(result), name=tool, call_id=call_id)
+            elif "user" in step:
+                self._turn("user", step["user"])
+            elif "text" in step:
+                self._turn("assistant", step["text"])
+        self.counts.append(len(self.role) - self.starts[-1])
+
+    def table(self) -> pl.DataFrame:
+        has_call = np.asarray(self.has_call, dtype=bool)
+        call_offsets = np.zeros(has_call.size + 1, dtype=np.int64)
+        np.cumsum(has_call, out=call_offsets[1:])
+        calls = pl.DataFrame({"id": pl.Series(self.call_ids, dtype=pl.String),
+                              "name": pl.Series(self.call_name, dtype=pl.String),
+                              "arguments": pl.Series(self.call_args, dtype=pl.String)})
+        tool_calls = list_series("tool_calls", calls.to_struct("c").cast(TOOL_CALL), call_offsets)
+        return pl.DataFrame({
+            "role": pl.Series(self.role, dtype=pl.String),
+            "content": pl.Series(self.content, dtype=pl.String),
+            "name": pl.Series(self.name, dtype=pl.String),
+            "tool_call_id": pl.Series(self.call_id, dtype=pl.String),
+            "tool_calls": tool_calls.cast(pl.List(TOOL_CALL)),
+            "extra": pl.Series(self.extra, dtype=pl.String),
+        })
