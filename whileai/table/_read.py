@@ -674,7 +674,8 @@ def _simple_messages(series: pl.Series) -> pl.Series | None:
     for name in ("role", "content", "name", "tool_call_id"):
         if name in fields and fields[name] not in (pl.String, pl.Null):
             return None
-    flat = series.explode().struct.unnest()
+    # the messages themselves: an empty or null conversation gives no row (on every Polars version)
+    flat = series.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
     calls_dtype = fields.get("tool_calls")
     if calls_dtype is not None and calls_dtype != pl.Null:
         if not (isinstance(calls_dtype, pl.List) and isinstance(calls_dtype.inner, pl.Struct)):
@@ -684,8 +685,8 @@ def _simple_messages(series: pl.Series) -> pl.Series | None:
         if not set(call_fields) <= {"id", "type", "function"} or call_fields.get("id") != pl.String \
                 or not isinstance(fn, pl.Struct) or {f.name: f.dtype for f in fn.fields} != {"name": pl.String, "arguments": pl.String}:
             return None
-        calls = flat["tool_calls"].explode().struct.unnest()
-        if calls.height and calls["id"].null_count() > flat["tool_calls"].list.len().fill_null(0).eq(0).sum():
+        calls = flat["tool_calls"].explode(empty_as_null=False, keep_nulls=False).struct.unnest()
+        if calls["id"].null_count():
             return None  # a call without an id: the per-row path gives ids and links results
         args = calls["function"].struct.field("arguments")
         uniq = args.drop_nulls().unique()
@@ -711,7 +712,7 @@ def _simple_messages(series: pl.Series) -> pl.Series | None:
 def _finish_messages(series: pl.Series, fields: dict[str, Any], canonical: pl.Expr) -> pl.Series | None:
     """Assemble canonical MESSAGE structs from a plain OpenAI-shaped messages column."""
     lengths = series.list.len()
-    flat = series.explode().struct.unnest()
+    flat = series.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
     if "tool_calls" in flat.columns and flat.schema["tool_calls"] != pl.Null:
         flat = flat.with_columns(canonical.alias("tool_calls"))
         flat = flat.with_columns(pl.col("tool_calls").fill_null(pl.lit([], pl.List(TOOL_CALL))))
@@ -721,9 +722,6 @@ def _finish_messages(series: pl.Series, fields: dict[str, Any], canonical: pl.Ex
     for name in ("role", "content", "name", "tool_call_id"):
         cols.append(pl.col(name).cast(pl.String) if name in flat.columns else pl.lit(None, pl.String).alias(name))
     flat = flat.select(*cols, pl.col("tool_calls").cast(pl.List(TOOL_CALL)), pl.lit(None, pl.String).alias("extra"))
-    # explode() turned empty and null lists into one null row each: drop those placeholders
-    keep = np.repeat(lengths.fill_null(0).to_numpy() > 0, np.maximum(lengths.fill_null(0).to_numpy(), 1))
-    flat = flat.filter(pl.Series(keep))
     if flat["role"].null_count():
         return None  # a message with no role: the per-row path defaults it
     offsets = np.zeros(series.len() + 1, dtype=np.int64)
@@ -1054,12 +1052,12 @@ def _check_roles(df: pl.DataFrame, source: str) -> None:
     """Every message's role must be one of ``ROLES``: a null or unknown role names its row (columnar)."""
     if "messages" not in df.columns or df.height == 0 or df.schema["messages"] != _MESSAGES_DTYPE:
         return
-    flat = df["messages"].list.eval(pl.element().struct.field("role")).explode()
-    empty = int(df["messages"].list.len().fill_null(0).eq(0).sum())  # each explodes to one null
-    if flat.null_count() == empty and bool(flat.drop_nulls().is_in(ROLES).all()):
+    # one role per message: an empty or null conversation gives none (on every Polars version)
+    flat = df["messages"].list.eval(pl.element().struct.field("role")).explode(empty_as_null=False, keep_nulls=False)
+    if flat.null_count() == 0 and bool(flat.is_in(ROLES).all()):
         return
-    roles = (df.select(pl.int_range(pl.len()).alias("_row"), pl.col("messages")).explode("messages")
-             .filter(pl.col("messages").is_not_null())  # an empty conversation explodes to one null
+    roles = (df.select(pl.int_range(pl.len()).alias("_row"), pl.col("messages"))
+             .explode("messages", empty_as_null=False, keep_nulls=False)
              .select("_row", pl.col("messages").struct.field("role").alias("_role")))
     bad = roles.filter(pl.col("_role").is_null() | ~pl.col("_role").is_in(ROLES)).head(1)
     if bad.height:
