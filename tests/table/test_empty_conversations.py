@@ -7,13 +7,15 @@ sat beside it, and miscounted calls without an id. These explode without placeho
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
+import whileai.table._read as read
 from whileai import table
 from whileai.errors import SchemaError
-from whileai.table import normalize as nz
-from whileai.table._read import _simple_messages
 from whileai.table.schema import MESSAGE
 
 
@@ -40,29 +42,23 @@ def test_empty_and_null_conversations_keep_their_place() -> None:
     assert out["messages"].list.len().to_list() == [0, None, 1, 0]
 
 
-_OPENAI = pl.List(pl.Struct({
-    "role": pl.String, "content": pl.String,
-    "tool_calls": pl.List(pl.Struct({"id": pl.String, "type": pl.String,
-                                     "function": pl.Struct({"name": pl.String, "arguments": pl.String})})),
-}))
-
-
-def _openai(role: str, *, calls: list[dict[str, object]] | None = None, content: str | None = "x") -> dict[str, object]:
+def _openai(role: str, *, calls: list[dict[str, object]] | None = None, content: object = "x") -> dict[str, object]:
     return {"role": role, "content": content, "tool_calls": calls if calls is not None else []}
 
 
-def test_plain_messages_beside_empty_ones_match_the_row_reader() -> None:
+@pytest.mark.parametrize("odd", ["none", "call_without_id", "multipart", "number_content"])
+def test_a_jsonl_file_with_empty_conversations_reads_as_the_row_reader_does(odd, tmp_path, monkeypatch) -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"b": 1, "a": 2}'}}
-    rows = [[], [_openai("user", content="q"), _openai("assistant", calls=[call], content=None)], None, [],
-            [_openai("user", content="r")]]
-    got = _simple_messages(pl.Series("messages", rows, dtype=_OPENAI))
-    assert got is not None
-    want = [None if r is None else nz.normalize_messages(r) for r in rows]
-    assert got.to_list() == want
-
-
-def test_a_call_without_an_id_goes_to_the_row_reader_whatever_the_empty_lists() -> None:
-    # many messages with no calls, and one call without an id: the per-row reader must give it one
-    call = {"id": None, "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    rows = [[_openai("user") for _ in range(5)], [], [_openai("assistant", calls=[call], content=None)]]
-    assert _simple_messages(pl.Series("messages", rows, dtype=_OPENAI)) is None
+    last = {"none": _openai("user", content="r"),
+            "call_without_id": _openai("assistant", content=None, calls=[{**call, "id": None}]),
+            "multipart": _openai("user", content=[{"type": "text", "text": "hi"}]),
+            "number_content": _openai("user", content=1.5)}[odd]
+    conversations = [[], [_openai("user", content="q"), _openai("assistant", calls=[call], content=None),
+                          {"role": "tool", "tool_call_id": "c1", "content": "ok"}],
+                     None, [_openai("user") for _ in range(5)], [], [last]]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"task_id": f"t{i}", "reward": 1.0, "messages": m}) + "\n"
+                            for i, m in enumerate(conversations)))
+    fast = table.frame(path)
+    monkeypatch.setattr(read, "_jsonl_fast", lambda data: None)
+    assert_frame_equal(fast, table.frame(path))

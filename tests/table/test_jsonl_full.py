@@ -189,8 +189,7 @@ def test_doubtful_batches_read_row_by_row_to_the_same_frame(case, tmp_path, monk
     assert_frame_equal(fast, slow)
 
 
-@pytest.mark.parametrize("case", ["call_without_id", "unknown_message_key", "number_content", "steps_as_text",
-                                  "tools_column"])
+@pytest.mark.parametrize("case", ["call_without_id", "unknown_message_key", "number_content", "steps_as_text"])
 def test_the_columnar_reader_declines_what_it_cannot_read_exactly(case):
     rows_of, change = DECLINED[case]
     data = "".join(json.dumps(r) + "\n" for r in _with(rows_of(), change)).encode()

@@ -118,16 +118,32 @@ _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("name", 
 
 def _messages_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
     df = _arrow_rows(data, head, [("messages", pa.list_(_MESSAGE))])
-    if df is None or df.height == 0 or any(n in df.columns and df[n].null_count() < df.height for n in _JSON_NAMES):
-        return None  # free-form JSON columns: the per-row reader writes their canonical text
+    if df is None or df.height == 0:
+        return None
     if "steps" in df.columns or df["messages"].null_count() or not _plain_types(df.schema):
         return None  # a row without a conversation is built from its other fields, row by row
+    df = _with_json_cells(df, data)
+    if df is None:
+        return None
     if any(name in df.columns and name not in head for name in ("prompt", "final_text", "system_prompt")):
         return None
     messages = _canonical_messages(df["messages"])
     if messages is None:
         return None
     return _fill_from_messages(df.with_columns(messages), head)
+
+
+def _with_json_cells(df: pl.DataFrame, data: bytes, skip: str | None = None) -> pl.DataFrame | None:
+    """The free-form JSON columns (``tools``, ``judge_meta``...) replaced by their cells decoded from the lines.
+
+    pyarrow typed them as it found them; the per-row reader keeps each cell's canonical JSON text
+    (``normalize.json_cell``), which only the line itself gives.
+    """
+    names = [n for n in _JSON_NAMES if n != skip and n in df.columns and df[n].null_count() < df.height]
+    cells = nz.json_cells(data, names, df.height)
+    if cells is None:
+        return None
+    return df.with_columns(pl.Series(name, values, dtype=pl.String) for name, values in cells.items())
 
 
 def _arrow_rows(data: bytes, head: list[str], typed: list[tuple[str, pa.DataType]],
@@ -267,8 +283,9 @@ def _steps_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
     df = _steps_rows(data, head)
     if df is None or df.height == 0 or "messages" in df.columns or not _plain_types(df.schema):
         return None
-    if any(n != "steps" and n in df.columns and df[n].null_count() < df.height for n in _JSON_NAMES):
-        return None  # other free-form JSON columns: the per-row reader writes their canonical text
+    df = _with_json_cells(df, data, skip="steps")
+    if df is None:
+        return None
     steps = df["steps"].cast(pl.String) if "steps" in df.columns else pl.Series("steps", [None] * df.height, pl.String)
     distinct = _distinct_steps(data, steps)
     if distinct is None:

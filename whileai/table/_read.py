@@ -384,7 +384,6 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
     return _concat_chunks(chunks) if chunks else pl.DataFrame()
 
 
-_SIMPLE_MESSAGE_FIELDS = {"role", "content", "name", "tool_call_id", "tool_calls"}
 _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
 _PLAIN_NATIVE = (pl.Float64, pl.Int64, pl.Boolean, pl.List(pl.String))
 
@@ -605,7 +604,10 @@ def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame
         df = lf.select(keep).collect() if keep else pl.DataFrame(height=lf.select(pl.len()).collect().item())
     except Exception:  # any reader failure: the per-row path reports it properly
         return None
-    return df if df.height and _plain_types(df.schema) else None
+    if not (df.height and _plain_types(df.schema)):
+        return None
+    cells = nz.json_cells(data, list(overrides), df.height)
+    return None if cells is None else df.with_columns(pl.Series(n, v, dtype=pl.String) for n, v in cells.items())
 
 
 def _plain_types(schema: Any) -> bool:
@@ -622,113 +624,19 @@ def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
     """A batch of rows in a known shape read columnar, conversation included.
 
     OpenAI rows, the flat rows Polars writes of a table and whileai 0.131 rows are read by
-    ``_jsonl_full.read_batch``; other rows already in the plain OpenAI row shape by Polars'
-    native JSONL reader. Returns None whenever anything is outside that shape (a broken line, multi-part content,
-    tool calls without ids, extra message keys, whileai 0.131 ``steps``, a non-numeric reward):
-    the per-row reader then handles the file and names any bad line. Tests check that both
-    readers give the same rows.
+    ``_jsonl_full.read_batch`` (pyarrow's strict JSON reader, free-form JSON columns decoded
+    from the lines). Returns None whenever anything is outside those shapes (a broken line,
+    multi-part content, tool calls without ids, extra message keys, a non-numeric reward): the
+    per-row reader then handles the batch and names any bad line. Polars' own reader is not
+    used here: it reads a field of two kinds (text in one row, a list or a number in another)
+    as text without a word. Tests check that both readers give the same rows.
     """
     if isinstance(data, Path):
         data = data.read_bytes()
     # imported here: it loads pyarrow, which a projected read never needs
     from whileai.table import _jsonl_full
 
-    known = _jsonl_full.read_batch(data)  # the known row shapes, conversation included, columnar
-    if known is not None:
-        return known
-    # free-form nested columns are read as raw JSON text; a name only mentioned in some text is
-    # dropped from the overrides when the reader says the column is not there
-    overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if f'"{name}"'.encode() in data}
-    df = None
-    for _ in range(len(overrides) + 1):
-        try:
-            df = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
-            break
-        except pl.exceptions.SchemaFieldNotFoundError as exc:
-            missing = next((n for n in overrides if n in str(exc)), None)
-            if missing is None:
-                return None
-            overrides.pop(missing)
-        except Exception:  # any reader failure: the per-row path reports it properly
-            return None
-    if df is None:
-        return None
-    if df.height == 0 or "messages" not in df.columns:
-        return None
-    if not _plain_types(df.schema):
-        return None
-    messages = _simple_messages(df["messages"])
-    if messages is None:
-        return None
-    return df.with_columns(messages)
-
-
-def _simple_messages(series: pl.Series) -> pl.Series | None:
-    """The messages column in canonical form, or None when it is not the plain OpenAI shape."""
-    dtype = series.dtype
-    if not (isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)):
-        return None
-    fields = {f.name: f.dtype for f in dtype.inner.fields}
-    if not set(fields) <= _SIMPLE_MESSAGE_FIELDS or "role" not in fields:
-        return None
-    for name in ("role", "content", "name", "tool_call_id"):
-        if name in fields and fields[name] not in (pl.String, pl.Null):
-            return None
-    # the messages themselves: an empty or null conversation gives no row (on every Polars version)
-    flat = series.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
-    calls_dtype = fields.get("tool_calls")
-    if calls_dtype is not None and calls_dtype != pl.Null:
-        if not (isinstance(calls_dtype, pl.List) and isinstance(calls_dtype.inner, pl.Struct)):
-            return None
-        call_fields = {f.name: f.dtype for f in calls_dtype.inner.fields}
-        fn = call_fields.get("function")
-        if not set(call_fields) <= {"id", "type", "function"} or call_fields.get("id") != pl.String \
-                or not isinstance(fn, pl.Struct) or {f.name: f.dtype for f in fn.fields} != {"name": pl.String, "arguments": pl.String}:
-            return None
-        calls = flat["tool_calls"].explode(empty_as_null=False, keep_nulls=False).struct.unnest()
-        if calls["id"].null_count():
-            return None  # a call without an id: the per-row path gives ids and links results
-        args = calls["function"].struct.field("arguments")
-        uniq = args.drop_nulls().unique()
-        mapping = dict(zip(uniq.to_list(), (nz.canonical_arguments(a) for a in uniq.to_list())))
-        call_expr = pl.element().struct
-        canonical = pl.col("tool_calls").list.eval(pl.struct(
-            call_expr.field("id").alias("id"),
-            call_expr.field("function").struct.field("name").alias("name"),
-            call_expr.field("function").struct.field("arguments")
-            .replace_strict(mapping, default="{}", return_dtype=pl.String).alias("arguments"),
-        ))
-        if "tool_call_id" in fields:
-            tool_rows = flat.filter(pl.col("role") == "tool")
-            if tool_rows.height and tool_rows["tool_call_id"].null_count():
-                return None
-    else:
-        canonical = pl.lit([], pl.List(TOOL_CALL))
-    if "tool_call_id" not in fields and (flat["role"] == "tool").any():
-        return None
-    return _finish_messages(series, fields, canonical)
-
-
-def _finish_messages(series: pl.Series, fields: dict[str, Any], canonical: pl.Expr) -> pl.Series | None:
-    """Assemble canonical MESSAGE structs from a plain OpenAI-shaped messages column."""
-    lengths = series.list.len()
-    flat = series.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
-    if "tool_calls" in flat.columns and flat.schema["tool_calls"] != pl.Null:
-        flat = flat.with_columns(canonical.alias("tool_calls"))
-        flat = flat.with_columns(pl.col("tool_calls").fill_null(pl.lit([], pl.List(TOOL_CALL))))
-    else:
-        flat = flat.with_columns(pl.lit([], pl.List(TOOL_CALL)).alias("tool_calls"))
-    cols = []
-    for name in ("role", "content", "name", "tool_call_id"):
-        cols.append(pl.col(name).cast(pl.String) if name in flat.columns else pl.lit(None, pl.String).alias(name))
-    flat = flat.select(*cols, pl.col("tool_calls").cast(pl.List(TOOL_CALL)), pl.lit(None, pl.String).alias("extra"))
-    if flat["role"].null_count():
-        return None  # a message with no role: the per-row path defaults it
-    offsets = np.zeros(series.len() + 1, dtype=np.int64)
-    np.cumsum(lengths.fill_null(0).to_numpy(), out=offsets[1:])
-    null = lengths.is_null().to_numpy() if lengths.null_count() else None
-    return list_series("messages", flat.to_struct("m").cast(MESSAGE), offsets, null=null).cast(_MESSAGES_DTYPE)
-
+    return _jsonl_full.read_batch(data)
 
 def _jsonl_batches(handle: io.TextIOBase | Any, source: str,
                    size: int | None = None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
@@ -915,14 +823,8 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
             out[name] = nz.loads_or_raw(value)
     for col in COLUMNS:
         if col.kind == "json" and col.name in out and out[col.name] is not None:
-            value = out[col.name]
-            out[col.name] = value if isinstance(value, str) and col.name not in ("tools",) and _looks_json(value) else nz.dumps(value)
+            out[col.name] = nz.json_cell(col.name, out[col.name])
     return out
-
-
-def _looks_json(text: str) -> bool:
-    stripped = text.lstrip()
-    return stripped[:1] in ("{", "[")
 
 
 def _column(name: str, values: list[Any], source: str) -> pl.Series:

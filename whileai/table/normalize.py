@@ -15,6 +15,8 @@ from typing import Any
 from whileai.defaults import SHORT_HASH_CHARS
 
 __all__ = [
+    "json_cell",
+    "json_cells",
     "canonical_arguments",
     "dumps",
     "loads_or_raw",
@@ -267,3 +269,45 @@ def to_float(value: Any) -> float | None:
 def is_nan(value: Any) -> bool:
     """True for a float NaN."""
     return isinstance(value, float) and math.isnan(value)
+
+
+def json_cell(name: str, value: Any) -> str | None:
+    """A free-form JSON column's cell (``tools``, ``judge_meta``...) as canonical JSON text.
+
+    A string that already holds a JSON object or list stays as given (``tools`` excepted: a tool
+    list is always written canonically); anything else is ``dumps``'d; None stays None.
+
+    Examples:
+        >>> json_cell("judge_meta", {"b": 1.0, "a": "x"}), json_cell("judge_meta", "12")
+        ('{"a":"x","b":1.0}', '"12"')
+    """
+    if value is None:
+        return None
+    if isinstance(value, str) and name != "tools" and value.lstrip()[:1] in ("{", "["):
+        return value
+    return dumps(value)
+
+
+def json_cells(data: bytes, names: list[str], height: int) -> dict[str, list[str | None]] | None:
+    """The JSON columns ``names`` of a batch of JSONL lines, decoded line by line (``json_cell``).
+
+    Columnar readers take these cells from the lines: Polars' text of a nested value read as
+    String is not the file's (1.0 becomes 1, a quote or backslash inside a key or string stays
+    unescaped, a string loses its quotes). None when a line is not a JSON object or the batch
+    does not hold ``height`` rows: the per-row reader then reads it and names the line.
+    """
+    values: dict[str, list[str | None]] = {name: [] for name in names}
+    if not names:
+        return values
+    for line in data.splitlines():
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(row, dict):
+            return None
+        for name in names:
+            values[name].append(json_cell(name, row.get(name)))
+    return values if all(len(cells) == height for cells in values.values()) else None
