@@ -490,15 +490,10 @@ def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[st
     kinds: dict[str, set[type]] = {}
     marker_kinds: dict[str, set[type]] = {}
     aliases = alias_map()
-    for line in head:
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            return None
-        if not isinstance(row, dict):
-            return None
+    rows = nz.json_objects(head)
+    if rows is None:
+        return None
+    for row in rows:
         for key, value in row.items():
             kinds.setdefault(key, set()).add(type(value))
             if isinstance(value, dict) and aliases.get(key, key) == "markers":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from whileai.defaults import SHORT_HASH_CHARS
@@ -17,6 +17,7 @@ from whileai.defaults import SHORT_HASH_CHARS
 __all__ = [
     "json_cell",
     "json_cells",
+    "json_objects",
     "canonical_arguments",
     "dumps",
     "loads_or_raw",
@@ -299,7 +300,26 @@ def json_cells(data: bytes, names: list[str], height: int) -> dict[str, list[str
     values: dict[str, list[str | None]] = {name: [] for name in names}
     if not names:
         return values
-    for line in data.splitlines():
+    rows = json_objects(data.splitlines())
+    if rows is None or len(rows) != height:
+        return None
+    for row in rows:
+        for name in names:
+            values[name].append(json_cell(name, row.get(name)))
+    return values
+
+
+def json_objects(lines: Iterable[bytes]) -> list[dict[str, Any]] | None:
+    """Each non-blank line parsed as a JSON object; None when any line is not one.
+
+    Examples:
+        >>> json_objects([b'{"a": 1}', b"  ", b'{"b": 2}'])
+        [{'a': 1}, {'b': 2}]
+        >>> json_objects([b'{"a": 1}', b"[1]"]) is None
+        True
+    """
+    rows: list[dict[str, Any]] = []
+    for line in lines:
         if not line.strip():
             continue
         try:
@@ -308,6 +328,5 @@ def json_cells(data: bytes, names: list[str], height: int) -> dict[str, list[str
             return None
         if not isinstance(row, dict):
             return None
-        for name in names:
-            values[name].append(json_cell(name, row.get(name)))
-    return values if all(len(cells) == height for cells in values.values()) else None
+        rows.append(row)
+    return rows
