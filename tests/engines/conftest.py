@@ -7,7 +7,6 @@ read an endpoint key from it in the workers).
 
 from __future__ import annotations
 
-import math
 import os
 
 import polars as pl
@@ -25,22 +24,6 @@ def write_parts(df: pl.DataFrame, folder) -> None:
     step = -(-df.height // PARTS)
     for i in range(PARTS):
         df[i * step:(i + 1) * step].write_parquet(folder / f"part-{i:03d}.parquet")
-
-
-def same(a, b, path="") -> None:
-    """Equal numbers, NaN equal to NaN, compared key by key so a failure names the key."""
-    if isinstance(a, dict):
-        assert set(a) == set(b), path
-        for k in a:
-            same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and math.isnan(a):
-        assert isinstance(b, float) and math.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,8 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 'whileai[ray]')")
 
 import whileai as wai  # noqa: E402
-from tests.engines.conftest import same, write_parts  # noqa: E402
+from tests._same import same  # noqa: E402
+from tests.engines.conftest import write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError, SchemaError, TrainingSelectionError  # noqa: E402
 from whileai.table import is_ray_dataset  # noqa: E402

@@ -14,7 +14,8 @@ pytest.importorskip("ray.data", reason="ray[data] is not installed (pip install 
 
 import whileai as wai  # noqa: E402
 import whileai.guard._hack as hk  # noqa: E402
-from tests.engines.conftest import same, write_parts  # noqa: E402
+from tests._same import same  # noqa: E402
+from tests.engines.conftest import write_parts  # noqa: E402
 from whileai import table  # noqa: E402
 from whileai.errors import ArgumentError  # noqa: E402
 from whileai.testing import rollout_table, word_table  # noqa: E402

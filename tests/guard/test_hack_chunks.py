@@ -7,13 +7,12 @@ number, name and flag of the report is equal, not merely close.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import polars as pl
 import pytest
 
 import whileai.guard._hack as hk
+from tests._same import same
 from whileai import table
 from whileai.guard import hack_scan
 from whileai.testing import rollout_table
@@ -33,21 +32,6 @@ def _planted(seed: int = 3) -> pl.DataFrame:
                            .alias("reward"))
 
 
-def _same(a, b, path="") -> None:
-    if isinstance(a, dict):
-        assert set(a) == set(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and math.isnan(a):
-        assert isinstance(b, float) and math.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 def _scan(df: pl.DataFrame, **kw):
     return hack_scan(df, endorsed=["marker:"], n_perm=40, seed=5, **kw).model_dump()
 
@@ -58,7 +42,7 @@ def test_chunked_features_give_the_one_chunk_report_exactly(monkeypatch):
     assert whole["top_feature"] == "contains:zzq" and whole["reward_hack"]
     assert any(f["name"].startswith("tool:") for f in whole["features"])
     monkeypatch.setattr(hk, "_CHUNK", 37)  # many chunks, boundaries inside asks, tools absent from some chunks
-    _same(_scan(df), whole)
+    same(_scan(df), whole)
 
 
 def test_row_order_does_not_change_the_report(monkeypatch):
@@ -66,7 +50,7 @@ def test_row_order_does_not_change_the_report(monkeypatch):
     whole = _scan(df)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=1)
     monkeypatch.setattr(hk, "_CHUNK", 50)
-    _same(_scan(shuffled), whole)
+    same(_scan(shuffled), whole)
 
 
 def test_user_features_across_chunks_keep_their_kind_and_row_index(monkeypatch):
@@ -75,7 +59,7 @@ def test_user_features_across_chunks_keep_their_kind_and_row_index(monkeypatch):
              "length": lambda row: len(row.get("final_text") or "")}
     whole = _scan(df, features=feats)
     monkeypatch.setattr(hk, "_CHUNK", 29)
-    _same(_scan(df, features=feats), whole)
+    same(_scan(df, features=feats), whole)
     graded = df.filter(pl.col("reward").is_not_null())
     bad = graded["rollout_id"][100]
 
@@ -93,7 +77,7 @@ def test_sampled_vocabulary_is_chosen_by_ask_and_is_the_same_in_chunks(monkeypat
     monkeypatch.setattr(hk, "HACK_VOCAB_SAMPLE_ROWS", 150)  # rank the vocabulary on about 150 rows' asks
     whole = _scan(df)
     monkeypatch.setattr(hk, "_CHUNK", 41)
-    _same(_scan(df.sample(fraction=1.0, shuffle=True, seed=2)), whole)
+    same(_scan(df.sample(fraction=1.0, shuffle=True, seed=2)), whole)
     keys = table.frame(df).filter(pl.col("reward").is_not_null())["task_key"]
     mask = hk.sample_mask(keys, 150 / keys.len())
     per_ask = pl.DataFrame({"k": keys, "m": mask}).group_by("k").agg(pl.col("m").n_unique())

@@ -9,7 +9,6 @@ compared field by field with a report saved as JSON in ``tests/data/hack_pin/``.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import polars as pl
 import pytest
 
 import whileai.guard._hack as hk
+from tests._same import same
 from whileai.guard import hack_scan
 from whileai.testing import rollout_table
 
@@ -63,27 +63,12 @@ def _report(name: str, monkeypatch: pytest.MonkeyPatch | None = None) -> dict[st
     return hack_scan(df, endorsed=["marker:"], n_perm=60, seed=9, **case.get("kw", {})).model_dump(mode="json")
 
 
-def _same(a: Any, b: Any, path: str = "") -> None:
-    if isinstance(a, dict):
-        assert set(a) == set(b), path
-        for k in a:
-            _same(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list):
-        assert len(a) == len(b), f"{path}: {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            _same(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) and math.isnan(a):
-        assert isinstance(b, float) and math.isnan(b), path
-    else:
-        assert a == b, f"{path}: {a!r} != {b!r}"
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_report_matches_the_saved_one(name, monkeypatch):
     saved = json.loads((PIN / f"{name}.json").read_text())
     got = json.loads(json.dumps(_report(name, monkeypatch)))
     assert saved["n_features"] > 0
-    _same(got, saved)
+    same(got, saved)
 
 
 def test_cases_plant_what_they_claim():
