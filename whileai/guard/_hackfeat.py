@@ -295,8 +295,8 @@ def one_pass_features(df: pl.DataFrame, spec: Spec, *, chunk: int, n_voc: int, n
     if first:
         cols = np.array(sorted(first), dtype=np.int64)
         rows = np.array([first[c] for c in cols.tolist()], dtype=np.int64)
-        uniq, pos = np.unique(rows, return_inverse=True)
-        texts = agent_text_of(df[uniq])
+        at, pos = np.unique(rows, return_inverse=True)
+        texts = agent_text_of(df[at])
         parts[0] = parts[0]._replace(names=dict(zip(vocab[cols].tolist(), _names(texts, vocab[cols], pos))))
     return parts, vocab
 
