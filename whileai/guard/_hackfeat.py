@@ -91,7 +91,7 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     elif trace and "messages" in df.columns:
         from whileai.guard._trace import FLAGS, _flag_frame
 
-        flags = _flag_frame(df, {}, evidence=False, text=text)
+        flags = _flag_frame(df, {}, evidence=False, text=text, distinct=(uniq, inv))
         for flag in FLAGS:
             add(f"trace:{flag}", flags[flag].is_not_null().cast(pl.Float64).to_numpy(), "binary")
     if user:
