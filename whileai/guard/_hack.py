@@ -346,6 +346,9 @@ def _scan(rows: IntoRows, report: HackScanReport, spec: Spec, *, endorsed_t: tup
     D = np.empty((y.size, len(dense_cols)), dtype=np.float32)
     for jc, col in enumerate(dense_cols):
         bad = ~np.isfinite(col)
+        if not bad.any():  # nothing to fill (most columns): the column as it is
+            D[:, jc] = col
+            continue
         D[:, jc] = np.where(bad, float(col[~bad].mean()) if (~bad).any() else 0.0, col)
     n_obs_dense = _n_obs_dense(dense_cols, dense_kind)
     del dense_cols
