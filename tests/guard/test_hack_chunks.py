@@ -83,3 +83,27 @@ def test_sampled_vocabulary_is_chosen_by_ask_and_is_the_same_in_chunks(monkeypat
     per_ask = pl.DataFrame({"k": keys, "m": mask}).group_by("k").agg(pl.col("m").n_unique())
     assert per_ask["m"].max() == 1  # whole asks in or out
     assert 0 < mask.sum() < keys.len()
+
+
+def test_canonical_order_is_the_sort_by_ask_signature_reward_and_feature_bits():
+    """Only rows tied in ask, signature and reward are hashed; the order is the full four-key sort's."""
+    from whileai.guard._tokens import combine
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n = int(rng.integers(1, 300))
+        keys = pl.Series(rng.integers(0, rng.integers(1, 30), n).astype(str))
+        sig = rng.integers(0, rng.integers(1, 6), n).astype(np.uint64)
+        y = rng.integers(0, 2, n).astype(float)
+        cols = [rng.integers(0, rng.integers(1, 4), n).astype(np.float32) for _ in range(int(rng.integers(0, 4)))]
+        if cols and trial % 3 == 0:
+            cols[0][rng.random(n) < 0.2] = np.nan
+        got = hk.Rows(n, keys, y, [], cols, [], None, [], sig)
+        gid = keys.rank("dense").to_numpy().astype(np.int64)
+        h = np.zeros(n, np.uint64)
+        for col in cols:
+            h = combine(h, col.view(np.uint32).astype(np.uint64))
+        want = np.lexsort((h, y, sig, gid))
+        out = hk._canonical(got)
+        assert np.array_equal(out.y, y[want]) and np.array_equal(out.sig, sig[want]), trial
+        assert all(np.array_equal(a, c[want], equal_nan=True) for a, c in zip(out.dense_cols, cols)), trial
