@@ -158,14 +158,14 @@ class WithinKernel:
         m = tier.pool_t.shape[0]
         left = np.array([c // m for c in codes])
         right = np.array([c % m for c in codes])
-        sums = np.zeros((self.n_g.size, left.size))
-        ones = np.zeros(left.size)
+        sxx = np.zeros(left.size)
         for k in range(0, left.size, _AND_BATCH):  # bounded memory: a batch of ANDs at a time, over every row
             P = tier.pool_t[left[k:k + _AND_BATCH]] & tier.pool_t[right[k:k + _AND_BATCH]]
             per = self._group_counts(P)
-            sums[:, k:k + _AND_BATCH] = per.T
-            ones[k:k + _AND_BATCH] = per.sum(axis=1)
-        sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
+            # (groups, batch) in row order: each column summed over the groups one after another, as the
+            # whole (groups, ANDs) matrix was (the same bits), a batch at a time
+            s = np.ascontiguousarray(per.T, dtype=np.float64)
+            sxx[k:k + _AND_BATCH] = np.maximum(per.sum(axis=1) - (s * s / self.n_g[:, None]).sum(axis=0), 0.0)
         tier.sxx.update(zip(codes, sxx.tolist()))
 
     def _group_counts(self, P: np.ndarray) -> np.ndarray:
