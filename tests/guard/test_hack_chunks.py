@@ -107,3 +107,25 @@ def test_canonical_order_is_the_sort_by_ask_signature_reward_and_feature_bits():
         out = hk._canonical(got)
         assert np.array_equal(out.y, y[want]) and np.array_equal(out.sig, sig[want]), trial
         assert all(np.array_equal(a, c[want], equal_nan=True) for a, c in zip(out.dense_cols, cols)), trial
+
+
+def test_presence_matrix_built_from_sorted_hits_is_the_summed_coo_one():
+    import scipy.sparse as sp
+
+    from whileai.guard._hackfeat import _presence
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n, m, k = int(rng.integers(1, 50)), int(rng.integers(1, 30)), int(rng.integers(0, 200))
+        r, c = rng.integers(0, n, k), rng.integers(0, m, k)
+        if trial % 2:  # distinct hits by row then column, as the chunk pass gives them
+            code = np.unique(r * m + c)
+            r, c = code // m, code % m
+        want = sp.csr_matrix((np.ones(k if trial % 2 == 0 else r.size, np.float32), (r, c)), shape=(n, m))
+        want.sum_duplicates()
+        want.data[:] = 1.0
+        got = _presence(r, c, n, m)
+        assert got.shape == want.shape and got.has_canonical_format
+        for part in ("indptr", "indices", "data"):
+            assert getattr(got, part).dtype == getattr(want, part).dtype, (trial, part)
+            assert np.array_equal(getattr(got, part), getattr(want, part)), (trial, part)

@@ -408,8 +408,6 @@ def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray, inv: np.ndarray 
 
 def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk], vocab: np.ndarray | None) -> Rows:
     """Chunks of features, in row order, as one set of columns (a tool absent from a chunk is 0 there)."""
-    import scipy.sparse as sp
-
     n = int(y.size)
     sizes = [c.sig.size for c in parts]
     tools = sorted(set().union(*(c.tools for c in parts)))
@@ -438,9 +436,7 @@ def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk]
         starts = np.cumsum([0, *sizes[:-1]])
         rows_m = np.concatenate([c.auto_rows + s for c, s in zip(parts, starts)])
         cols_m = np.concatenate([c.auto_cols for c in parts])
-        auto_mat = sp.csr_matrix((np.ones(rows_m.size, dtype=np.float32), (rows_m, cols_m)), shape=(n, vocab.size))
-        auto_mat.sum_duplicates()
-        auto_mat.data[:] = 1.0
+        auto_mat = _presence(rows_m, cols_m, n, vocab.size)
         where: dict[int, str] = {}
         for c in parts:
             for k, v in c.names.items():
@@ -448,6 +444,24 @@ def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk]
         auto_names = [f"contains:{where.get(int(v), f'#{int(v):x}')}" for v in vocab.tolist()]
     sig = np.concatenate([c.sig for c in parts]) if parts else np.zeros(0, np.uint64)
     return Rows(n_rows, keys, y, names, cols, kinds, auto_mat, auto_names, sig)
+
+
+def _presence(rows: np.ndarray, cols: np.ndarray, n: int, m: int) -> Any:
+    """The (n, m) float32 CSR matrix with a 1 at every (row, column) hit (a repeated hit is one 1)."""
+    import scipy.sparse as sp
+
+    code = rows * m + cols
+    if code.size and rows.max() < n and bool(np.all(code[1:] > code[:-1])):  # distinct and by row, then column
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        idx = np.int32 if max(code.size, m) < np.iinfo(np.int32).max else np.int64
+        mat = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), cols.astype(idx), indptr.astype(idx)), shape=(n, m))
+        mat.has_canonical_format = True  # sorted, no duplicate: what sum_duplicates would leave
+        return mat
+    mat = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, cols)), shape=(n, m))
+    mat.sum_duplicates()
+    mat.data[:] = 1.0
+    return mat
 
 
 def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
