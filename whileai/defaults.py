@@ -906,3 +906,13 @@ EXPORT_MASK_KINDS = 4096
 # 1M-row JSONL files"). Up to 1 GiB the mapped read keeps its speed (the 0.131-shaped 1M-row file,
 # 740 MB, is mapped) and its pages keep a 1M-row compare under 2 GB.
 JSONL_NATIVE_MAPPED_BYTES = 2**30
+
+
+# ------------------------------------------------------------------------------------------
+# JSONL spooled to a temporary Parquet file (select and export from a JSONL path, issue 20)
+# ------------------------------------------------------------------------------------------
+
+# Compression of the temporary Parquet file a JSONL input is spooled to (whileai/table/_spool.py):
+# written once and read once or twice, on local disk, so the fastest codec pyarrow ships (LZ4
+# frames, Apache Parquet format spec "LZ4_RAW") rather than the zstd the files we keep use.
+SPOOL_COMPRESSION = "lz4"

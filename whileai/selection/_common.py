@@ -7,11 +7,12 @@ column reads as "no information", never as an error.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -40,6 +41,7 @@ __all__ = [
     "parquet_decisions",
     "reply_chars_expr",
     "reply_expr",
+    "spooling",
     "junk_flag",
     "junk_split",
     "privileged_leaks",
@@ -338,3 +340,23 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         return out
 
     return narrow, fetch
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def spooling(func: _F) -> _F:
+    """Run a selector on ``table.spooled(rows)``: a JSONL path becomes a temporary Parquet file first.
+
+    The selector then takes its Parquet path (``parquet_decisions``: the decision columns in one
+    pass, the kept rows last) in bounded memory, with the rows and report the whole read of the
+    JSONL file gives; the file is removed when the selector returns or raises. Any other
+    ``rows`` passes through unchanged.
+    """
+
+    @functools.wraps(func)
+    def run(rows: Any, /, *args: Any, **kwargs: Any) -> Any:
+        with table.spooled(rows) as source:
+            return func(source, *args, **kwargs)
+
+    return run  # type: ignore[return-value]

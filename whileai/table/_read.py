@@ -358,7 +358,12 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
         native = _jsonl_projected(path, columns)
         if native is not None:
             return native
-    chunks: list[pl.DataFrame] = []
+    chunks = list(_plain_chunks(path, source, columns))
+    return _concat_chunks(chunks) if chunks else pl.DataFrame()
+
+
+def _plain_chunks(path: Path, source: str, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+    """The frames of a plain JSONL file's batches of CHUNK_ROWS lines, as ``_read_plain_jsonl`` stacks them."""
     line_start, row_offset = 1, 0
     with open(path, "rb") as handle:
         while True:
@@ -378,10 +383,9 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
                 df = _from_dicts(rows, source, row_offset)
             if columns:  # every batch holds the same projection, whichever reader took it
                 df = _select(df.lazy(), columns).collect()
-            chunks.append(df)
+            yield df
             line_start += len(lines)
             row_offset += df.height
-    return _concat_chunks(chunks) if chunks else pl.DataFrame()
 
 
 _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
