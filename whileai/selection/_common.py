@@ -260,7 +260,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
 
     It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
     whose columns carry their canonical names and types (``messages`` as whileai writes it,
-    string ``prompt`` and ``final_text``), that pyarrow and Polars read to the same types, and no
+    string ``prompt`` and ``final_text``, 0.131 ``steps`` beside them as JSON text, as a JSONL
+    file spooled by ``table.spooled`` holds them), that pyarrow and Polars read to the same types, and no
     privileged column (the leak check reads the message texts). Anything else returns None and
     the caller reads the whole table.
     """
@@ -283,7 +284,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         return None
     names = set(schema.names())
     if (schema.get("messages") != pl.List(MESSAGE) or schema.get("prompt") != pl.String
-            or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"steps", "completion"})
+            or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"completion"})
+            or schema.get("steps", pl.String) != pl.String
             or names & set(PRIVILEGED_COLUMNS) or dict(arrow_schema) != dict(schema)):
         return None
     leaves = [pf.schema.column(i).path for i in range(len(pf.schema))]

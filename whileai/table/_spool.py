@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,7 +67,7 @@ def spooled(rows: Any) -> Iterator[Any]:
 
 def _jsonl_path(rows: Any) -> Path | None:
     """The path of a JSONL file ``frame`` reads line by line, else None."""
-    if not isinstance(rows, (str, Path)) or str(rows) == "-":
+    if not isinstance(rows, (str, os.PathLike)) or str(rows) == "-":
         return None
     path = Path(rows)
     if not path.name.lower().endswith(_SUFFIXES) or not path.is_file():
