@@ -925,6 +925,6 @@ T_QUANTILE_NEWTON_STEPS = 60
 
 # Compression of the temporary Parquet file a JSONL input is spooled to (whileai/table/_spool.py):
 # written once and read once or twice, on local disk, so pyarrow's LZ4 codec (0.30 s to write
-# 100k 0.131 rows against zstd's 0.34 s, 4 MB against 3; docs/performance.md) rather than the
-# zstd the files we keep use.
+# 100k OpenAI-shaped rows against zstd's 0.34 s, 4 MB against 3, measured on the benchmark file
+# of benchmarks/bench_files.py) rather than the zstd the files we keep use.
 SPOOL_COMPRESSION = "lz4"
