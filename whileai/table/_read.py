@@ -206,6 +206,9 @@ def _select(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.LazyFrame:
     return lf.select([c for c in have if c in wanted])
 
 
+_CONVERSATION_PARTS = frozenset({"messages", "steps", "prompt", "completion", "system_prompt", "final_text"})
+
+
 def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
     """The requested columns plus what task_key needs (only as much identity as the source has)."""
     aliases = alias_map()
@@ -214,6 +217,10 @@ def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
     wanted = set(columns) | {"scenario_id", "task_id", "prompt"}
     if "prompt" not in present and not {"scenario_id", "task_id"} & present:
         wanted |= {"messages", "steps"}
+    if "messages" in wanted:
+        # what the conversation is built from, and the fields the full read keeps as the row gives
+        # them rather than taking them from the conversation
+        wanted |= _CONVERSATION_PARTS
     for alias, canonical in aliases.items():
         if canonical in wanted:
             wanted.add(alias)
@@ -356,6 +363,8 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
     """
     if columns:
         native = _jsonl_projected(path, columns)
+        if native is None:
+            native = _projected_batches(path, columns)
         if native is not None:
             return native
     chunks: list[pl.DataFrame] = []
@@ -366,7 +375,7 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
             if not lines:
                 break
             data = b"".join(lines)
-            df = _jsonl_projected(data, columns) if columns else None
+            df = _jsonl_fast(data)
             if df is None:
                 df = _jsonl_fast(data)
             if df is None:
@@ -376,12 +385,32 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
                     raise SchemaError(f"{source} is not UTF-8 text ({exc}). Pass JSONL, JSONL.gz or Parquet.") from exc
                 rows = list(_iter_jsonl(io.StringIO(text), source, first_line=line_start))
                 df = _from_dicts(rows, source, row_offset)
-            if columns:  # every batch holds the same projection, whichever reader took it
+            if columns:  # the full read of each batch, narrowed
                 df = _select(df.lazy(), columns).collect()
             chunks.append(df)
             line_start += len(lines)
             row_offset += df.height
     return _concat_chunks(chunks) if chunks else pl.DataFrame()
+
+
+def _projected_batches(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
+    """Every batch of CHUNK_ROWS lines through ``_jsonl_projected``; None as soon as one declines.
+
+    A batch the projected reader cannot take goes to the full readers, which add what they derive
+    from a conversation (a prompt, a reply): the file is then read by them batch by batch, so that
+    every row of the frame comes from the same reader.
+    """
+    chunks: list[pl.DataFrame] = []
+    with open(path, "rb") as handle:
+        while True:
+            lines = list(itertools.islice(handle, CHUNK_ROWS))
+            if not lines:
+                break
+            df = _jsonl_projected(b"".join(lines), columns)
+            if df is None:
+                return None
+            chunks.append(df)
+    return _concat_chunks(chunks) if chunks else None
 
 
 _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
@@ -424,7 +453,7 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
             plan = _native_plan(list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES)), columns)
             if plan is None:
                 return None
-            schema, unseen, marker_fields = plan
+            schema, unseen, marker_fields, filled = plan
             markers = next((n for n in schema if n not in unseen and aliases.get(n, n) == "markers"), None)
             whole = not gz and not _GLOB_CHARS & set(str(path)) and path.stat().st_size <= JSONL_NATIVE_WHOLE_BYTES
             if not whole:
@@ -434,6 +463,8 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
                 df = _native_parse(source, schema)
                 if df is None:  # a value of another kind, a broken line: the batch readers report it
                     return None
+                if filled and df.select(pl.any_horizontal(pl.col(filled).is_null()).any()).item():
+                    return None  # a row the full read gives the conversation's prompt or reply
                 if markers is not None:  # decoded a block at a time: the text of one block is held, not the file's
                     decoded = _decode_markers(df[markers], marker_fields)
                     if decoded is None:
@@ -485,8 +516,16 @@ def _native_parse(source: Path | bytes, schema: dict[str, Any]) -> pl.DataFrame 
     return df
 
 
-def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str]] | None:
-    """The schema the native read uses, the wanted fields the head did not show, and the markers it shows."""
+def _native_plan(head: Sequence[bytes],
+                 columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str], list[str]] | None:
+    """The schema the native read uses, the fields dropped after the parse, the markers the head shows,
+    and the fields no row may leave null.
+
+    Where the head holds a conversation, a row without its prompt, reply or system prompt gets the
+    conversation's in the full read (``_normalize_row``): those fields must then be in every head
+    row, and a null in any later row hands the file on (the caller checks). Where the head holds
+    none, the conversation fields are parsed as Null, so a later row that holds one refuses the parse.
+    """
     kinds: dict[str, set[type]] = {}
     marker_kinds: dict[str, set[type]] = {}
     aliases = alias_map()
@@ -519,9 +558,34 @@ def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[st
     unseen = sorted(wanted - set(kinds))
     if not schema:
         return None
+    filled = _filled_from_conversation(kinds, list(schema))
+    if any(type(None) in kinds[name] or any(name not in row for row in rows) for name in filled):
+        return None
+    if not filled and not _CONVERSATION_FIELDS & {aliases.get(n, n) for n in kinds}:
+        unseen += [n for n in _CONVERSATION_SOURCES if n not in kinds and n not in schema]
     for name in unseen:
         schema[name] = pl.Null  # strict: a value there means the head did not show the file
-    return schema, unseen, list(marker_kinds)
+    return schema, unseen, list(marker_kinds), filled
+
+
+_CONVERSATION_FIELDS = frozenset({"messages", "steps"})
+# every source name of a conversation field (aliases included)
+_CONVERSATION_SOURCES = tuple(sorted({"messages", "steps", *(a for a, c in alias_map().items() if c in ("messages", "steps"))}))
+
+
+def _filled_from_conversation(have: Iterable[str], read: Sequence[str]) -> list[str]:
+    """The fields among ``read`` that the full read fills from the conversation where a row leaves them null.
+
+    A prompt (the first user turn) and a reply (the last assistant turn) come from either
+    conversation, ``messages`` or 0.131 ``steps``; a system prompt only from ``messages`` (a
+    0.131 row's system turn is its own ``system_prompt``). Empty when ``have`` holds no conversation.
+    """
+    aliases = alias_map()
+    present = {aliases.get(n, n) for n in have}
+    if not _CONVERSATION_FIELDS & present:
+        return []
+    fills = {"prompt", "final_text"} | ({"system_prompt"} if "messages" in present else set())
+    return [n for n in read if aliases.get(n, n) in fills]
 
 
 def _native_dtype(name: str, kinds: set[type]) -> Any:
@@ -597,10 +661,22 @@ def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame
         if overrides:
             lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
         df = lf.select(keep).collect() if keep else pl.DataFrame(height=lf.select(pl.len()).collect().item())
-    except Exception:  # any reader failure: the per-row path reports it properly
+        # inference types a field of text and of other kinds (a list, an object, a number, a flag)
+        # as text, each value its JSON text: where a text value could be one, parse it strictly
+        text = [n for n in keep if df.schema[n] == pl.String and n not in overrides]
+        if text and df.select(pl.any_horizontal(pl.col(text).str.contains(_NOT_PLAIN_TEXT)).any()).item():
+            strict = {n: pl.Categorical if n in text else df.schema[n] for n in keep}
+            df = pl.read_ndjson(io.BytesIO(data), schema=strict).with_columns(pl.col(text).cast(pl.String))
+    except Exception:  # any reader failure, a value that is not text: the per-row path reports it properly
         return None
     if not (df.height and _plain_types(df.schema)):
         return None
+    aliases = alias_map()
+    needed = {aliases.get(n, n) for n in _filled_from_conversation(have, sorted(wanted))}
+    filled = _filled_from_conversation(have, keep)
+    if needed - {aliases.get(n, n) for n in filled} or (
+            filled and df.select(pl.any_horizontal(pl.col(filled).is_null()).any()).item()):
+        return None  # a row the full read gives the conversation's prompt, reply or system prompt
     cells = nz.json_cells(data, list(overrides), df.height)
     return None if cells is None else df.with_columns(pl.Series(n, v, dtype=pl.String) for n, v in cells.items())
 
