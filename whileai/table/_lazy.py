@@ -3,8 +3,8 @@
 A step that needs one group-by over a few columns (compare, delta_report, holdout_size) can then
 push the projection and the group-by into one query the streaming engine runs, so only the
 per-task rows reach memory. Only what the eager reader does by a column cast is done here; a
-source that needs more of it (a column held as JSON text, a conversation to rebuild, a task key
-that falls back to a prompt hash) gets None, and the caller reads it with ``frame``, which also
+source that needs more of it (a column held as JSON text, a conversation to rebuild, a prompt or
+reply to take from it, a task key that falls back to a prompt hash) gets None, and the caller reads it with ``frame``, which also
 gives every error its message.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from whileai.table._read import _expand_columns, _parquet_target
+from whileai.table._read import _expand_columns, _filled_from_conversation, _parquet_target
 from whileai.table.schema import COLUMN_BY_NAME, alias_map
 
 __all__ = ["lazy_frame"]
@@ -82,8 +82,11 @@ def lazy_frame(rows: Any, columns: Sequence[str]) -> pl.LazyFrame | None:
     if casts:
         lf = lf.with_columns(casts)
     keys = [pl.col(c).cast(pl.String) for c in ("scenario_id", "task_id") if c in schema.names()]
-    if not keys:
-        return None
+    if not keys or ("messages" in columns and "messages" not in schema.names()):
+        return None  # a conversation the eager reader builds from the row's text or steps
+    filled = _filled_from_conversation(have, list(schema.names()))
+    if filled and lf.select(pl.any_horizontal(pl.col(filled).is_null()).any()).collect().item():
+        return None  # a prompt, reply or system prompt the eager reader takes from the conversation
     return lf.with_columns(pl.coalesce(keys).alias("task_key"))
 
 

@@ -155,9 +155,9 @@ def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None) -
     if hasattr(rows, "df") and isinstance(getattr(rows, "df", None), pl.DataFrame):
         return rows.df
     if isinstance(rows, pl.DataFrame):
-        return _select(rows.lazy(), columns).collect() if columns else rows
+        return _collect_projection(rows.lazy(), columns) if columns else rows
     if isinstance(rows, pl.LazyFrame):
-        return _select(rows, columns).collect()
+        return _collect_projection(rows, columns)
     if isinstance(rows, (pa.Table, pa.RecordBatch)):
         return _from_arrow(rows)
     if isinstance(rows, (str, os.PathLike)):
@@ -207,6 +207,24 @@ def _select(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.LazyFrame:
 
 
 _CONVERSATION_PARTS = frozenset({"messages", "steps", "prompt", "completion", "system_prompt", "final_text"})
+
+
+def _collect_projection(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.DataFrame:
+    """``_select`` collected; with the conversation too where a row leaves a field null that the full read fills from it.
+
+    The full read gives a row without its prompt, reply or system prompt the conversation's
+    (``_derive_content``): when a projection reads such a field with a null and the source has
+    the conversation, it is read again with the conversation (and what it is built from).
+    """
+    df = _select(lf, columns).collect()
+    if not columns:
+        return df
+    have = lf.collect_schema().names()
+    filled = _filled_from_conversation(have, df.columns)
+    if filled and not _CONVERSATION_FIELDS & set(_apply_aliases(df.head(0)).columns) and df.select(
+            pl.any_horizontal(pl.col(filled).is_null()).any()).item():
+        return _select(lf, [*columns, "messages"]).collect()
+    return df
 
 
 def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
@@ -276,7 +294,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     if path.is_dir() or name.endswith(".parquet") or name.endswith(".pq"):
         try:
             lf = pl.scan_parquet(_parquet_target(path))
-            return _select(lf, columns).collect()
+            return _collect_projection(lf, columns)
         except InputFileError:
             raise
         except Exception as exc:
@@ -518,8 +536,7 @@ def _native_parse(source: Path | bytes, schema: dict[str, Any]) -> pl.DataFrame 
 
 def _native_plan(head: Sequence[bytes],
                  columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str], list[str]] | None:
-    """The schema the native read uses, the fields dropped after the parse, the markers the head shows,
-    and the fields no row may leave null.
+    """The schema of the native read, the fields dropped after it, the head's markers, and the fields never null.
 
     Where the head holds a conversation, a row without its prompt, reply or system prompt gets the
     conversation's in the full read (``_normalize_row``): those fields must then be in every head
@@ -973,6 +990,7 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
     df = _apply_aliases(df)
     df = _conversational_prompt(df)
+    df = _steps_conversation(df, build_messages=build_messages)
     if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List) and "seeded_kinds" not in df.columns:
         # whileai 0.131 wrote seeded as the list of planted behaviours: keep them as seeded_kinds
         df = df.with_columns(pl.col("seeded").cast(pl.List(pl.String)).alias("seeded_kinds"))
@@ -1058,6 +1076,28 @@ def _conversational_prompt(df: pl.DataFrame) -> pl.DataFrame:
     return df.drop([c for c in ("prompt", "completion") if c in df.columns]).with_columns(messages)
 
 
+def _steps_conversation(df: pl.DataFrame, *, build_messages: bool) -> pl.DataFrame:
+    """Rows of whileai 0.131 whose ``steps`` is a list column (a Parquet file or a DataFrame of them).
+
+    ``steps`` becomes its canonical JSON text and, without a ``messages`` column, the
+    conversation is rebuilt from it as the JSONL readers rebuild it (``_jsonl_full``). A list
+    column gives every step every field any step has, the absent ones null: those nulls are
+    dropped (a JSONL line that writes a step's field as an explicit null reads with it).
+    """
+    if "steps" not in df.columns or not df.schema["steps"].is_nested():
+        return df
+    steps = pl.Series("steps", [None if v is None else nz.dumps(_drop_none(v)) for v in df["steps"].to_list()],
+                      dtype=pl.String)
+    df = df.with_columns(steps)
+    # a projection builds it too where a row's prompt or reply is to come from it (``_collect_projection``)
+    fills = [name for name in ("prompt", "final_text") if name in df.columns and df[name].null_count()]
+    if "messages" in df.columns or not (build_messages or fills):
+        return df
+    from whileai.table import _jsonl_full  # loads pyarrow, which the other frames never need
+
+    return df.with_columns(_jsonl_full.steps_conversation(df))
+
+
 def _apply_aliases(df: pl.DataFrame) -> pl.DataFrame:
     renames: dict[str, str] = {}
     for alias, canonical in alias_map().items():
@@ -1093,20 +1133,24 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
         cols.add("messages")
     if "messages" in cols:
         msgs = pl.col("messages")
+        first = msgs.list.first()
+        derived = {
+            "prompt": msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
+                                     .struct.field("content")).list.first(),
+            "system_prompt": pl.when(first.struct.field("role") == "system").then(first.struct.field("content")),
+            "final_text": final_reply(msgs),
+        }
         additions = []
-        if "prompt" not in cols:
-            additions.append(
-                msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user").struct.field("content"))
-                .list.first().alias("prompt")
-            )
-        if "system_prompt" not in cols:
-            first = msgs.list.first()
-            system = df.select(pl.when(first.struct.field("role") == "system").then(first.struct.field("content"))
-                               .otherwise(None).alias("system_prompt"))["system_prompt"]
-            if system.null_count() < df.height:  # only when some conversation opens with a system turn
-                additions.append(pl.lit(system))
-        if "final_text" not in cols:
-            additions.append(final_reply(msgs).alias("final_text"))
+        for name, value in derived.items():
+            if name not in cols:
+                if name == "system_prompt":
+                    system = df.select(value.alias(name))[name]
+                    if system.null_count() < df.height:  # only when some conversation opens with a system turn
+                        additions.append(pl.lit(system))
+                else:
+                    additions.append(value.alias(name))
+            elif df[name].null_count():  # a row without it gets the conversation's, as row by row
+                additions.append(pl.coalesce(pl.col(name).cast(pl.String), value).alias(name))
         if additions:
             df = df.with_columns(additions)
     return df
@@ -1119,7 +1163,10 @@ def _messages_from_parts(df: pl.DataFrame, parts: list[tuple[str, str]]) -> pl.S
     1M rows take well under a second (a Polars ``concat_list`` of structs took about 20 s).
     """
     n = df.height
-    present = np.column_stack([df[name].is_not_null().to_numpy() for _, name in parts]) if n else np.zeros((0, len(parts)), bool)
+    # an empty system prompt opens no turn (as ``normalize.messages_from_steps`` builds it row by row)
+    present = (np.column_stack([(df[name].is_not_null() & (df[name].cast(pl.String) != "").fill_null(True)
+                                 if role == "system" else df[name].is_not_null()).to_numpy() for role, name in parts])
+               if n else np.zeros((0, len(parts)), bool))
     counts = present.sum(axis=1)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
