@@ -47,7 +47,8 @@ def lazy_frame(rows: Any, columns: Sequence[str]) -> pl.LazyFrame | None:
     key needs), renamed from their aliases, cast to the table's dtypes, with ``task_key`` the
     coalesced ``scenario_id`` / ``task_id``. Rows whose key is null there are keyed by a prompt
     hash in the eager reader; the caller checks ``task_key`` for nulls and reads such a file
-    eagerly.
+    eagerly. In a file with a conversation, a prompt not asked for is left out (a null one is
+    the conversation's in the eager read), and one asked for with a null gives None.
 
     Args:
         rows: Anything ``frame`` accepts; only a Parquet file or folder gives a LazyFrame.
@@ -85,8 +86,11 @@ def lazy_frame(rows: Any, columns: Sequence[str]) -> pl.LazyFrame | None:
     if not keys or ("messages" in columns and "messages" not in schema.names()):
         return None  # a conversation the eager reader builds from the row's text or steps
     filled = _filled_from_conversation(have, list(schema.names()))
-    if filled and lf.select(pl.any_horizontal(pl.col(filled).is_null()).any()).collect().item():
+    asked = [name for name in filled if name in columns]
+    if asked and lf.select(pl.any_horizontal(pl.col(asked).is_null()).any()).collect().item():
         return None  # a prompt, reply or system prompt the eager reader takes from the conversation
+    if len(asked) < len(filled):  # read only for a task key of last resort, which sends the caller to frame
+        lf = lf.drop([name for name in filled if name not in asked])
     return lf.with_columns(pl.coalesce(keys).alias("task_key"))
 
 
