@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook test-ray clean \
+.PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook test-ray test-floor clean \
 	bench-wai131 install-sandbox test-browser docs-screenshots
 
 $(STAMP): pyproject.toml
@@ -59,6 +59,19 @@ test-store-compat: $(STAMP)
 	$(DUCKDB1_VENV)/bin/python -m pip install -q 'duckdb<2' || echo "test-store-compat: duckdb<2 could not be installed; the test builds its own or skips"
 	WAI_DUCKDB1_PYTHON=$$( $(DUCKDB1_VENV)/bin/python -c 'import duckdb' 2>/dev/null && echo $(CURDIR)/$(DUCKDB1_VENV)/bin/python ) \
 		$(PY) -m pytest -p no:cacheprovider -rs tests/reliability/test_store_duckdb1.py
+# The lowest releases pyproject.toml admits for the numeric stack (FLOOR_PINS, which
+# tests/test_packaging.py keeps equal to its floors), in a venv of their own, under the data steps'
+# tests: a floor that no test runs is a guess. Without a registry the venv cannot install and the
+# target says so.
+FLOOR_VENV := .venv-floor
+FLOOR_PINS := polars==2.1.0 pyarrow==19.0.0 numpy==2.0.2 scipy==1.13.1
+test-floor:
+	test -x $(FLOOR_VENV)/bin/python || $(PYTHON) -m venv $(FLOOR_VENV)
+	if $(FLOOR_VENV)/bin/python -m pip install -q -e '.[dev]' $(FLOOR_PINS); then \
+		$(FLOOR_VENV)/bin/python -m pytest -p no:cacheprovider tests/table tests/measure tests/selection \
+			tests/exporters tests/guard tests/stats --ignore=tests/exporters/test_trl.py; \
+	else echo "test-floor: $(FLOOR_PINS) could not be installed; the floor is not checked"; fi
+
 # Displays and figures in a real Jupyter kernel: the notebook extra (nbclient, ipykernel, plotly,
 # ipywidgets), then a notebook executed headless (tests/notebook) and every figure through plotly's
 # own validator (tests/charts). Without a registry the extra cannot install and the tests skip.
@@ -119,4 +132,4 @@ bench: $(STAMP) bench-wai131
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(DUCKDB1_VENV) $(WAI131_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DUCKDB1_VENV) $(WAI131_VENV) $(FLOOR_VENV) .pytest_cache .mypy_cache .ruff_cache
