@@ -108,13 +108,15 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             df = _mapping.apply(df, mapping, source)
         # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
         build_messages = not columns or "messages" in columns
+        # a file's rows read as the row reader reads them; a table in memory is taken as given
+        fill = isinstance(rows, (str, os.PathLike)) or _is_path_list(rows)
         if df.height == 0:
             if allow_empty:
-                return _normalize_frame(df, source, build_messages=build_messages)
+                return _normalize_frame(df, source, build_messages=build_messages, fill=fill)
             raise EmptyInputError(
                 f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
             )
-        out = _normalize_frame(df, source, build_messages=build_messages)
+        out = _normalize_frame(df, source, build_messages=build_messages, fill=fill)
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
@@ -155,9 +157,9 @@ def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None) -
     if hasattr(rows, "df") and isinstance(getattr(rows, "df", None), pl.DataFrame):
         return rows.df
     if isinstance(rows, pl.DataFrame):
-        return _collect_projection(rows.lazy(), columns) if columns else rows
+        return _select(rows.lazy(), columns).collect() if columns else rows
     if isinstance(rows, pl.LazyFrame):
-        return _collect_projection(rows, columns)
+        return _select(rows, columns).collect()
     if isinstance(rows, (pa.Table, pa.RecordBatch)):
         return _from_arrow(rows)
     if isinstance(rows, (str, os.PathLike)):
@@ -987,7 +989,8 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 # ------------------------------------------------------------------------------------------
 
 
-def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
+def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True,
+                     fill: bool = False) -> pl.DataFrame:
     df = _apply_aliases(df)
     df = _conversational_prompt(df)
     df = _steps_conversation(df, build_messages=build_messages)
@@ -1023,7 +1026,7 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
     if fixes:
         df = df.with_columns(fixes)
     _check_roles(df, source)
-    df = _derive_content(df, build_messages=build_messages)
+    df = _derive_content(df, build_messages=build_messages, fill=fill)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
             f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "
@@ -1123,8 +1126,12 @@ def _cast_plain(series: pl.Series, dtype: Any, source: str) -> pl.Series:
         ) from exc
 
 
-def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.DataFrame:
-    """Fill messages from prompt/final_text and prompt/final_text from messages, columnar."""
+def _derive_content(df: pl.DataFrame, *, build_messages: bool = True, fill: bool = False) -> pl.DataFrame:
+    """Fill messages from prompt/final_text and prompt/final_text from messages, columnar.
+
+    A column the frame lacks is derived from the conversation; with ``fill`` (a file's rows: the
+    JSONL row reader, ``_normalize_row``, does the same) a null cell of one it has is filled too.
+    """
     cols = set(df.columns)
     if build_messages and "messages" not in cols and ("prompt" in cols or "final_text" in cols):
         parts = [(role, name) for role, name in (("system", "system_prompt"), ("user", "prompt"),
@@ -1149,7 +1156,7 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
                         additions.append(pl.lit(system))
                 else:
                     additions.append(value.alias(name))
-            elif df[name].null_count():  # a row without it gets the conversation's, as row by row
+            elif fill and df[name].null_count():  # a row without it gets the conversation's, as row by row
                 additions.append(pl.coalesce(pl.col(name).cast(pl.String), value).alias(name))
         if additions:
             df = df.with_columns(additions)
