@@ -397,8 +397,6 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
             data = b"".join(lines)
             df = _jsonl_fast(data)
             if df is None:
-                df = _jsonl_fast(data)
-            if df is None:
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
