@@ -917,3 +917,14 @@ T_QUANTILE_SERIES_MAX_DF = 2000
 #: Newton steps at most on that sum: from the Cornish-Fisher start it converges in two to five
 #: (six at nu = 3 and level 0.9999); the cap only bounds a pathological level.
 T_QUANTILE_NEWTON_STEPS = 60
+
+
+# ------------------------------------------------------------------------------------------
+# JSONL spooled to a temporary Parquet file (select and export from a JSONL path, issue 20)
+# ------------------------------------------------------------------------------------------
+
+# Compression of the temporary Parquet file a JSONL input is spooled to (whileai/table/_spool.py):
+# written once and read once or twice, on local disk, so pyarrow's LZ4 codec (0.30 s to write
+# 100k OpenAI-shaped rows against zstd's 0.34 s, 4 MB against 3, measured on the benchmark file
+# of benchmarks/bench_files.py) rather than the zstd the files we keep use.
+SPOOL_COMPRESSION = "lz4"

@@ -387,7 +387,12 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
             native = _projected_batches(path, columns)
         if native is not None:
             return native
-    chunks: list[pl.DataFrame] = []
+    chunks = list(_plain_chunks(path, source, columns))
+    return _concat_chunks(chunks) if chunks else pl.DataFrame()
+
+
+def _plain_chunks(path: Path, source: str, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+    """The frames of a plain JSONL file's batches of CHUNK_ROWS lines, as ``_read_plain_jsonl`` stacks them."""
     line_start, row_offset = 1, 0
     with open(path, "rb") as handle:
         while True:
@@ -405,10 +410,9 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
                 df = _from_dicts(rows, source, row_offset)
             if columns:  # the full read of each batch, narrowed
                 df = _select(df.lazy(), columns).collect()
-            chunks.append(df)
+            yield df
             line_start += len(lines)
             row_offset += df.height
-    return _concat_chunks(chunks) if chunks else pl.DataFrame()
 
 
 def _projected_batches(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
