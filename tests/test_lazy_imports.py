@@ -80,6 +80,17 @@ def test_a_cold_pass_at_loads_only_the_measure_it_calls(tmp_path):
     assert _loaded_after(code, NEVER_FOR_PASS_AT, tmp_path) == []
 
 
+def test_a_cold_pass_at_on_a_real_sized_run_loads_no_scipy(tmp_path):
+    # 125 tasks of 8 with mixed rates: the clustered interval's t quantile and its envelope, whose
+    # Poisson corners (rates near 0 or 1 only) are what would import scipy.special
+    code = ('import whileai as wai; import polars as pl\n'
+            'rows = pl.DataFrame({"task_id": [str(i // 8) for i in range(1000)],\n'
+            '                     "reward": [float((i * 7) % 3 == 0) for i in range(1000)]})\n'
+            'r = wai.pass_at(rows)\n'
+            'assert r.ci95[0] < r.pass_at_1 < r.ci95[1], r')
+    assert _loaded_after(code, NEVER_FOR_PASS_AT, tmp_path) == []
+
+
 def test_a_cold_select_rl_from_parquet_loads_no_other_step(tmp_path):
     from whileai.testing import rollout_table
 

@@ -906,3 +906,25 @@ EXPORT_MASK_KINDS = 4096
 # 1M-row JSONL files"). Up to 1 GiB the mapped read keeps its speed (the 0.131-shaped 1M-row file,
 # 740 MB, is mapped) and its pages keep a 1M-row compare under 2 GB.
 JSONL_NATIVE_MAPPED_BYTES = 2**30
+
+
+# ---- the Student-t quantile without scipy (whileai.stats.intervals.t_quantile) -------------------
+#: Degrees of freedom up to which the t quantile is solved on the exact finite sums of Abramowitz
+#: and Stegun (1964) 26.7.3-4; above, the Cornish-Fisher expansion 26.7.5 to 1/nu^4 is used, whose
+#: first omitted term is below 3e-14 relative there up to the 0.999999 level (measured against
+#: scipy.special.stdtrit in tests/stats/test_t_quantile.py).
+T_QUANTILE_SERIES_MAX_DF = 2000
+#: Newton steps at most on that sum: from the Cornish-Fisher start it converges in two to five
+#: (six at nu = 3 and level 0.9999); the cap only bounds a pathological level.
+T_QUANTILE_NEWTON_STEPS = 60
+
+
+# ------------------------------------------------------------------------------------------
+# JSONL spooled to a temporary Parquet file (select and export from a JSONL path, issue 20)
+# ------------------------------------------------------------------------------------------
+
+# Compression of the temporary Parquet file a JSONL input is spooled to (whileai/table/_spool.py):
+# written once and read once or twice, on local disk, so pyarrow's LZ4 codec (0.30 s to write
+# 100k OpenAI-shaped rows against zstd's 0.34 s, 4 MB against 3, measured on the benchmark file
+# of benchmarks/bench_files.py) rather than the zstd the files we keep use.
+SPOOL_COMPRESSION = "lz4"

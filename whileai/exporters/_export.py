@@ -387,14 +387,16 @@ def export_dataset(
                           tools=tools)
     target = target_path(source, output)
     opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, is_parquet(target))
-    run = _Run(source, opts, validate=validate, system_prompt=system_prompt, tools=tools)
-    run.progress = progress
-    with writing(target) as tmp:
-        if opts.parquet:
-            _write_parquet(run, tmp)
-        else:
-            _write_jsonl(run, tmp, target)
-        report = run.finish(target)
+    # a JSONL path is spooled to a temporary Parquet file once, then streamed by row group like one
+    with table.spooled(source) as rows:
+        run = _Run(rows, opts, validate=validate, system_prompt=system_prompt, tools=tools)
+        run.progress = progress
+        with writing(target) as tmp:
+            if opts.parquet:
+                _write_parquet(run, tmp)
+            else:
+                _write_jsonl(run, tmp, target)
+            report = run.finish(target)
     return report
 
 

@@ -7,11 +7,12 @@ column reads as "no information", never as an error.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -40,6 +41,7 @@ __all__ = [
     "parquet_decisions",
     "reply_chars_expr",
     "reply_expr",
+    "spooling",
     "junk_flag",
     "junk_split",
     "privileged_leaks",
@@ -258,7 +260,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
 
     It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
     whose columns carry their canonical names and types (``messages`` as whileai writes it,
-    string ``prompt`` and ``final_text``), that pyarrow and Polars read to the same types, and no
+    string ``prompt`` and ``final_text``, 0.131 ``steps`` beside them as JSON text, as a JSONL
+    file spooled by ``table.spooled`` holds them), that pyarrow and Polars read to the same types, and no
     privileged column (the leak check reads the message texts). Anything else returns None and
     the caller reads the whole table.
     """
@@ -281,7 +284,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         return None
     names = set(schema.names())
     if (schema.get("messages") != pl.List(MESSAGE) or schema.get("prompt") != pl.String
-            or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"steps", "completion"})
+            or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"completion"})
+            or schema.get("steps", pl.String) != pl.String
             or names & set(PRIVILEGED_COLUMNS) or dict(arrow_schema) != dict(schema)):
         return None
     leaves = [pf.schema.column(i).path for i in range(len(pf.schema))]
@@ -338,3 +342,23 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         return out
 
     return narrow, fetch
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def spooling(func: _F) -> _F:
+    """Run a selector on ``table.spooled(rows)``: a JSONL path becomes a temporary Parquet file first.
+
+    The selector then takes its Parquet path (``parquet_decisions``: the decision columns in one
+    pass, the kept rows last) in bounded memory, with the rows and report the whole read of the
+    JSONL file gives; the file is removed when the selector returns or raises. Any other
+    ``rows`` passes through unchanged.
+    """
+
+    @functools.wraps(func)
+    def run(rows: Any, /, *args: Any, **kwargs: Any) -> Any:
+        with table.spooled(rows) as source:
+            return func(source, *args, **kwargs)
+
+    return run  # type: ignore[return-value]

@@ -47,6 +47,7 @@ from whileai.selection._common import (
     parquet_decisions,
     privileged_leaks,
     require_graded,
+    spooling,
     take_rows,
     truncated_flag,
 )
@@ -208,6 +209,7 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+@spooling
 def select_for_rl(
     rows: IntoRows,
     /,

@@ -23,6 +23,7 @@ from whileai.selection._common import (
     parquet_decisions,
     privileged_leaks,
     require_graded,
+    spooling,
     take_rows,
 )
 from whileai.stats.rng import check_rng
@@ -204,6 +205,7 @@ def tie_keys(ids: pl.Expr, salt: int) -> pl.Expr:
     return (ids.hash(salt) // 2048).cast(pl.Float64) * (2.0 ** -53)
 
 
+@spooling
 def select_for_sft(
     rows: IntoRows,
     /,

@@ -43,6 +43,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.table._arrow": ("list_series",),
     "whileai.table._lazy": ("lazy_frame",),
     "whileai.table._read": ("frame", "read_jsonl_rows", "scan"),
+    "whileai.table._spool": ("spooled",),
     "whileai.table._write": ("atomic_path", "check_output", "frame_format", "iter_rows", "open_binary", "output_format",
                              "rows", "sweep_temp_files", "to_arrow", "write", "write_frame", "write_jsonl",
                              "write_parquet"),
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.table._read import frame as frame
     from whileai.table._read import read_jsonl_rows as read_jsonl_rows
     from whileai.table._read import scan as scan
+    from whileai.table._spool import spooled as spooled
     from whileai.table._write import atomic_path as atomic_path
     from whileai.table._write import check_output as check_output
     from whileai.table._write import frame_format as frame_format
@@ -115,6 +117,7 @@ __all__ = [
     "row_dicts",
     "rows",
     "scan",
+    "spooled",
     "sweep_temp_files",
     "task_key",
     "task_key_expr",

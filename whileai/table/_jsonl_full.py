@@ -33,7 +33,7 @@ from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
-__all__ = ["read_batch"]
+__all__ = ["read_batch", "steps_conversation"]
 
 _MESSAGES_DTYPE = pl.List(MESSAGE)
 _JSON_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
@@ -396,6 +396,29 @@ def _distinct_steps(data: bytes, steps: pl.Series) -> tuple[list[list[Any]], lis
     index = (text.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), default=-1,
                                  return_dtype=pl.Int64).fill_null(-1).to_numpy())
     return [rows[i] for i in first.to_list()], uniq.to_list(), index
+
+
+def steps_conversation(df: pl.DataFrame) -> pl.Series:
+    """The conversations of 0.131 rows held in a frame, ``steps`` as canonical JSON text.
+
+    Each distinct ``steps`` text is decoded once and its turns cut by offsets, as for a JSONL
+    batch; a row with nothing to build from (no prompt, steps or reply) keeps no conversation,
+    and the rows are then built one by one (``normalize.messages_from_steps``).
+    """
+    steps = df["steps"]
+    uniq = steps.drop_nulls().unique(maintain_order=True)
+    values = [json.loads(text) for text in uniq.to_list()]
+    index = (steps.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), default=-1,
+                                  return_dtype=pl.Int64).fill_null(-1).to_numpy())
+    built = _steps_messages(df, values, uniq.to_list(), index)
+    if built is not None:
+        return built[0]
+    n = df.height
+    cells = {name: df[name].to_list() if name in df.columns else [None] * n
+             for name in ("prompt", "final_text", "system_prompt")}
+    rows = [None if p is None and i < 0 and f is None else nz.messages_from_steps(p, values[i] if i >= 0 else None, f, s)
+            for p, i, f, s in zip(cells["prompt"], index.tolist(), cells["final_text"], cells["system_prompt"])]
+    return pl.Series("messages", rows, dtype=_MESSAGES_DTYPE)
 
 
 def _steps_messages(df: pl.DataFrame, values: list[list[Any]], canonical: list[str],

@@ -3,8 +3,8 @@
 A step that needs one group-by over a few columns (compare, delta_report, holdout_size) can then
 push the projection and the group-by into one query the streaming engine runs, so only the
 per-task rows reach memory. Only what the eager reader does by a column cast is done here; a
-source that needs more of it (a column held as JSON text, a conversation to rebuild, a task key
-that falls back to a prompt hash) gets None, and the caller reads it with ``frame``, which also
+source that needs more of it (a column held as JSON text, a conversation to rebuild, a prompt or
+reply to take from it, a task key that falls back to a prompt hash) gets None, and the caller reads it with ``frame``, which also
 gives every error its message.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from whileai.table._read import _expand_columns, _parquet_target
+from whileai.table._read import _expand_columns, _filled_from_conversation, _parquet_target
 from whileai.table.schema import COLUMN_BY_NAME, alias_map
 
 __all__ = ["lazy_frame"]
@@ -47,7 +47,8 @@ def lazy_frame(rows: Any, columns: Sequence[str]) -> pl.LazyFrame | None:
     key needs), renamed from their aliases, cast to the table's dtypes, with ``task_key`` the
     coalesced ``scenario_id`` / ``task_id``. Rows whose key is null there are keyed by a prompt
     hash in the eager reader; the caller checks ``task_key`` for nulls and reads such a file
-    eagerly.
+    eagerly. In a file with a conversation, a prompt not asked for is left out (a null one is
+    the conversation's in the eager read), and one asked for with a null gives None.
 
     Args:
         rows: Anything ``frame`` accepts; only a Parquet file or folder gives a LazyFrame.
@@ -82,8 +83,14 @@ def lazy_frame(rows: Any, columns: Sequence[str]) -> pl.LazyFrame | None:
     if casts:
         lf = lf.with_columns(casts)
     keys = [pl.col(c).cast(pl.String) for c in ("scenario_id", "task_id") if c in schema.names()]
-    if not keys:
-        return None
+    if not keys or ("messages" in columns and "messages" not in schema.names()):
+        return None  # a conversation the eager reader builds from the row's text or steps
+    filled = _filled_from_conversation(have, list(schema.names()))
+    asked = [name for name in filled if name in columns]
+    if asked and lf.select(pl.any_horizontal(pl.col(asked).is_null()).any()).collect().item():
+        return None  # a prompt, reply or system prompt the eager reader takes from the conversation
+    if len(asked) < len(filled):  # read only for a task key of last resort, which sends the caller to frame
+        lf = lf.drop([name for name in filled if name not in asked])
     return lf.with_columns(pl.coalesce(keys).alias("task_key"))
 
 

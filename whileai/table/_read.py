@@ -108,13 +108,15 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             df = _mapping.apply(df, mapping, source)
         # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
         build_messages = not columns or "messages" in columns
+        # a file's rows read as the row reader reads them; a table in memory is taken as given
+        fill = isinstance(rows, (str, os.PathLike)) or _is_path_list(rows)
         if df.height == 0:
             if allow_empty:
-                return _normalize_frame(df, source, build_messages=build_messages)
+                return _normalize_frame(df, source, build_messages=build_messages, fill=fill)
             raise EmptyInputError(
                 f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
             )
-        out = _normalize_frame(df, source, build_messages=build_messages)
+        out = _normalize_frame(df, source, build_messages=build_messages, fill=fill)
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
@@ -206,6 +208,27 @@ def _select(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.LazyFrame:
     return lf.select([c for c in have if c in wanted])
 
 
+_CONVERSATION_PARTS = frozenset({"messages", "steps", "prompt", "completion", "system_prompt", "final_text"})
+
+
+def _collect_projection(lf: pl.LazyFrame, columns: Sequence[str] | None) -> pl.DataFrame:
+    """``_select`` collected; with the conversation too where a row leaves a field null that the full read fills from it.
+
+    The full read gives a row without its prompt, reply or system prompt the conversation's
+    (``_derive_content``): when a projection reads such a field with a null and the source has
+    the conversation, it is read again with the conversation (and what it is built from).
+    """
+    df = _select(lf, columns).collect()
+    if not columns:
+        return df
+    have = lf.collect_schema().names()
+    filled = _filled_from_conversation(have, df.columns)
+    if filled and not _CONVERSATION_FIELDS & set(_apply_aliases(df.head(0)).columns) and df.select(
+            pl.any_horizontal(pl.col(filled).is_null()).any()).item():
+        return _select(lf, [*columns, "messages"]).collect()
+    return df
+
+
 def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
     """The requested columns plus what task_key needs (only as much identity as the source has)."""
     aliases = alias_map()
@@ -214,6 +237,10 @@ def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
     wanted = set(columns) | {"scenario_id", "task_id", "prompt"}
     if "prompt" not in present and not {"scenario_id", "task_id"} & present:
         wanted |= {"messages", "steps"}
+    if "messages" in wanted:
+        # what the conversation is built from, and the fields the full read keeps as the row gives
+        # them rather than taking them from the conversation
+        wanted |= _CONVERSATION_PARTS
     for alias, canonical in aliases.items():
         if canonical in wanted:
             wanted.add(alias)
@@ -269,7 +296,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     if path.is_dir() or name.endswith(".parquet") or name.endswith(".pq"):
         try:
             lf = pl.scan_parquet(_parquet_target(path))
-            return _select(lf, columns).collect()
+            return _collect_projection(lf, columns)
         except InputFileError:
             raise
         except Exception as exc:
@@ -356,9 +383,16 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
     """
     if columns:
         native = _jsonl_projected(path, columns)
+        if native is None:
+            native = _projected_batches(path, columns)
         if native is not None:
             return native
-    chunks: list[pl.DataFrame] = []
+    chunks = list(_plain_chunks(path, source, columns))
+    return _concat_chunks(chunks) if chunks else pl.DataFrame()
+
+
+def _plain_chunks(path: Path, source: str, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
+    """The frames of a plain JSONL file's batches of CHUNK_ROWS lines, as ``_read_plain_jsonl`` stacks them."""
     line_start, row_offset = 1, 0
     with open(path, "rb") as handle:
         while True:
@@ -366,9 +400,7 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
             if not lines:
                 break
             data = b"".join(lines)
-            df = _jsonl_projected(data, columns) if columns else None
-            if df is None:
-                df = _jsonl_fast(data)
+            df = _jsonl_fast(data)
             if df is None:
                 try:
                     text = data.decode("utf-8")
@@ -376,12 +408,31 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
                     raise SchemaError(f"{source} is not UTF-8 text ({exc}). Pass JSONL, JSONL.gz or Parquet.") from exc
                 rows = list(_iter_jsonl(io.StringIO(text), source, first_line=line_start))
                 df = _from_dicts(rows, source, row_offset)
-            if columns:  # every batch holds the same projection, whichever reader took it
+            if columns:  # the full read of each batch, narrowed
                 df = _select(df.lazy(), columns).collect()
-            chunks.append(df)
+            yield df
             line_start += len(lines)
             row_offset += df.height
-    return _concat_chunks(chunks) if chunks else pl.DataFrame()
+
+
+def _projected_batches(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
+    """Every batch of CHUNK_ROWS lines through ``_jsonl_projected``; None as soon as one declines.
+
+    A batch the projected reader cannot take goes to the full readers, which add what they derive
+    from a conversation (a prompt, a reply): the file is then read by them batch by batch, so that
+    every row of the frame comes from the same reader.
+    """
+    chunks: list[pl.DataFrame] = []
+    with open(path, "rb") as handle:
+        while True:
+            lines = list(itertools.islice(handle, CHUNK_ROWS))
+            if not lines:
+                break
+            df = _jsonl_projected(b"".join(lines), columns)
+            if df is None:
+                return None
+            chunks.append(df)
+    return _concat_chunks(chunks) if chunks else None
 
 
 _JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
@@ -424,7 +475,7 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
             plan = _native_plan(list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES)), columns)
             if plan is None:
                 return None
-            schema, unseen, marker_fields = plan
+            schema, unseen, marker_fields, filled = plan
             markers = next((n for n in schema if n not in unseen and aliases.get(n, n) == "markers"), None)
             whole = not gz and not _GLOB_CHARS & set(str(path)) and path.stat().st_size <= JSONL_NATIVE_WHOLE_BYTES
             if not whole:
@@ -434,6 +485,8 @@ def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
                 df = _native_parse(source, schema)
                 if df is None:  # a value of another kind, a broken line: the batch readers report it
                     return None
+                if filled and df.select(pl.any_horizontal(pl.col(filled).is_null()).any()).item():
+                    return None  # a row the full read gives the conversation's prompt or reply
                 if markers is not None:  # decoded a block at a time: the text of one block is held, not the file's
                     decoded = _decode_markers(df[markers], marker_fields)
                     if decoded is None:
@@ -485,8 +538,15 @@ def _native_parse(source: Path | bytes, schema: dict[str, Any]) -> pl.DataFrame 
     return df
 
 
-def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str]] | None:
-    """The schema the native read uses, the wanted fields the head did not show, and the markers it shows."""
+def _native_plan(head: Sequence[bytes],
+                 columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str], list[str]] | None:
+    """The schema of the native read, the fields dropped after it, the head's markers, and the fields never null.
+
+    Where the head holds a conversation, a row without its prompt, reply or system prompt gets the
+    conversation's in the full read (``_normalize_row``): those fields must then be in every head
+    row, and a null in any later row hands the file on (the caller checks). Where the head holds
+    none, the conversation fields are parsed as Null, so a later row that holds one refuses the parse.
+    """
     kinds: dict[str, set[type]] = {}
     marker_kinds: dict[str, set[type]] = {}
     aliases = alias_map()
@@ -519,9 +579,34 @@ def _native_plan(head: Sequence[bytes], columns: Sequence[str]) -> tuple[dict[st
     unseen = sorted(wanted - set(kinds))
     if not schema:
         return None
+    filled = _filled_from_conversation(kinds, list(schema))
+    if any(type(None) in kinds[name] or any(name not in row for row in rows) for name in filled):
+        return None
+    if not filled and not _CONVERSATION_FIELDS & {aliases.get(n, n) for n in kinds}:
+        unseen += [n for n in _CONVERSATION_SOURCES if n not in kinds and n not in schema]
     for name in unseen:
         schema[name] = pl.Null  # strict: a value there means the head did not show the file
-    return schema, unseen, list(marker_kinds)
+    return schema, unseen, list(marker_kinds), filled
+
+
+_CONVERSATION_FIELDS = frozenset({"messages", "steps"})
+# every source name of a conversation field (aliases included)
+_CONVERSATION_SOURCES = tuple(sorted({"messages", "steps", *(a for a, c in alias_map().items() if c in ("messages", "steps"))}))
+
+
+def _filled_from_conversation(have: Iterable[str], read: Sequence[str]) -> list[str]:
+    """The fields among ``read`` that the full read fills from the conversation where a row leaves them null.
+
+    A prompt (the first user turn) and a reply (the last assistant turn) come from either
+    conversation, ``messages`` or 0.131 ``steps``; a system prompt only from ``messages`` (a
+    0.131 row's system turn is its own ``system_prompt``). Empty when ``have`` holds no conversation.
+    """
+    aliases = alias_map()
+    present = {aliases.get(n, n) for n in have}
+    if not _CONVERSATION_FIELDS & present:
+        return []
+    fills = {"prompt", "final_text"} | ({"system_prompt"} if "messages" in present else set())
+    return [n for n in read if aliases.get(n, n) in fills]
 
 
 def _native_dtype(name: str, kinds: set[type]) -> Any:
@@ -597,10 +682,22 @@ def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame
         if overrides:
             lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
         df = lf.select(keep).collect() if keep else pl.DataFrame(height=lf.select(pl.len()).collect().item())
-    except Exception:  # any reader failure: the per-row path reports it properly
+        # inference types a field of text and of other kinds (a list, an object, a number, a flag)
+        # as text, each value its JSON text: where a text value could be one, parse it strictly
+        text = [n for n in keep if df.schema[n] == pl.String and n not in overrides]
+        if text and df.select(pl.any_horizontal(pl.col(text).str.contains(_NOT_PLAIN_TEXT)).any()).item():
+            strict = {n: pl.Categorical if n in text else df.schema[n] for n in keep}
+            df = pl.read_ndjson(io.BytesIO(data), schema=strict).with_columns(pl.col(text).cast(pl.String))
+    except Exception:  # any reader failure, a value that is not text: the per-row path reports it properly
         return None
     if not (df.height and _plain_types(df.schema)):
         return None
+    aliases = alias_map()
+    needed = {aliases.get(n, n) for n in _filled_from_conversation(have, sorted(wanted))}
+    filled = _filled_from_conversation(have, keep)
+    if needed - {aliases.get(n, n) for n in filled} or (
+            filled and df.select(pl.any_horizontal(pl.col(filled).is_null()).any()).item()):
+        return None  # a row the full read gives the conversation's prompt, reply or system prompt
     cells = nz.json_cells(data, list(overrides), df.height)
     return None if cells is None else df.with_columns(pl.Series(n, v, dtype=pl.String) for n, v in cells.items())
 
@@ -894,9 +991,11 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 # ------------------------------------------------------------------------------------------
 
 
-def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
+def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True,
+                     fill: bool = False) -> pl.DataFrame:
     df = _apply_aliases(df)
     df = _conversational_prompt(df)
+    df = _steps_conversation(df, build_messages=build_messages)
     if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List) and "seeded_kinds" not in df.columns:
         # whileai 0.131 wrote seeded as the list of planted behaviours: keep them as seeded_kinds
         df = df.with_columns(pl.col("seeded").cast(pl.List(pl.String)).alias("seeded_kinds"))
@@ -929,7 +1028,7 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
     if fixes:
         df = df.with_columns(fixes)
     _check_roles(df, source)
-    df = _derive_content(df, build_messages=build_messages)
+    df = _derive_content(df, build_messages=build_messages, fill=fill)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
             f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "
@@ -982,6 +1081,28 @@ def _conversational_prompt(df: pl.DataFrame) -> pl.DataFrame:
     return df.drop([c for c in ("prompt", "completion") if c in df.columns]).with_columns(messages)
 
 
+def _steps_conversation(df: pl.DataFrame, *, build_messages: bool) -> pl.DataFrame:
+    """Rows of whileai 0.131 whose ``steps`` is a list column (a Parquet file or a DataFrame of them).
+
+    ``steps`` becomes its canonical JSON text and, without a ``messages`` column, the
+    conversation is rebuilt from it as the JSONL readers rebuild it (``_jsonl_full``). A list
+    column gives every step every field any step has, the absent ones null: those nulls are
+    dropped (a JSONL line that writes a step's field as an explicit null reads with it).
+    """
+    if "steps" not in df.columns or not df.schema["steps"].is_nested():
+        return df
+    steps = pl.Series("steps", [None if v is None else nz.dumps(_drop_none(v)) for v in df["steps"].to_list()],
+                      dtype=pl.String)
+    df = df.with_columns(steps)
+    # a projection builds it too where a row's prompt or reply is to come from it (``_collect_projection``)
+    fills = [name for name in ("prompt", "final_text") if name in df.columns and df[name].null_count()]
+    if "messages" in df.columns or not (build_messages or fills):
+        return df
+    from whileai.table import _jsonl_full  # loads pyarrow, which the other frames never need
+
+    return df.with_columns(_jsonl_full.steps_conversation(df))
+
+
 def _apply_aliases(df: pl.DataFrame) -> pl.DataFrame:
     renames: dict[str, str] = {}
     for alias, canonical in alias_map().items():
@@ -1007,8 +1128,12 @@ def _cast_plain(series: pl.Series, dtype: Any, source: str) -> pl.Series:
         ) from exc
 
 
-def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.DataFrame:
-    """Fill messages from prompt/final_text and prompt/final_text from messages, columnar."""
+def _derive_content(df: pl.DataFrame, *, build_messages: bool = True, fill: bool = False) -> pl.DataFrame:
+    """Fill messages from prompt/final_text and prompt/final_text from messages, columnar.
+
+    A column the frame lacks is derived from the conversation; with ``fill`` (a file's rows: the
+    JSONL row reader, ``_normalize_row``, does the same) a null cell of one it has is filled too.
+    """
     cols = set(df.columns)
     if build_messages and "messages" not in cols and ("prompt" in cols or "final_text" in cols):
         parts = [(role, name) for role, name in (("system", "system_prompt"), ("user", "prompt"),
@@ -1017,20 +1142,24 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
         cols.add("messages")
     if "messages" in cols:
         msgs = pl.col("messages")
+        first = msgs.list.first()
+        derived = {
+            "prompt": msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
+                                     .struct.field("content")).list.first(),
+            "system_prompt": pl.when(first.struct.field("role") == "system").then(first.struct.field("content")),
+            "final_text": final_reply(msgs),
+        }
         additions = []
-        if "prompt" not in cols:
-            additions.append(
-                msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user").struct.field("content"))
-                .list.first().alias("prompt")
-            )
-        if "system_prompt" not in cols:
-            first = msgs.list.first()
-            system = df.select(pl.when(first.struct.field("role") == "system").then(first.struct.field("content"))
-                               .otherwise(None).alias("system_prompt"))["system_prompt"]
-            if system.null_count() < df.height:  # only when some conversation opens with a system turn
-                additions.append(pl.lit(system))
-        if "final_text" not in cols:
-            additions.append(final_reply(msgs).alias("final_text"))
+        for name, value in derived.items():
+            if name not in cols:
+                if name == "system_prompt":
+                    system = df.select(value.alias(name))[name]
+                    if system.null_count() < df.height:  # only when some conversation opens with a system turn
+                        additions.append(pl.lit(system))
+                else:
+                    additions.append(value.alias(name))
+            elif fill and df[name].null_count():  # a row without it gets the conversation's, as row by row
+                additions.append(pl.coalesce(pl.col(name).cast(pl.String), value).alias(name))
         if additions:
             df = df.with_columns(additions)
     return df
@@ -1043,7 +1172,10 @@ def _messages_from_parts(df: pl.DataFrame, parts: list[tuple[str, str]]) -> pl.S
     1M rows take well under a second (a Polars ``concat_list`` of structs took about 20 s).
     """
     n = df.height
-    present = np.column_stack([df[name].is_not_null().to_numpy() for _, name in parts]) if n else np.zeros((0, len(parts)), bool)
+    # an empty system prompt opens no turn (as ``normalize.messages_from_steps`` builds it row by row)
+    present = (np.column_stack([(df[name].is_not_null() & (df[name].cast(pl.String) != "").fill_null(True)
+                                 if role == "system" else df[name].is_not_null()).to_numpy() for role, name in parts])
+               if n else np.zeros((0, len(parts)), bool))
     counts = present.sum(axis=1)
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])

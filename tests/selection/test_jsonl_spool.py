@@ -1,0 +1,238 @@
+"""Select and export from a JSONL path give the whole read's rows, reports and bytes through the spool.
+
+A JSONL path is spooled once to a temporary Parquet file (``table.spooled``) and the Parquet
+paths run on it. Every case here compares against today's whole read of the same file (the
+spool turned off), with batches forced small so awkward batch boundaries are cheap to reach:
+both row shapes (OpenAI messages, whileai 0.131 steps), a system turn only in a late batch, a
+column only in the last batch, a column null in one batch and typed in another, ints in one
+batch and floats in the next, a bad row in the last batch, privileged columns, empty
+conversations, ``.jsonl.gz`` and a file smaller than one batch.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import whileai as wai
+from tests._same import same
+from tests.selection.test_same_rows import awkward_rows
+from whileai import table
+from whileai.errors import WaiError
+from whileai.table import _read, _spool
+
+BATCH = 64  # rows a batch in these tests (CHUNK_ROWS at 1M rows)
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_read, "CHUNK_ROWS", BATCH)
+
+
+@pytest.fixture
+def whole_read(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A switch to today's path: no spool, every step reads the JSONL file whole."""
+
+    def off() -> None:
+        monkeypatch.setattr(_spool, "_jsonl_path", lambda rows: None)
+
+    return off
+
+
+def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A conversation as whileai 0.131 steps: one {tool, arguments, result} per tool call."""
+    results = {m.get("tool_call_id"): m.get("content") for m in messages if m.get("role") == "tool"}
+    return [{"tool": call["name"], "arguments": json.loads(call["arguments"]), "result": results.get(call.get("id"))}
+            for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []]
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "wt", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _openai_rows(*, privileged: bool = True) -> list[dict[str, Any]]:
+    """The awkward rows as JSON lines; without ``privileged`` select takes its decision-columns path."""
+    return [{k: v for k, v in r.items() if (v is not None or k == "reward") and (privileged or k != "privileged")}
+            for r in json.loads(json.dumps(awkward_rows(), default=str))]
+
+
+def _plain() -> list[dict[str, Any]]:
+    return _openai_rows(privileged=False)
+
+
+def _w131_rows() -> list[dict[str, Any]]:
+    out = []
+    for r in _openai_rows():
+        out.append({"scenario_id": r["scenario_id"], "rollout_index": r["rollout_index"], "prompt": r["prompt"],
+                    "final_text": r["final_text"], "reward": r["reward"], "markers": r.get("markers"),
+                    "steps": _steps(r["messages"]), "model_version": r.get("policy_version")})
+    return out
+
+
+def _late_system(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = copy.deepcopy(rows)
+    for r in rows[-5:]:
+        r["messages"].insert(0, {"role": "system", "content": "You are the refunds desk."})
+    return rows
+
+
+def _last_batch_column(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = copy.deepcopy(rows)
+    for i, r in enumerate(rows[-BATCH // 2:]):
+        r["judge_note"] = f"note {i}"
+        r["late_score"] = i / 3
+    return rows
+
+
+def _mixed_dtypes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = copy.deepcopy(rows)
+    for i, r in enumerate(rows):
+        r["attempt"] = i if i < BATCH else i + 0.5  # ints in the first batch, floats later
+        r["maybe"] = None if i < 2 * BATCH else f"v{i}"  # null for two batches, then text
+    return rows
+
+
+def _empty_conversations(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rows = copy.deepcopy(rows)
+    for i in range(3, len(rows), 37):
+        rows[i]["messages"] = []
+    return rows
+
+
+SHAPES = {
+    "openai": _openai_rows,
+    "openai no privileged": _plain,
+    "w131": _w131_rows,
+    "late system turn": lambda: _late_system(_plain()),
+    "column in last batch": lambda: _last_batch_column(_plain()),
+    "mixed dtypes": lambda: _mixed_dtypes(_plain()),
+    "empty conversations": lambda: _empty_conversations(_plain()),
+    "messages only": lambda: [{k: v for k, v in r.items() if k not in ("prompt", "final_text")} for r in _plain()],
+    "smaller than a batch": lambda: _plain()[:40],
+    "w131 smaller than a batch": lambda: _w131_rows()[:40],
+}
+
+
+@pytest.fixture(params=[*SHAPES, "openai gz", "openai no privileged gz", "w131 gz"])
+def jsonl(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    name = request.param.removesuffix(" gz")
+    suffix = ".jsonl.gz" if request.param.endswith(" gz") else ".jsonl"
+    return _write(tmp_path / f"rows{suffix}", SHAPES[name]())
+
+
+def _selection(source: Any, **options: Any) -> tuple[pl.DataFrame, dict[str, Any]] | str:
+    """The kept rows and the report, or the error a selection that keeps nothing raises."""
+    try:
+        sel = wai.select(source, **options)
+    except WaiError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return sel.df, sel.report.to_dict()
+
+
+def _export(source: Any, out: Path, **options: Any) -> tuple[str, dict[str, Any]]:
+    report = wai.export(source, out, **options).to_dict()
+    report.pop("path", None)
+    return hashlib.sha256(out.read_bytes()).hexdigest(), report
+
+
+def test_spool_reads_as_the_whole_file(jsonl: Path) -> None:
+    with table.spooled(jsonl) as source:
+        assert source != jsonl and Path(source).suffix == ".parquet"  # these files are spooled, not passed on
+        folder = Path(source).parent
+        assert_frame_equal(table.frame(source), table.frame(jsonl))
+    assert not folder.exists()  # the temporary folder goes with the block
+
+
+@pytest.mark.parametrize("options", [{"mode": "rl", "target": 120}, {"mode": "sft", "select": "top_k_overall", "k": 40}],
+                         ids=["rl", "sft top k"])
+def test_select_same_as_whole_read(jsonl: Path, whole_read: Any, options: dict[str, Any]) -> None:
+    spooled = _selection(jsonl, **options)
+    whole_read()
+    whole = _selection(jsonl, **options)
+    if isinstance(whole, str):  # a file too small to keep a group: the same refusal
+        assert spooled == whole and table.frame(jsonl).height < BATCH
+        return
+    assert not isinstance(spooled, str), spooled
+    assert whole[0].height
+    assert_frame_equal(spooled[0], whole[0])
+    same(spooled[1], whole[1])
+
+
+@pytest.mark.parametrize("options", [{"format": "openai", "validate": False},
+                                     {"format": "trl", "validate": False, "unroll": True}], ids=["openai", "trl unroll"])
+def test_export_same_as_whole_read(jsonl: Path, tmp_path: Path, whole_read: Any, options: dict[str, Any]) -> None:
+    spooled = _export(jsonl, tmp_path / "spooled.jsonl", **options)
+    whole_read()
+    whole = _export(jsonl, tmp_path / "whole.jsonl", **options)
+    assert spooled[0] == whole[0]
+    same(spooled[1], whole[1])
+
+
+def test_export_leak_refusal_same_as_whole_read(tmp_path: Path, whole_read: Any) -> None:
+    path = _write(tmp_path / "rows.jsonl", _openai_rows())  # privileged answer keys quoted in some replies
+    with pytest.raises(WaiError) as spooled:
+        wai.export(path, tmp_path / "a.jsonl", format="openai")
+    whole_read()
+    with pytest.raises(WaiError) as whole:
+        wai.export(path, tmp_path / "b.jsonl", format="openai")
+    assert str(spooled.value) == str(whole.value) and "privileged_leak" in str(spooled.value)
+
+
+def _bad_last_batch(rows: list[dict[str, Any]]) -> str:
+    lines = [json.dumps(r) for r in rows]
+    lines[-3] = lines[-3][:-9]  # a broken line in the last batch
+    return "".join(line + "\n" for line in lines)
+
+
+def _bad_role_last_batch(rows: list[dict[str, Any]]) -> str:
+    rows = copy.deepcopy(rows)
+    rows[-2]["messages"][0]["role"] = "narrator"
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+@pytest.mark.parametrize("make", [_bad_last_batch, _bad_role_last_batch], ids=["broken line", "bad role"])
+def test_bad_row_in_last_batch_same_error(tmp_path: Path, whole_read: Any, make: Any) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(make(_openai_rows()), encoding="utf-8")
+    with table.spooled(path) as source:
+        assert source == path  # no spool: the whole read raises
+    with pytest.raises(WaiError) as spooled:
+        wai.select(path, mode="rl")
+    whole_read()
+    with pytest.raises(WaiError) as whole:
+        wai.select(path, mode="rl")
+    assert type(spooled.value) is type(whole.value) and str(spooled.value) == str(whole.value)
+    assert "line" in str(whole.value) or "row" in str(whole.value)
+
+
+def test_nested_in_one_batch_text_in_another_reads_whole(tmp_path: Path) -> None:
+    rows = _openai_rows()
+    for i, r in enumerate(rows):
+        r["detail"] = {"kind": "a", "n": i} if i < BATCH else f"text {i}"
+    path = _write(tmp_path / "rows.jsonl", rows)
+    with table.spooled(path) as source:
+        assert source == path  # the whole read turns such a column into JSON text: no spool
+    assert table.frame(path)["detail"].dtype == pl.String
+
+
+def test_other_inputs_pass_through(tmp_path: Path) -> None:
+    df = table.frame(_openai_rows()[:10])
+    parquet = tmp_path / "rows.parquet"
+    df.write_parquet(parquet)
+    for rows in (df, parquet, str(parquet), "-", tmp_path / "missing.jsonl"):
+        with table.spooled(rows) as source:
+            assert source is rows

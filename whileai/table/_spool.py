@@ -1,0 +1,177 @@
+"""``spooled``: a JSONL file read once in bounded batches into a temporary Parquet file.
+
+A step that reads a Parquet file in pieces (select's decision columns first and the kept rows
+last, export's row groups one at a time) holds a few batches, where the whole read of a JSONL
+file holds every conversation at once (issue 20, "Fast from the file": convert JSONL to Parquet
+once where a command reads the same file twice). The spool holds the rows ``frame`` gives:
+each batch is read by the readers the whole read uses, normalised as the whole table would be,
+and written as one row group; the columns ``frame`` derives from the whole table (``prompt``,
+``final_text`` and ``system_prompt`` when a conversation gives them, ``task_key``) are left out
+and derived again when the spool is read. Where the batches do not agree (a column typed in
+one batch and null in another, a column only in a later batch) the file is read a second time
+with the types the whole read unifies them to; where any doubt remains (a column nested in one
+batch and text in another, batches that normalise to different types, a bad row, anything
+Parquet does not hold as Polars does) there is no spool and the step reads the file whole, so
+the rows and any error are the whole read's. docs/performance.md has the figures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from whileai.defaults import SPOOL_COMPRESSION
+from whileai.table import _formats
+from whileai.table import _read as rd
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
+__all__ = ["spooled"]
+
+#: What a spooled file may be called (``.json`` is left to the format readers: inspect_ai logs).
+_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+#: Columns ``frame`` derives from the whole table when the source lacks them (read again from the spool).
+_DERIVED = ("prompt", "system_prompt", "final_text", "task_key")
+
+
+@contextlib.contextmanager
+def spooled(rows: Any) -> Iterator[Any]:
+    """Yield a temporary Parquet file holding the rows of a JSONL path, else ``rows`` itself.
+
+    ``frame`` of the yielded file gives the frame ``frame(rows)`` gives (same rows, columns,
+    order and types). Only a ``.jsonl``/``.ndjson`` path (optionally ``.gz``) in no other tool's
+    shape is spooled; anything else, and a file the spool cannot hold exactly (see the module
+    docstring), comes back unchanged. The temporary folder is removed when the block ends, on
+    an error too.
+    """
+    path = _jsonl_path(rows)
+    if path is None:
+        yield rows
+        return
+    with tempfile.TemporaryDirectory(prefix="whileai-spool-") as folder:
+        target = Path(folder) / "rows.parquet"
+        try:
+            done = _spool(path, target)
+        except Exception:  # a bad row or an unreadable file: the whole read raises its own error
+            done = False
+        yield target if done else rows
+
+
+def _jsonl_path(rows: Any) -> Path | None:
+    """The path of a JSONL file ``frame`` reads line by line, else None."""
+    if not isinstance(rows, (str, os.PathLike)) or str(rows) == "-":
+        return None
+    path = Path(rows)
+    if not path.name.lower().endswith(_SUFFIXES) or not path.is_file():
+        return None
+    try:
+        if _formats.sniff(path) is not None:
+            return None
+    except Exception:  # the whole read says what is wrong with it
+        return None
+    return path
+
+
+def _raw_chunks(path: Path) -> Iterator[pl.DataFrame]:
+    """The batch frames the whole read stacks, by the same readers and in the same order."""
+    source = f"file {str(path)!r}"
+    gz = path.name.lower().endswith(".gz")
+    if not gz and not rd._starts_with_array(path):
+        yield from rd._plain_chunks(path, source)
+        return
+    opener: Any = gzip.open if gz else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for offset, batch in rd._jsonl_batches(handle, source):
+            yield rd._from_dicts(batch, source, offset)
+
+
+def _spool(path: Path, target: Path) -> bool:
+    """Write the normalised rows of ``path`` to ``target``; False when the spool would not be exact."""
+    schemas: list[pl.Schema] = []
+    sink: _Sink | None = _Sink(path, target)
+    try:
+        for raw in _raw_chunks(path):
+            if not raw.width:
+                continue
+            schemas.append(raw.schema)
+            if sink is not None and raw.schema != schemas[0]:
+                sink.close()  # the batches differ: read on for their types, then again with them unified
+                sink = None
+            if sink is not None and not sink.write(raw):
+                return False
+        if sink is not None:
+            return sink.finish()
+        unified = _unified(schemas)
+        if unified is None:
+            return False
+        sink = _Sink(path, target)
+        for raw in _raw_chunks(path):
+            if raw.width and not sink.write(pl.concat([unified, raw], how="diagonal_relaxed")):
+                return False
+        return sink.finish()
+    finally:
+        if sink is not None:
+            sink.close()
+
+
+def _unified(schemas: list[pl.Schema]) -> pl.DataFrame | None:
+    """An empty frame with the columns and types the whole read's stacking gives every batch, or None.
+
+    A column nested in one batch and plain in another (which the whole read turns into JSON
+    text) gives None.
+    """
+    kinds: dict[str, set[bool]] = {}
+    for schema in schemas:
+        for name, dtype in schema.items():
+            kinds.setdefault(name, set()).add(dtype.is_nested() and rd._held_as_read(name))
+    if not schemas or any(len(k) > 1 for k in kinds.values()):
+        return None
+    return pl.concat([pl.DataFrame(schema=s) for s in schemas], how="diagonal_relaxed")
+
+
+class _Sink:
+    """The spool being written: one row group per normalised batch, every batch of one schema."""
+
+    def __init__(self, path: Path, target: Path) -> None:
+        self.source = f"file {str(path)!r}"
+        self.target = target
+        self.writer: pq.ParquetWriter | None = None
+        self.schema: pl.Schema | None = None
+
+    def write(self, raw: pl.DataFrame) -> bool:
+        """Normalise one batch and append it; False when it does not match the batches before."""
+        import pyarrow.parquet as pq
+
+        if "prompt" in raw.columns and isinstance(raw.schema["prompt"], pl.List):
+            return False  # a conversational prompt: its columns are rebuilt, the whole read takes it
+        given = set(rd._apply_aliases(raw.clear()).columns)
+        df = rd._normalize_frame(raw, self.source)
+        df = df.drop([c for c in _DERIVED if c not in given and c in df.columns])
+        if self.schema is not None and df.schema != self.schema:
+            return False
+        arrow = df.to_arrow()
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.target, arrow.schema, compression=SPOOL_COMPRESSION)
+            self.schema = df.schema
+        self.writer.write_table(arrow, row_group_size=max(arrow.num_rows, 1))
+        return True
+
+    def finish(self) -> bool:
+        """Close the file; True when it holds rows that read back with the types written."""
+        if self.writer is None:
+            return False
+        self.close()
+        return pl.scan_parquet(self.target).collect_schema() == self.schema
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
