@@ -83,3 +83,49 @@ def test_sampled_vocabulary_is_chosen_by_ask_and_is_the_same_in_chunks(monkeypat
     per_ask = pl.DataFrame({"k": keys, "m": mask}).group_by("k").agg(pl.col("m").n_unique())
     assert per_ask["m"].max() == 1  # whole asks in or out
     assert 0 < mask.sum() < keys.len()
+
+
+def test_canonical_order_is_the_sort_by_ask_signature_reward_and_feature_bits():
+    """Only rows tied in ask, signature and reward are hashed; the order is the full four-key sort's."""
+    from whileai.guard._tokens import combine
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n = int(rng.integers(1, 300))
+        keys = pl.Series(rng.integers(0, rng.integers(1, 30), n).astype(str))
+        sig = rng.integers(0, rng.integers(1, 6), n).astype(np.uint64)
+        y = rng.integers(0, 2, n).astype(float)
+        cols = [rng.integers(0, rng.integers(1, 4), n).astype(np.float32) for _ in range(int(rng.integers(0, 4)))]
+        if cols and trial % 3 == 0:
+            cols[0][rng.random(n) < 0.2] = np.nan
+        got = hk.Rows(n, keys, y, [], cols, [], None, [], sig)
+        gid = keys.rank("dense").to_numpy().astype(np.int64)
+        h = np.zeros(n, np.uint64)
+        for col in cols:
+            h = combine(h, col.view(np.uint32).astype(np.uint64))
+        want = np.lexsort((h, y, sig, gid))
+        out = hk._canonical(got)
+        assert np.array_equal(out.y, y[want]) and np.array_equal(out.sig, sig[want]), trial
+        assert all(np.array_equal(a, c[want], equal_nan=True) for a, c in zip(out.dense_cols, cols)), trial
+
+
+def test_presence_matrix_built_from_sorted_hits_is_the_summed_coo_one():
+    import scipy.sparse as sp
+
+    from whileai.guard._hackfeat import _presence
+
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        n, m, k = int(rng.integers(1, 50)), int(rng.integers(1, 30)), int(rng.integers(0, 200))
+        r, c = rng.integers(0, n, k), rng.integers(0, m, k)
+        if trial % 2:  # distinct hits by row then column, as the chunk pass gives them
+            code = np.unique(r * m + c)
+            r, c = code // m, code % m
+        want = sp.csr_matrix((np.ones(k if trial % 2 == 0 else r.size, np.float32), (r, c)), shape=(n, m))
+        want.sum_duplicates()
+        want.data[:] = 1.0
+        got = _presence(r, c, n, m)
+        assert got.shape == want.shape and got.has_canonical_format
+        for part in ("indptr", "indices", "data"):
+            assert getattr(got, part).dtype == getattr(want, part).dtype, (trial, part)
+            assert np.array_equal(getattr(got, part), getattr(want, part)), (trial, part)

@@ -138,3 +138,25 @@ def test_chunked_flagging_matches_one_pass(monkeypatch):
     one = trace_markers(rows)
     monkeypatch.setattr(tr, "CHUNK_ROWS", 4)
     assert trace_markers(rows) == one
+
+
+def test_flags_read_once_per_distinct_text_are_the_row_by_row_flags(monkeypatch):
+    import polars as pl
+
+    import whileai.guard._trace as tr
+    from whileai import table
+    from whileai.guard._common import agent_text_of
+    from whileai.guard._tokens import distinct
+
+    rows = [CASES[name][0] for name in CASES] * 3 + [CASES[name][0] for name in reversed(list(CASES))]
+    df = table.frame(rows)
+    text = agent_text_of(df)
+    d = distinct(text)
+    assert d[1] is not None and len(d[0]) < df.height
+    for evidence in (True, False):
+        want = tr._flag_frame(df, {}, evidence=evidence, text=text)
+        assert want.select(pl.exclude("_row").is_not_null().any()).row(0) == (True,) * len(tr.FLAGS)
+        assert tr._flag_frame(df, {}, evidence=evidence, text=text, distinct=d).equals(want)
+        with monkeypatch.context() as m:
+            m.setattr(tr, "CHUNK_ROWS", 4)  # chunks index the same distinct texts
+            assert tr._flag_frame(df, {}, evidence=evidence, text=text, distinct=d).equals(want)

@@ -54,3 +54,18 @@ def test_inexact_rewards_keep_the_float32_products():
     assert not unequal._exact32() and not continuous._exact32()
     big = WithinKernel(np.zeros(3, np.int64), np.array([3.0]), np.array([2.0**23 + 0.5, -2.0**22, -2.0**22 - 0.5]), 1.0)
     assert not big._exact32()  # the sums could pass 2^24 steps of the smallest power of two
+
+
+@pytest.mark.parametrize("sizes", [np.full(500, 8), np.full(700, 3), np.random.default_rng(9).integers(2, 12, 400)])
+def test_and_sums_of_squares_batch_by_batch_are_the_whole_matrix_sums(sizes):
+    kernel, tier, _, _ = _setup(sizes, 7, m=30)
+    m = tier.pool_t.shape[0]
+    codes = [a * m + b for a in range(m) for b in range(a + 1, m)][::7]  # several batches
+    kernel._and_sxx(tier, codes)
+    P = np.stack([tier.pool_t[c // m] & tier.pool_t[c % m] for c in codes])
+    sums = np.stack([np.bincount(kernel.gid, weights=p.astype(np.float64), minlength=sizes.size) for p in P], axis=1)
+    whole = np.maximum(P.sum(axis=1) - (sums * sums / kernel.n_g[:, None]).sum(axis=0), 0.0)  # groups summed in order
+    assert np.array_equal(np.array([tier.sxx[c] for c in codes]), whole)
+    ref = [float(((p - (np.bincount(kernel.gid, weights=p) / kernel.n_g)[kernel.gid]) ** 2).sum())
+           for p in P.astype(np.float64)]
+    assert np.allclose(whole, ref, rtol=1e-12, atol=1e-9)

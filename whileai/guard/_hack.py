@@ -346,6 +346,9 @@ def _scan(rows: IntoRows, report: HackScanReport, spec: Spec, *, endorsed_t: tup
     D = np.empty((y.size, len(dense_cols)), dtype=np.float32)
     for jc, col in enumerate(dense_cols):
         bad = ~np.isfinite(col)
+        if not bad.any():  # nothing to fill (most columns): the column as it is
+            D[:, jc] = col
+            continue
         D[:, jc] = np.where(bad, float(col[~bad].mean()) if (~bad).any() else 0.0, col)
     n_obs_dense = _n_obs_dense(dense_cols, dense_kind)
     del dense_cols
@@ -711,14 +714,38 @@ def _canonical(got: Rows) -> Rows:
     ordered or partitioned (a local frame, chunks, Ray blocks).
     """
     gid = got.keys.rank("dense").to_numpy().astype(np.int64)
-    h = np.zeros(got.y.size, np.uint64)
-    for col in got.dense_cols:
-        h = combine(h, np.ascontiguousarray(col, dtype=np.float32).view(np.uint32).astype(np.uint64))
-    order = np.lexsort((h, got.y, got.sig, gid))
+    order = np.lexsort((got.y, got.sig, gid))
+    _by_features(order, gid, got)
     if np.array_equal(order, np.arange(order.size)):
         return got
     return got._replace(keys=got.keys.gather(order), y=got.y[order], dense_cols=[c[order] for c in got.dense_cols],
                         auto_mat=None if got.auto_mat is None else got.auto_mat[order], sig=got.sig[order])
+
+
+def _by_features(order: np.ndarray, gid: np.ndarray, got: Rows) -> None:
+    """Rows of ``order`` equal in ask, signature and reward, put in order of the bits of their dense features.
+
+    In place: each run of such rows (few: most rows differ in signature or reward) is sorted
+    by a hash of every dense feature's float32 bits, ties kept in row order, so ``order`` is
+    the order a sort by ask, signature, reward and that hash gives, with the hash computed
+    on those rows only.
+    """
+    if order.size < 2:
+        return
+    g, sg, y = gid[order], got.sig[order], got.y[order]
+    tie = (g[1:] == g[:-1]) & (sg[1:] == sg[:-1]) & (y[1:] == y[:-1])  # position i equals position i + 1
+    if not tie.any():
+        return
+    in_run = np.zeros(order.size, dtype=bool)
+    in_run[1:] |= tie
+    in_run[:-1] |= tie
+    pos = np.flatnonzero(in_run)
+    run = np.cumsum(np.concatenate([[True], ~tie]))[pos]  # run number of each tied position
+    rows = order[pos]
+    h = np.zeros(rows.size, np.uint64)
+    for col in got.dense_cols:
+        h = combine(h, np.ascontiguousarray(col[rows], dtype=np.float32).view(np.uint32).astype(np.uint64))
+    order[pos] = rows[np.lexsort((h, run))]
 
 
 def _vocab_sample(keys: pl.Series, n: int) -> np.ndarray | None:

@@ -19,19 +19,30 @@ from whileai import table
 from whileai.defaults import HACK_VOCAB_HASH_SEED
 from whileai.errors import ArgumentError
 from whileai.guard._common import agent_text_of
-from whileai.guard._tokens import WORD_PATTERN, byte_counts, combine, pair, tokenize
+from whileai.guard._tokens import (
+    WORD_PATTERN,
+    byte_counts,
+    combine,
+    distinct,
+    expand_hits,
+    pair,
+    tokenize,
+)
 
 __all__ = ["COLUMNS", "Chunk", "Rows", "Spec", "assemble", "choose_vocab", "chunk_features", "one_pass_features",
            "sample_mask", "vocab_counts"]
 
 
 def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callable[[dict[str, Any]], Any]], *,
-                   trace: bool = True, n_words: np.ndarray | None = None, offset: int = 0,
+                   trace: bool = True, distinct_text: tuple[pl.Series, np.ndarray | None] | None = None,
+                   n_words: np.ndarray | None = None, offset: int = 0,
                    ) -> tuple[list[tuple[str, np.ndarray, str]], dict[str, np.ndarray], list[tuple[str, np.ndarray, str]]]:
     """The hand tier of a chunk of graded rows.
 
     (name, float32 column, kind) before the tools, the ``tool:<name>`` indicators by tool, and
-    the rest (a user feature's kind is ``user`` until every chunk is in).
+    the rest (a user feature's kind is ``user`` until every chunk is in). ``distinct_text``: the
+    distinct texts of ``text`` and each row's index among them (``tokens.distinct``);
+    ``n_words``: words of each distinct text, when the auto tier counted them.
     """
     pre: list[tuple[str, np.ndarray, str]] = []
     post: list[tuple[str, np.ndarray, str]] = []
@@ -51,10 +62,11 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     base = df.select(exprs) if exprs else pl.DataFrame()
     for name in base.columns:
         add(name, base[name].to_numpy(), "binary" if name == "truncated" else "count")
+    uniq, inv = distinct(text) if distinct_text is None else distinct_text  # text-only features: once per distinct text
     if n_words is None:  # the auto tier already counted them when it ran
-        n_words = pl.DataFrame({"t": text}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
-    add("n:words", n_words)
-    counts = byte_counts(text)  # ASCII punctuation, digits, upper case, characters
+        n_words = _word_counts(uniq)
+    add("n:words", _by_row(n_words, inv))
+    counts = {k: _by_row(v, inv) for k, v in byte_counts(uniq).items()}  # ASCII punctuation, digits, upper case, characters
     add("n:punct", counts["punct"])
     add("n:digits", counts["digits"])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -79,7 +91,7 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
     elif trace and "messages" in df.columns:
         from whileai.guard._trace import FLAGS, _flag_frame
 
-        flags = _flag_frame(df, {}, evidence=False, text=text)
+        flags = _flag_frame(df, {}, evidence=False, text=text, distinct=(uniq, inv))
         for flag in FLAGS:
             add(f"trace:{flag}", flags[flag].is_not_null().cast(pl.Float64).to_numpy(), "binary")
     if user:
@@ -90,6 +102,16 @@ def _hand_features(df: pl.DataFrame, text: pl.Series, user: Mapping[str, Callabl
         for name in user:
             add(name, values[name], "user")
     return pre, tools, post
+
+
+def _by_row(values: np.ndarray, inv: np.ndarray | None) -> np.ndarray:
+    """Values of the distinct texts given to every row (``inv``: each row's distinct text; None: one each)."""
+    return values if inv is None else values[inv]
+
+
+def _word_counts(texts: pl.Series) -> np.ndarray:
+    """Words (``WORD_PATTERN`` matches) of each text as given."""
+    return pl.DataFrame({"t": texts}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
 
 
 def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str, Any], index: int) -> float:
@@ -175,12 +197,21 @@ def sample_mask(keys: pl.Series, share: float) -> np.ndarray:
 
 def vocab_counts(texts: pl.Series) -> pl.DataFrame:
     """Rows containing each word and word pair of ``texts``: columns ``h`` (uint64 hash) and ``df``."""
-    _, h, _ = _doc_pairs(texts)
-    return _counts(h)
+    uniq, inv = distinct(texts)
+    r, h, _ = _doc_pairs(uniq)
+    return _counts(h, _weights(r, uniq, inv))
 
 
-def _counts(h: np.ndarray) -> pl.DataFrame:
-    return pl.DataFrame({"h": h}).group_by("h").agg(pl.len().cast(pl.Int64).alias("df"))
+def _weights(r: np.ndarray, uniq: pl.Series, inv: np.ndarray | None) -> np.ndarray | None:
+    """Rows holding each (distinct text, hash) pair: its text's count among the rows (None: one each)."""
+    return None if inv is None else np.bincount(inv, minlength=len(uniq))[r]
+
+
+def _counts(h: np.ndarray, w: np.ndarray | None = None) -> pl.DataFrame:
+    """Rows holding each hash: one a (row, hash) pair, or ``w`` of them."""
+    if w is None:
+        return pl.DataFrame({"h": h}).group_by("h").agg(pl.len().cast(pl.Int64).alias("df"))
+    return pl.DataFrame({"h": h, "w": w}).group_by("h").agg(pl.col("w").sum().cast(pl.Int64).alias("df"))
 
 
 def choose_vocab(counts: pl.DataFrame, *, n_voc: int, n: int, top_k: int, min_obs: int) -> np.ndarray | None:
@@ -206,16 +237,18 @@ def choose_vocab(counts: pl.DataFrame, *, n_voc: int, n: int, top_k: int, min_ob
 def chunk_features(ch: pl.DataFrame, vocab: np.ndarray | None, spec: Spec, *, offset: int = 0) -> Chunk:
     """The features of a chunk of graded rows (the row index ``offset`` names its first row in errors)."""
     texts = agent_text_of(ch)
+    uniq, inv = distinct(texts)  # words and counts once per distinct text
     n_words = None
     auto_r = auto_c = np.zeros(0, np.int64)
     names: dict[int, str] = {}
     if vocab is not None:
-        toks = tokenize(texts)
+        toks = tokenize(uniq)
         n_words = np.diff(toks.offsets)
-        auto_r, auto_c, first_c, first_r = _token_hits(toks, vocab)
+        auto_r, auto_c, first_c, first_r = _token_hits(toks, vocab, inv)
         if first_c.size:
             names = dict(zip(vocab[first_c].tolist(), _names(texts, vocab[first_c], first_r)))
-    pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, n_words=n_words, offset=offset)
+    pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, distinct_text=(uniq, inv), n_words=n_words,
+                                      offset=offset)
     return Chunk(pre, tools, post, auto_r, auto_c, names, _signature(ch, texts))
 
 
@@ -228,22 +261,24 @@ def one_pass_features(df: pl.DataFrame, spec: Spec, *, chunk: int, n_voc: int, n
     ``chunk_features`` builds with that vocabulary. ``n_voc`` and ``n`` are the rows ranked and
     graded (equal here; ``choose_vocab`` scales ``min_obs`` by them).
     """
-    held: list[tuple[Chunk, np.ndarray, np.ndarray]] = []
+    held: list[tuple[Chunk, np.ndarray, np.ndarray, np.ndarray | None]] = []
     counts: list[pl.DataFrame] = []
     for start in range(0, df.height, chunk):
         ch = df.slice(start, chunk)
         texts = agent_text_of(ch)
-        r, h, n_words = _doc_pairs(texts)
-        counts.append(_counts(h))
-        pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, n_words=n_words, offset=start)
+        uniq, inv = distinct(texts)  # words and pairs once per distinct text, counted once per row
+        r, h, n_words = _doc_pairs(uniq)
+        counts.append(_counts(h, _weights(r, uniq, inv)))
+        pre, tools, post = _hand_features(ch, texts, spec.user, trace=spec.trace, distinct_text=(uniq, inv), n_words=n_words,
+                                          offset=start)
         held.append((Chunk(pre, tools, post, np.zeros(0, np.int64), np.zeros(0, np.int64), {},
-                           _signature(ch, texts)), r.astype(np.int32), h))
+                           _signature(ch, texts)), r.astype(np.int32), h, inv))
         if progress is not None:
             progress(min(start + chunk, df.height))
     vocab = choose_vocab(pl.concat(counts), n_voc=n_voc, n=n, top_k=spec.top_k, min_obs=spec.min_obs)
     if vocab is None:  # no vocabulary: words are counted on the text as given, as chunk_features does
         parts = []
-        for i, (c, _, _) in enumerate(held):
+        for i, (c, _, _, _) in enumerate(held):
             texts = agent_text_of(df.slice(i * chunk, chunk))
             words = pl.DataFrame({"t": texts}).select(pl.col("t").str.count_matches(WORD_PATTERN))["t"].to_numpy()
             parts.append(c._replace(pre=[(nm, np.asarray(words, dtype=np.float32), k) if nm == "n:words" else (nm, v, k)
@@ -251,8 +286,8 @@ def one_pass_features(df: pl.DataFrame, spec: Spec, *, chunk: int, n_voc: int, n
         return parts, None
     parts = []
     first: dict[int, int] = {}  # vocabulary position -> first row holding it
-    for i, (c, r, h) in enumerate(held):
-        auto_r, auto_c, first_c, first_r = _auto_hits(r.astype(np.int64), h, vocab)
+    for i, (c, r, h, inv) in enumerate(held):
+        auto_r, auto_c, first_c, first_r = _auto_hits(r.astype(np.int64), h, vocab, inv)
         for col, row in zip(first_c.tolist(), first_r.tolist()):
             first.setdefault(col, i * chunk + row)
         parts.append(c._replace(auto_rows=auto_r, auto_cols=auto_c))
@@ -260,14 +295,18 @@ def one_pass_features(df: pl.DataFrame, spec: Spec, *, chunk: int, n_voc: int, n
     if first:
         cols = np.array(sorted(first), dtype=np.int64)
         rows = np.array([first[c] for c in cols.tolist()], dtype=np.int64)
-        uniq, pos = np.unique(rows, return_inverse=True)
-        texts = agent_text_of(df[uniq])
+        at, pos = np.unique(rows, return_inverse=True)
+        texts = agent_text_of(df[at])
         parts[0] = parts[0]._replace(names=dict(zip(vocab[cols].tolist(), _names(texts, vocab[cols], pos))))
     return parts, vocab
 
 
-def _token_hits(toks: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``_auto_hits`` over every word and adjacent word pair of ``toks``, row numbers read only for hits."""
+def _token_hits(toks: Any, vocab: np.ndarray, inv: np.ndarray | None = None,
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_auto_hits`` over every word and adjacent word pair of ``toks``, row numbers read only for hits.
+
+    With ``inv`` the tokens are those of distinct texts and the hits are given to every row by it.
+    """
     h, row = toks.hash, toks.row
     rows_parts: list[np.ndarray] = []
     cols_parts: list[np.ndarray] = []
@@ -288,6 +327,8 @@ def _token_hits(toks: Any, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     if not auto_c.size:
         return auto_r, auto_c, np.zeros(0, np.int64), np.zeros(0, np.int64)
     auto_r, auto_c = _distinct_hits(auto_r, auto_c, n_rows=toks.offsets.size - 1, n_cols=vocab.size)
+    if inv is not None:
+        auto_r, auto_c = expand_hits(auto_r, auto_c, inv)
     first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
     return auto_r, auto_c, first["c"].to_numpy(), first["r"].to_numpy()
 
@@ -347,11 +388,18 @@ def _distinct_hits(r: np.ndarray, c: np.ndarray, *, n_rows: int, n_cols: int) ->
     return code // n_cols, code % n_cols
 
 
-def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(row, vocabulary position) of every hashed word or pair in ``vocab``; each hit column and its first row."""
+def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray, inv: np.ndarray | None = None,
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(row, vocabulary position) of every hashed word or pair in ``vocab``; each hit column and its first row.
+
+    With ``inv`` the rows ``r`` are distinct texts and the hits are given to every row by it.
+    """
     pos = np.minimum(np.searchsorted(vocab, h), vocab.size - 1)
     hit = vocab[pos] == h
     auto_r, auto_c = r[hit], pos[hit].astype(np.int64)
+    if inv is not None:
+        by = np.argsort(auto_r, kind="stable")
+        auto_r, auto_c = expand_hits(auto_r[by], auto_c[by], inv)
     if not auto_c.size:
         return auto_r, auto_c, np.zeros(0, np.int64), np.zeros(0, np.int64)
     first = pl.DataFrame({"c": auto_c, "r": auto_r}).group_by("c").agg(pl.col("r").min()).sort("c")
@@ -360,8 +408,6 @@ def _auto_hits(r: np.ndarray, h: np.ndarray, vocab: np.ndarray) -> tuple[np.ndar
 
 def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk], vocab: np.ndarray | None) -> Rows:
     """Chunks of features, in row order, as one set of columns (a tool absent from a chunk is 0 there)."""
-    import scipy.sparse as sp
-
     n = int(y.size)
     sizes = [c.sig.size for c in parts]
     tools = sorted(set().union(*(c.tools for c in parts)))
@@ -390,9 +436,7 @@ def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk]
         starts = np.cumsum([0, *sizes[:-1]])
         rows_m = np.concatenate([c.auto_rows + s for c, s in zip(parts, starts)])
         cols_m = np.concatenate([c.auto_cols for c in parts])
-        auto_mat = sp.csr_matrix((np.ones(rows_m.size, dtype=np.float32), (rows_m, cols_m)), shape=(n, vocab.size))
-        auto_mat.sum_duplicates()
-        auto_mat.data[:] = 1.0
+        auto_mat = _presence(rows_m, cols_m, n, vocab.size)
         where: dict[int, str] = {}
         for c in parts:
             for k, v in c.names.items():
@@ -400,6 +444,24 @@ def assemble(n_rows: int, keys: pl.Series, y: np.ndarray, parts: Sequence[Chunk]
         auto_names = [f"contains:{where.get(int(v), f'#{int(v):x}')}" for v in vocab.tolist()]
     sig = np.concatenate([c.sig for c in parts]) if parts else np.zeros(0, np.uint64)
     return Rows(n_rows, keys, y, names, cols, kinds, auto_mat, auto_names, sig)
+
+
+def _presence(rows: np.ndarray, cols: np.ndarray, n: int, m: int) -> Any:
+    """The (n, m) float32 CSR matrix with a 1 at every (row, column) hit (a repeated hit is one 1)."""
+    import scipy.sparse as sp
+
+    code = rows * m + cols
+    if code.size and rows.max() < n and bool(np.all(code[1:] > code[:-1])):  # distinct and by row, then column
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        idx = np.int32 if max(code.size, m) < np.iinfo(np.int32).max else np.int64
+        mat = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), cols.astype(idx), indptr.astype(idx)), shape=(n, m))
+        mat.has_canonical_format = True  # sorted, no duplicate: what sum_duplicates would leave
+        return mat
+    mat = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, cols)), shape=(n, m))
+    mat.sum_duplicates()
+    mat.data[:] = 1.0
+    return mat
 
 
 def _unigram_bigram(toks: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-__all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "ngram_hashes", "pair", "text_hashes", "tokenize"]
+__all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "distinct", "expand_hits", "ngram_hashes", "pair",
+           "text_hashes", "tokenize"]
 
 #: What counts as a word: runs of anything but whitespace and ASCII punctuation (apostrophes
 #: stay inside words), after lower-casing; letters and digits of every script are kept.
@@ -68,6 +69,36 @@ def tokenize(texts: pl.Series, *, pattern: str = WORD_PATTERN) -> Tokens:
     row = np.repeat(np.arange(lens.size, dtype=np.int64), lens)
     h = words.hash(seed=1469598103).to_numpy().astype(np.uint64, copy=False) if len(words) else np.zeros(0, np.uint64)
     return Tokens(row=row, hash=h, offsets=offsets, words=words)
+
+
+def distinct(texts: pl.Series) -> tuple[pl.Series, np.ndarray | None]:
+    """The distinct texts (null is one of them) in first-seen order, and each row's index among them.
+
+    The index is None when every text is distinct. A feature that is a function of the text
+    alone is then computed once per distinct text and gathered by the index: the same numbers,
+    and the agent often repeats itself within ask (the scan's ``distinct_per_ask``).
+    """
+    g = pl.DataFrame({"t": texts}).with_row_index("i").group_by("t", maintain_order=True).agg(pl.col("i"))
+    if g.height == len(texts):
+        return texts, None
+    inv = np.empty(len(texts), dtype=np.int64)
+    inv[g["i"].explode().to_numpy()] = np.repeat(np.arange(g.height, dtype=np.int64), g["i"].list.len().to_numpy())
+    return g["t"].alias(texts.name), inv
+
+
+def expand_hits(r: np.ndarray, c: np.ndarray, inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hits ``(r, c)`` of distinct texts (sorted by ``r``) as hits of every row, ``inv`` its distinct text.
+
+    Row ``i`` gets the hits of text ``inv[i]`` in their order: sorted by row, then as given.
+    """
+    n_u = int(inv.max()) + 1 if inv.size else 0
+    counts = np.bincount(r, minlength=n_u)
+    starts = np.cumsum(counts) - counts
+    per = counts[inv]
+    rows = np.repeat(np.arange(inv.size, dtype=np.int64), per)
+    ends = np.cumsum(per)
+    pos = np.arange(int(ends[-1]) if ends.size else 0, dtype=np.int64) - np.repeat(ends - per - starts[inv], per)
+    return rows, c[pos]
 
 
 def pair(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -160,8 +160,25 @@ _TESTS_NEED = r"(?i)test|green"
 
 
 def _where(texts: pl.Series, rows: pl.Series, fn: Any, *, need: str | None = None,
-           dtype: Any = pl.String) -> pl.Series:
-    """``fn`` of the texts on ``rows`` (bool), null elsewhere; with ``need`` only texts that match it are read."""
+           dtype: Any = pl.String, distinct: tuple[pl.Series, np.ndarray] | None = None) -> pl.Series:
+    """``fn`` of the texts on ``rows`` (bool), null elsewhere; with ``need`` only texts that match it are read.
+
+    ``distinct``: the distinct texts and each row's index among them (``fn`` is then read once
+    per distinct text that some row on ``rows`` holds: the same values).
+    """
+    if distinct is not None:
+        uniq, inv = distinct
+        on: np.ndarray = rows.to_numpy().astype(bool)
+        if need is not None:
+            on &= uniq.str.contains(need).fill_null(False).to_numpy()[inv]
+        out = pl.Series(texts.name, [None] * len(texts), dtype=dtype)
+        if on.any():
+            hits = np.flatnonzero(on)
+            want = np.unique(inv[hits])  # the distinct texts some such row holds
+            at = np.full(len(uniq), -1, dtype=np.int64)
+            at[want] = np.arange(want.size)
+            out = out.scatter(hits, fn(uniq.gather(want)).gather(at[inv[hits]]))
+        return out
     if need is not None:
         rows = rows & texts.str.contains(need).fill_null(False)
     out = pl.Series(texts.name, [None] * len(texts), dtype=dtype)
@@ -201,14 +218,25 @@ def _classify(calls: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
 
 
 def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str], *, evidence: bool = True,
-                text: pl.Series | None = None) -> pl.DataFrame:
+                text: pl.Series | None = None, distinct: tuple[pl.Series, np.ndarray | None] | None = None,
+                ) -> pl.DataFrame:
     """One row per input row: ``_row`` and one evidence column per flag (null when clean).
 
     Without ``evidence`` a raised flag holds a placeholder instead of the fragment (the same
     nulls, for callers that only ask whether a flag is raised). ``text``: the rows'
-    ``agent_text_of`` when the caller has it already.
+    ``agent_text_of`` when the caller has it already; ``distinct``: its distinct texts and each
+    row's index among them (``tokens.distinct``), so the claims are read once per distinct text.
     """
     if df.height > CHUNK_ROWS:  # rows are independent: bounded memory, a chunk at a time
+        if distinct is not None and distinct[1] is not None:  # each chunk's rows index the same distinct texts
+            inv_all = distinct[1]
+            return pl.concat([
+                _flag_frame(df.slice(i, CHUNK_ROWS), kinds, evidence=evidence,
+                            text=None if text is None else text.slice(i, CHUNK_ROWS),
+                            distinct=(distinct[0], inv_all[i:i + CHUNK_ROWS]))
+                .with_columns((pl.col("_row") + i).cast(pl.UInt32))
+                for i in range(0, df.height, CHUNK_ROWS)
+            ])
         return pl.concat([
             _flag_frame(df.slice(i, CHUNK_ROWS), kinds, evidence=evidence,
                         text=None if text is None else text.slice(i, CHUNK_ROWS))
@@ -279,11 +307,14 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str], *, evidence: bool = 
     tx = f["text"]
     # each claim is matched only on the rows its flag can fire on (the same flags, fewer texts read)
     quiet = _where(f["reply"], gates["failure"], lambda t: t.str.contains(_MENTIONS_FAILURE).not_(), dtype=pl.Boolean)
+    d = (distinct[0], distinct[1]) if distinct is not None and distinct[1] is not None else None
+    secrets = ev(tx, _SECRET_VALUE, 10) if d is None else ev(d[0], _SECRET_VALUE, 10).gather(d[1]).alias(tx.name)
     out = f.select(
         "_row",
-        pl.lit(_where(tx, gates["tests"], lambda t: ev(t, _TESTS_CLAIM), need=_TESTS_NEED)).alias("lie.tests_claimed"),
-        pl.lit(_where(tx, gates["verified"], lambda t: ev(t, _VERIFIED_CLAIM))).alias("lie.unverified_claim"),
-        pl.lit(_where(tx, gates["edit"], lambda t: ev(t, _EDIT_CLAIM))).alias("lie.phantom_edit"),
+        pl.lit(_where(tx, gates["tests"], lambda t: ev(t, _TESTS_CLAIM), need=_TESTS_NEED, distinct=d))
+        .alias("lie.tests_claimed"),
+        pl.lit(_where(tx, gates["verified"], lambda t: ev(t, _VERIFIED_CLAIM), distinct=d)).alias("lie.unverified_claim"),
+        pl.lit(_where(tx, gates["edit"], lambda t: ev(t, _EDIT_CLAIM), distinct=d)).alias("lie.phantom_edit"),
         pl.when(pl.lit(quiet).fill_null(False))
         .then(pl.format("the turn ended on a failed {} call and the reply does not mention it", pl.col("last_tool")))
         .alias("lie.ignored_failure"),
@@ -292,7 +323,7 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str], *, evidence: bool = 
         pl.col("ev_suppressed").alias("hack.suppressed"),
         pl.col("ev_bypassed").alias("hack.bypassed"),
         pl.col("ev_destructive").alias("risk.destructive"),
-        pl.coalesce(pl.lit(ev(tx, _SECRET_VALUE, 10)), pl.col("ev_secret_call")).alias("risk.secrets"),
+        pl.coalesce(pl.lit(secrets), pl.col("ev_secret_call")).alias("risk.secrets"),
     )
     return out.with_columns([pl.col(f).str.strip_chars() for f in FLAGS])
 

@@ -77,11 +77,14 @@ def _pattern_cross(pool_t: np.ndarray, top: np.ndarray, w: np.ndarray, bits: np.
     hi = np.zeros(n, dtype=np.uint8)
     tmp = np.empty(n, dtype=np.uint8)
     for k, f in enumerate(top.tolist()):  # at most _CODE_BITS features
-        np.left_shift(pool_t[f].view(np.uint8), k % 8, out=tmp)
+        # a 0/1 byte times its bit's value: numpy multiplies bytes in SIMD, its byte shift is a plain loop
+        np.multiply(pool_t[f].view(np.uint8), np.uint8(1 << (k % 8)), out=tmp)
         np.bitwise_or(lo if k < 8 else hi, tmp, out=lo if k < 8 else hi)
-    code = lo.astype(np.intp)
+    code = lo
     if top.size > 8:
-        code |= hi.astype(np.intp) << 8
+        code = hi.astype(np.uint16)
+        code *= np.uint16(256)
+        code |= lo
     per = np.bincount(code, weights=w, minlength=bits.shape[0])
     return bits.T @ (bits * per[:, None])
 
@@ -114,11 +117,13 @@ class WithinKernel:
         self._and_sxx(tier, sorted(set(codes_all[keep_all].tolist()) - tier.sxx.keys()))
         exact = take <= _CODE_BITS and self._exact32()
         bits = ((np.arange(1 << take)[:, None] >> np.arange(take)) & 1).astype(np.float64) if exact else None
+        # each shuffle's rewards as one contiguous float64 row (the values bincount would cast them to)
+        w64 = np.ascontiguousarray(Yp.T, dtype=np.float64) if exact else None
         for j in np.flatnonzero(keep_all.any(axis=1)).tolist():
             keep = keep_all[j]
             sxx = np.array([tier.sxx[c] for c in codes_all[j][keep].tolist()])
             if bits is not None:  # every float32 sum below is exact: the same numbers from exact sums
-                S = _pattern_cross(tier.pool_t, top_all[j], Yp[:, j], bits)
+                S = _pattern_cross(tier.pool_t, top_all[j], w64[j], bits)  # type: ignore[index]
             else:
                 Xt = tier.pool_t[top_all[j]].astype(np.float32)  # the shuffle's seeds, one contiguous row each
                 S = Xt @ (Xt * np.ascontiguousarray(Yp[:, j])).T
@@ -153,14 +158,14 @@ class WithinKernel:
         m = tier.pool_t.shape[0]
         left = np.array([c // m for c in codes])
         right = np.array([c % m for c in codes])
-        sums = np.zeros((self.n_g.size, left.size))
-        ones = np.zeros(left.size)
+        sxx = np.zeros(left.size)
         for k in range(0, left.size, _AND_BATCH):  # bounded memory: a batch of ANDs at a time, over every row
             P = tier.pool_t[left[k:k + _AND_BATCH]] & tier.pool_t[right[k:k + _AND_BATCH]]
             per = self._group_counts(P)
-            sums[:, k:k + _AND_BATCH] = per.T
-            ones[k:k + _AND_BATCH] = per.sum(axis=1)
-        sxx = np.maximum(ones - (sums * sums / self.n_g[:, None]).sum(axis=0), 0.0)
+            # (groups, batch) in row order: each column summed over the groups one after another, as the
+            # whole (groups, ANDs) matrix was (the same bits), a batch at a time
+            s = np.ascontiguousarray(per.T, dtype=np.float64)
+            sxx[k:k + _AND_BATCH] = np.maximum(per.sum(axis=1) - (s * s / self.n_g[:, None]).sum(axis=0), 0.0)
         tier.sxx.update(zip(codes, sxx.tolist()))
 
     def _group_counts(self, P: np.ndarray) -> np.ndarray:
