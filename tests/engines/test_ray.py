@@ -161,7 +161,7 @@ def test_cli_engine_ray_reads_a_glob_and_writes_a_folder(folders, tmp_path):
     glob = str(folders["before"] / "part-*.parquet")
     out = CliRunner().invoke(cli, ["pass-at", glob, "--engine", "ray", "--json"])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["pass_at_1"] == wai.pass_at(table.frame(folders["before"])).pass_at_1
+    assert json.loads(out.stdout)["pass_at_1"] == wai.pass_at(table.frame(folders["before"])).pass_at_1
     target = tmp_path / "kept"
     out = CliRunner().invoke(cli, ["select", str(folders["rl"]), "--mode", "rl", "--engine", "ray", "--target", "0",
                                    "-o", str(target)])

@@ -220,7 +220,7 @@ def test_cli_engine_ray_for_decontaminate_select_sft_and_export(folders, tmp_pat
                                    "-o", str(clean), "--json"])
     assert out.exit_code == 0, out.output
     local_clean, local = wai.decontaminate(table.frame(folders["dirty"]), eval=str(evals))
-    assert json.loads(out.output)["n_contaminated"] == local.n_contaminated
+    assert json.loads(out.stdout)["n_contaminated"] == local.n_contaminated
     assert table.frame(clean)["rollout_id"].to_list() == local_clean["rollout_id"].to_list()
     kept = tmp_path / "kept"
     out = CliRunner().invoke(cli, ["select", str(folders["sft"]), "--mode", "sft", "--engine", "ray", "--target", "20",
@@ -231,8 +231,8 @@ def test_cli_engine_ray_for_decontaminate_select_sft_and_export(folders, tmp_pat
     exported = tmp_path / "train"
     out = CliRunner().invoke(cli, ["export", str(folders["export"]), "--engine", "ray", "-o", str(exported), "--json"])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["n_written"] == wai.export(table.frame(folders["export"]), tmp_path / "t.jsonl").n_written
-    assert len(_lines(exported)) == json.loads(out.output)["n_written"]
+    assert json.loads(out.stdout)["n_written"] == wai.export(table.frame(folders["export"]), tmp_path / "t.jsonl").n_written
+    assert len(_lines(exported)) == json.loads(out.stdout)["n_written"]
 
 
 def test_select_sft_on_ray_drops_and_reports_privileged_leaks_like_local(tmp_path, local_ray):
