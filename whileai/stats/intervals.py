@@ -54,9 +54,10 @@ def t_quantile(level: float, df: float | np.ndarray) -> float | np.ndarray:
     A scalar whole ``df`` (task counts, runs) is solved without scipy: Newton's method on the
     exact two-sided probability of Abramowitz and Stegun 26.7.3-4, from the Cornish-Fisher
     start of 26.7.5, and that expansion itself past ``T_QUANTILE_SERIES_MAX_DF`` degrees of
-    freedom, where its first omitted term is below 3e-14. Measured against
-    ``scipy.special.stdtrit`` (tests/stats/test_t_quantile.py): within 1e-12 relative up to the
-    0.999 level and 1e-9 at 0.999999 (the sum's rounding, amplified in the far tail). So the
+    freedom, where its first omitted term is below 3e-14. Measured against scipy 1.17's
+    ``stdtrit`` and by scipy's t CDF at the result (tests/stats/test_t_quantile.py): within 1e-12
+    relative up to the 0.999 level and 1e-9 at 0.999999 (the sum's rounding, amplified in the far
+    tail); scipy 1.13's own ``stdtrit`` is off by up to 2e-11. So the
     first ``pass_at`` of a process does not import scipy (0.2 to 0.4 s). Fractional ``df``
     (Welch) and arrays go to ``stdtrit``.
 
