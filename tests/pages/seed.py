@@ -10,6 +10,9 @@ import whileai.platform as wp
 
 AGENT = "refund-agent"
 SCRIPT = "<script>window.__pwned = 1</script>"
+#: The agent the store tracks (re-tracking it on a copy of the store gives the same handle).
+AGENT_SPEC = {"name": AGENT, "model": "Qwen/Qwen3-4B", "instructions": "You handle refunds.",
+              "tools": ["lookup_order", "refund"]}
 
 
 def _rows(n: int, passes: int) -> list[wp.Example]:
@@ -26,8 +29,7 @@ def _rows(n: int, passes: int) -> list[wp.Example]:
 def seed(store: str | Path) -> wp.Tracked:
     """Seed ``store`` with the refund agent (local account): base served, sft-v1 the candidate."""
     warnings.simplefilter("ignore")
-    tracked = wp.track({"name": AGENT, "model": "Qwen/Qwen3-4B", "instructions": "You handle refunds.",
-                        "tools": ["lookup_order", "refund"]}, store=str(store))
+    tracked = wp.track(AGENT_SPEC, store=str(store))
     tracked.experiment("Does **SFT** on passing refunds raise the held-out pass rate?",
                        hypothesis="+5 points or more on `refunds`", method="- SFT on passes\n- same prompt and tools",
                        measure="pass@1 on refunds-holdout@1", decide="promote sft-v1 if it beats base beyond the floor",
