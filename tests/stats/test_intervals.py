@@ -15,7 +15,9 @@ def test_t_interval_matches_scipy():
         x = rng.random(n)
         lo, hi = t_interval(x, level=0.9)
         slo, shi = stats.t.interval(0.9, n - 1, loc=x.mean(), scale=stats.sem(x))
-        assert float(lo) == pytest.approx(slo, abs=1e-12) and float(hi) == pytest.approx(shi, abs=1e-12)
+        # 1e-10: scipy 1.13's t quantile (the floor make test-floor runs) is good to about 2e-11
+        # relative at one df, where ours is the exact tan (tests/stats/test_t_quantile.py)
+        assert float(lo) == pytest.approx(slo, abs=1e-10) and float(hi) == pytest.approx(shi, abs=1e-10)
 
 
 def test_t_interval_vectorised_rows_match_one_by_one():
