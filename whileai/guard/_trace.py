@@ -228,18 +228,12 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str], *, evidence: bool = 
     row's index among them (``tokens.distinct``), so the claims are read once per distinct text.
     """
     if df.height > CHUNK_ROWS:  # rows are independent: bounded memory, a chunk at a time
-        if distinct is not None and distinct[1] is not None:  # each chunk's rows index the same distinct texts
-            inv_all = distinct[1]
-            return pl.concat([
-                _flag_frame(df.slice(i, CHUNK_ROWS), kinds, evidence=evidence,
-                            text=None if text is None else text.slice(i, CHUNK_ROWS),
-                            distinct=(distinct[0], inv_all[i:i + CHUNK_ROWS]))
-                .with_columns((pl.col("_row") + i).cast(pl.UInt32))
-                for i in range(0, df.height, CHUNK_ROWS)
-            ])
+        # each chunk's rows index the same distinct texts (all distinct: nothing to share)
+        inv_all = None if distinct is None else distinct[1]
         return pl.concat([
             _flag_frame(df.slice(i, CHUNK_ROWS), kinds, evidence=evidence,
-                        text=None if text is None else text.slice(i, CHUNK_ROWS))
+                        text=None if text is None else text.slice(i, CHUNK_ROWS),
+                        distinct=None if inv_all is None else (distinct[0], inv_all[i:i + CHUNK_ROWS]))  # type: ignore[index]
             .with_columns((pl.col("_row") + i).cast(pl.UInt32))
             for i in range(0, df.height, CHUNK_ROWS)
         ])
