@@ -17,6 +17,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The unit suite runs on every core, at most four workers (pytest-xdist; each worker holds its own
+# imports and session fixtures, about 300 MB). `make test TEST_WORKERS=` runs it in one process.
+TEST_WORKERS ?= -n auto --maxprocesses 4
+
 demo: $(STAMP)
 	$(VENV)/bin/wai quickstart
 
@@ -30,7 +34,7 @@ install-sandbox:
 		echo "install-sandbox: apt-get could not install bubblewrap; the bwrap escape tests will skip"; fi
 
 unit: $(STAMP) install-sandbox
-	$(PY) -m pytest -p no:cacheprovider --ignore=tests/exporters/test_trl.py --ignore=tests/train --ignore=tests/browser --ignore=tests/engines whileai tests
+	$(PY) -m pytest -p no:cacheprovider $(TEST_WORKERS) --ignore=tests/exporters/test_trl.py --ignore=tests/train --ignore=tests/browser --ignore=tests/engines whileai tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check whileai tests benchmarks
@@ -68,7 +72,7 @@ FLOOR_PINS := polars==2.1.0 pyarrow==19.0.0 numpy==2.0.2 scipy==1.13.1
 test-floor:
 	test -x $(FLOOR_VENV)/bin/python || $(PYTHON) -m venv $(FLOOR_VENV)
 	if $(FLOOR_VENV)/bin/python -m pip install -q -e '.[dev]' $(FLOOR_PINS); then \
-		$(FLOOR_VENV)/bin/python -m pytest -p no:cacheprovider tests/table tests/measure tests/selection \
+		$(FLOOR_VENV)/bin/python -m pytest -p no:cacheprovider $(TEST_WORKERS) tests/table tests/measure tests/selection \
 			tests/exporters tests/guard tests/stats --ignore=tests/exporters/test_trl.py; \
 	else echo "test-floor: $(FLOOR_PINS) could not be installed; the floor is not checked"; fi
 
