@@ -11,6 +11,7 @@ import functools
 import math
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +22,7 @@ from whileai import table
 from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
-from whileai.defaults import FETCH_BATCH_ROWS, HACK_THRESHOLD
+from whileai.defaults import FETCH_BATCH_ROWS, FETCH_THREADS, HACK_THRESHOLD
 from whileai.errors import ArgumentError, TrainingSelectionError
 from whileai.guard._hygiene import truncated_flag as truncated_flag
 
@@ -244,6 +245,15 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
 Fetch = Callable[[pl.Series], pl.DataFrame]
 
 
+_T = TypeVar("_T")
+
+
+def _in_threads(work: Callable[[Any], _T], jobs: Sequence[Any] | range) -> list[_T]:
+    """``work`` of each job, in order, ``FETCH_THREADS`` at a time (pyarrow's decoding releases the GIL)."""
+    with ThreadPoolExecutor(max_workers=max(1, min(FETCH_THREADS, len(jobs)))) as pool:
+        return list(pool.map(work, jobs))
+
+
 def parquet_decisions(rows: Any, columns: Sequence[str], *,
                       calls: Sequence[str] = ("name", "arguments")) -> tuple[pl.DataFrame, Fetch] | None:
     """The decision columns of a whileai-shaped Parquet file, and a reader of its kept rows.
@@ -293,7 +303,12 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
               and (leaf.split(".")[-1] == "role" and len(leaf.split(".")) == 4
                    or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in calls)]
     narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
-    convo = pl.from_arrow(pf.read(columns=wanted))
+    if pf.num_row_groups > 1:  # a reader of its own for each row group, FETCH_THREADS at a time
+        convo = pl.from_arrow(pa.concat_tables(_in_threads(
+            lambda g: pq.ParquetFile(path).read_row_group(g, columns=wanted, use_threads=False),
+            range(pf.num_row_groups))))
+    else:
+        convo = pl.from_arrow(pf.read(columns=wanted))
     assert isinstance(convo, pl.DataFrame)
     if convo.height != narrow.height:
         return None
@@ -311,27 +326,31 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     rest = [c for c in order if c not in have]
     starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)])
 
+    def read_group(g: int, local: np.ndarray) -> list[pa.Table]:
+        # a row group is decoded in batches up to its last kept row only, by a reader of its own
+        # (the groups run in threads); the kept rows of each batch are zero-copy slices (runs of
+        # consecutive rows), copied out before the next (Table.take would import pyarrow.compute)
+        parts, offset = [], 0
+        size = int(min(FETCH_BATCH_ROWS, local[-1] + 1))  # kept rows near the start: one short batch
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=size, row_groups=[g], columns=rest,
+                                                       use_threads=False):
+            inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
+            if inside.size:
+                breaks = np.flatnonzero(np.diff(inside) != 1) + 1
+                runs = [batch.slice(int(run[0]), len(run)) for run in np.split(inside, breaks)]
+                parts.append(pa.Table.from_batches(runs).combine_chunks())
+            offset += batch.num_rows
+            if offset > local[-1]:
+                break
+        return parts
+
     def fetch(positions: pl.Series) -> pl.DataFrame:
         if positions.len() == 0:
             return table.frame(table.scan(path).head(0), allow_empty=True)
         pos = positions.cast(pl.Int64).to_numpy()
         group = np.searchsorted(starts, pos, side="right") - 1
-        parts = []
-        for g in np.unique(group):
-            # a row group is decoded in batches up to its last kept row only; the kept rows of each
-            # batch are zero-copy slices (runs of consecutive rows), copied out before the next
-            # (Table.take would import pyarrow.compute, 0.3 s)
-            local, offset = pos[group == g] - starts[g], 0
-            size = int(min(FETCH_BATCH_ROWS, local[-1] + 1))  # kept rows near the start: one short batch
-            for batch in pf.iter_batches(batch_size=size, row_groups=[int(g)], columns=rest):
-                inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
-                if inside.size:
-                    breaks = np.flatnonzero(np.diff(inside) != 1) + 1
-                    runs = [batch.slice(int(run[0]), len(run)) for run in np.split(inside, breaks)]
-                    parts.append(pa.Table.from_batches(runs).combine_chunks())
-                offset += batch.num_rows
-                if offset > local[-1]:
-                    break
+        jobs = [(int(g), pos[group == g] - starts[g]) for g in np.unique(group)]
+        parts = [part for of_group in _in_threads(lambda job: read_group(*job), jobs) for part in of_group]
         wide = pl.from_arrow(pa.concat_tables(parts))
         assert isinstance(wide, pl.DataFrame)
         kept = take_rows(narrow.select(have), positions)
