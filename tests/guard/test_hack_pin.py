@@ -4,6 +4,10 @@ Speed work on the feature pass and the shuffle floor must not move any number: e
 (planted word shortcut, conversations with tool calls and trajectory flags, non-ASCII text,
 upper case and digits, null replies, unequal asks, the sampled vocabulary, small chunks) is
 compared field by field with a report saved as JSON in ``tests/data/hack_pin/``.
+
+The four cases with conversations were re-taken when a table in memory began to fill a null reply
+from its conversation, as a file's rows always did: the version before that change, given the
+same tables with those replies filled, wrote exactly the reports saved now.
 """
 
 from __future__ import annotations

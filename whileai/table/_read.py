@@ -108,8 +108,9 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             df = _mapping.apply(df, mapping, source)
         # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
         build_messages = not columns or "messages" in columns
-        # a file's rows read as the row reader reads them; a table in memory is taken as given
-        fill = isinstance(rows, (str, os.PathLike)) or _is_path_list(rows)
+        # a null prompt, reply or system prompt beside a conversation is the conversation's, from a file,
+        # a list of rows or a table in memory alike (the row reader, _normalize_row, does the same)
+        fill = True
         if df.height == 0:
             if allow_empty:
                 return _normalize_frame(df, source, build_messages=build_messages, fill=fill)
@@ -157,9 +158,9 @@ def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None) -
     if hasattr(rows, "df") and isinstance(getattr(rows, "df", None), pl.DataFrame):
         return rows.df
     if isinstance(rows, pl.DataFrame):
-        return _select(rows.lazy(), columns).collect() if columns else rows
+        return _collect_projection(rows.lazy(), columns) if columns else rows
     if isinstance(rows, pl.LazyFrame):
-        return _select(rows, columns).collect()
+        return _collect_projection(rows, columns)
     if isinstance(rows, (pa.Table, pa.RecordBatch)):
         return _from_arrow(rows)
     if isinstance(rows, (str, os.PathLike)):
