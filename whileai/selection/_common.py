@@ -293,6 +293,9 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     except Exception:  # not readable here: table.frame says why
         return None
     names = set(schema.names())
+    # declined, for the whole read: a column under another name (an alias the whole read renames),
+    # TRL's `completion` (the whole read may build turns from it), a privileged column (the leak
+    # check reads every message text), or types pyarrow and Polars read differently
     if (schema.get("messages") != pl.List(MESSAGE) or schema.get("prompt") != pl.String
             or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"completion"})
             or schema.get("steps", pl.String) != pl.String
