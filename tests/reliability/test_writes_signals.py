@@ -69,6 +69,31 @@ def test_writes_sigterm_removes_the_temp_file(tmp_path, output):
     assert "Traceback" not in result.stderr
 
 
+# A SIGTERM that lands the moment the temporary file is made (the earliest a watcher can see it):
+# the handler is installed before the file exists, so the write still unwinds and removes it.
+_TERM_AS_MADE = textwrap.dedent("""
+    import os, signal, sys
+    real = os.open
+    def open_then_term(path, flags, mode=0o777, *args, **kwargs):
+        fd = real(path, flags, mode, *args, **kwargs)
+        if str(path).endswith(".wai-tmp"):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return fd
+    os.open = open_then_term
+    from whileai import table
+    table.write(table.frame([{"scenario_id": "t1", "prompt": "p", "reward": 1.0}]), sys.argv[1])
+""")
+
+
+@pytest.mark.parametrize("output", ["out.jsonl", "out.parquet", "-"])
+def test_a_sigterm_as_the_temporary_file_is_made_leaves_nothing(tmp_path, output):
+    result = subprocess.run([sys.executable, "-c", _TERM_AS_MADE, output], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert result.returncode == 128 + signal.SIGTERM, result.stderr  # unwound, not killed by the signal
+    assert temp_files(tmp_path) == [] and not (tmp_path / output).exists()
+    assert "Traceback" not in result.stderr
+
+
 def test_writes_ctrl_c_removes_the_temp_file_without_a_traceback(tmp_path):
     from whileai.cli.main import EXIT_INTERRUPTED
 

@@ -109,9 +109,10 @@ def atomic_path(path: str | os.PathLike[str], *, folder: bool = False) -> Iterat
             path=text,
         )
     sweep_temp_files(parent, target.name)
-    tmp_path = _new_temp(parent, target.name)
-    try:
-        with _signals_raise():
+    # SIGTERM raises from before the temporary file exists, so no moment leaves it behind
+    with _signals_raise():
+        tmp_path = _new_temp(parent, target.name)
+        try:
             yield tmp_path
             if st is not None:
                 os.chmod(tmp_path, stat.S_IMODE(st.st_mode))
@@ -121,12 +122,12 @@ def atomic_path(path: str | os.PathLike[str], *, folder: bool = False) -> Iterat
             else:
                 os.chmod(tmp_path, 0o666 & ~_umask())
             os.replace(tmp_path, target)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            tmp_path.unlink()
-        if isinstance(exc, OSError) and not isinstance(exc, WaiError):
-            raise _write_error(text, exc) from exc
-        raise
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                tmp_path.unlink()
+            if isinstance(exc, OSError) and not isinstance(exc, WaiError):
+                raise _write_error(text, exc) from exc
+            raise
 
 
 def check_output(path: str | os.PathLike[str]) -> Path:
@@ -235,32 +236,35 @@ def _atomic_folder(target: Path) -> Iterator[Path]:
                              "Pass a new path, or empty the folder.", path=str(target))
     sweep_temp_files(parent, target.name)
     tmp = parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
-    try:
-        tmp.mkdir(mode=0o700)
-    except OSError as exc:
-        raise _write_error(str(target), exc) from exc
-    try:
-        with _signals_raise():
+    with _signals_raise():  # from before the temporary folder exists
+        try:
+            tmp.mkdir(mode=0o700)
+        except OSError as exc:
+            raise _write_error(str(target), exc) from exc
+        try:
             yield tmp
             tmp.chmod(0o777 & ~_umask())
             if target.exists():
                 target.rmdir()  # empty, checked above
             os.replace(tmp, target)
-    except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, OSError) and not isinstance(exc, WaiError):
-            raise _write_error(str(target), exc) from exc
-        raise
+        except BaseException as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(exc, OSError) and not isinstance(exc, WaiError):
+                raise _write_error(str(target), exc) from exc
+            raise
 
 
 def _new_temp(folder: Path, name: str) -> Path:
     for _ in range(100):
         tmp = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         except FileExistsError:
             continue
-        os.close(fd)
+        except BaseException:  # a SIGTERM as it was made: the name is ours (O_EXCL), so is any file
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
         return tmp
     raise InputFileError(f"no temporary file could be made in {str(folder)!r}. Remove its {TEMP_SUFFIX} files.",
                          path=str(folder))
@@ -269,9 +273,9 @@ def _new_temp(folder: Path, name: str) -> Path:
 @contextlib.contextmanager
 def _stdout_path() -> Iterator[Path]:
     """A temporary file whose bytes go to standard output when the block succeeds."""
-    tmp = _new_temp(Path(tempfile.gettempdir()), "stdout")
-    try:
-        with _signals_raise():
+    with _signals_raise():  # from before the temporary file exists
+        tmp = _new_temp(Path(tempfile.gettempdir()), "stdout")
+        try:
             yield tmp
             out = getattr(sys.stdout, "buffer", None)
             sys.stdout.flush()
@@ -282,9 +286,9 @@ def _stdout_path() -> Iterator[Path]:
                 else:
                     sys.stdout.write(handle.read().decode("utf-8", errors="replace"))
                     sys.stdout.flush()
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
 
 class _Terminated(SystemExit):
