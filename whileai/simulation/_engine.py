@@ -265,26 +265,7 @@ def simulate(
     started = time.perf_counter()
     reject_unknown("simulate", unknown, _KNOWN)
     check_progress(progress)
-    mode = check_choice("mode", mode, MODES, fix="Pass mode='rl' for training groups, 'sft' or 'eval'.")  # type: ignore[assignment]
-    if repeat_policy in ("successive", "adaptive"):
-        raise ArgumentError(
-            f"repeat_policy must be 'fixed', 'none' or 'dynamic', got {repeat_policy!r}. For DAPO dynamic sampling pass "
-            "repeat_policy='dynamic' with grader=judge.", argument="repeat_policy", value=repeat_policy)
-    repeat_policy = check_choice("repeat_policy", repeat_policy, REPEAT_POLICIES,  # type: ignore[assignment]
-                                 fix="Pass 'fixed' (k rollouts per task), 'none' (one per task) or 'dynamic' "
-                                     "(with grader=).")
-    if repeat_policy == "dynamic" and score_rows is None:
-        raise ArgumentError("grader must be given with repeat_policy='dynamic', got none. Dynamic sampling grades each "
-                            "group to see whether it is mixed: pass wai.simulate(..., repeat_policy='dynamic', "
-                            "grader=judge).", argument="grader")
-    if agent is not None and model is not None:
-        raise ArgumentError(f"agent and model must not both be given, got agent={agent!r} and model={model!r}. Pass "
-                            "model='provider/name' for the default tool-calling agent, or agent= for your own.",
-                            argument="model")
-    if agent is None and model is None:
-        raise ArgumentError("agent must be given, got neither agent= nor model=. Pass model='openai/gpt-4o-mini' (the "
-                            "default tool-calling agent), your agent callable, or wai.seeded_agent(tools) offline.",
-                            argument="agent")
+    mode, repeat_policy = _check_policy(mode, repeat_policy, score_rows=score_rows, agent=agent, model=model)
     max_user_turns = check_int("max_user_turns", max_user_turns, minimum=0, fix="Pass max_user_turns=3.")
     if repeats is not None:
         repeats = check_int("repeats", repeats, minimum=1, fix="Pass repeats=4 for four rollouts per task.")
@@ -311,16 +292,9 @@ def simulate(
         output = _ray.check_folder(output)
     elif output is not None:
         table.check_output(output)  # before the first rollout, so a bad path costs no run
-    simulator = as_endpoint(simulator)
-    if simulator is not False and simulator is not None and not isinstance(simulator, Endpoint):
-        raise ArgumentError(f"simulator must be False (the template writer), a model name or a wai.Endpoint, got "
-                            f"{simulator!r}. Pass simulator=False, or simulator='openai/gpt-4o-mini'.",
-                            argument="simulator")
-    user = resolve_user(user_simulator)
     settings = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
-    agent = as_endpoint(model if model is not None else agent)
-    if isinstance(agent, Endpoint) and any(v is not None for v in settings.values()):
-        agent = agent.with_settings(**settings)
+    agent, simulator, user, endpoints = _resolve_models(agent, model, simulator, user_simulator, settings,
+                                                        replay=tasks is not None, offline=offline)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise ArgumentError(f"system_prompt must be text, got {type(system_prompt).__name__}. Pass the policy as a string.")
     if execute is not None and not callable(execute):
@@ -328,12 +302,6 @@ def simulate(
     if repeat_policy == "none" and repeats not in (None, 1):
         raise ArgumentError(f"repeats must be 1 with repeat_policy='none', got {repeats!r}. "
                             "Use repeat_policy='fixed' for k rollouts per task.")
-    endpoints = _endpoints(agent, simulator if tasks is None else None, user)
-    if offline and endpoints:
-        role, ep = endpoints[0]
-        raise ArgumentError(f"offline must make no network call, but the {role} is the model {ep.model!r} at "
-                            f"{ep.base_url}. Use an offline agent (wai.seeded_agent, a callable), simulator=False and "
-                            "user_simulator='template', or drop offline=True.", argument="offline")
     specs = normalize_tools(tools)
     call = resolve_agent(agent)
     policy = system_prompt or ""
@@ -342,47 +310,12 @@ def simulate(
     sent_before = {id(ep): ep.sent() for _, ep in endpoints}
 
     # --- the tasks ----------------------------------------------------------------------------
-    parent_runs: list[str] = []
-    writer = "template"
-    plan: Plan | None = None
-    if tasks is not None:
-        pinned, k_base, parent_runs = _pinned(tasks)
-        k = 1 if repeat_policy == "none" else (repeats or k_base)
-        if budget is not None and budget < len(pinned) * k:
-            keep = max(1, budget // k)
-            warnings.append(f"budget={budget} covers {keep} of the {len(pinned)} pinned tasks at k={k}; the rest were "
-                            "not re-run, so a comparison pairs only those. Drop budget= to re-run them all.")
-            pinned = pinned[:keep]
-        task_list = pinned
-        writer = "pinned"
-        stopped = "tasks_done"
-        asked = budget if budget is not None else len(task_list) * k
-    else:
-        k = 1 if repeat_policy == "none" else (repeats or MODE_REPEATS[mode])
-        asked = budget if budget is not None else SIM_BUDGET
-        if asked < k:
-            raise ArgumentError(f"budget must be at least repeats ({k}) so every task gets its {k} rollouts, got {asked}. "
-                                f"Pass budget={k * 16} for 16 tasks, or a smaller repeats=.",
-                                argument="budget", value=asked)
-        n_tasks = asked // k
-        if asked % k:
-            warnings.append(f"budget={asked} is not a multiple of repeats={k}; ran {n_tasks * k} rollouts "
-                            f"({n_tasks} tasks x {k}).")
-        plan = plan_tasks(specs, policy, n_tasks=n_tasks, seed=seed_int, hard_share=hard_share,
-                          fault_rate=fault_rate, clause_share=CLAUSE_TASK_SHARE)
-        warnings.extend(plan.warnings)
-        task_list = plan.tasks
-        stopped = "budget"
-    writer_errors = 0
-    if isinstance(simulator, Endpoint) and tasks is None:
-        task_list, writer_errors, duplicates = _run_coro(_write_with_model(simulator, task_list, specs, policy))
-        writer = simulator.model
-        if writer_errors:
-            warnings.append(f"the simulator model failed on {writer_errors} of {len(task_list)} situations; the template "
-                            "wrote those instead (report writer_errors).")
-        if duplicates:
-            warnings.append(f"the simulator model wrote {duplicates} prompts that repeat an earlier one; the template's "
-                            "text stands in for those, so every task keeps a prompt of its own.")
+    chosen = _choose_tasks(tasks, specs, policy, mode=mode, repeat_policy=repeat_policy, repeats=repeats,
+                           budget=budget, seed=seed_int, hard_share=hard_share, fault_rate=fault_rate,
+                           simulator=simulator, warnings=warnings)
+    task_list, plan, k, asked, stopped, writer = (chosen.task_list, chosen.plan, chosen.k, chosen.asked,
+                                                  chosen.stopped, chosen.writer)
+    parent_runs, writer_errors = chosen.parent_runs, chosen.writer_errors
 
     # --- the run ------------------------------------------------------------------------------
     schemas = [s.schema for s in specs]
@@ -427,27 +360,9 @@ def simulate(
         finally:
             progress_bar.close()
         counts, egress_extra = landed.counts, None
-    attempted, lost_by, lost, stats, dynamic = landed.attempted, landed.lost_by, landed.lost, landed.stats, landed.dynamic
-    if attempted < total:
-        stopped = "agent_failed"
-        warnings.append(f"the agent failed on each of the first {attempted} rollouts (first: {lost[0]['error'] if lost else '?'}), "
-                        "so the run stopped. Fix the agent, then run again.")
-    elif lost and sum(lost_by.values()) == attempted:
-        stopped = "agent_failed"
-    total += dynamic["rollouts_oversampled"]
-    n_lost = sum(lost_by.values())
-    if n_lost and stopped != "agent_failed":
-        first = lost[0]
-        warnings.append(f"{n_lost} of {total} rollouts never became rows ({', '.join(f'{v} {r}' for r, v in lost_by.items() if v)}; "
-                        f"first: {first['error']}); their tasks have fewer than k={k} rows. See report['lost'].")
-    if stats.unknown_tool_calls:
-        names = ", ".join(sorted(stats.unknown_tools)[:5])
-        warnings.append(f"the agent called {stats.unknown_tool_calls} times a tool that does not exist ({names}); the world "
-                        "answered with an unknown_tool error and the rows stay for the judge to see.")
-    if writer == "template":
-        warnings.append(f"simulator=False wrote these {len(task_list)} situations from templates that know only your tool "
-                        "names and system prompt, not your domain; read the scores as a check of the loop, or pass "
-                        "simulator=wai.Endpoint(...) for a model-written set.")
+    lost_by, lost, stats, dynamic = landed.lost_by, landed.lost, landed.stats, landed.dynamic
+    stopped, total = _after_run(landed, stopped=stopped, total=total, k=k, writer=writer, n_tasks=len(task_list),
+                                warnings=warnings)
 
     # --- the table ----------------------------------------------------------------------------
     df, lost_df = landed.df, landed.lost_df
@@ -483,6 +398,149 @@ def simulate(
             report.warnings.append(note)
             _warnings.warn(note, RuntimeWarning, stacklevel=2)
     return table.StepResult(df, report, meta, lost_df)
+
+
+def _check_policy(mode: Any, repeat_policy: Any, *, score_rows: Any, agent: Any, model: Any) -> tuple[Mode, RepeatPolicy]:
+    """``mode`` and ``repeat_policy`` checked against each other, the grader and the agent given."""
+    mode = check_choice("mode", mode, MODES, fix="Pass mode='rl' for training groups, 'sft' or 'eval'.")
+    if repeat_policy in ("successive", "adaptive"):
+        raise ArgumentError(
+            f"repeat_policy must be 'fixed', 'none' or 'dynamic', got {repeat_policy!r}. For DAPO dynamic sampling pass "
+            "repeat_policy='dynamic' with grader=judge.", argument="repeat_policy", value=repeat_policy)
+    repeat_policy = check_choice("repeat_policy", repeat_policy, REPEAT_POLICIES,
+                                 fix="Pass 'fixed' (k rollouts per task), 'none' (one per task) or 'dynamic' "
+                                     "(with grader=).")
+    if repeat_policy == "dynamic" and score_rows is None:
+        raise ArgumentError("grader must be given with repeat_policy='dynamic', got none. Dynamic sampling grades each "
+                            "group to see whether it is mixed: pass wai.simulate(..., repeat_policy='dynamic', "
+                            "grader=judge).", argument="grader")
+    if agent is not None and model is not None:
+        raise ArgumentError(f"agent and model must not both be given, got agent={agent!r} and model={model!r}. Pass "
+                            "model='provider/name' for the default tool-calling agent, or agent= for your own.",
+                            argument="model")
+    if agent is None and model is None:
+        raise ArgumentError("agent must be given, got neither agent= nor model=. Pass model='openai/gpt-4o-mini' (the "
+                            "default tool-calling agent), your agent callable, or wai.seeded_agent(tools) offline.",
+                            argument="agent")
+    return mode, repeat_policy  # type: ignore[return-value]
+
+
+def _resolve_models(agent: Any, model: Any, simulator: Any, user_simulator: Any, settings: dict[str, Any], *,
+                    replay: bool, offline: bool) -> tuple[Any, Any, Any, list[tuple[str, Endpoint]]]:
+    """The agent, the simulator, the simulated user, and the model endpoints the run will call.
+
+    ``model`` becomes the agent's endpoint, with the sampling ``settings``; with ``offline`` any
+    endpoint is refused.
+    """
+    simulator = as_endpoint(simulator)
+    if simulator is not False and simulator is not None and not isinstance(simulator, Endpoint):
+        raise ArgumentError(f"simulator must be False (the template writer), a model name or a wai.Endpoint, got "
+                            f"{simulator!r}. Pass simulator=False, or simulator='openai/gpt-4o-mini'.",
+                            argument="simulator")
+    user = resolve_user(user_simulator)
+    agent = as_endpoint(model if model is not None else agent)
+    if isinstance(agent, Endpoint) and any(v is not None for v in settings.values()):
+        agent = agent.with_settings(**settings)
+    # a replay keeps the pinned situations: the simulator writes none of them
+    endpoints = _endpoints(agent, None if replay else simulator, user)
+    if offline and endpoints:
+        role, ep = endpoints[0]
+        raise ArgumentError(f"offline must make no network call, but the {role} is the model {ep.model!r} at "
+                            f"{ep.base_url}. Use an offline agent (wai.seeded_agent, a callable), simulator=False and "
+                            "user_simulator='template', or drop offline=True.", argument="offline")
+    return agent, simulator, user, endpoints
+
+
+@dataclasses.dataclass
+class _Tasks:
+    """The situations a run plays and how they were chosen."""
+
+    task_list: list[Situation]
+    plan: Plan | None  # the covering grid's plan (None for pinned tasks)
+    k: int  # rollouts per task
+    asked: int  # the budget asked for
+    stopped: str  # why the run ends when nothing goes wrong: "budget" or "tasks_done"
+    writer: str  # "template", "pinned" or the simulator model's name
+    parent_runs: list[str]
+    writer_errors: int  # situations the simulator model failed on (the template wrote them)
+
+
+def _choose_tasks(tasks: Any, specs: list[Any], policy: str, *, mode: Mode, repeat_policy: RepeatPolicy,
+                  repeats: int | None, budget: int | None, seed: int, hard_share: float, fault_rate: float,
+                  simulator: Any, warnings: list[str]) -> _Tasks:
+    """The run's situations, and the rollouts per task.
+
+    The pinned ``tasks`` of an earlier run, else a covering grid planned for ``budget`` (written by
+    the simulator model where one is given). What the user should know is appended to ``warnings``.
+    """
+    parent_runs: list[str] = []
+    plan: Plan | None = None
+    if tasks is not None:
+        pinned, k_base, parent_runs = _pinned(tasks)
+        k = 1 if repeat_policy == "none" else (repeats or k_base)
+        if budget is not None and budget < len(pinned) * k:
+            keep = max(1, budget // k)
+            warnings.append(f"budget={budget} covers {keep} of the {len(pinned)} pinned tasks at k={k}; the rest were "
+                            "not re-run, so a comparison pairs only those. Drop budget= to re-run them all.")
+            pinned = pinned[:keep]
+        task_list, writer, stopped = pinned, "pinned", "tasks_done"
+        asked = budget if budget is not None else len(task_list) * k
+    else:
+        k = 1 if repeat_policy == "none" else (repeats or MODE_REPEATS[mode])
+        asked = budget if budget is not None else SIM_BUDGET
+        if asked < k:
+            raise ArgumentError(f"budget must be at least repeats ({k}) so every task gets its {k} rollouts, got {asked}. "
+                                f"Pass budget={k * 16} for 16 tasks, or a smaller repeats=.",
+                                argument="budget", value=asked)
+        n_tasks = asked // k
+        if asked % k:
+            warnings.append(f"budget={asked} is not a multiple of repeats={k}; ran {n_tasks * k} rollouts "
+                            f"({n_tasks} tasks x {k}).")
+        plan = plan_tasks(specs, policy, n_tasks=n_tasks, seed=seed, hard_share=hard_share,
+                          fault_rate=fault_rate, clause_share=CLAUSE_TASK_SHARE)
+        warnings.extend(plan.warnings)
+        task_list, writer, stopped = plan.tasks, "template", "budget"
+    writer_errors = 0
+    if isinstance(simulator, Endpoint) and tasks is None:
+        task_list, writer_errors, duplicates = _run_coro(_write_with_model(simulator, task_list, specs, policy))
+        writer = simulator.model
+        if writer_errors:
+            warnings.append(f"the simulator model failed on {writer_errors} of {len(task_list)} situations; the template "
+                            "wrote those instead (report writer_errors).")
+        if duplicates:
+            warnings.append(f"the simulator model wrote {duplicates} prompts that repeat an earlier one; the template's "
+                            "text stands in for those, so every task keeps a prompt of its own.")
+    return _Tasks(task_list, plan, k, asked, stopped, writer, parent_runs, writer_errors)
+
+
+def _after_run(landed: _Landed, *, stopped: str, total: int, k: int, writer: str, n_tasks: int,
+               warnings: list[str]) -> tuple[str, int]:
+    """Why the run stopped, and how many rollouts it ran (the oversampled ones counted).
+
+    The warnings its losses, unknown tools and template writer call for are appended to ``warnings``.
+    """
+    attempted, lost_by, lost = landed.attempted, landed.lost_by, landed.lost
+    if attempted < total:
+        stopped = "agent_failed"
+        warnings.append(f"the agent failed on each of the first {attempted} rollouts (first: {lost[0]['error'] if lost else '?'}), "
+                        "so the run stopped. Fix the agent, then run again.")
+    elif lost and sum(lost_by.values()) == attempted:
+        stopped = "agent_failed"
+    total += landed.dynamic["rollouts_oversampled"]
+    n_lost = sum(lost_by.values())
+    if n_lost and stopped != "agent_failed":
+        first = lost[0]
+        warnings.append(f"{n_lost} of {total} rollouts never became rows ({', '.join(f'{v} {r}' for r, v in lost_by.items() if v)}; "
+                        f"first: {first['error']}); their tasks have fewer than k={k} rows. See report['lost'].")
+    if landed.stats.unknown_tool_calls:
+        names = ", ".join(sorted(landed.stats.unknown_tools)[:5])
+        warnings.append(f"the agent called {landed.stats.unknown_tool_calls} times a tool that does not exist ({names}); "
+                        "the world answered with an unknown_tool error and the rows stay for the judge to see.")
+    if writer == "template":
+        warnings.append(f"simulator=False wrote these {n_tasks} situations from templates that know only your tool "
+                        "names and system prompt, not your domain; read the scores as a check of the loop, or pass "
+                        "simulator=wai.Endpoint(...) for a model-written set.")
+    return stopped, total
 
 
 # ------------------------------------------------------------------------------------------
