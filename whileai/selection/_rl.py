@@ -323,18 +323,7 @@ def select_for_rl(
                        "the judge is not deterministic on the same trajectory; check it before training")
 
     # 3. truncated rollouts
-    n_trunc = int(work["_trunc"].sum())
-    report["truncated_found"] = n_trunc
-    report["truncated_dropped"] = n_trunc if truncated == "drop" else 0
-    report["truncated_kept"] = n_trunc if truncated == "keep" else 0
-    report["truncated_penalized"] = n_trunc if truncated == "penalize" else 0
-    if truncated == "drop":
-        work = work.filter(~pl.col("_trunc"))
-    elif truncated == "penalize":
-        work = work.with_columns(
-            pl.when(pl.col("_trunc")).then(pl.col("reward")).otherwise(None).alias("_before"),
-            pl.when(pl.col("_trunc")).then(pl.lit(0.0)).otherwise(pl.col("reward")).alias("reward"),
-        )
+    work = _apply_truncated(work, truncated, report)
     report["n_after_trim"] = work.height
 
     # 4. unanimous asks, on what is left; 5. the band, on the rate as graded
@@ -391,24 +380,7 @@ def select_for_rl(
                              "n_carried": n_carried, "k_median": k_in, "level": CI_LEVEL}
 
     # hygiene: correlations, hack scan, band resolution, k-way numbers, eval-sourced rewards
-    corr = correlations(selected, threshold=HACK_THRESHOLD)
-    report["correlations"] = corr
-    hygiene.extend(correlation_warnings(corr))
-    if endorsed_list is not None:
-        report["hack_scan"] = _hack_scan(selected, endorsed_list, hygiene)
-    if k_in < BAND_MIN_ROLLOUTS:
-        lo_w, hi_w = wilson(np.array([k_in / 2.0]), np.array([k_in]))
-        half = float(hi_w[0] - lo_w[0]) / 2.0
-        hygiene.append(
-            f"difficulty was measured from {k_in:g} rollouts per task (median), fewer than {BAND_MIN_ROLLOUTS}: a task's "
-            f"pass rate carries a 95% interval of about +/-{half:.2f} at that k, so its band assignment can be off by that "
-            f"much. Simulate with repeats={BAND_MIN_ROLLOUTS} for a firmer band (Lambert 2025, chapter Reasoning).")
-    k_out = float(selected.group_by("task_key").len()["len"].median())  # type: ignore[arg-type]
-    hygiene.append(
-        f"pass^k and pass@k do not survive the prune: the graded rows had k={k_in:g} rollouts per task (median) and the "
-        f"selection keeps {k_out:g} per ask with unanimous and out-of-band asks removed, so pass_at on these rows does "
-        "not measure the policy. Take pass^k and pass@k from pass_at before select; each kept row's calibration stamp "
-        "keeps its task's graded pass rate.")
+    _hygiene(selected, k_in, endorsed_list, report, hygiene)
     report["eval_sourced_input"] = int(df.select(eval_sourced(df).sum()).item())
     report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
     if report["eval_sourced"]:
@@ -422,6 +394,49 @@ def select_for_rl(
 # ------------------------------------------------------------------------------------------
 # pieces
 # ------------------------------------------------------------------------------------------
+
+
+def _apply_truncated(work: pl.DataFrame, truncated: str, report: dict[str, Any]) -> pl.DataFrame:
+    """The truncated rows dropped, kept or given reward 0 (the reward before it kept in ``_before``), counted in ``report``."""
+    n_trunc = int(work["_trunc"].sum())
+    report["truncated_found"] = n_trunc
+    report["truncated_dropped"] = n_trunc if truncated == "drop" else 0
+    report["truncated_kept"] = n_trunc if truncated == "keep" else 0
+    report["truncated_penalized"] = n_trunc if truncated == "penalize" else 0
+    if truncated == "drop":
+        return work.filter(~pl.col("_trunc"))
+    if truncated == "penalize":
+        return work.with_columns(
+            pl.when(pl.col("_trunc")).then(pl.col("reward")).otherwise(None).alias("_before"),
+            pl.when(pl.col("_trunc")).then(pl.lit(0.0)).otherwise(pl.col("reward")).alias("reward"),
+        )
+    return work
+
+
+def _hygiene(selected: pl.DataFrame, k_in: float, endorsed: list[str] | None, report: dict[str, Any],
+             hygiene: list[str]) -> None:
+    """The kept rows' reward correlations and hack scan into ``report``, their notes into ``hygiene``.
+
+    Also the notes on the band's resolution at ``k_in`` rollouts a task and on pass^k after the prune.
+    """
+    corr = correlations(selected, threshold=HACK_THRESHOLD)
+    report["correlations"] = corr
+    hygiene.extend(correlation_warnings(corr))
+    if endorsed is not None:
+        report["hack_scan"] = _hack_scan(selected, endorsed, hygiene)
+    if k_in < BAND_MIN_ROLLOUTS:
+        lo_w, hi_w = wilson(np.array([k_in / 2.0]), np.array([k_in]))
+        half = float(hi_w[0] - lo_w[0]) / 2.0
+        hygiene.append(
+            f"difficulty was measured from {k_in:g} rollouts per task (median), fewer than {BAND_MIN_ROLLOUTS}: a task's "
+            f"pass rate carries a 95% interval of about +/-{half:.2f} at that k, so its band assignment can be off by that "
+            f"much. Simulate with repeats={BAND_MIN_ROLLOUTS} for a firmer band (Lambert 2025, chapter Reasoning).")
+    k_out = float(selected.group_by("task_key").len()["len"].median())  # type: ignore[arg-type]
+    hygiene.append(
+        f"pass^k and pass@k do not survive the prune: the graded rows had k={k_in:g} rollouts per task (median) and the "
+        f"selection keeps {k_out:g} per ask with unanimous and out-of-band asks removed, so pass_at on these rows does "
+        "not measure the policy. Take pass^k and pass@k from pass_at before select; each kept row's calibration stamp "
+        "keeps its task's graded pass rate.")
 
 
 def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float,
