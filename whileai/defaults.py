@@ -886,8 +886,8 @@ FETCH_BATCH_ROWS = 16_384
 # roles and tool calls, then the kept rows), each in its own thread with its own reader (pyarrow releases the GIL while it decompresses and decodes; one column, the
 # conversations, is most of the bytes, so pyarrow's own column threads have little to share out).
 # Two keep both cores of a small machine busy: sft's fetch of 1,000 rows scattered over the 1M-row
-# benchmark file's 8 groups went from 1.15-1.39 s to 0.65-0.77 s, the roles and call names from
-# 0.24 s to 0.13-0.17 s (docs/performance.md). Memory
+# benchmark file's 8 groups went from 1.34-1.45 s to 0.83-0.94 s, its decision read from 0.57-0.69 s
+# to 0.42-0.47 s (docs/performance.md, "Fifth pass"). Memory
 # grows by one batch of FETCH_BATCH_ROWS per thread. A cost knob: the same rows at any count.
 FETCH_THREADS = 2
 
