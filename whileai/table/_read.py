@@ -108,16 +108,13 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             df = _mapping.apply(df, mapping, source)
         # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
         build_messages = not columns or "messages" in columns
-        # a null prompt, reply or system prompt beside a conversation is the conversation's, from a file,
-        # a list of rows or a table in memory alike (the row reader, _normalize_row, does the same)
-        fill = True
         if df.height == 0:
             if allow_empty:
-                return _normalize_frame(df, source, build_messages=build_messages, fill=fill)
+                return _normalize_frame(df, source, build_messages=build_messages)
             raise EmptyInputError(
                 f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
             )
-        out = _normalize_frame(df, source, build_messages=build_messages, fill=fill)
+        out = _normalize_frame(df, source, build_messages=build_messages)
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
@@ -992,8 +989,7 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 # ------------------------------------------------------------------------------------------
 
 
-def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True,
-                     fill: bool = False) -> pl.DataFrame:
+def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
     df = _apply_aliases(df)
     df = _conversational_prompt(df)
     df = _steps_conversation(df, build_messages=build_messages)
@@ -1029,7 +1025,7 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
     if fixes:
         df = df.with_columns(fixes)
     _check_roles(df, source)
-    df = _derive_content(df, build_messages=build_messages, fill=fill)
+    df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
             f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "
@@ -1129,11 +1125,12 @@ def _cast_plain(series: pl.Series, dtype: Any, source: str) -> pl.Series:
         ) from exc
 
 
-def _derive_content(df: pl.DataFrame, *, build_messages: bool = True, fill: bool = False) -> pl.DataFrame:
+def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.DataFrame:
     """Fill messages from prompt/final_text and prompt/final_text from messages, columnar.
 
-    A column the frame lacks is derived from the conversation; with ``fill`` (a file's rows: the
-    JSONL row reader, ``_normalize_row``, does the same) a null cell of one it has is filled too.
+    A column the frame lacks is derived from the conversation, and a null cell of one it has is
+    filled from it (as the JSONL row reader, ``_normalize_row``, fills a row): from a file, a list
+    of rows or a table in memory alike.
     """
     cols = set(df.columns)
     if build_messages and "messages" not in cols and ("prompt" in cols or "final_text" in cols):
@@ -1159,7 +1156,7 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True, fill: bool
                         additions.append(pl.lit(system))
                 else:
                     additions.append(value.alias(name))
-            elif fill and df[name].null_count():  # a row without it gets the conversation's, as row by row
+            elif df[name].null_count():  # a row without it gets the conversation's, as row by row
                 additions.append(pl.coalesce(pl.col(name).cast(pl.String), value).alias(name))
         if additions:
             df = df.with_columns(additions)
