@@ -882,13 +882,15 @@ JSONL_NATIVE_WHOLE_BYTES = 2 * 2**30
 # On the 1M-row benchmark file (125,000-row groups) rl's fetch took 0.08 / 0.1 / 0.15 CPU s at
 # 4,096 / 16,384 / 65,536 rows and sft's was within noise (1.2 s) at all three (docs/performance.md).
 FETCH_BATCH_ROWS = 16_384
-# Row groups decoded at once while select reads a Parquet file's conversations (the decision read's
-# roles and tool calls, then the kept rows), each in its own thread with its own reader (pyarrow releases the GIL while it decompresses and decodes; one column, the
-# conversations, is most of the bytes, so pyarrow's own column threads have little to share out).
-# Two keep both cores of a small machine busy: sft's fetch of 1,000 rows scattered over the 1M-row
-# benchmark file's 8 groups went from 1.34-1.45 s to 0.83-0.94 s, its decision read from 0.57-0.69 s
-# to 0.42-0.47 s (docs/performance.md, "Fifth pass"). Memory
-# grows by one batch of FETCH_BATCH_ROWS per thread. A cost knob: the same rows at any count.
+# Threads that decode a Parquet file's conversations while select reads them (the decision read's
+# roles and tool calls, then the kept rows): the row groups are split into this many runs of
+# consecutive groups, each read by a reader of its own (pyarrow releases the GIL while it
+# decompresses and decodes; the conversations are one column and most of the bytes, so pyarrow's
+# own threads, which split a read by column, leave a core idle). Two keep both cores of a small
+# machine busy: sft's fetch of 1,000 rows scattered over the 1M-row benchmark file's 8 groups went
+# from 1.34-1.45 s to 0.83-0.94 s, its decision read from 0.57-0.69 s to 0.42-0.47 s
+# (docs/performance.md, "Fifth pass"). Memory grows by one batch of FETCH_BATCH_ROWS per thread.
+# A cost knob: the same rows at any count.
 FETCH_THREADS = 2
 
 # ---- export: JSON lines encoded by shape (whileai/exporters/_rows.py, docs/performance.md) ----

@@ -248,10 +248,19 @@ Fetch = Callable[[pl.Series], pl.DataFrame]
 _T = TypeVar("_T")
 
 
-def _in_threads(work: Callable[[Any], _T], jobs: Sequence[Any] | range) -> list[_T]:
-    """``work`` of each job, in order, ``FETCH_THREADS`` at a time (pyarrow's decoding releases the GIL)."""
-    with ThreadPoolExecutor(max_workers=max(1, min(FETCH_THREADS, len(jobs)))) as pool:
-        return list(pool.map(work, jobs))
+def _in_threads(work: Callable[[list[Any]], list[_T]], jobs: Sequence[Any] | range) -> list[_T]:
+    """``work`` over ``jobs`` split into ``FETCH_THREADS`` runs of consecutive jobs, one thread each; results in order.
+
+    pyarrow's decoding releases the GIL. A run per thread (not a job per thread) keeps a file of many
+    small row groups at one reader a thread: each reader parses nothing again (its ``metadata`` is
+    the file's, already read) and a run of groups is read in one call.
+    """
+    jobs = list(jobs)
+    n_runs = max(1, min(FETCH_THREADS, len(jobs)))
+    bounds = np.linspace(0, len(jobs), n_runs + 1).round().astype(int)
+    runs = [jobs[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    with ThreadPoolExecutor(max_workers=n_runs) as pool:
+        return [out for outs in pool.map(work, runs) for out in outs]
 
 
 def parquet_decisions(rows: Any, columns: Sequence[str], *,
@@ -306,9 +315,14 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
               and (leaf.split(".")[-1] == "role" and len(leaf.split(".")) == 4
                    or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in calls)]
     narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
-    if pf.num_row_groups > 1:  # a reader of its own for each row group, FETCH_THREADS at a time
+    meta = pf.metadata
+
+    def reader() -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
+        return pq.ParquetFile(path, metadata=meta)
+
+    if pf.num_row_groups > 1:  # the row groups in FETCH_THREADS runs, a reader each
         convo = pl.from_arrow(pa.concat_tables(_in_threads(
-            lambda g: pq.ParquetFile(path).read_row_group(g, columns=wanted, use_threads=False),
+            lambda groups: [reader().read_row_groups(groups, columns=wanted, use_threads=False)],
             range(pf.num_row_groups))))
     else:
         convo = pl.from_arrow(pf.read(columns=wanted))
@@ -329,14 +343,13 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     rest = [c for c in order if c not in have]
     starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)])
 
-    def read_group(g: int, local: np.ndarray) -> list[pa.Table]:
-        # a row group is decoded in batches up to its last kept row only, by a reader of its own
-        # (the groups run in threads); the kept rows of each batch are zero-copy slices (runs of
+    def read_group(source: pq.ParquetFile, g: int, local: np.ndarray) -> list[pa.Table]:
+        # a row group is decoded in batches up to its last kept row only (the runs of groups go
+        # to threads, a reader each); the kept rows of each batch are zero-copy slices (runs of
         # consecutive rows), copied out before the next (Table.take would import pyarrow.compute)
         parts, offset = [], 0
         size = int(min(FETCH_BATCH_ROWS, local[-1] + 1))  # kept rows near the start: one short batch
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=size, row_groups=[g], columns=rest,
-                                                       use_threads=False):
+        for batch in source.iter_batches(batch_size=size, row_groups=[g], columns=rest, use_threads=False):
             inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
             if inside.size:
                 breaks = np.flatnonzero(np.diff(inside) != 1) + 1
@@ -353,7 +366,11 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         pos = positions.cast(pl.Int64).to_numpy()
         group = np.searchsorted(starts, pos, side="right") - 1
         jobs = [(int(g), pos[group == g] - starts[g]) for g in np.unique(group)]
-        parts = [part for of_group in _in_threads(lambda job: read_group(*job), jobs) for part in of_group]
+        def read_run(run: list[tuple[int, np.ndarray]]) -> list[pa.Table]:
+            source = reader()
+            return [part for g, local in run for part in read_group(source, g, local)]
+
+        parts = _in_threads(read_run, jobs)
         wide = pl.from_arrow(pa.concat_tables(parts))
         assert isinstance(wide, pl.DataFrame)
         kept = take_rows(narrow.select(have), positions)
