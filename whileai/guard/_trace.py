@@ -229,11 +229,11 @@ def _flag_frame(df: pl.DataFrame, kinds: Mapping[str, str], *, evidence: bool = 
     """
     if df.height > CHUNK_ROWS:  # rows are independent: bounded memory, a chunk at a time
         # each chunk's rows index the same distinct texts (all distinct: nothing to share)
-        inv_all = None if distinct is None else distinct[1]
+        texts, inv_all = distinct if distinct is not None else (None, None)
         return pl.concat([
             _flag_frame(df.slice(i, CHUNK_ROWS), kinds, evidence=evidence,
                         text=None if text is None else text.slice(i, CHUNK_ROWS),
-                        distinct=None if inv_all is None else (distinct[0], inv_all[i:i + CHUNK_ROWS]))  # type: ignore[index]
+                        distinct=None if texts is None or inv_all is None else (texts, inv_all[i:i + CHUNK_ROWS]))
             .with_columns((pl.col("_row") + i).cast(pl.UInt32))
             for i in range(0, df.height, CHUNK_ROWS)
         ])

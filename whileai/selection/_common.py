@@ -248,7 +248,7 @@ Fetch = Callable[[pl.Series], pl.DataFrame]
 _T = TypeVar("_T")
 
 
-def _in_threads(work: Callable[[list[Any]], list[_T]], jobs: Sequence[Any] | range) -> list[_T]:
+def _in_threads(work: Callable[[list[Any]], list[_T]], jobs: Sequence[Any]) -> list[_T]:
     """``work`` over ``jobs`` split into ``FETCH_THREADS`` runs of consecutive jobs, one thread each; results in order.
 
     pyarrow's decoding releases the GIL. A run per thread (not a job per thread) keeps a file of many
