@@ -151,6 +151,55 @@ def test_a_bad_reward_in_a_worker_raises_the_local_error(tmp_path, local_ray):
         wai.pass_at(_ds(tmp_path / "bad"))
 
 
+def test_cli_engine_ray_keeps_rays_messages_off_stdout(folders, monkeypatch):
+    """Ray's own printer (the one its error listener calls) while the command runs: stdout is the JSON."""
+    import json
+    import threading
+
+    from click.testing import CliRunner
+    from ray._private.worker import print_to_stdstream
+
+    import whileai.table
+    from whileai.cli.main import cli
+
+    read = whileai.table.read_dataset
+    line = "A worker died or was killed while executing a task by an unexpected system error."
+
+    def chatty_read(source):
+        said = threading.Thread(target=print_to_stdstream, args=(
+            {"lines": [line], "pid": "raylet", "is_err": False}, False))
+        said.start()
+        said.join(timeout=10)
+        return read(source)
+
+    monkeypatch.setattr(whileai.table, "read_dataset", chatty_read)
+    out = CliRunner().invoke(cli, ["pass-at", str(folders["before"]), "--engine", "ray", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["pass_at_1"] == wai.pass_at(table.frame(folders["before"])).pass_at_1
+    assert line in out.stderr
+
+
+def test_cli_compare_engine_ray_matches_local(folders):
+    """``wai compare BEFORE AFTER --engine ray`` (docs/scale.md): the local verdict, exit status and JSON."""
+    import json
+
+    from click.testing import CliRunner
+
+    from whileai.cli.main import cli
+
+    args = [str(folders["before"]), str(folders["after"]), "--must-not-regress", "honest_claims", "--json"]
+    local = CliRunner().invoke(cli, ["compare", *args])
+    on_ray = CliRunner().invoke(cli, ["compare", *args, "--engine", "ray"])
+    assert on_ray.exit_code == local.exit_code and local.exit_code in (0, 1), on_ray.output
+    got, want = json.loads(on_ray.stdout), json.loads(local.stdout)
+    for key in ("config", "warnings", "note", "notes"):
+        got.pop(key, None)
+        want.pop(key, None)
+    same(got, want)
+    by = CliRunner().invoke(cli, ["compare", *args, "--engine", "ray", "--by", "tier"])
+    assert by.exit_code != 0 and "by= and balance_rollouts=True must be left off" in str(by.exception)
+
+
 def test_cli_engine_ray_reads_a_glob_and_writes_a_folder(folders, tmp_path):
     import json
 

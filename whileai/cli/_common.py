@@ -6,22 +6,28 @@ command module.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any, TextIO, TypeVar
 
 import click
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_NOT_COMPARABLE", "EXIT_PASS", "EXIT_REFUSED", "ROWS_HELP",
            "check_output", "colour_enabled", "emit", "json_option", "read_options", "read_rows",
-           "rows_argument", "rows_source", "store_option", "styled"]
+           "ray_paths", "rows_argument", "rows_source", "store_option", "styled"]
 
 #: click colours per verdict tone (Report.verdict_word).
 _TONE_COLOURS = {"good": "green", "bad": "red", "warn": "yellow"}
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: Where ``emit`` prints a report while a command runs on Ray (``reports_kept_from_ray``); None
+#: means ``sys.stdout`` as it is at the time.
+_REPORT_STREAM: ContextVar[TextIO | None] = ContextVar("_REPORT_STREAM", default=None)
 
 #: Exit statuses CI can tell apart (docs/cli.md, "Exit status").
 EXIT_PASS = 0
@@ -64,6 +70,26 @@ def rows_source(files: Sequence[str], mapping: Sequence[str] = (), scorer: str |
     return table.frame(source, mapping=table.parse_mapping(list(mapping)) or None, scorer=scorer)
 
 
+def ray_paths(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | None = None) -> str | list[str]:
+    """What ``--engine ray`` reads: the one path as given, else the list of them (``read_dataset``).
+
+    Raises:
+        ArgumentError: ``--map`` or ``--scorer`` given, or ``-`` (stdin): Ray reads Parquet columns
+            as they are, from paths its workers can open.
+    """
+    from whileai.errors import ArgumentError
+
+    if mapping or scorer:
+        raise ArgumentError(f"--map and --scorer must be left off with --engine ray, got --map {list(mapping)!r} "
+                            f"--scorer {scorer!r}. Write the Parquet files with the table's column names "
+                            "(wai.table.frame(..., mapping=...).write_parquet), or drop --engine ray.",
+                            argument="--engine")
+    if "-" in files:
+        raise ArgumentError("FILE must be a Parquet path, folder or glob with --engine ray, got - (stdin). "
+                            "Write the rows to a Parquet file first, or drop --engine ray.", argument="--engine")
+    return files[0] if len(files) == 1 else list(files)
+
+
 def rows_argument(name: str = "file") -> Callable[[F], F]:
     """A positional rows source: one or more paths (or ``-`` for stdin), with ``--map`` and ``--scorer``.
 
@@ -74,7 +100,11 @@ def rows_argument(name: str = "file") -> Callable[[F], F]:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             files = kwargs.pop(name)
-            kwargs[name] = rows_source(files, kwargs.pop("mapping", ()), kwargs.pop("scorer", None))
+            mapping, scorer = kwargs.pop("mapping", ()), kwargs.pop("scorer", None)
+            if kwargs.get("engine") == "ray":  # Ray reads the paths (a list is one dataset)
+                kwargs[name] = ray_paths(files, mapping, scorer)
+            else:
+                kwargs[name] = rows_source(files, mapping, scorer)
             return fn(*args, **kwargs)
 
         decorated = read_options(wrapper)
@@ -128,14 +158,16 @@ def emit(report: Any, as_json: bool, *, output: str | None = None) -> None:
     """Print a report: its text (verdict word coloured on a terminal) or, with ``--json``, ``report.to_json()``.
 
     When the rows went to standard output (``-o -`` or ``-o /dev/stdout``) the report goes to
-    stderr, so the rows stay clean for a pipe.
+    stderr, so the rows stay clean for a pipe. Under ``reports_kept_from_ray`` it goes to the
+    standard output that block found.
     """
     err = output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+    kept = None if err else _REPORT_STREAM.get()
     if as_json:
-        click.echo(report.to_json(), err=err)
+        click.echo(report.to_json(), file=kept, err=err)
         return
-    colour = colour_enabled(sys.stderr if err else None)
-    click.echo(styled(report, colour=colour), color=colour, err=err)
+    colour = colour_enabled(sys.stderr if err else kept)
+    click.echo(styled(report, colour=colour), file=kept, color=colour, err=err)
 
 
 def check_output(output: str) -> str:
@@ -146,11 +178,41 @@ def check_output(output: str) -> str:
     return output
 
 
+@contextlib.contextmanager
+def reports_kept_from_ray() -> Iterator[None]:
+    """Send what else prints to standard output to stderr while the block runs; reports keep stdout.
+
+    Ray's driver prints the cluster's error messages (``(raylet) A worker died ...``) on
+    ``sys.stdout`` from a thread of its own, whatever ``log_to_driver`` says (``ray._private.worker``,
+    ``listen_error_messages``), so ``wai hack-scan --engine ray --json > report.json`` could write
+    that line into the report. Inside this block ``sys.stdout`` is ``sys.stderr`` for the whole
+    process, and ``emit`` prints to the standard output the block found.
+    """
+    token = _REPORT_STREAM.set(_REPORT_STREAM.get() or sys.stdout)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _REPORT_STREAM.reset(token)
+
+
 def engine_option(fn: F) -> F:
-    """``--engine local|ray``: read the rows here (Polars), or as a Ray dataset (docs/scale.md)."""
+    """``--engine local|ray``: read the rows here (Polars), or as a Ray dataset (docs/scale.md).
+
+    With ``--engine ray`` the command runs inside ``reports_kept_from_ray``: its report is all its
+    standard output carries.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("engine") != "ray":
+            return fn(*args, **kwargs)
+        with reports_kept_from_ray():
+            return fn(*args, **kwargs)
+
     return click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                         help="ray: FILE is a Parquet path, folder or glob read with ray.data.read_parquet; the "
-                             "work runs on the Ray cluster ray.init() finds (RAY_ADDRESS), else a local one.")(fn)
+                             "work runs on the Ray cluster ray.init() finds (RAY_ADDRESS), else a local one. "
+                             "Ray's own messages go to stderr; stdout carries the report alone.")(wrapper)  # type: ignore[return-value]
 
 
 def engine_rows(source: Any, engine: str) -> Any:

@@ -12,7 +12,10 @@ from whileai.cli._common import (
     EXIT_PASS,
     EXIT_REFUSED,
     emit,
+    engine_option,
+    engine_rows,
     json_option,
+    ray_paths,
     read_options,
     read_rows,
     rows_source,
@@ -38,10 +41,12 @@ def exit_status(headline: str) -> int:
 @click.option("--by", default=None, metavar="KEY", help="Also compare the target within each group of this row key or marker.")
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the permutation test.")
 @read_options
+@engine_option
 @json_option
 @click.pass_context
 def compare(ctx: click.Context, before: Any, after: Any, target: str | None, must_not_regress: tuple[str, ...],
-            by: str | None, seed: int, mapping: tuple[str, ...], scorer: str | None, as_json: bool) -> None:
+            by: str | None, seed: int, mapping: tuple[str, ...], scorer: str | None, engine: str,
+            as_json: bool) -> None:
     """Did the change help? Pairs BEFORE and AFTER by task and prints the verdict.
 
     Exit status: 0 on PASS or NO DIFFERENCE, 1 on FAIL, 3 on NOT COMPARABLE, 2 on bad input.
@@ -50,8 +55,12 @@ def compare(ctx: click.Context, before: Any, after: Any, target: str | None, mus
     """
     from whileai.measure import delta_report
 
-    before, after = rows_source([before], mapping, scorer), rows_source([after], mapping, scorer)
-    if by is not None:  # a path is read narrowly (measure's columns only); --by needs its grouping column too
+    if engine == "ray":  # both arms as Ray datasets: each arm's sums merged on Ray (docs/scale.md)
+        before = engine_rows(ray_paths([before], mapping, scorer), engine)
+        after = engine_rows(ray_paths([after], mapping, scorer), engine)
+    else:
+        before, after = rows_source([before], mapping, scorer), rows_source([after], mapping, scorer)
+    if by is not None and engine != "ray":  # a path is read narrowly (measure's columns only); --by needs its grouping column too
         before, after = read_rows(before), read_rows(after)
     report = delta_report(before, after, target=target, must_not_regress=list(must_not_regress), by=by,
                           seed=seed)
