@@ -197,6 +197,39 @@ def test_store_sql_cannot_change_the_records(store):
     assert len(store.datasets()) == 1
 
 
+@pytest.mark.parametrize("statement", [
+    "COPY (SELECT 1 AS a) TO '{out}'",
+    "EXPLAIN ANALYZE COPY (SELECT 1 AS a) TO '{out}'",
+    "explain  analyse copy (select 1 as a) to '{out}'",
+    "SELECT 1; COPY (SELECT 1 AS a) TO '{out}'",
+    "EXPORT DATABASE '{out}'",
+    "ATTACH '{out}' AS other",
+])
+def test_store_sql_writes_no_file(store, tmp_path, statement):
+    """The read-only connection keeps the store file; the statement check keeps the files around it."""
+    store.save_dataset(rows(), "a")
+    out = tmp_path / "written"
+    with pytest.raises(StoreError, match="queried read-only, so a statement must be a SELECT"):
+        store.sql(statement.format(out=out))
+    assert not out.exists()
+
+
+def test_store_sql_cannot_overwrite_a_datasets_file(store):
+    store.save_dataset(rows(), "a")
+    path = store.sql("SELECT path FROM dataset_files WHERE id = 'a@1'")["path"][0]
+    with pytest.raises(StoreError, match="got COPY"):
+        store.sql(f"COPY (SELECT 'x' AS scenario_id) TO '{path}' (FORMAT parquet)")
+    assert store.sql("SELECT count(*) AS n FROM dataset_rows('a@1')")["n"][0] == len(rows())
+
+
+@pytest.mark.parametrize("query", ["SHOW TABLES", "DESCRIBE runs", "SUMMARIZE datasets", "EXPLAIN SELECT 1",
+                                   "EXPLAIN ANALYZE SELECT count(*) FROM runs", "FROM datasets", "VALUES (1)",
+                                   "WITH a AS (SELECT 1 AS x) SELECT x FROM a", "SELECT 1; SELECT 2"])
+def test_store_sql_reads_run(store, query):
+    store.save_dataset(rows(), "a")
+    assert store.sql(query).height >= 1
+
+
 def test_store_old_store_is_migrated_on_first_read(tmp_path, monkeypatch):
     """A store made before the newest migration gets it on a read, then is read read-only."""
     from whileai.store import _migrations

@@ -746,6 +746,7 @@ class Store:
                              "record a run first (wai datasets save, wai record), or pass --store PATH.")
         import duckdb
 
+        _check_reads_only(query)
         with self._connect(write=False) as con:
             files = con.execute(
                 "SELECT id, name, version, file, max(version) OVER (PARTITION BY name) AS latest FROM datasets"
@@ -775,6 +776,40 @@ class Store:
 
 
 _EVAL_COLS = "id, name, version, content_hash, n_tasks, dataset_id, created_at"
+
+#: ``EXPLAIN`` or ``EXPLAIN ANALYZE`` before a statement (DuckDB runs what ``EXPLAIN ANALYZE`` explains).
+_EXPLAIN = re.compile(r"^\s*explain(\s+analy[sz]e)?\b", re.IGNORECASE)
+
+
+def _check_reads_only(query: str) -> None:
+    """Refuse any statement of ``query`` that is not a SELECT (DuckDB's parser says which kind it is).
+
+    The read-only connection keeps the store file as it is, but not the files around it: ``COPY ...
+    TO``, ``EXPORT DATABASE``, ``ATTACH`` and ``EXPLAIN ANALYZE`` of a ``COPY`` write files,
+    a dataset's Parquet file among them. ``SHOW``, ``DESCRIBE``, ``SUMMARIZE``, ``VALUES``,
+    ``FROM ...`` and ``WITH ... SELECT`` parse as SELECT and run.
+
+    Raises:
+        StoreError: A statement of another kind, or SQL that does not parse (DuckDB's message).
+    """
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(query)
+        for statement in statements:
+            if statement.type == duckdb.StatementType.EXPLAIN:
+                inner = _EXPLAIN.sub("", statement.query, count=1)
+                statements.extend(duckdb.extract_statements(inner) if inner.strip() else [])
+    except duckdb.Error as exc:
+        raise StoreError(f"the query failed: {exc}. Tables: datasets, runs, eval_sets, eval_set_tasks; "
+                         "a dataset's rows: dataset_rows('name').") from exc
+    for statement in statements:
+        if statement.type not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
+            kind = str(statement.type).rsplit(".", 1)[-1]
+            raise StoreError(f"the query failed: the store is queried read-only, so a statement must be a SELECT "
+                             f"(or SHOW, DESCRIBE, EXPLAIN of one), got {kind}: "
+                             f"{statement.query.strip()[:80]!r}. Write an answer to a file with "
+                             "`wai sql QUERY -o FILE`, or from Python with store.sql(QUERY).write_parquet(...).")
 
 
 def _pct_text(part: int, whole: int) -> str:
