@@ -134,6 +134,32 @@ def test_log_never_raises_and_a_retried_batch_is_stored_once(tmp_path):
         run.log(step=101, lr=None, accuracy={"nested": 1})
 
 
+def test_a_nan_or_inf_metric_is_stored_as_null_and_holds_back_no_point(tracked):
+    """JSON has no NaN: a point that could not be sent held every later point back, on a server only."""
+    run = tracked.run("v1")
+    with pytest.warns(RuntimeWarning, match=r"stores loss, lr, gnorm = NaN or inf at step 10 as null"):
+        for step in range(60):
+            bad = step == 10
+            run.log(step=step, loss=math.nan if bad else 1.0, gnorm=math.inf if bad else 2, lr=-math.inf if bad else 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warned once; nothing is left unsent
+        run.log(step=60, loss=math.nan)
+        assert run.flush()
+    points = run.points()
+    assert [p["step"] for p in points] == list(range(61))
+    assert points[10]["loss"] is None and points[10].get("gnorm") is None and points[10]["lr"] is None
+    assert points[11]["loss"] == 1.0 and points[11]["gnorm"] == 2 and points[60]["loss"] is None
+    run.finish(say=False)
+
+
+def test_a_step_past_64_bits_is_dropped_with_a_warning_not_kept_forever(tracked):
+    run = tracked.run("v1")
+    with pytest.warns(RuntimeWarning, match="dropped a point"):
+        run.log(step=10**20, loss=1.0)
+    run.log(step=2**63 - 1, loss=1.0)
+    assert run.flush() and [p["step"] for p in run.points()] == [2**63 - 1]
+
+
 def test_delta_and_holdout_keep_the_reports(tracked):
     before = rollout_table(60, 4, seed=1)
     after = rollout_table(60, 4, seed=1, shift=0.15, replica=1)

@@ -96,6 +96,11 @@ def test_named_bad_inputs(server):
     wrong = c.post(f"/runs/{run_id}/scores/sc-nope/rows", json={"rows": [{"ok": True}]})
     assert wrong.status_code == 404 and "score 'sc-nope'" in wrong.json()["error"]["message"]
     assert c.post(f"/runs/{run_id}/scores/{score['id']}/rows", json={"rows": [{"ok": True}]}).status_code == 200
+    for behavior in ("Bad Name", "", "x" * 5000):  # was a 500 (pydantic's ValidationError from the rules)
+        resp = c.get("/agents/a/verdict", params={"behavior": behavior})
+        assert resp.status_code == 422 and "behavior name must be lower-case" in resp.json()["error"]["message"], resp.text
+    huge = c.post(f"/runs/{run_id}/log", content=b'{"points": [{"step": 99999999999999999999, "loss": 1}]}')
+    assert huge.status_code == 422 and huge.json()["error"]["field"] == "points.0.step"  # was a 500 (OverflowError)
 
 
 def test_keys_accounts_and_the_log_line(tmp_path, start_server):

@@ -50,6 +50,7 @@ from whileai.platform._models import (
     ScoreRecord,
     TrainPoint,
     check_behavior_name,
+    non_finite,
 )
 from whileai.platform._routes import build
 from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
@@ -325,6 +326,7 @@ class Run:
         self._next_step = (record.last_step + 1) if record.last_step is not None else 0
         self._scored = False
         self._warned_send = False
+        self._warned_non_finite = False
 
     def __repr__(self) -> str:
         return f"Run({self.id!r}, version={self.version!r}, status={self.record.status!r})"
@@ -342,6 +344,11 @@ class Run:
         except Exception as exc:  # never into the training loop
             warnings.warn(f"run.log dropped a point it cannot send ({exc}).", RuntimeWarning, stacklevel=2)
             return
+        nulled = non_finite({"loss": loss, "lr": lr, **metrics})
+        if nulled and not self._warned_non_finite:
+            warnings.warn(f"run.log stores {', '.join(nulled)} = NaN or inf at step {point.step} as null (JSON has "
+                          "no such numbers); the point and the ones after it are kept.", RuntimeWarning, stacklevel=2)
+            self._warned_non_finite = True
         self._next_step = point.step + 1
         with self._lock:
             self._buffer.append(point)

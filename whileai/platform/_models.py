@@ -7,6 +7,7 @@ hosted API's (``defaults.py``, platform section; docs/platform.md, "What a row c
 
 from __future__ import annotations
 
+import math
 import re
 import warnings
 from typing import Any, Literal
@@ -31,10 +32,13 @@ from whileai.defaults import (
     TAGS_MAX,
 )
 
+#: The largest step the store keeps (DuckDB's BIGINT, a signed 64-bit integer).
+INT64_MAX = 2**63 - 1
+
 __all__ = [
     "AgentInfo", "AgentSpec", "Behavior", "CutWarning", "DatasetPush", "Example", "Experiment", "Figure", "FinishBody",
     "Harness", "LiveDay", "LogBody", "Promote", "RowsBody", "RunPatch", "RunRecord", "RunSpec", "ScoreBody",
-    "ScoreRecord", "TrainPoint", "check_behavior_name", "cut_middle", "harness_version",
+    "ScoreRecord", "TrainPoint", "check_behavior_name", "cut_middle", "harness_version", "non_finite",
 ]
 
 _BEHAVIOR = re.compile(BEHAVIOR_NAME_PATTERN)
@@ -242,12 +246,17 @@ class Example(_Model):
 
 
 class TrainPoint(BaseModel):
-    """One logged training step: ``step``, ``loss``, ``lr`` and any other metric as a number."""
+    """One logged training step: ``step``, ``loss``, ``lr`` and any other metric as a number.
+
+    A NaN or infinite value is stored as null, in a store and on a server alike: JSON, the
+    server's wire format, has no such numbers (RFC 8259, section 6), and a point that cannot be
+    sent would hold back every point logged after it.
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    step: int = Field(ge=0)
-    """The optimizer step."""
+    step: int = Field(ge=0, le=INT64_MAX)
+    """The optimizer step (a 64-bit integer, as the store keeps it)."""
     loss: float | None = None
     """Training loss."""
     lr: float | None = None
@@ -257,8 +266,15 @@ class TrainPoint(BaseModel):
     def _numbers(self) -> TrainPoint:
         for key, value in (self.model_extra or {}).items():
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                raise ValueError(f"metric {key!r} must be a number, got {value!r}")
+                raise ValueError(f"metric {key!r} must be a number, got {type(value).__name__} {value!r}")
+        for key in non_finite({"loss": self.loss, "lr": self.lr, **(self.model_extra or {})}):
+            setattr(self, key, None)
         return self
+
+
+def non_finite(metrics: dict[str, Any]) -> list[str]:
+    """The names of the float values in ``metrics`` that are NaN or infinite."""
+    return [k for k, v in metrics.items() if isinstance(v, float) and not math.isfinite(v)]
 
 
 class AgentSpec(_Model):

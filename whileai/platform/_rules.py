@@ -23,7 +23,7 @@ from whileai.defaults import (
     VERDICT_MIN_N,
 )
 from whileai.errors import ArgumentError
-from whileai.platform._models import Behavior, Example, RunRecord, ScoreRecord
+from whileai.platform._models import Behavior, Example, RunRecord, ScoreRecord, check_behavior_name
 from whileai.platform._views import (
     AgentState,
     Brief,
@@ -204,7 +204,7 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
     Returns:
         A :class:`Verdict`; ``str()`` is its line.
     """
-    spec = state.behaviors.get(behavior) or Behavior(name=behavior)
+    spec = state.behaviors.get(behavior) or Behavior(name=check_behavior_name(behavior))
     idx = _index(state)
     served = idx.served
     cand_version = candidate_of(state, behavior, version)
