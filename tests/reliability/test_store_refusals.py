@@ -184,6 +184,8 @@ def test_store_reads_run_beside_a_users_read_only_session(store):
         # each read above would have waited out the timeout and raised StoreBusyError had it asked for a write lock
         with pytest.raises(StoreBusyError, match="store is busy, retry"):  # a write still waits, then says so
             store.record_run(rows())
+        with pytest.raises(StoreBusyError, match=rf"another process \(PID {user.pid}, .*python.*\) has held"):
+            store.record_run(rows())
     finally:
         user.kill()
         user.wait()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,13 @@ def resolve_path(path: str | os.PathLike[str] | None) -> Path:
             path=str(resolved),
         )
     return resolved.absolute()
+
+
+#: DuckDB's answer to a second open of a file this process holds with other settings (read-only
+#: beside read-write).
+_SAME_FILE_OTHER_SETTINGS = "same database file with a different configuration"
+#: Who holds the lock, as DuckDB's lock error says it ("Conflicting lock is held in EXE (PID N)").
+_LOCK_HOLDER = re.compile(r"lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -125,12 +133,20 @@ def _open(path: Path, *, timeout: float, read_only: bool) -> Any:
         try:
             return duckdb.connect(str(path), read_only=read_only, config=_config())
         except duckdb.Error as exc:
+            if read_only and _SAME_FILE_OTHER_SETTINGS in str(exc):
+                # this process holds the file open for writing (a wai server, a tracked run's store):
+                # a read joins that database, it takes no lock of its own
+                read_only = False
+                continue
             if not _is_lock_error(exc):
                 raise store_error(path, exc) from exc
             if time.monotonic() >= deadline:
+                holder = _LOCK_HOLDER.search(str(exc))
+                who = f" (PID {holder['pid']}, {holder['exe']})" if holder else ""
                 raise StoreBusyError(
-                    f"store is busy, retry: another process has held {str(path)!r} for over {timeout:g} s. "
-                    "Retry in a moment, or pass a longer timeout to whileai.store.open(timeout=).",
+                    f"store is busy, retry: another process{who} has held {str(path)!r} for over {timeout:g} s. "
+                    "Retry in a moment, or pass a longer timeout to whileai.store.open(timeout=); if that "
+                    "process is `wai server`, send the call to the server (base_url=, or WHILEAI_BASE_URL).",
                     path=str(path),
                 ) from exc
             time.sleep(delay)
