@@ -63,6 +63,10 @@ def test_gate_exit_status(wai, rows_file, tmp_path):
                 ungraded)
     res = wai("gate", ungraded, "--json")
     assert res.code == 1 and json.loads(res.out)["ok"] is False
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for res in (wai("gate", empty), wai("gate", "-", stdin="")):  # exit 0 before: "the gate checked nothing"
+        assert res.code == 2 and res.out == "" and "must hold the rows to publish, got no rows" in res.err
 
 
 def _labels(df, path, flip=0):

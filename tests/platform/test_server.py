@@ -156,3 +156,23 @@ def test_unreachable_server_is_a_platform_error(tmp_path):
 def test_a_non_loopback_host_needs_keys(tmp_path):
     with pytest.raises(ArgumentError, match="host must be a loopback address while API keys are off, got '0.0.0.0'"):
         serve("0.0.0.0", 8484, store=tmp_path / "s.duckdb")
+
+
+def test_a_port_in_use_is_one_line_and_exit_2_before_anything_is_made(tmp_path):
+    """uvicorn found the port taken after the URL and the sign-in link were printed and the store was
+    made, logged its own lines and exited 3 ("not comparable" in the CLI's table)."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = subprocess.run([sys.executable, "-m", "whileai.cli.main", "server", "--host", "127.0.0.1", "--port",
+                              str(port), "--store", str(tmp_path / "s.duckdb")], capture_output=True, text=True,
+                             timeout=60)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (f"error: port must be free, got {port}, which another program already listens on at "
+                          "127.0.0.1. Pass another --port, or stop that program.\n")
+    assert not (tmp_path / "s.duckdb").exists()

@@ -7,10 +7,12 @@ are passed to :func:`create_app` as extra routes and read the same Service.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import json
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -252,9 +254,15 @@ def serve(host: str = SERVER_HOST, port: int = SERVER_PORT, *, store: str | os.P
 
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise ArgumentError(f"port must be an integer from 1 to 65535, got {port!r}. Pass --port {SERVER_PORT}.")
-    db = PlatformDB(store, persistent=True)
+    sock = _bound_socket(host, port)  # before the store is opened or made, and before the URL is printed
+    try:
+        db = PlatformDB(store, persistent=True)
+    except BaseException:
+        sock.close()
+        raise
     if not is_loopback(host) and not db.keys_on():
         db.close()
+        sock.close()
         raise ArgumentError(f"host must be a loopback address while API keys are off, got {host!r}. Create a key "
                             "first (wai keys create NAME --store ...), or keep --host 127.0.0.1.", argument="host")
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
@@ -268,4 +276,28 @@ def serve(host: str = SERVER_HOST, port: int = SERVER_PORT, *, store: str | os.P
         on_start(f"Runs pages: open {pages.login_url(url)}" if not db.keys_on() else
                  f"Runs pages: open {url}/login and sign in with an API key (or {url}/login?token=KEY)")
     app = create_app(db=db, routes=pages.routes(), html_routes=pages.html_routes())
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False)
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (as uvicorn binds one: ``SO_REUSEADDR``), for uvicorn to listen on.
+
+    Raises:
+        ArgumentError: The port is in use, or the address is not one of this machine's.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ArgumentError(f"port must be free, got {port}, which another program already listens on at "
+                                f"{host}. Pass another --port, or stop that program.", argument="port") from exc
+        raise ArgumentError(f"host must be an address of this machine, got {host!r} ({exc.strerror or exc}). "
+                            "Pass --host 127.0.0.1.", argument="host") from exc
+    sock.set_inheritable(True)
+    return sock
