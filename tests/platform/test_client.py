@@ -264,3 +264,13 @@ def test_scoring_with_a_behavior_keeps_a_measured_floor(tracked):
     run.score(wp.Behavior(name="refunds", rubric="r", graded_by="program"), 50, ci=2, n=60)
     stored = tracked.behaviors()["refunds"]
     assert stored.noise_floor is not None and stored.rubric == "r" and stored.graded_by == "program"
+
+
+@pytest.mark.parametrize("run_id", ["", "a/b", "../runs", ".."])
+def test_an_id_that_would_name_another_route_is_refused_before_it_is_sent(tmp_path, run_id):
+    """open('') fetched GET /runs/ (the listing) and failed decoding it as one run."""
+    app = create_app(tmp_path / "app.duckdb")
+    tracked = wp.track({"name": "refunds", "model": "m1"}, transport=app)
+    with pytest.raises(ArgumentError, match=r"run_id must be an id or a name, without '/'"):
+        tracked.open(run_id)
+    app.state.db.close()

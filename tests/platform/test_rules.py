@@ -170,6 +170,14 @@ def test_brief_with_two_versions_says_the_verdict():
     assert "refunds: v0 60.0 (±3.0), v1 70.0 (±3.0) (points)." in brief.happened
 
 
+def test_the_served_version_is_not_its_own_candidate():
+    """verdict(version=<served>) answered 'v0 against v0 on refunds: +0.0 points'."""
+    s = state([("r0", "v0", "refunds", 60, 3, 100), ("r1", "v1", "refunds", 70, 3, 100)], [TRUSTED])
+    with pytest.raises(ArgumentError, match=r"version must be a candidate, not the served version, got 'v0'.*: v1\)"):
+        verdict_of(s, "refunds", "v0")
+    assert verdict_of(s, "refunds", "v1").candidate == "v1"
+
+
 def test_dashboard_candidate_slot_and_missing():
     s = state([("r0", "v0", "refunds", 60, 3, 100), ("r1", "v1", "refunds", 70, 3, 100)], [TRUSTED],
               runs=[("r0", "v0"), ("r1", "v1"), ("r2", "v2")])

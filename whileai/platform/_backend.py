@@ -14,7 +14,7 @@ from urllib.parse import quote
 from pydantic import BaseModel, TypeAdapter
 
 from whileai.defaults import API_KEY_HEADER, PLATFORM_TIMEOUT_S
-from whileai.errors import PlatformError
+from whileai.errors import ArgumentError, PlatformError
 from whileai.platform._routes import BY_OP
 
 __all__ = ["Backend", "HttpBackend", "LocalBackend", "backend_for"]
@@ -100,7 +100,12 @@ class HttpBackend:
         import httpx
 
         route = BY_OP[op]
-        path = route.path.format(**{p: quote(str(arguments.pop(p)), safe="") for p in route.path_params})
+        values = {p: str(arguments.pop(p)) for p in route.path_params}
+        for name, value in values.items():  # "" names the listing; "/" is decoded into another route's path
+            if not value or "/" in value or value in (".", ".."):
+                raise ArgumentError(f"{name} must be an id or a name, without '/', got {value!r}. List the ids with "
+                                    "tracked.runs() (GET /runs).", argument=name)
+        path = route.path.format(**{p: quote(v, safe="") for p, v in values.items()})
         body: Any = None
         if route.body is not None:
             value = arguments.pop(route.body[0])

@@ -132,11 +132,16 @@ def candidate_of(state: AgentState, behavior: str, version: str | None = None) -
     ``version`` names the candidate instead; it must be scored on ``behavior``.
 
     Raises:
-        ArgumentError: ``version`` is not scored on ``behavior``.
+        ArgumentError: ``version`` is not scored on ``behavior``, or is the served version.
     """
     idx = _index(state)
     served = idx.served
     versions = [s.version or s.run_id for s in idx.by_behavior.get(behavior, [])]
+    if version is not None and version == served:
+        others = ", ".join(sorted({v for v in versions if v != served})) or "none scored yet"
+        raise ArgumentError(f"version must be a candidate, not the served version, got {version!r}, which is "
+                            f"served. Name another version (scored on {behavior!r}: {others}), or leave version "
+                            "off for the newest.", argument="version", value=version)
     if version is not None:
         if version not in versions:
             scored = ", ".join(sorted(set(versions))) or "none"
