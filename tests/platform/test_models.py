@@ -87,3 +87,18 @@ def test_harness_version_is_its_content():
 
     assert Harness(instructions="Be brief.", model="m1").version == harness_fingerprint(
         [{"scenario_id": "t", "system_prompt": "Be brief.", "model_version": "m1"}])
+
+
+def test_a_field_error_says_what_it_got_once():
+    """Our validators' messages end with what they got; the field message added ', got X' again."""
+    from whileai.platform._models import RunSpec, TrainPoint
+    from whileai.platform._routes import build
+
+    with pytest.raises(ArgumentError) as bad_id:
+        build(RunSpec, id="../../x", version="v")
+    assert str(bad_id.value).count("got") == 1 and str(bad_id.value).endswith("got '../../x'. Fix that field and send it again.")
+    with pytest.raises(ArgumentError, match=r"metric 'tag' must be a number, got str 's'\. Fix that field") as bad_metric:
+        build(TrainPoint, step=1, tag="s")
+    assert ", got dict" not in str(bad_metric.value)
+    with pytest.raises(ArgumentError, match=r"field 'step': Input should be greater than or equal to 0, got -1\. Fix"):
+        build(TrainPoint, step=-1)

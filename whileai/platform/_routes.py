@@ -127,6 +127,8 @@ def field_message(exc: ValidationError, where: str = "body") -> tuple[str, str]:
     value = err.get("input")
     shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
     more = f" ({len(exc.errors()) - 1} more error(s) after this one)" if len(exc.errors()) > 1 else ""
+    if "got " in msg:  # a validator of ours, which says what it got (and may end with its fix)
+        return loc, f"{where} field {loc!r}: {msg.rstrip('.')}{more}. Fix that field and send it again."
     return loc, f"{where} field {loc!r}: {msg}, got {shown[:200]}{more}. Fix that field and send it again."
 
 
