@@ -244,3 +244,16 @@ def test_store_old_store_is_migrated_on_first_read(tmp_path, monkeypatch):
     assert [d.id for d in store.datasets()] == ["a@1"]
     names = store.sql("SELECT name FROM _wai_migrations ORDER BY name")["name"].to_list()
     assert names == [m.__name__ for m in _migrations.MIGRATIONS]
+
+
+def test_store_sql_names_an_unknown_dataset(store):
+    """dataset_rows('nope') said: read_parquet cannot take NULL list as parameter."""
+    store.record_run(rows(), name="base")  # a store with no dataset: the macro was not made at all
+    with pytest.raises(StoreError, match=r"dataset_rows\(nope\) must name a dataset in the store \(datasets: none saved yet\)"):
+        store.sql("SELECT * FROM dataset_rows('nope')")
+    store.save_dataset(rows(), "a")
+    for ref in ("nope", "a@2"):
+        with pytest.raises(StoreError, match=rf"dataset_rows\({ref}\) must name a dataset in the store \(datasets: a\)\. "
+                                             "List them with wai datasets list"):
+            store.sql(f"SELECT * FROM dataset_rows('{ref}')")
+    assert store.sql("SELECT count(*) AS n FROM dataset_rows('a@1')")["n"][0] == len(rows())

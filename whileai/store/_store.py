@@ -756,9 +756,12 @@ class Store:
                 path = str(self._file(file)).replace("'", "''")
                 refs = [id_] + ([name, f"{name}@latest"] if version == latest else [])
                 cases.extend(f"WHEN '{r}' THEN '{path}'" for r in refs)
-            if cases:
-                con.execute("CREATE OR REPLACE TEMP MACRO dataset_rows(ref) AS TABLE "
-                            f"SELECT * FROM read_parquet(CASE ref {' '.join(cases)} END)")
+            names = ", ".join(sorted({str(name) for _, name, *_ in files})).replace("'", "''") or "none saved yet"
+            unknown = (f"error('dataset_rows(' || coalesce(ref, 'NULL') || ') must name a dataset in the store "
+                       f"(datasets: {names}). List them with wai datasets list, or name one as name@version')")
+            con.execute("CREATE OR REPLACE TEMP MACRO dataset_rows(ref) AS TABLE "
+                        f"SELECT * FROM read_parquet(CASE ref {' '.join(cases) or 'WHEN NULL THEN NULL'} "
+                        f"ELSE {unknown} END)")
             # the stored file is relative to the store folder (the store can move); this names it absolutely
             paths = [(id_, name, version, str(self._file(file))) for id_, name, version, file, _ in files]
             con.execute("CREATE OR REPLACE TEMP TABLE dataset_files (id VARCHAR, name VARCHAR, version INTEGER, "
