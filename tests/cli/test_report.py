@@ -38,3 +38,7 @@ def test_report_refuses_bad_input_with_one_line(wai, tmp_path):
     assert r.code == 2 and r.err.startswith("error: labels must give one name per file (1), got 2")
     r = wai("report", tmp_path / "missing.jsonl", "-o", tmp_path / "r.html")
     assert r.code == 2 and r.err.count("\n") == 1 and not (tmp_path / "r.html").exists()
+    for name in ("r.txt", "r.json", "report"):  # was exit 0 with HTML in a .txt file
+        r = wai("report", a, "-o", tmp_path / name)
+        assert r.code == 2 and r.err.startswith("error: output must be an HTML file (.html)") and not (tmp_path / name).exists()
+    assert wai("report", a, "-o", tmp_path / "r.HTM").code == 0

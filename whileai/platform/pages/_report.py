@@ -124,9 +124,17 @@ def report_html(paths: Sequence[str | os.PathLike[str]], *, title: str | None = 
 
 
 def write_report(paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], **kwargs: Any) -> Path:
-    """Write :func:`report_html` to ``out`` (a temporary file, then renamed) and return the path."""
+    """Write :func:`report_html` to ``out`` (a temporary file, then renamed) and return the path.
+
+    Raises:
+        ArgumentError: ``out`` does not end in ``.html`` or ``.htm`` (checked before any row is read).
+    """
+    from whileai.errors import ArgumentError
     from whileai.table import atomic_path
 
+    if Path(out).suffix.lower() not in (".html", ".htm"):
+        raise ArgumentError(f"output must be an HTML file (.html), got {os.fspath(out)!r}. Name it report.html.",
+                            argument="output")
     text = report_html(paths, **kwargs)
     with atomic_path(out) as tmp:
         tmp.write_text(text, encoding="utf-8")
