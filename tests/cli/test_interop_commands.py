@@ -151,3 +151,11 @@ def test_sql_is_read_only_and_says_what_went_wrong(wai, graded, tmp_path):
     res = wai("sql", "SELECT 1", "--store", str(tmp_path / "none.duckdb"))
     assert res.code == 2 and "store must exist" in res.err
     assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_record_refuses_an_empty_version(wai, graded, tmp_path):
+    """--version '' recorded the policy read from the rows instead of the version the user gave."""
+    db = tmp_path / "s.duckdb"
+    for version in ("", "  "):
+        res = wai("record", str(graded), "--agent", "a", "--version", version, "--store", str(db))
+        assert res.code == 2 and res.err.startswith("error: --version must name the agent version") and not db.exists()

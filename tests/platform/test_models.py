@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -102,3 +103,24 @@ def test_a_field_error_says_what_it_got_once():
     assert ", got dict" not in str(bad_metric.value)
     with pytest.raises(ArgumentError, match=r"field 'step': Input should be greater than or equal to 0, got -1\. Fix"):
         build(TrainPoint, step=-1)
+
+
+@pytest.mark.parametrize(("fields", "said"), [
+    ({"day": "2026-13-45", "replies": 10}, "day must be a date of the calendar, YYYY-MM-DD, got '2026-13-45'"),
+    ({"day": "2026-02-30", "replies": 5}, "got '2026-02-30'"),
+    ({"day": "2026-02-28", "replies": 10, "flagged": 20}, "flagged must be at most replies (10), got 20"),
+])
+def test_a_live_day_is_a_real_day_with_no_more_flags_than_replies(fields, said):
+    from whileai.platform._models import LiveDay
+
+    with pytest.raises(ValidationError, match=re.escape(said)):
+        LiveDay(**fields)
+    assert LiveDay(day="2028-02-29", replies=3, flagged=3).flagged == 3
+
+
+def test_a_run_version_is_not_empty():
+    from whileai.platform._models import RunSpec
+
+    with pytest.raises(ValidationError, match="at least 1 character"):
+        RunSpec(version="")
+    assert RunSpec().version is None

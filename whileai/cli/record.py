@@ -26,7 +26,11 @@ def record(file: Any, agent: str, version: str, judge: str | None, save_as: str 
     It is recorded in the local store; a server is not contacted.
     """
     from whileai import store
+    from whileai.errors import ArgumentError
 
+    if not version.strip():  # an empty policy would be read from the rows instead
+        raise ArgumentError(f"--version must name the agent version that produced the rows, got {version!r}. "
+                            "Pass --version v1, for example.", argument="version")
     meta = {"agent": agent, "version": version}
     if isinstance(file, str):  # one path (several, or --map/--scorer, arrive as the table read from them)
         meta["source"] = file

@@ -306,7 +306,7 @@ class RunSpec(_Model):
     """The run id; a new one when absent. An id that exists is refused (409), never reset."""
     agent: str | None = None
     """The tracked agent the run belongs to."""
-    version: str | None = None
+    version: str | None = Field(default=None, min_length=1)
     """What changed, as a colleague would say it (``longer-training``); settings go in ``record``."""
     name: str | None = None
     """A display name (0.131's ``name``); defaults to the version."""
@@ -475,7 +475,24 @@ class LiveDay(_Model):
     replies: int = Field(ge=0)
     """Replies sent."""
     flagged: int = Field(default=0, ge=0)
-    """Replies flagged (by users or a monitor)."""
+    """Replies flagged (by users or a monitor); at most ``replies``."""
+
+    @field_validator("day")
+    @classmethod
+    def _day(cls, value: str) -> str:
+        import datetime as dt
+
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"day must be a date of the calendar, YYYY-MM-DD, got {value!r}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _flagged(self) -> LiveDay:
+        if self.flagged > self.replies:
+            raise ValueError(f"flagged must be at most replies ({self.replies}), got {self.flagged}")
+        return self
 
 
 class Promote(_Model):
