@@ -148,6 +148,10 @@ def test_promote_has_a_confirm_step_a_form_token_and_is_recorded(seeded):
         assert '<strong id="served-version">sft-v1</strong>' in page
         unknown = c.post(f"/agents/{AGENT}/promote/confirm", content=f"version=nope&csrf={token}", headers=form)
         assert unknown.status_code == 422 and "version must be one of" in unknown.text
+        for query in ("?version=nope", ""):  # the confirm page asked "Promote nope?" with a Yes button
+            asked = c.get(f"/agents/{AGENT}/promote/confirm{query}", headers=HTML)
+            assert asked.status_code == 422 and "version must be one of" in asked.text and "Yes, promote" not in asked.text
+            assert "sft-v1" in asked.text  # the versions that can be served are listed
 
 
 def test_tracked_promote_records_on_the_run(seeded):

@@ -299,6 +299,21 @@ class Service:
             con.execute("DELETE FROM agents WHERE account_id = ? AND name = ?", [self.account, name])
         return {"deleted": name, "runs": len(ids)}
 
+    def promotable(self, agent: str, version: str) -> list[RunRecord]:
+        """The agent's runs of ``version``, oldest first: what ``promote`` would serve.
+
+        Raises:
+            PlatformError: 404 for an unknown agent, 422 for a version none of its runs has.
+        """
+        runs = self.runs(agent)
+        mine = [r for r in runs if (r.version or r.id) == version]
+        if not mine:
+            known = sorted({r.version or r.id for r in runs})
+            raise PlatformError(422, "invalid", f"version must be one of {agent!r}'s run versions to be served, got "
+                                                f"{version!r} (versions: {', '.join(known) or 'none'}). "
+                                                "Open a run of it first.", argument="version")
+        return mine
+
     def promote(self, agent: str, body: Promote) -> AgentInfo:
         """Serve ``body.version`` and record it on that version's newest run (``summary["promoted"]``).
 
@@ -309,14 +324,8 @@ class Service:
             PlatformError: 404 for an unknown agent, 422 for a version none of its runs has.
         """
         info = self.agent(agent)
-        runs = [r for r in self.runs(agent) if (r.version or r.id) == body.version]
-        if not runs:
-            known = sorted({r.version or r.id for r in self.runs(agent)})
-            raise PlatformError(422, "invalid", f"version must be one of {agent!r}'s run versions to be served, got "
-                                                f"{body.version!r} (versions: {', '.join(known) or 'none'}). "
-                                                "Open a run of it first.", argument="version")
+        run = self.promotable(agent, body.version)[-1]
         previous = info.served or _rules.served_of(self.state(agent, train=False))
-        run = runs[-1]
         promoted = {"at": utcnow().isoformat(timespec="seconds") + "Z", "by": body.by or self.account,
                     "from": previous}
         with self.db.write() as con:

@@ -282,6 +282,7 @@ class Pages:
         if request.method == "GET":
             version = request.query_params.get("version") or ""
             info = service.agent(name)
+            service.promotable(name, version)  # the page asks only about a version that can be served
             return self._page("confirm.html", request, session, agent=name, version=version,
                               served=info.served or service.dashboard(name).agent.served, csrf=session.csrf)
         form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
