@@ -25,6 +25,9 @@ def test_plain_http_trainer_and_openapi(server):
     doc = c.get("/openapi.json").json()
     assert {"/runs", "/runs/{run_id}/log", "/runs/{run_id}/finish", "/agents/{agent}/dashboard"} <= set(doc["paths"])
     assert "patch" in doc["paths"]["/runs/{run_id}"] and "RunSpec" in doc["components"]["schemas"]
+    assert set(doc["paths"]["/whoami"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["properties"]) \
+        == set(c.get("/whoami").json())  # the two routes docs/platform.md lists beside the table
+    assert doc["paths"]["/openapi.json"]["get"]["operationId"] == "openapi"
     made = c.post("/runs", json={"name": "grpo-1", "dataset_id": "refunds@2", "base_model": "Qwen/Qwen3-4B",
                                  "total_steps": 100})
     assert made.status_code == 201

@@ -145,6 +145,16 @@ def openapi() -> dict[str, Any]:
         if route.body is not None:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema_of(route.body[1])}}}
         paths.setdefault(route.path, {})[route.method.lower()] = op
+    whoami = {"type": "object", "properties": {"account": {"type": "string"}, "key_id": {"type": ["string", "null"]},
+                                                "keys_on": {"type": "boolean"}, "version": {"type": "string"}}}
+    for path, op_id, summary, answer in (
+            ("/whoami", "whoami", "The account and key id the request is served as (wai login checks it).", whoami),
+            ("/openapi.json", "openapi", "This document.", {"type": "object"})):
+        paths[path] = {"get": {"operationId": op_id, "summary": summary, "tags": ["server"], "parameters": [
+            {"name": API_KEY_HEADER, "in": "header", "required": False, "schema": {"type": "string"}}],
+            "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": answer}}},
+                          "401": {"description": "missing or wrong API key",
+                                  "content": {"application/json": {"schema": error}}}}}}
     return {"openapi": "3.1.0", "info": {"title": "whileai server", "version": _version()},
             "paths": paths, "components": {"schemas": components,
                                            "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header",
