@@ -138,9 +138,9 @@ def candidate_of(state: AgentState, behavior: str, version: str | None = None) -
     served = idx.served
     versions = [s.version or s.run_id for s in idx.by_behavior.get(behavior, [])]
     if version is not None and version == served:
-        others = ", ".join(sorted({v for v in versions if v != served})) or "none scored yet"
+        can_be = ", ".join(sorted({v for v in versions if v != served})) or "none scored yet"
         raise ArgumentError(f"version must be a candidate, not the served version, got {version!r}, which is "
-                            f"served. Name another version (scored on {behavior!r}: {others}), or leave version "
+                            f"served. Name another version (scored on {behavior!r}: {can_be}), or leave version "
                             "off for the newest.", argument="version", value=version)
     if version is not None:
         if version not in versions:
