@@ -212,3 +212,18 @@ def test_pruned_coverage_is_exact_on_template_texts(monkeypatch, rare_fan):
         first = ref.argmax(axis=1)  # ties name the first eval text
         assert best[hit].tolist() == first[hit].tolist()
         assert (cov[~sure] <= best_ref[~sure] + 1e-12).all()  # below overlap: a lower bound
+
+
+def test_an_inspect_log_is_an_eval_source_its_targets_lists_of_answers():
+    """inspect_ai's target is a list of accepted answers; casting it to text raised (exit 4 in the CLI)."""
+    from pathlib import Path
+
+    log = Path(__file__).parents[1] / "data" / "inspect" / "greetings.json"
+    rows = [{"scenario_id": "x1", "prompt": "Say hello", "reward": 1.0},
+            {"scenario_id": "x2", "prompt": "goodbye", "reward": 1.0},  # an accepted answer, word for word
+            {"scenario_id": "x3", "prompt": "tell me about the weather in Paris today", "reward": 0.0}]
+    clean, report = decontaminate(rows, eval=str(log))
+    assert report.n_contaminated == 2 and report.n_exact == 2
+    assert [r["scenario_id"] for r in clean] == ["x3"]
+    joined = decontaminate([{"scenario_id": "y", "prompt": "hi\nhey"}], eval=[{"scenario_id": "e", "target": ["hi", "hey"]}])[1]
+    assert joined.n_exact == 1  # the answers of one row are one text, a line each

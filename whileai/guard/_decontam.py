@@ -567,10 +567,20 @@ def _read_sources(sources: Any) -> tuple[pl.DataFrame, list[str]]:
                 f"eval {desc} cannot be read ({type(exc).__name__}: {exc}). "
                 "Pass a list of row dicts, a table, or a JSONL/Parquet path.", source=desc,
             ) from exc
-        frames.append(f.select([pl.col(c).cast(pl.String) if c in f.columns else pl.lit(None, pl.String).alias(c)
+        frames.append(f.select([_as_text(c, f.schema[c]) if c in f.columns else pl.lit(None, pl.String).alias(c)
                                 for c in wanted]))
         described.append(desc)
     return pl.concat(frames), described
+
+
+def _as_text(name: str, dtype: pl.DataType) -> pl.Expr:
+    """Column ``name`` as one text a row: a list (inspect_ai's ``target``: the accepted answers) joined
+    by newlines, a struct as its JSON, anything else cast."""
+    if isinstance(dtype, (pl.List, pl.Array)):
+        return pl.col(name).cast(pl.List(pl.String)).list.join("\n").alias(name)
+    if isinstance(dtype, pl.Struct):
+        return pl.col(name).struct.json_encode().alias(name)
+    return pl.col(name).cast(pl.String)
 
 
 def _eval_texts(ev: pl.DataFrame) -> pl.DataFrame:
