@@ -574,8 +574,11 @@ def _read_sources(sources: Any) -> tuple[pl.DataFrame, list[str]]:
 
 
 def _as_text(name: str, dtype: pl.DataType) -> pl.Expr:
-    """Column ``name`` as one text a row: a list (inspect_ai's ``target``: the accepted answers) joined
-    by newlines, a struct as its JSON, anything else cast."""
+    """Column ``name`` as one text a row.
+
+    A list (inspect_ai's ``target``: the accepted answers) is joined by newlines, a struct is its
+    JSON, anything else is cast.
+    """
     if isinstance(dtype, (pl.List, pl.Array)):
         return pl.col(name).cast(pl.List(pl.String)).list.join("\n").alias(name)
     if isinstance(dtype, pl.Struct):
