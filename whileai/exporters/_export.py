@@ -101,10 +101,11 @@ class _Run:
         meta = table.meta_of(source)
         # a Parquet source is scanned chunk by chunk (bounded memory); anything else is read once
         self._scan = _parquet_scan(source)
-        self._groups = _row_groups(source) if self._scan is not None else None
+        self._groups: list[tuple[int, int]] | None = None
         self._block: tuple[int, pl.DataFrame] | None = None  # the row group last read (its start, raw rows)
         if self._scan is not None:
-            keys = table.frame(source, columns=["reward"], allow_empty=True)
+            keys = table.frame(source, columns=["reward"])  # first: a broken or empty file is said here
+            self._groups = _row_groups(source)
             first = self._part(0)
         else:
             keys = first = table.frame(source, columns=_READ_COLUMNS)

@@ -73,7 +73,9 @@ def _is_parquet(rows: Any) -> bool:
     if not isinstance(rows, (str, os.PathLike)) or str(rows) == "-":
         return False
     path = Path(rows)
-    return path.is_dir() or path.name.lower().endswith((".parquet", ".pq"))
+    if path.is_dir():  # a folder of Parquet files; a folder of logs is read whole
+        return any(path.rglob("*.parquet"))
+    return path.name.lower().endswith((".parquet", ".pq"))
 
 
 def _dtype_name(dtype: pl.DataType) -> str:
@@ -102,8 +104,8 @@ def describe(rows: table.IntoRows, /, *, seed: int = DEFAULT_SEED) -> RolloutSum
 
     source = "stdin" if str(rows) == "-" else str(rows) if isinstance(rows, (str, os.PathLike)) else type(rows).__name__
     if _is_parquet(rows):
+        df = table.frame(rows, columns=list(_DATA_COLUMNS))  # first: a missing or broken file is said here
         schema = table.scan(rows).collect_schema()  # type: ignore[arg-type]
-        df = table.frame(rows, columns=list(_DATA_COLUMNS))
         columns = {name: _dtype_name(dtype) for name, dtype in schema.items()}
     else:
         df = table.frame(rows)

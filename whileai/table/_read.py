@@ -124,8 +124,21 @@ def scan(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None) 
     ``columns`` projects the scan onto what ``frame(..., columns=columns)`` would read (those
     columns, their aliases, and what ``task_key`` needs), so nothing else is decoded.
     """
-    lf = pl.scan_parquet(_parquet_target(Path(path)))
-    return _select(lf, columns) if columns else lf
+    text = str(path)
+    if not Path(text).exists():
+        raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
+    try:
+        lf = pl.scan_parquet(_parquet_target(Path(text)))
+        return _select(lf, columns) if columns else lf
+    except WaiError:
+        raise
+    except Exception as exc:  # a footer that does not parse is found when the schema is read
+        raise _unreadable_parquet(text, exc) from exc
+
+
+def _unreadable_parquet(text: str, exc: BaseException) -> SchemaError:
+    return SchemaError(f"file {text!r} is not a readable Parquet file ({type(exc).__name__}: {exc}). "
+                       "Re-write it, or pass the JSONL it came from.", path=text)
 
 
 # ------------------------------------------------------------------------------------------
@@ -255,14 +268,23 @@ def _from_arrow(table: Any) -> pl.DataFrame:
 
 
 def _parquet_target(path: Path) -> str | list[str]:
+    """What ``pl.scan_parquet`` reads for ``path``: the file, a folder's files, or a partitioned folder.
+
+    A folder's ``.parquet`` files are listed in sorted order. A folder written partitioned (``scenario_id=t0/part-0.parquet``, as pyarrow's
+    ``write_to_dataset``, Spark, Dask and Ray write one) keeps its partition columns only when the
+    folder is scanned as a folder: Polars parses ``key=value`` segments below it then, and from
+    the whole path (folders above it too) when given a list of files.
+    """
     if path.is_dir():
-        files = sorted(str(p) for p in path.rglob("*.parquet"))
+        files = sorted(path.rglob("*.parquet"))
         if not files:
             raise InputFileError(
                 f"folder {str(path)!r} holds no .parquet files. Point at a folder of Parquet files or at one file.",
                 path=str(path),
             )
-        return files
+        if any("=" in part for f in files for part in f.relative_to(path).parts[:-1]):
+            return str(path)
+        return [str(f) for f in files]
     return str(path)
 
 
@@ -298,11 +320,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         except InputFileError:
             raise
         except Exception as exc:
-            raise SchemaError(
-                f"file {text!r} is not a readable Parquet file ({type(exc).__name__}: {exc}). "
-                "Re-write it, or pass the JSONL it came from.",
-                path=text,
-            ) from exc
+            raise _unreadable_parquet(text, exc) from exc
     shape = _formats.sniff(path)
     if shape is not None:
         return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")

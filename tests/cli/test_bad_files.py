@@ -1,0 +1,58 @@
+"""Files a user really has: missing, broken, empty, partitioned, a folder of logs. Exit 2 with one
+line for bad input (never 4, the code for a bug), and every row of a good one."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from whileai import table
+
+ROWS = [{"scenario_id": f"t{i // 3}", "rollout_index": i % 3, "prompt": "same prompt", "final_text": "ok",
+         "reward": float(i // 3 == 0)} for i in range(12)]
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "corrupt.parquet").write_bytes(b"PAR1garbagegarbage")
+    pl.DataFrame(ROWS).head(0).write_parquet(tmp_path / "zero.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["missing.parquet", "corrupt.parquet", "zero.parquet"])
+@pytest.mark.parametrize("command", [["inspect"], ["export", "-o", "{out}"], ["pass-at"], ["hack-scan"]])
+def test_a_bad_parquet_file_is_exit_2_and_one_line(wai, files, name, command):
+    """inspect on a missing or broken file and export on a broken or empty one exited 4."""
+    out = files / "out.jsonl"
+    res = wai(command[0], files / name, *[a.format(out=out) for a in command[1:]])
+    assert res.code == 2 and res.err.startswith("error: ") and res.err.count("\n") == 1, res.err
+    assert not out.exists()
+
+
+def test_a_hive_partitioned_folder_keeps_its_partition_column(wai, tmp_path):
+    """pyarrow's write_to_dataset (Spark, Dask and Ray write the same layout) puts scenario_id in the
+    folder names; a list of the files lost it, and the 4 tasks read as 1 of k=12. A folder above the
+    data named like a partition is not a column."""
+    root = tmp_path / "run=7" / "rows"
+    pq.write_to_dataset(pa.Table.from_pylist(ROWS), str(root), partition_cols=["scenario_id"])
+    (root / "_SUCCESS").write_text("")
+    df = table.frame(root)
+    assert "run" not in df.columns and df["task_key"].n_unique() == 4
+    assert sorted(df["scenario_id"].unique().to_list()) == ["t0", "t1", "t2", "t3"]
+    res = wai("pass-at", root, "--json")
+    assert res.code == 0 and json.loads(res.out)["n_tasks"] == 4 and json.loads(res.out)["pass_at_1"] == 0.25
+    assert wai("inspect", root).out.startswith(f"{root}: 12 rows, 4 tasks, k=3")
+
+
+def test_inspect_reads_a_folder_of_logs_as_pass_at_does(wai, tmp_path):
+    """'folder holds no .parquet files': inspect took every folder for Parquet (docs/cli.md: wai inspect lm_eval_out/)."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    table.write(pl.DataFrame(ROWS[:6]), folder / "a.jsonl")
+    table.write(pl.DataFrame(ROWS[6:]), folder / "b.jsonl")
+    res = wai("inspect", folder)
+    assert res.code == 0 and res.out.startswith(f"{folder}: 12 rows, 4 tasks, k=3"), res.err
