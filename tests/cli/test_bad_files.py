@@ -56,3 +56,27 @@ def test_inspect_reads_a_folder_of_logs_as_pass_at_does(wai, tmp_path):
     table.write(pl.DataFrame(ROWS[6:]), folder / "b.jsonl")
     res = wai("inspect", folder)
     assert res.code == 0 and res.out.startswith(f"{folder}: 12 rows, 4 tasks, k=3"), res.err
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "parquet", "rows", "keyed parquet"])
+def test_trl_standard_prompt_completion_rows_keep_their_completion_as_the_reply(wai, tmp_path, shape):
+    """TRL's standard format (text prompt, text completion; vf-eval's completion mode too) lost the
+    completion: sft called every row junk and export found no assistant turn."""
+    rows = [{"prompt": "2+2=", "completion": "4", "reward": 1.0}, {"prompt": "2+2=", "completion": "5", "reward": 0.0},
+            {"prompt": "3+3=", "completion": "6", "reward": 1.0}]
+    if shape == "keyed parquet":
+        rows = [{"scenario_id": r["prompt"], **r} for r in rows]
+    source: object = rows
+    if shape != "rows":
+        source = tmp_path / ("rows.jsonl" if shape == "jsonl" else "rows.parquet")
+        table.write(pl.DataFrame(rows), source)
+    df = table.frame(source)
+    assert df["final_text"].to_list() == ["4", "5", "6"] and "completion" not in df.columns
+    assert df["messages"][0].to_list() == [
+        {"role": "user", "content": "2+2=", "name": None, "tool_call_id": None, "tool_calls": [], "extra": None},
+        {"role": "assistant", "content": "4", "name": None, "tool_call_id": None, "tool_calls": [], "extra": None}]
+    assert table.frame(source, columns=["final_text"])["final_text"].to_list() == ["4", "5", "6"]
+    if shape != "rows":
+        out = tmp_path / "kept.jsonl"
+        res = wai("select", source, "--mode", "sft", "-o", out)
+        assert res.code == 0 and [json.loads(x)["final_text"] for x in out.read_text().splitlines()] == ["4", "6"]

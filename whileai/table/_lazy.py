@@ -70,6 +70,9 @@ def lazy_frame(rows: Any, columns: Sequence[str]) -> pl.LazyFrame | None:
     lf = lf.select([c for c in have if c in wanted])
     schema = lf.collect_schema()
     renames = _renames(list(schema.names()))
+    if (schema.get("completion") == pl.String and schema.get("prompt") == pl.String
+            and not {"final_text", "messages"} & set(schema.names())):
+        renames["completion"] = "final_text"  # TRL's standard format, as the eager reader reads it
     if renames:
         lf = lf.rename(renames)
         schema = lf.collect_schema()

@@ -252,6 +252,8 @@ def _expand_columns(columns: Sequence[str], have: Sequence[str]) -> set[str]:
         # what the conversation is built from, and the fields the full read keeps as the row gives
         # them rather than taking them from the conversation
         wanted |= _CONVERSATION_PARTS
+    if "final_text" in wanted:
+        wanted.add("completion")  # TRL's standard format: a text completion is the reply
     for alias, canonical in aliases.items():
         if canonical in wanted:
             wanted.add(alias)
@@ -270,8 +272,9 @@ def _from_arrow(table: Any) -> pl.DataFrame:
 def _parquet_target(path: Path) -> str | list[str]:
     """What ``pl.scan_parquet`` reads for ``path``: the file, a folder's files, or a partitioned folder.
 
-    A folder's ``.parquet`` files are listed in sorted order. A folder written partitioned (``scenario_id=t0/part-0.parquet``, as pyarrow's
-    ``write_to_dataset``, Spark, Dask and Ray write one) keeps its partition columns only when the
+    A folder's ``.parquet`` files are listed in sorted order. A folder written partitioned
+    (``scenario_id=t0/part-0.parquet``, as pyarrow's ``write_to_dataset``, Spark, Dask and Ray
+    write one) keeps its partition columns only when the
     folder is scanned as a folder: Polars parses ``key=value`` segments below it then, and from
     the whole path (folders above it too) when given a list of files.
     """
@@ -872,8 +875,12 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
         if canonical is not None and canonical not in row:
             key = canonical
         out[key] = value
-    # TRL-style conversational prompt/completion rows: two message lists make one conversation.
+    # TRL-style conversational prompt/completion rows: two message lists make one conversation;
+    # in TRL's standard format (text prompt, text completion) the completion is the reply.
     prompt = out.get("prompt")
+    if (isinstance(prompt, str) and isinstance(out.get("completion"), str) and out.get("final_text") is None
+            and "messages" not in out):
+        out["final_text"] = out.pop("completion")
     if isinstance(prompt, list) and "messages" not in out:
         completion = out.pop("completion", None)
         out["messages"] = list(prompt) + (completion if isinstance(completion, list) else
@@ -1079,7 +1086,14 @@ def _check_roles(df: pl.DataFrame, source: str) -> None:
 
 
 def _conversational_prompt(df: pl.DataFrame) -> pl.DataFrame:
-    """TRL conversational prompt/completion columns (lists of messages) become one conversation."""
+    """TRL prompt/completion columns become the table's.
+
+    Lists of messages make one conversation; a text completion beside a text prompt (TRL's
+    standard, not conversational, format; vf-eval's completion mode) is the reply, ``final_text``.
+    """
+    if ("completion" in df.columns and df.schema["completion"] == pl.String and "final_text" not in df.columns
+            and "messages" not in df.columns and df.schema.get("prompt") == pl.String):
+        return df.rename({"completion": "final_text"})
     if "messages" in df.columns or "prompt" not in df.columns or not isinstance(df.schema["prompt"], pl.List):
         return df
     prompts = df["prompt"].to_list()
