@@ -156,11 +156,15 @@ def _document_rows(path: Path) -> list[dict[str, Any]]:
 def folder_files(folder: Path) -> list[Path]:
     """The files of a folder to read as one table, in name order.
 
-    inspect_ai's ``logs.json`` listing is skipped, and so are lm-eval ``samples_*.jsonl`` files
-    whose ``results_*.json`` is in the same folder (that file reads them, with the run's model).
+    Files that hold no rollouts are skipped: inspect_ai's ``logs.json`` listing, vf-eval's
+    ``metadata.json`` beside its ``results.jsonl``, hidden files and anything under a hidden folder
+    (inspect_ai's ``.buffer/``), and lm-eval ``samples_*.jsonl`` files whose ``results_*.json`` is
+    in the same folder (that file reads them, with the run's model).
     """
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(_FOLDER_SUFFIXES)
-                   and not p.name.startswith(".") and p.name != "logs.json")
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+                   and p.name != "logs.json"
+                   and not (p.name == "metadata.json" and (p.parent / "results.jsonl").is_file()))
     if not files:
         raise InputFileError(
             f"folder {str(folder)!r} must hold .parquet, .jsonl, .json or .eval files, got none. "

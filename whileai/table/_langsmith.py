@@ -8,7 +8,11 @@ dataset example the run answered (``reference_example_id``), else the prompt, so
 of an experiment are the rollouts. Feedback is the grading: each ``feedback_stats`` key's mean
 (``avg``) lands on ``markers``, and the reward is the only key, or the first the export lists
 (``frame(..., scorer=KEY)`` picks another). Chat-shaped inputs and outputs (``messages``,
-``choices``, LangChain ``generations``) become the conversation.
+``choices``, LangChain ``generations``) become the conversation. Messages serialised the
+LangChain way (``{"type": "human" | "ai" | "tool" | "system", "content", "tool_calls":
+[{"name", "args", "id"}], "tool_call_id"}``, or the ``{"lc": 1, "type": "constructor", "id":
+[..., "HumanMessage"], "kwargs": {...}}`` form) are read as role messages; outputs that repeat the
+input conversation (a LangGraph state) add only the turns after it.
 """
 
 from __future__ import annotations
@@ -37,6 +41,89 @@ def _runs(path: Path) -> list[dict[str, Any]]:
     return _documents.iter_json_lines(path)
 
 
+#: LangChain message types (``BaseMessage.type``, or the class a constructor form names) as chat roles.
+_LC_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system", "function": "tool",
+             "developer": "system", "HumanMessage": "user", "AIMessage": "assistant", "ToolMessage": "tool",
+             "SystemMessage": "system", "FunctionMessage": "tool"}
+
+
+def _lc_body(message: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]] | None:
+    """A LangChain message's type (or class name) and fields, or None for anything else."""
+    if "role" in message:
+        return None
+    if message.get("lc") == 1 and message.get("type") == "constructor" and isinstance(message.get("kwargs"), Mapping):
+        ids = message.get("id")
+        cls = str(ids[-1]).removesuffix("Chunk") if isinstance(ids, list) and ids else None
+        kwargs = message["kwargs"]
+        return (cls if cls in _LC_ROLES or cls == "ChatMessage" else kwargs.get("type")), kwargs
+    kind = message.get("type")
+    if isinstance(kind, str) and (kind.removesuffix("Chunk") in _LC_ROLES or kind == "chat") and (
+            "content" in message or "data" in message):  # an OpenAI tool definition has a type but no content
+        data = message.get("data")  # langchain_core.messages.messages_to_dict: {"type", "data": {...}}
+        body = data if isinstance(data, Mapping) and "content" not in message else message
+        return kind.removesuffix("Chunk"), body
+    return None
+
+
+def _lc_message(kind: str | None, body: Mapping[str, Any]) -> dict[str, Any]:
+    """One LangChain message in the table's chat shape (OpenAI-style tool calls, ``arguments`` from ``args``)."""
+    role = body.get("role") if kind in ("chat", "ChatMessage") else _LC_ROLES.get(kind or "")
+    content = body.get("content")
+    if isinstance(content, list) and all(isinstance(b, str) or (isinstance(b, Mapping) and b.get("type") == "text")
+                                         for b in content):
+        content = "".join(b if isinstance(b, str) else str(b.get("text") or "") for b in content)
+    out: dict[str, Any] = {"role": role or "user", "content": content}
+    calls = body.get("tool_calls")
+    if not calls:
+        calls = _documents.as_map(body.get("additional_kwargs")).get("tool_calls")  # the provider's own shape
+    if isinstance(calls, list) and calls:
+        out["tool_calls"] = [
+            {"id": c.get("id"), "type": "function", "function": {"name": c.get("name"), "arguments": c.get("args")}}
+            if isinstance(c, Mapping) and "function" not in c else c
+            for c in calls
+        ]
+    if body.get("tool_call_id") is not None:
+        out["tool_call_id"] = body["tool_call_id"]
+    if out["role"] == "tool" and body.get("name") is not None:
+        out["name"] = body["name"]
+    return out
+
+
+def _lc_messages(value: Any) -> list[dict[str, Any]] | None:
+    """A list of LangChain messages (or a batch of one such list) as chat messages, else None."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+        value = value[0]  # chat model inputs: a batch of one conversation
+    if not isinstance(value, list) or not value or not all(isinstance(m, Mapping) for m in value):
+        return None
+    bodies = [_lc_body(m) for m in value]
+    if all(b is None for b in bodies):
+        return None
+    return [_lc_message(*b) if b is not None else dict(m) for m, b in zip(value, bodies)]
+
+
+def _with_role_messages(value: Any) -> Any:
+    """``value`` with its LangChain ``messages`` (a LangGraph state, chat model inputs) as role messages."""
+    if isinstance(value, Mapping):
+        for key in ("messages", "input", "prompt"):
+            found = _lc_messages(value.get(key))
+            if found is not None:
+                return {**value, key: found}
+        return value
+    found = _lc_messages(value)
+    return {"messages": found} if found is not None else value
+
+
+def _after(turns: list[Any], reply: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``reply`` without the input ``turns`` it repeats at its start (a LangGraph run's outputs hold the whole state)."""
+    def same(a: Any, b: Any) -> bool:
+        return isinstance(a, Mapping) and isinstance(b, Mapping) and (a.get("role"), a.get("content")) == (
+            b.get("role"), b.get("content"))
+
+    if len(reply) >= len(turns) and all(same(a, b) for a, b in zip(turns, reply)):
+        return reply[len(turns):]
+    return reply
+
+
 def _reply(outputs: Any) -> list[dict[str, Any]]:
     """The assistant turns a run's outputs hold (OpenAI ``choices``, LangChain ``generations``, ``messages``)."""
     if not isinstance(outputs, Mapping):
@@ -49,9 +136,9 @@ def _reply(outputs: Any) -> list[dict[str, Any]]:
         first = generations[0][0] if isinstance(generations[0], list) and generations[0] else generations[0]
         if isinstance(first, Mapping):
             message = first.get("message")
-            kwargs = message.get("kwargs") if isinstance(message, Mapping) else None
-            if isinstance(kwargs, Mapping):
-                return [{"role": "assistant", "content": kwargs.get("content"), "tool_calls": kwargs.get("tool_calls")}]
+            body = _lc_body(message) if isinstance(message, Mapping) else None
+            if body is not None:
+                return [{**_lc_message(*body), "role": "assistant"}]  # a generation is the model's reply
             if isinstance(first.get("text"), str):
                 return [{"role": "assistant", "content": first["text"]}]
     messages = _documents.messages_of(outputs)
@@ -90,8 +177,10 @@ def read_runs(path: str | Path) -> list[dict[str, Any]]:
         error = run.get("error")
         extra = _documents.as_map(run.get("extra"))
         metadata = dict(_documents.as_map(extra.get("metadata"))) or None
-        turns = _documents.messages_of(inputs)
-        reply = _reply(outputs)
+        turns = _documents.messages_of(_with_role_messages(inputs))
+        reply = _reply(_with_role_messages(outputs))
+        if turns:
+            reply = _after(turns, reply)
         final = _documents.text_of(outputs) if not reply else None
         row: dict[str, Any] = {
             "scenario_id": None if example is None else str(example),

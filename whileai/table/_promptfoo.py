@@ -3,8 +3,9 @@
 The file is promptfoo's output (``version: 3``): ``results.results`` holds one
 ``EvaluateResult`` per test case, prompt and provider, and per repeat (``--repeat N`` writes the
 test case N times). A test case under one prompt is a task: its ``testCase.description`` (else
-``t-`` plus a hash of its vars), with ``/p<promptIdx>`` when the eval has several prompts; its
-repeats and providers are the rollouts (``model_version`` is the provider id, so filter on it
+``t-`` plus a hash of its vars), with ``/t-<hash of its vars>`` added when several test cases
+share the description, and ``/p<promptIdx>`` when the eval has several prompts; its repeats and
+providers are the rollouts (``model_version`` is the provider id, so filter on it
 to compare providers). ``score`` (the weighted assertion score in [0, 1]) is the reward,
 ``gradingResult.reason`` the reason, ``namedScores`` and ``success`` (as ``pass``) the markers.
 A result that failed with an error (``failureReason`` 2, or ``error`` set) is an agent or
@@ -28,6 +29,21 @@ __all__ = ["read_promptfoo"]
 _FAILURE_ERROR = 2
 
 
+def _vars_of(result: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _documents.as_map(result.get("vars")) or _documents.as_map(_documents.as_map(result.get("testCase")).get("vars"))
+
+
+def _test_name(result: Mapping[str, Any]) -> tuple[str, str]:
+    """A result's test case: its description (else its vars hash), and ``t-`` plus its vars hash.
+
+    The vars, not ``testIdx``, identify a test case: promptfoo numbers each ``--repeat`` copy with
+    its own ``testIdx``, while the copies and the providers of one test share its vars.
+    """
+    vars_hash = "t-" + hashlib.sha256(dumps(_vars_of(result)).encode()).hexdigest()[:12]
+    description = _documents.as_map(result.get("testCase")).get("description")
+    return (str(description) if description else vars_hash), vars_hash
+
+
 def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
     """Read promptfoo eval results as row dicts.
 
@@ -44,16 +60,20 @@ def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
         raise SchemaError(f"file {str(path)!r} must be promptfoo output with results.results, got keys "
                           f"{sorted(data)[:8] if isinstance(data, Mapping) else type(data).__name__}. "
                           "Pass the file `promptfoo eval -o results.json` wrote.", path=str(path))
-    many_prompts = len({r.get("promptIdx") for r in results if isinstance(r, Mapping)}) > 1
+    results = [r for r in results if isinstance(r, Mapping)]
+    many_prompts = len({r.get("promptIdx") for r in results}) > 1
+    names = [_test_name(r) for r in results]
+    tests_named: dict[str, set[str]] = {}
+    for name, vars_hash in names:
+        tests_named.setdefault(name, set()).add(vars_hash)
     rows: list[dict[str, Any]] = []
     keys: list[str] = []
-    for result in results:
-        if not isinstance(result, Mapping):
-            continue
+    for result, (name, vars_hash) in zip(results, names):
         test = _documents.as_map(result.get("testCase"))
-        variables = _documents.as_map(result.get("vars")) or _documents.as_map(test.get("vars"))
-        name = test.get("description") or "t-" + hashlib.sha256(dumps(variables).encode()).hexdigest()[:12]
-        key = f"{name}/p{result.get('promptIdx', 0)}" if many_prompts else str(name)
+        variables = _vars_of(result)
+        if len(tests_named[name]) > 1:
+            name = f"{name}/{vars_hash}"  # several test cases share one description: their vars tell them apart
+        key = f"{name}/p{result.get('promptIdx', 0)}" if many_prompts else name
         keys.append(key)
         prompt = _documents.as_map(result.get("prompt"))
         response = _documents.as_map(result.get("response"))
