@@ -80,3 +80,20 @@ def test_trl_standard_prompt_completion_rows_keep_their_completion_as_the_reply(
         out = tmp_path / "kept.jsonl"
         res = wai("select", source, "--mode", "sft", "-o", out)
         assert res.code == 0 and [json.loads(x)["final_text"] for x in out.read_text().splitlines()] == ["4", "6"]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_jsonl_file_with_a_byte_order_mark_reads_as_without(wai, tmp_path, newline):
+    """Excel and PowerShell write UTF-8 with a BOM: line 1 'is not valid JSON (Unexpected UTF-8 BOM)'."""
+    text = newline.join(json.dumps(r) for r in ROWS) + newline
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    plain.write_text(text, newline="")
+    marked.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert table.frame(marked).equals(table.frame(plain))
+    want = wai("pass-at", plain, "--json").out
+    assert wai("pass-at", marked, "--json").out == want
+    assert wai("pass-at", "-", "--json", stdin="\ufeff" + text).out == want
+    for args in (["export", "-o", tmp_path / "e.jsonl"], ["select", "--mode", "sft", "-o", tmp_path / "s.jsonl"],
+                 ["inspect"], ["hack-scan"]):
+        res = wai(args[0], marked, *args[1:])
+        assert res.code == 0, res.err

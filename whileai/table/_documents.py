@@ -50,7 +50,7 @@ def first_record(path: Path) -> tuple[Any, bool]:
 def load_document(path: Path) -> Any:
     """The whole JSON document, or a SchemaError naming the file."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return json.load(handle)
     except (OSError, ValueError) as exc:
         raise SchemaError(f"file {str(path)!r} is not readable JSON ({exc}). Pass the file the tool wrote.",
@@ -59,7 +59,7 @@ def load_document(path: Path) -> Any:
 def iter_json_lines(path: Path) -> list[dict[str, Any]]:
     """Every JSON object of a JSONL file; a broken line raises SchemaError naming ``file:line``."""
     out: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8-sig") as handle:
         for lineno, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

@@ -813,6 +813,8 @@ def _iter_jsonl(handle: io.TextIOBase | Any, source: str, *, first_line: int = 1
     first = first_line == 1
     loads = json.loads
     for lineno, line in enumerate(handle, start=first_line):
+        if lineno == 1 and line.startswith("\ufeff"):  # a byte-order mark, as Excel and PowerShell write UTF-8
+            line = line[1:]
         if not line.strip():
             continue
         if first and line.lstrip().startswith("["):
