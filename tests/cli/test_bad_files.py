@@ -97,3 +97,17 @@ def test_a_jsonl_file_with_a_byte_order_mark_reads_as_without(wai, tmp_path, new
                  ["inspect"], ["hack-scan"]):
         res = wai(args[0], marked, *args[1:])
         assert res.code == 0, res.err
+
+
+@pytest.mark.parametrize("bad", [5.0, float("inf"), -0.5])
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_a_reward_outside_0_1_is_refused_by_select_and_export_as_by_pass_at(wai, tmp_path, bad, suffix):
+    """export wrote reward 5.0 and select said 'reward mean: eligible inf', where pass-at refused the file."""
+    rows = [{**r, "reward": bad if i == 3 else r["reward"]} for i, r in enumerate(ROWS)]
+    path = tmp_path / f"rows{suffix}"
+    table.write(pl.DataFrame(rows), path)
+    for args in (["pass-at"], ["export", "-o", tmp_path / "e.jsonl"], ["select", "--mode", "sft", "-o", tmp_path / "s.jsonl"],
+                 ["select", "--mode", "rl", "-o", tmp_path / "r.jsonl"]):
+        res = wai(args[0], path, *args[1:])
+        assert res.code == 2 and res.err.startswith(f"error: reward must be in [0, 1], got {bad!r} on 1 row(s)"), (args, res.err)
+    assert not any((tmp_path / name).exists() for name in ("e.jsonl", "s.jsonl", "r.jsonl"))

@@ -123,7 +123,9 @@ class _Run:
         self._leak_rows: list[int] = []
         self.n = keys.height
         from whileai.measure import task_stats
+        from whileai.measure._common import check_reward_range
 
+        check_reward_range(keys)
         rewards = (keys.select("task_key", "reward") if "reward" in keys.columns
                    else keys.select("task_key").with_columns(pl.lit(None, pl.Float64).alias("reward")))
         stats = task_stats(rewards, threshold=PASS_THRESHOLD)

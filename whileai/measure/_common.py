@@ -86,6 +86,25 @@ def read_rows(rows: Any, *, extra: Sequence[str] = (), all_columns: bool = False
     return table.frame(rows, columns=[*wanted, *extra], allow_empty=True)
 
 
+def check_reward_range(df: pl.DataFrame) -> None:
+    """Raise :class:`SchemaError` when a numeric ``reward`` holds a value outside [0, 1] (NaN and null pass).
+
+    Every step that reads a reward as a pass rate (measure, select, export) checks it: a 1-to-5
+    score read as one gives a plausible but wrong number.
+    """
+    if "reward" not in df.columns or not df.schema["reward"].is_numeric():
+        return
+    reward = pl.col("reward").cast(pl.Float64)
+    outside = reward.is_not_nan() & ((reward < 0.0) | (reward > 1.0))  # polars orders NaN above every number
+    counts = df.select(outside.sum().alias("bad"), reward.filter(outside).first().alias("example")).row(0, named=True)
+    if counts["bad"]:
+        raise SchemaError(
+            f"reward must be in [0, 1], got {counts['example']!r} on {counts['bad']} row(s). "
+            "Rescale the judge's score to [0, 1] (a 1-to-5 score s becomes (s - 1) / 4).",
+            column="reward",
+        )
+
+
 def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
     """Check rewards: a Float64 ``reward`` column in [0, 1] or null.
 
@@ -104,19 +123,9 @@ def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
                 f"reward must hold numbers in [0, 1] or null, got dtype {df.schema['reward']}. "
                 "Have the judge return a number (1.0 pass, 0.0 fail).", column="reward",
             ) from exc
+    check_reward_range(df)
     reward = pl.col("reward")
-    outside = reward.is_not_nan() & ((reward < 0.0) | (reward > 1.0))  # polars orders NaN above every number
-    counts = df.select(
-        reward.is_nan().sum().alias("nan"),
-        outside.sum().alias("bad"),
-        reward.filter(outside).first().alias("example"),
-    ).row(0, named=True)
-    if counts["bad"]:
-        raise SchemaError(
-            f"reward must be in [0, 1], got {counts['example']!r} on {counts['bad']} row(s). "
-            "Rescale the judge's score to [0, 1] (a 1-to-5 score s becomes (s - 1) / 4).",
-            column="reward",
-        )
+    counts = df.select(reward.is_nan().sum().alias("nan")).row(0, named=True)
     if counts["nan"]:
         warnings.append(f"{counts['nan']} row(s) have reward NaN; they are read as ungraded. "
                         "Return None from the judge for a row it could not grade.")

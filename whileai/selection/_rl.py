@@ -30,6 +30,7 @@ from whileai.defaults import (
 from whileai.errors import TrainingSelectionError, WaiError
 from whileai.guard._hygiene import trajectory_signature
 from whileai.measure import task_stats
+from whileai.measure._common import check_reward_range
 from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (
@@ -270,6 +271,7 @@ def select_for_rl(
     decisions = parquet_decisions(rows, _DECISION_COLUMNS)
     df, fetch = decisions if decisions is not None else (table.frame(rows), None)
     require_graded(df, 'select(mode="rl")')
+    check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
     report: dict[str, Any] = {"n": df.height, "truncated_policy": truncated, "band": (lo, hi),
                               "enforce_band": bool(enforce_band), "target": target, "order": order}
     warnings: list[str] = []

@@ -12,6 +12,7 @@ from pydantic import Field
 from whileai import table
 from whileai.defaults import DEFAULT_SEED, REJECTION_SAMPLING_MIN_K, SELECT_TARGET, SFT_MIN_REWARD
 from whileai.errors import ArgumentError, TrainingSelectionError
+from whileai.measure._common import check_reward_range
 from whileai.report import Report, fmt_num
 from whileai.selection._common import (
     check_choice,
@@ -264,6 +265,7 @@ def select_for_sft(
     decisions = parquet_decisions(rows, _DECISION_COLUMNS, calls=("name",))
     df, fetch = decisions if decisions is not None else (table.frame(rows), None)
     require_graded(df, 'select(mode="sft")')
+    check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
     graded = pl.col("reward").is_not_null()
     passing = graded & (pl.col("reward") >= float(min_reward))
     # A narrow frame: every ranking runs on it and the wide rows are gathered once at the end.
