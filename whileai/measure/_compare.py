@@ -287,13 +287,13 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
             out.mean_a = float(va.mean())
         if vb.size:
             out.mean_b = float(vb.mean())
-        if va.size >= 2 and vb.size >= 2:
+        if va.size >= MIN_CI_TASKS and vb.size >= MIN_CI_TASKS:
             out.delta = out.mean_b - out.mean_a
             ci, p = _welch(va, vb, level)
             out.ci95, out.p_value, out.p_method, out.test = nan_to_none(ci), p, "welch", "welch"
         elif va.size and vb.size:
             out.delta = out.mean_b - out.mean_a
-            notes.append("an unpaired interval needs two tasks a side")
+            notes.append(f"an unpaired interval needs {MIN_CI_TASKS} tasks a side")
     out.verdict, out.direction = _verdict(out, level)
     _agreement(out, level, notes)
     if out.verdict == "insufficient_data" and not (has_a.any() and has_b.any()):
@@ -303,14 +303,22 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
 
 
 def _welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[tuple[float, float], float]:
-    """Welch's interval on mean(b) - mean(a) and its two-sided t-test p-value."""
+    """Welch's interval on mean(b) - mean(a) and its two-sided t-test p-value.
+
+    When neither side varies the t statistic is infinite and says nothing of the sample sizes;
+    the p-value is then the exact two-sided permutation test's (Fisher 1935): of the
+    C(n_a + n_b, n_a) ways to split the values into sides of these sizes, only the observed split
+    (and its mirror when the sides are the same size) is as far apart, so p = (1 or 2) / C.
+    """
     from scipy.special import stdtr
 
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     se = math.sqrt(va + vb)
     delta = float(b.mean() - a.mean())
     if se == 0.0:
-        return (delta, delta), (1.0 if delta == 0.0 else 0.0)
+        if delta == 0.0:
+            return (delta, delta), 1.0
+        return (delta, delta), (2.0 if a.size == b.size else 1.0) / math.comb(a.size + b.size, a.size)
     df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
     q = float(t_quantile(level, df))
     p = float(2.0 * stdtr(df, -abs(delta) / se))
