@@ -17,7 +17,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from whileai.cli._common import emit, engine_option, json_option
+from whileai.cli._common import emit, engine_option, json_option, report_stream
 from whileai.measure import pass_at
 
 NOISE = "(raylet) A worker died or was killed while executing a task by an unexpected system error."
@@ -29,8 +29,9 @@ def _rows():
 
 @click.command()
 @engine_option
+@click.option("--table", "as_table", is_flag=True)
 @json_option
-def _command(engine: str, as_json: bool) -> None:
+def _command(engine: str, as_table: bool, as_json: bool) -> None:
     def chatter() -> None:  # Ray's listener: sys.stdout looked up at the time of the print
         print(NOISE, file=sys.stdout, flush=True)
 
@@ -38,6 +39,9 @@ def _command(engine: str, as_json: bool) -> None:
     thread.start()
     thread.join()
     print("a progress line from the step itself")
+    if as_table:  # as wai pass-at --table prints its table
+        click.echo(pass_at(_rows(), k=2).table(style="text"), file=report_stream())
+        return
     emit(pass_at(_rows(), k=2), as_json)
 
 
@@ -52,6 +56,12 @@ def test_with_engine_ray_stdout_is_the_report_alone(as_json):
     else:
         assert res.stdout.strip() == str(report).strip()
     assert NOISE in res.stderr and "a progress line" in res.stderr
+
+
+def test_with_engine_ray_a_table_goes_to_stdout_too():
+    res = CliRunner().invoke(_command, ["--engine", "ray", "--table"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == pass_at(_rows(), k=2).table(style="text") + "\n" and NOISE in res.stderr
 
 
 def test_the_local_engine_prints_as_it_always_did():

@@ -18,7 +18,7 @@ import click
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_NOT_COMPARABLE", "EXIT_PASS", "EXIT_REFUSED", "ROWS_HELP",
            "check_output", "colour_enabled", "emit", "json_option", "read_options", "read_rows",
-           "ray_paths", "rows_argument", "rows_source", "store_option", "styled"]
+           "ray_paths", "report_stream", "rows_argument", "rows_source", "store_option", "styled"]
 
 #: click colours per verdict tone (Report.verdict_word).
 _TONE_COLOURS = {"good": "green", "bad": "red", "warn": "yellow"}
@@ -162,12 +162,21 @@ def emit(report: Any, as_json: bool, *, output: str | None = None) -> None:
     standard output that block found.
     """
     err = output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
-    kept = None if err else _REPORT_STREAM.get()
+    kept = None if err else report_stream()
     if as_json:
         click.echo(report.to_json(), file=kept, err=err)
         return
     colour = colour_enabled(sys.stderr if err else kept)
     click.echo(styled(report, colour=colour), file=kept, color=colour, err=err)
+
+
+def report_stream() -> TextIO | None:
+    """The stream a command's report goes to.
+
+    The standard output ``reports_kept_from_ray`` kept, else None (``click.echo``'s own choice,
+    ``sys.stdout``).
+    """
+    return _REPORT_STREAM.get()
 
 
 def check_output(output: str) -> str:

@@ -12,6 +12,7 @@ from whileai.cli._common import (
     engine_option,
     engine_rows,
     json_option,
+    report_stream,
     rows_argument,
 )
 
@@ -42,7 +43,7 @@ def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, engine
     if output is not None:
         write_frame(report.per_task, output)
     if as_table and not as_json:
-        click.echo(report.table(style="text"))
+        click.echo(report.table(style="text"), file=report_stream())
     else:
         emit(report, as_json)
 
