@@ -189,7 +189,7 @@ class _Run:
                 f"privileged_leak: {n_leaked} of {self.n} rows quote their own privileged context (reference, "
                 f"principle or hidden state) in an assistant turn (rows {shown}{'...' if n_leaked > 10 else ''}); the "
                 "export scrubs the key, not the reply, so training on them teaches the model to say what only the grader "
-                "was told. Drop those rows (leak_report names them) or pass validate=False.",
+                "was told. Drop those rows (leak_report names them) or pass validate=False (wai export --no-validate).",
                 reason="privileged_leak", rows=leaked, counts={"n_leaked": n_leaked},
             )
 
@@ -255,8 +255,8 @@ class _Run:
             raise TrainingSelectionError(
                 f"tool_call_roundtrip: {c.calls_invalid} of {c.calls_checked} tool calls have arguments that do not "
                 f"parse as a JSON object (rows {', '.join(str(r) for r in c.invalid_rows[:10])}); a model trained on "
-                "them learns to emit broken calls. Drop or repair those rows, or pass validate=False to write them "
-                "as JSON strings.",
+                "them learns to emit broken calls. Drop or repair those rows, or pass validate=False "
+                "(wai export --no-validate) to write them as JSON strings.",
                 reason="tool_call_roundtrip", rows=c.invalid_rows,
             )
         report = ExportReport(
