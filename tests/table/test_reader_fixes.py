@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from whileai import table
 
@@ -183,3 +184,16 @@ def test_a_folder_skips_files_under_hidden_folders(tmp_path):
     hidden = tmp_path / ".runs"
     _vf_eval_run(hidden)
     assert table.frame(hidden / "outputs").height == 4
+
+
+def test_a_pandas_frame_keyed_by_its_index_keeps_the_key():
+    """set_index('scenario_id') dropped the key in memory (2 tasks read as 1), where df.to_parquet() keeps it."""
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    import whileai as wai
+
+    df = pd.DataFrame({"scenario_id": ["a", "a", "b", "b"], "prompt": ["same"] * 4,
+                       "reward": [1.0, 1.0, 0.0, 0.0]}).set_index("scenario_id")
+    assert wai.pass_at(df, k=2).n_tasks == 2
+    assert table.frame(df)["scenario_id"].to_list() == ["a", "a", "b", "b"]
+    plain = pd.DataFrame({"scenario_id": ["a", "b"], "reward": [1.0, 0.0]})  # a default RangeIndex stays out
+    assert "index" not in table.frame(plain).columns and table.frame(plain).width == 3

@@ -193,7 +193,14 @@ def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None) -
 
 
 def _from_pandas(df: Any) -> pl.DataFrame:
-    """A pandas DataFrame: through Arrow when its columns allow, else row by row."""
+    """A pandas DataFrame: through Arrow when its columns allow, else row by row.
+
+    A named index (``set_index("scenario_id")``) is a column, as ``df.to_parquet()`` writes it; an
+    unnamed one (the default RangeIndex) is dropped.
+    """
+    names = [n for n in getattr(getattr(df, "index", None), "names", None) or [] if n is not None]
+    if names and not {str(n) for n in names} & {str(c) for c in df.columns}:
+        df = df.reset_index()
     try:
         out = pl.from_pandas(df)
     except Exception:  # object columns Arrow cannot type (mixed nested values)
