@@ -20,7 +20,8 @@ from whileai.cli._common import (
 @click.command("pass-at")
 @rows_argument()
 @click.option("--k", type=click.IntRange(min=1), default=None,
-              help="Rollouts per task for pass^k and pass@k (default: the smallest group with two or more).")
+              help="Rollouts per task for pass^k and pass@k (default: the smallest group, reported when it has "
+                   "at least 4 rollouts; pass --k 3 to report a smaller k).")
 @click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Also write the per-task table (task, rollouts, passes, pass rate) to FILE: .csv, .json, .jsonl "
