@@ -197,3 +197,28 @@ def test_a_pandas_frame_keyed_by_its_index_keeps_the_key():
     assert table.frame(df)["scenario_id"].to_list() == ["a", "a", "b", "b"]
     plain = pd.DataFrame({"scenario_id": ["a", "b"], "reward": [1.0, 0.0]})  # a default RangeIndex stays out
     assert "index" not in table.frame(plain).columns and table.frame(plain).width == 3
+
+
+def _lm_sample(doc_id, value, **extra):
+    return {"doc_id": doc_id, "doc": {"question": f"Q{doc_id}"}, "target": "4",
+            "arguments": {"gen_args_0": {"arg_0": f"Question: Q{doc_id}\nAnswer:", "arg_1": {"until": ["Question:"]}}},
+            "resps": [["The answer is 4."]], "filtered_resps": ["4"], "exact_match": value, **extra}
+
+
+def test_lm_eval_0_4_0_samples_and_a_renamed_samples_file_are_read(tmp_path):
+    """lm-eval 0.4.0-0.4.2 wrote --log_samples as one pretty-printed JSON array named
+    <model args>_<task>.jsonl, with no 'metrics' list ('got no rows'); a renamed samples file was
+    refused ('must be named samples_<task>_<date>.jsonl, got that name')."""
+    old = tmp_path / "pretrained__gpt2_gsm8k.jsonl"
+    old.write_text(json.dumps([_lm_sample(i, float(i % 2)) for i in range(4)], indent=2))
+    df = table.frame(old)
+    assert df["reward"].to_list() == [0.0, 1.0, 0.0, 1.0] and df["judge_name"].unique().to_list() == ["exact_match"]
+    assert df["scenario_id"].to_list() == [f"pretrained__gpt2_gsm8k/{i}" for i in range(4)]
+    assert df["prompt"][0] == "Question: Q0\nAnswer:"
+    new = [_lm_sample(i, float(i % 2), metrics=["exact_match"], filter="strict-match") for i in range(4)]
+    named = tmp_path / "samples_gsm8k_2024-06-28T11-20-33.520918.jsonl"
+    named.write_text("".join(json.dumps(r) + "\n" for r in new))
+    renamed = tmp_path / "gsm8k_samples.jsonl"
+    renamed.write_text(named.read_text())
+    assert table.frame(renamed)["reward"].to_list() == table.frame(named)["reward"].to_list() == [0.0, 1.0, 0.0, 1.0]
+    assert table.frame(named)["scenario_id"][0] == "gsm8k/0" and table.frame(renamed)["scenario_id"][0] == "gsm8k_samples/0"

@@ -87,6 +87,8 @@ def sniff(path: Path) -> str | None:
             return "document"
         return None
     if isinstance(value, list) and whole and value and isinstance(value[0], Mapping):
+        if _LM_EVAL_KEYS <= set(value[0]):  # lm-eval 0.4.0-0.4.2 wrote --log_samples as one JSON array
+            return "lm_eval_samples"
         if _is_langsmith(value[0]):
             return "langsmith"
         if _is_braintrust(value[0]):

@@ -31,12 +31,27 @@ __all__ = ["read_results", "read_samples", "samples_of"]
 
 
 def _task_of(path: Path) -> str:
+    """The task a samples file holds: from lm-eval's ``samples_<task>_<date>.jsonl`` name, else the file's stem.
+
+    lm-eval 0.4.0-0.4.2 named the file ``<model args>_<task>.jsonl``, where neither part is
+    delimited (task names hold ``_`` too), and a renamed file keeps no task: the stem keeps one
+    file's documents apart from another's.
+    """
     match = _documents.lm_eval_samples_name(path)
-    if match is None:
-        raise SchemaError(f"file {str(path)!r} must be named samples_<task>_<date>.jsonl (lm-eval's name, which "
-                          "carries the task), got that name. Keep the name lm-eval wrote, or map the columns with "
-                          "mapping={'task': 'doc_id', 'reward': '<metric>'}.", path=str(path))
-    return match.group("task")
+    return match.group("task") if match is not None else path.name.split(".", 1)[0]
+
+
+#: Keys of an lm-eval sample that are not metric values (lm_eval/evaluator.py writes them).
+_SAMPLE_KEYS = frozenset({"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+                          "doc_hash", "prompt_hash", "target_hash", "task_name"})
+
+
+def _metric_names(sample: Mapping[str, Any]) -> list[str]:
+    """The sample's metric names: its ``metrics`` list (lm-eval 0.4.3 on), else its numeric fields (0.4.0-0.4.2)."""
+    listed = sample.get("metrics")
+    if isinstance(listed, list):
+        return [str(m) for m in listed]
+    return [k for k, v in sample.items() if k not in _SAMPLE_KEYS and _number(v) is not None]
 
 
 def _number(value: Any) -> float | None:
@@ -83,17 +98,19 @@ def read_samples(path: str | Path, *, model: str | None = None) -> list[dict[str
     """
     path = Path(path)
     task = _task_of(path)
-    lines = _documents.iter_json_lines(path)
+    value, whole = _documents.first_record(path)
+    lines = [v for v in value if isinstance(v, dict)] if whole and isinstance(value, list) \
+        else _documents.iter_json_lines(path)
     docs: dict[str, list[dict[str, Any]]] = {}
     for line in lines:
         docs.setdefault(str(line.get("doc_id")), []).append(line)
     rows: list[dict[str, Any]] = []
     for doc_id, variants in docs.items():
         base = variants[0]
-        names = [str(m) for m in base.get("metrics") or [] if m in base]
+        names = [m for m in _metric_names(base) if m in base]
         markers: dict[str, float] = {}
         for variant in variants:
-            for name in variant.get("metrics") or []:
+            for name in _metric_names(variant):
                 value = _number(variant.get(name))
                 if value is not None:
                     markers[str(name) if variant is base else f"{name},{variant.get('filter')}"] = value
