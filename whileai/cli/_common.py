@@ -18,7 +18,7 @@ import click
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_NOT_COMPARABLE", "EXIT_PASS", "EXIT_REFUSED", "ROWS_HELP",
            "check_output", "colour_enabled", "emit", "json_option", "read_options", "read_rows",
-           "ray_paths", "report_stream", "rows_argument", "rows_source", "store_option", "styled"]
+           "ray_paths", "report_stream", "rows_argument", "rows_source", "source_words", "store_option", "styled"]
 
 #: click colours per verdict tone (Report.verdict_word).
 _TONE_COLOURS = {"good": "green", "bad": "red", "warn": "yellow"}
@@ -88,6 +88,13 @@ def ray_paths(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | N
         raise ArgumentError("FILE must be a Parquet path, folder or glob with --engine ray, got - (stdin). "
                             "Write the rows to a Parquet file first, or drop --engine ray.", argument="--engine")
     return files[0] if len(files) == 1 else list(files)
+
+
+def source_words(file: Any) -> str:
+    """How an error names a command's rows: ``stdin``, ``file 'PATH'``, or the files read as one table."""
+    if not isinstance(file, str):
+        return "the files"
+    return "stdin" if file == "-" else f"file {file!r}"
 
 
 def rows_argument(name: str = "file") -> Callable[[F], F]:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument, source_words
 
 
 @click.command()
@@ -28,8 +28,7 @@ def gate(ctx: click.Context, file: Any, mode: str | None, endorsed: tuple[str, .
     if report.n_rows == 0:  # a step upstream that wrote nothing must not pass the gate of a pipeline
         from whileai.errors import EmptyInputError
 
-        where = "stdin" if file == "-" else (f"file {file!r}" if isinstance(file, str) else "the files")
-        raise EmptyInputError(f"{where} must hold the rows to publish, got no rows. Check the step that wrote it; "
+        raise EmptyInputError(f"{source_words(file)} must hold the rows to publish, got no rows. Check the step that wrote it; "
                               "the gate checks nothing in an empty set.", source=file if isinstance(file, str) else None)
     emit(report, as_json)
     ctx.exit(0 if report.ok else 1)

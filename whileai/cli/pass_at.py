@@ -14,6 +14,7 @@ from whileai.cli._common import (
     json_option,
     report_stream,
     rows_argument,
+    source_words,
 )
 
 
@@ -38,8 +39,7 @@ def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, engine
         frame_format(output)  # an unknown suffix is refused before any work
     report = measure(engine_rows(file, engine), k=k)
     if report.n_rows == 0:
-        where = "stdin" if file == "-" else f"file {file!r}"
-        raise EmptyInputError(f"{where} must hold graded rollouts, got no rows. Check the path, or run the eval "
+        raise EmptyInputError(f"{source_words(file)} must hold graded rollouts, got no rows. Check the path, or run the eval "
                               "that should have filled it.", source=file)
     if output is not None:
         write_frame(report.per_task, output)

@@ -772,14 +772,13 @@ class Store:
                 relation = con.sql(query, params=list(params) if params else None)
                 return pl.DataFrame() if relation is None else relation.pl()
             except duckdb.Error as exc:
-                raise StoreError(
-                    f"the query failed: {exc}. Tables: datasets, runs, eval_sets, eval_set_tasks; "
-                    "a dataset's rows: dataset_rows('name').",
-                ) from exc
+                raise StoreError(f"the query failed: {exc}. {_SQL_HINT}") from exc
 
 
 _EVAL_COLS = "id, name, version, content_hash, n_tasks, dataset_id, created_at"
 
+#: What a failed query's error adds: the tables and the dataset macro ``store.sql`` offers.
+_SQL_HINT = "Tables: datasets, runs, eval_sets, eval_set_tasks; a dataset's rows: dataset_rows('name')."
 #: ``EXPLAIN`` or ``EXPLAIN ANALYZE`` before a statement (DuckDB runs what ``EXPLAIN ANALYZE`` explains).
 _EXPLAIN = re.compile(r"^\s*explain(\s+analy[sz]e)?\b", re.IGNORECASE)
 
@@ -797,15 +796,16 @@ def _check_reads_only(query: str) -> None:
     """
     import duckdb
 
+    statements: list[Any] = []
     try:
-        statements = duckdb.extract_statements(query)
-        for statement in statements:
-            if statement.type == duckdb.StatementType.EXPLAIN:
-                inner = _EXPLAIN.sub("", statement.query, count=1)
-                statements.extend(duckdb.extract_statements(inner) if inner.strip() else [])
+        pending = list(duckdb.extract_statements(query))
+        while pending:  # an EXPLAIN's statement is checked as well (EXPLAIN ANALYZE runs it)
+            statement = pending.pop(0)
+            statements.append(statement)
+            inner = _EXPLAIN.sub("", statement.query, count=1) if statement.type == duckdb.StatementType.EXPLAIN else ""
+            pending.extend(duckdb.extract_statements(inner) if inner.strip() else [])
     except duckdb.Error as exc:
-        raise StoreError(f"the query failed: {exc}. Tables: datasets, runs, eval_sets, eval_set_tasks; "
-                         "a dataset's rows: dataset_rows('name').") from exc
+        raise StoreError(f"the query failed: {exc}. {_SQL_HINT}") from exc
     for statement in statements:
         if statement.type not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
             kind = str(statement.type).rsplit(".", 1)[-1]

@@ -127,6 +127,12 @@ def openapi() -> dict[str, Any]:
 
     error = {"type": "object", "properties": {"error": {"type": "object", "properties": {
         "code": {"type": "string"}, "message": {"type": "string"}, "field": {"type": "string"}}}}}
+    key_header = {"name": API_KEY_HEADER, "in": "header", "required": False, "schema": {"type": "string"}}
+
+    def answers(status: str, schema: dict[str, Any], errors: Sequence[tuple[int, str]]) -> dict[str, Any]:
+        return {status: {"description": "OK", "content": {"application/json": {"schema": schema}}},
+                **{str(s): {"description": d, "content": {"application/json": {"schema": error}}} for s, d in errors}}
+
     paths: dict[str, Any] = {}
     for route in ROUTES:
         params = [{"name": p, "in": "path", "required": True, "schema": {"type": "string"}} for p in route.path_params]
@@ -134,13 +140,10 @@ def openapi() -> dict[str, Any]:
                    for q in route.query]
         op: dict[str, Any] = {
             "operationId": route.op, "summary": route.summary, "tags": list(route.tags),
-            "parameters": [{"name": API_KEY_HEADER, "in": "header", "required": False, "schema": {"type": "string"}},
-                           *params],
-            "responses": {str(route.status): {"description": "OK", "content": {"application/json": {
-                "schema": schema_of(route.returns)}}},
-                **{str(s): {"description": d, "content": {"application/json": {"schema": error}}} for s, d in (
-                    (401, "missing or wrong API key"), (404, "unknown (or another account's) object"),
-                    (409, "the id exists"), (422, "a body or query field is invalid; error.field names it"))}},
+            "parameters": [key_header, *params],
+            "responses": answers(str(route.status), schema_of(route.returns), (
+                (401, "missing or wrong API key"), (404, "unknown (or another account's) object"),
+                (409, "the id exists"), (422, "a body or query field is invalid; error.field names it"))),
         }
         if route.body is not None:
             op["requestBody"] = {"required": True, "content": {"application/json": {"schema": schema_of(route.body[1])}}}
@@ -150,11 +153,8 @@ def openapi() -> dict[str, Any]:
     for path, op_id, summary, answer in (
             ("/whoami", "whoami", "The account and key id the request is served as (wai login checks it).", whoami),
             ("/openapi.json", "openapi", "This document.", {"type": "object"})):
-        paths[path] = {"get": {"operationId": op_id, "summary": summary, "tags": ["server"], "parameters": [
-            {"name": API_KEY_HEADER, "in": "header", "required": False, "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": answer}}},
-                          "401": {"description": "missing or wrong API key",
-                                  "content": {"application/json": {"schema": error}}}}}}
+        paths[path] = {"get": {"operationId": op_id, "summary": summary, "tags": ["server"], "parameters": [key_header],
+                               "responses": answers("200", answer, ((401, "missing or wrong API key"),))}}
     return {"openapi": "3.1.0", "info": {"title": "whileai server", "version": _version()},
             "paths": paths, "components": {"schemas": components,
                                            "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header",
@@ -309,5 +309,4 @@ def _bound_socket(host: str, port: int) -> socket.socket:
                                 f"{host}. Pass another --port, or stop that program.", argument="port") from exc
         raise ArgumentError(f"host must be an address of this machine, got {host!r} ({exc.strerror or exc}). "
                             "Pass --host 127.0.0.1.", argument="host") from exc
-    sock.set_inheritable(True)
     return sock
