@@ -72,6 +72,20 @@ def test_pass_at(wai, runs):
     assert wai("pass-at", "-", stdin=lines).out.strip() == res.out.strip()
 
 
+def test_pass_at_min_k(wai, tmp_path):
+    # three rollouts a task: below MIN_K the k-way numbers are n/a, and the advice names min_k;
+    # --min-k 3 reports them as pass_at(min_k=3) does
+    path = tmp_path / "k3.parquet"
+    table.write(rollout_table(30, 3, seed=4), path)
+    default = json.loads(wai("pass-at", path, "--json").out)
+    assert default["pass_pow_k"] is None and "min_k" in default["note"]
+    res = wai("pass-at", path, "--min-k", "3", "--json")
+    assert res.code == 0
+    data = json.loads(res.out)
+    assert data["k"] == 3 and data["pass_pow_k"] == pytest.approx(pass_at(path, min_k=3).pass_pow_k)
+    assert wai("pass-at", path, "--min-k", "0").code == 2
+
+
 @pytest.mark.parametrize(("after", "first", "code"), [
     ("better", "PASS", 0), ("same", "NO DIFFERENCE", 0), ("worse", "FAIL", 1), ("elsewhere", "NOT COMPARABLE", 3),
 ])

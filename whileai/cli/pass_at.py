@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from whileai.defaults import MIN_K
 from whileai.cli._common import (
     ROWS_HELP,
     emit,
@@ -22,14 +23,16 @@ from whileai.cli._common import (
 @rows_argument()
 @click.option("--k", type=click.IntRange(min=1), default=None,
               help="Rollouts per task for pass^k and pass@k (default: the smallest group, reported when it has "
-                   "at least 4 rollouts; pass --k 3 to report a smaller k).")
+                   "at least --min-k rollouts; pass --k 3 to report a smaller k).")
+@click.option("--min-k", type=click.IntRange(min=1), default=MIN_K, show_default=True,
+              help="With k read off the rows, report pass^k and pass@k only from this many rollouts per task up.")
 @click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Also write the per-task table (task, rollouts, passes, pass rate) to FILE: .csv, .json, .jsonl "
                    "or .parquet.")
 @engine_option
 @json_option
-def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, engine: str, as_json: bool) -> None:
+def pass_at(file: Any, k: int | None, min_k: int, as_table: bool, output: str | None, engine: str, as_json: bool) -> None:
     """pass@1 with its 95% interval over tasks, pass^k and pass@k with theirs, and headroom."""
     from whileai.errors import EmptyInputError
     from whileai.measure import pass_at as measure
@@ -37,7 +40,7 @@ def pass_at(file: Any, k: int | None, as_table: bool, output: str | None, engine
 
     if output is not None:
         frame_format(output)  # an unknown suffix is refused before any work
-    report = measure(engine_rows(file, engine), k=k)
+    report = measure(engine_rows(file, engine), k=k, min_k=min_k)
     if report.n_rows == 0:
         raise EmptyInputError(f"{source_words(file)} must hold graded rollouts, got no rows. Check the path, or run the eval "
                               "that should have filled it.", source=file)
