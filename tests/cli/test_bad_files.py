@@ -48,6 +48,52 @@ def test_a_hive_partitioned_folder_keeps_its_partition_column(wai, tmp_path):
     assert wai("inspect", root).out.startswith(f"{root}: 12 rows, 4 tasks, k=3")
 
 
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_spark_output_folder_skips_checksums_temporary_and_hidden_files(wai, tmp_path, partitioned):
+    """Spark writes a .crc checksum beside each part and leaves _temporary/ while a job runs: a
+    partitioned folder failed ('different file extensions', exit 2), a plain one read the stray
+    rows as rollouts. pyarrow, Spark and Dask skip names that start with '.' or '_'."""
+    root = tmp_path / "out"
+    if partitioned:
+        pq.write_to_dataset(pa.Table.from_pylist(ROWS), str(root), partition_cols=["scenario_id"])
+    else:
+        root.mkdir()
+        pq.write_table(pa.Table.from_pylist(ROWS), root / "part-00000.snappy.parquet")
+    for part in list(root.rglob("*.parquet")):
+        (part.parent / f".{part.name}.crc").write_bytes(b"crc")
+    (root / "_SUCCESS").write_text("")
+    stray = [dict(ROWS[0], scenario_id="stray", reward=1.0)]
+    for hidden in ("_temporary/0/task_1", ".spark-staging"):
+        (root / hidden).mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(stray), root / hidden / "part-00001.parquet")
+    df = table.frame(root)
+    assert df.height == 12 and sorted(df["task_key"].unique().to_list()) == ["t0", "t1", "t2", "t3"]
+    res = wai("pass-at", root, "--json")
+    assert res.code == 0 and json.loads(res.out)["n_tasks"] == 4 and json.loads(res.out)["pass_at_1"] == 0.25, res.err
+    assert wai("inspect", root).out.startswith(f"{root}: 12 rows, 4 tasks, k=3")
+
+
+def test_a_partition_name_above_the_folder_never_overwrites_a_column(wai, tmp_path):
+    """Polars reads run=7 above the folder as a column and would overwrite the files' own `run`."""
+    root = tmp_path / "run=7" / "rows"
+    pq.write_to_dataset(pa.Table.from_pylist([dict(r, run="mine") for r in ROWS]), str(root),
+                        partition_cols=["scenario_id"])
+    assert set(table.frame(root)["run"].to_list()) == {"mine"}  # nothing but parts: Polars' walk
+    (root / "_SUCCESS").write_text("")
+    res = wai("pass-at", root)
+    assert res.code == 2 and "run=..." in res.err and "_SUCCESS" in res.err
+
+
+def test_a_folder_of_logs_with_parquet_under_a_hidden_folder_reads_as_logs(wai, tmp_path):
+    """A cache of Parquet under a hidden folder made the folder 'Parquet' and its logs unread."""
+    folder = tmp_path / "logs"
+    (folder / ".cache").mkdir(parents=True)
+    table.write(pl.DataFrame(ROWS), folder / "run.jsonl")
+    table.write(pl.DataFrame(ROWS[:3]), folder / ".cache" / "x.parquet")
+    assert table.frame(folder).height == 12
+    assert wai("inspect", folder).out.startswith(f"{folder}: 12 rows, 4 tasks, k=3")
+
+
 def test_inspect_reads_a_folder_of_logs_as_pass_at_does(wai, tmp_path):
     """'folder holds no .parquet files': inspect took every folder for Parquet (docs/cli.md: wai inspect lm_eval_out/)."""
     folder = tmp_path / "logs"

@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from whileai.defaults import MIN_K
 from whileai.cli._common import (
     ROWS_HELP,
     emit,
@@ -17,6 +16,7 @@ from whileai.cli._common import (
     rows_argument,
     source_words,
 )
+from whileai.defaults import MIN_K
 
 
 @click.command("pass-at")

@@ -74,7 +74,7 @@ def _is_parquet(rows: Any) -> bool:
         return False
     path = Path(rows)
     if path.is_dir():  # a folder of Parquet files; a folder of logs is read whole
-        return any(path.rglob("*.parquet"))
+        return bool(table.parquet_files(path))
     return path.name.lower().endswith((".parquet", ".pq"))
 
 

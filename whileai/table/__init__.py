@@ -42,7 +42,7 @@ from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.table._arrow": ("list_series",),
     "whileai.table._lazy": ("lazy_frame",),
-    "whileai.table._read": ("frame", "read_jsonl_rows", "scan"),
+    "whileai.table._read": ("frame", "parquet_files", "read_jsonl_rows", "scan"),
     "whileai.table._spool": ("spooled",),
     "whileai.table._write": ("atomic_path", "check_output", "frame_format", "iter_rows", "open_binary", "output_format",
                              "rows", "sweep_temp_files", "to_arrow", "write", "write_frame", "write_jsonl",
@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.table._arrow import list_series as list_series
     from whileai.table._lazy import lazy_frame as lazy_frame
     from whileai.table._read import frame as frame
+    from whileai.table._read import parquet_files as parquet_files
     from whileai.table._read import read_jsonl_rows as read_jsonl_rows
     from whileai.table._read import scan as scan
     from whileai.table._spool import spooled as spooled
@@ -109,6 +110,7 @@ __all__ = [
     "open_binary",
     "output_format",
     "pair_length_delta",
+    "parquet_files",
     "parse_mapping",
     "raydata",
     "read_dataset",

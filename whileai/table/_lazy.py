@@ -17,7 +17,12 @@ from typing import Any
 
 import polars as pl
 
-from whileai.table._read import _expand_columns, _filled_from_conversation, _parquet_target
+from whileai.table._read import (
+    _expand_columns,
+    _filled_from_conversation,
+    parquet_files,
+    scan_parquet_target,
+)
 from whileai.table.schema import COLUMN_BY_NAME, alias_map
 
 __all__ = ["lazy_frame"]
@@ -27,16 +32,16 @@ _FLOATS = (pl.Float32, pl.Float64, pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UIn
            pl.UInt64, pl.Boolean)
 
 
-def parquet_path(rows: Any) -> str | list[str] | None:
-    """The file (or a folder's files) ``pl.scan_parquet`` reads when ``rows`` is a Parquet path, else None."""
+def parquet_path(rows: Any) -> Path | None:
+    """``rows`` as a Parquet file or a folder of Parquet files (``parquet_files``), else None."""
     if not isinstance(rows, (str, os.PathLike)) or str(rows) == "-":
         return None
     path = Path(str(rows))
     name = path.name.lower()
     if path.is_dir():
-        return _parquet_target(path) if any(path.rglob("*.parquet")) else None
+        return path if parquet_files(path) else None
     if path.is_file() and (name.endswith(".parquet") or name.endswith(".pq")):
-        return str(path)
+        return path
     return None
 
 
@@ -62,7 +67,7 @@ def lazy_frame(rows: Any, columns: Sequence[str]) -> pl.LazyFrame | None:
     if target is None:
         return None
     try:
-        lf = pl.scan_parquet(target)
+        lf = scan_parquet_target(target)
         have = lf.collect_schema().names()
     except Exception:  # an unreadable file: frame raises the error that names it
         return None

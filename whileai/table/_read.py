@@ -128,7 +128,7 @@ def scan(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None) 
     if not Path(text).exists():
         raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
     try:
-        lf = pl.scan_parquet(_parquet_target(Path(text)))
+        lf = scan_parquet_target(Path(text))
         return _select(lf, columns) if columns else lf
     except WaiError:
         raise
@@ -276,26 +276,65 @@ def _from_arrow(table: Any) -> pl.DataFrame:
     return out
 
 
-def _parquet_target(path: Path) -> str | list[str]:
-    """What ``pl.scan_parquet`` reads for ``path``: the file, a folder's files, or a partitioned folder.
+#: Names a dataset reader skips inside a folder, as pyarrow.dataset (``ignore_prefixes``), Spark and
+#: Dask do: Spark's ``_temporary/`` and ``_SUCCESS``, its ``.crc`` checksums, hidden folders.
+SKIPPED_PREFIXES = (".", "_")
 
-    A folder's ``.parquet`` files are listed in sorted order. A folder written partitioned
-    (``scenario_id=t0/part-0.parquet``, as pyarrow's ``write_to_dataset``, Spark, Dask and Ray
-    write one) keeps its partition columns only when the
-    folder is scanned as a folder: Polars parses ``key=value`` segments below it then, and from
-    the whole path (folders above it too) when given a list of files.
+
+def parquet_files(folder: Path) -> list[Path]:
+    """The ``.parquet`` files under ``folder`` a dataset reader reads, in name order.
+
+    A file is skipped when its name, or a folder between ``folder`` and it, starts with one of
+    ``SKIPPED_PREFIXES``.
     """
-    if path.is_dir():
-        files = sorted(path.rglob("*.parquet"))
-        if not files:
+    return sorted(p for p in folder.rglob("*.parquet") if p.is_file()
+                  and not any(part.startswith(SKIPPED_PREFIXES) for part in p.relative_to(folder).parts))
+
+
+def scan_parquet_target(path: Path) -> pl.LazyFrame:
+    """``pl.scan_parquet`` of a Parquet file or of a folder's ``parquet_files``.
+
+    A plain folder's files are scanned as a list, in name order. A folder written partitioned
+    (``scenario_id=t0/part-0.parquet``, as pyarrow's ``write_to_dataset``, Spark, Dask and Ray
+    write one) keeps its partition columns, parsed from the folders below ``path`` only:
+
+    - through a glob rooted at the folder, one ``[!._]*`` per partition level, so Spark's
+      ``_SUCCESS``, ``.crc`` checksums and ``_temporary/`` stay out as Spark's own reader leaves
+      them (Polars' walk of the folder fails on a checksum file);
+    - a ``key=value`` folder above ``path`` (which Polars reads from a glob or a list of files as
+      a column too) is dropped from the glob's columns; where the folder holds nothing else, or
+      its partitions are of uneven depth, Polars' own walk of the folder reads it.
+    """
+    if not path.is_dir():
+        return pl.scan_parquet(path)
+    files = parquet_files(path)
+    if not files:
+        raise InputFileError(
+            f"folder {str(path)!r} holds no .parquet files. Point at a folder of Parquet files or at one file.",
+            path=str(path),
+        )
+    folders = {f.relative_to(path).parts[:-1] for f in files}
+    below = {part.split("=", 1)[0] for parts in folders for part in parts if "=" in part}
+    if not below:
+        return pl.scan_parquet([str(f) for f in files])
+    depths = {len(parts) for parts in folders}
+    above = {part.split("=", 1)[0] for part in Path(str(path)).parts if "=" in part} - below
+    visible = set(files)
+    stray = any(p not in visible for p in path.rglob("*") if p.is_file())
+    if len(depths) > 1 or (above and not stray):
+        return pl.scan_parquet(str(path))
+    import glob
+
+    pattern = os.path.join(glob.escape(str(path)), *(["[!._]*"] * depths.pop()), "[!._]*.parquet")
+    lf = pl.scan_parquet(pattern, hive_partitioning=True)
+    if above:
+        if above & set(pl.scan_parquet(files[0]).collect_schema().names()):
             raise InputFileError(
-                f"folder {str(path)!r} holds no .parquet files. Point at a folder of Parquet files or at one file.",
-                path=str(path),
-            )
-        if any("=" in part for f in files for part in f.relative_to(path).parts[:-1]):
-            return str(path)
-        return [str(f) for f in files]
-    return str(path)
+                f"folder {str(path)!r} sits under a folder named like a partition ({', '.join(sorted(above))}=...) "
+                "that is also a column of its files, and holds files other than its Parquet parts (Spark's "
+                "_SUCCESS, checksums or _temporary/). Remove those files, or move the folder.", path=str(path))
+        lf = lf.drop(sorted(above))
+    return lf
 
 
 def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None,
@@ -320,12 +359,12 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     if not path.exists():
         raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
     name = path.name.lower()
-    if path.is_dir() and not any(path.rglob("*.parquet")):
+    if path.is_dir() and not parquet_files(path):
         files = _formats.folder_files(path)
         return _concat_frames([_load_path(f, columns, scorer) for f in files])
     if path.is_dir() or name.endswith(".parquet") or name.endswith(".pq"):
         try:
-            lf = pl.scan_parquet(_parquet_target(path))
+            lf = scan_parquet_target(path)
             return _collect_projection(lf, columns)
         except InputFileError:
             raise
