@@ -27,6 +27,12 @@ from whileai.testing import rollout_table
 
 PIN = Path(__file__).resolve().parents[1] / "data" / "hack_pin"
 
+#: How far a float may sit from the saved one. The reports were saved on one machine; numpy's
+#: SIMD reductions sum in another order on another CPU (or release), which moved the rank
+#: correlations in their last bit and the shuffle floor tau by 4e-9 of itself (an AVX-512 EPYC
+#: against the machine that saved them). Any change to the statistic moves them by far more.
+PIN_REL = 1e-7
+
 
 def _table(seed: int, *, messages: bool = True) -> pl.DataFrame:
     """A planted shortcut, judge-blind outcome text, unequal asks, ungraded rows, odd characters."""
@@ -72,7 +78,7 @@ def test_report_matches_the_saved_one(name, monkeypatch):
     saved = json.loads((PIN / f"{name}.json").read_text())
     got = json.loads(json.dumps(_report(name, monkeypatch)))
     assert saved["n_features"] > 0
-    same(got, saved)
+    same(got, saved, rel=PIN_REL)
 
 
 def test_cases_plant_what_they_claim():
