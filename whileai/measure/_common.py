@@ -124,10 +124,31 @@ def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
                 "Have the judge return a number (1.0 pass, 0.0 fail).", column="reward",
             ) from exc
     check_reward_range(df)
+    return nan_as_ungraded(df, warnings)
+
+
+def _float_reward(df: pl.DataFrame) -> bool:
+    return "reward" in df.columns and df.schema["reward"] in (pl.Float32, pl.Float64)
+
+
+def nan_rewards_unset(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with a NaN ``reward`` set to null, without a word (rows read again after ``nan_as_ungraded`` warned)."""
+    return df.with_columns(pl.col("reward").fill_nan(None)) if _float_reward(df) else df
+
+
+def nan_as_ungraded(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
+    """``df`` with a NaN ``reward`` read as ungraded (null), and a warning that counts them.
+
+    A reward model that overflowed, or a judge that returned ``float("nan")``, graded nothing:
+    Polars orders NaN above every number, so left as it is a NaN passes any threshold, and JSON
+    has no NaN to write. Every step that reads rewards (measure, select, export) reads it alike.
+    """
+    if not _float_reward(df):
+        return df
     reward = pl.col("reward")
-    counts = df.select(reward.is_nan().sum().alias("nan")).row(0, named=True)
-    if counts["nan"]:
-        warnings.append(f"{counts['nan']} row(s) have reward NaN; they are read as ungraded. "
+    n_nan = int(df.select(reward.is_nan().sum()).item())
+    if n_nan:
+        warnings.append(f"{n_nan} row(s) have reward NaN; they are read as ungraded. "
                         "Return None from the judge for a row it could not grade.")
         df = df.with_columns(pl.when(reward.is_nan()).then(None).otherwise(reward).alias("reward"))
     return df

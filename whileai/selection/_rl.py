@@ -30,7 +30,7 @@ from whileai.defaults import (
 from whileai.errors import TrainingSelectionError, WaiError
 from whileai.guard._hygiene import trajectory_signature
 from whileai.measure import task_stats
-from whileai.measure._common import check_reward_range
+from whileai.measure._common import check_reward_range, nan_as_ungraded, nan_rewards_unset
 from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (
@@ -272,9 +272,10 @@ def select_for_rl(
     df, fetch = decisions if decisions is not None else (table.frame(rows), None)
     require_graded(df, 'select(mode="rl")')
     check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
+    warnings: list[str] = []
+    df = nan_as_ungraded(df, warnings)  # NaN passes every threshold in Polars' order
     report: dict[str, Any] = {"n": df.height, "truncated_policy": truncated, "band": (lo, hi),
                               "enforce_band": bool(enforce_band), "target": target, "order": order}
-    warnings: list[str] = []
     hygiene: list[str] = []
 
     # Pass rates as graded: before any dedupe or trim (docs/select.md, "The calibration stamp": k is the repeats the grader saw).
@@ -489,7 +490,7 @@ def _gather(df: pl.DataFrame, work: pl.DataFrame, chosen: pl.DataFrame, truncate
         .with_row_index("_rank")
         .sort("_pos")
     )
-    selected = take_rows(df, kept["_pos"]) if fetch is None else fetch(kept["_pos"])
+    selected = take_rows(df, kept["_pos"]) if fetch is None else nan_rewards_unset(fetch(kept["_pos"]))
     if truncated == "keep":
         selected = selected.with_columns(kept["_trunc"].alias("overlong"))
     elif truncated == "penalize":

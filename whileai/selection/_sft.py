@@ -12,7 +12,7 @@ from pydantic import Field
 from whileai import table
 from whileai.defaults import DEFAULT_SEED, REJECTION_SAMPLING_MIN_K, SELECT_TARGET, SFT_MIN_REWARD
 from whileai.errors import ArgumentError, TrainingSelectionError
-from whileai.measure._common import check_reward_range
+from whileai.measure._common import check_reward_range, nan_as_ungraded, nan_rewards_unset
 from whileai.report import Report, fmt_num
 from whileai.selection._common import (
     check_choice,
@@ -266,6 +266,8 @@ def select_for_sft(
     df, fetch = decisions if decisions is not None else (table.frame(rows), None)
     require_graded(df, 'select(mode="sft")')
     check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
+    warnings: list[str] = []
+    df = nan_as_ungraded(df, warnings)  # NaN passes every threshold in Polars' order
     graded = pl.col("reward").is_not_null()
     passing = graded & (pl.col("reward") >= float(min_reward))
     # A narrow frame: every ranking runs on it and the wide rows are gathered once at the end.
@@ -277,7 +279,6 @@ def select_for_sft(
         passing.alias("_pass"),
         (passing & junk_flag(df)).alias("_junk"),
     )
-    warnings: list[str] = []
     leak_mask, leak_info = privileged_leaks(df, warnings)
     work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
     counts = work.select(
@@ -315,7 +316,7 @@ def select_for_sft(
     assert n_take is not None
     chosen = pick(pool, n_take, top=top).sort("_pos")
     note_pick(report, chosen, select)
-    selected = take_rows(df, chosen["_pos"]) if fetch is None else fetch(chosen["_pos"])
+    selected = take_rows(df, chosen["_pos"]) if fetch is None else nan_rewards_unset(fetch(chosen["_pos"]))
     report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
     if report["eval_sourced"]:
         warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
