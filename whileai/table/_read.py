@@ -33,7 +33,15 @@ from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
 from whileai.table.derive import final_reply
-from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, ROLES, TOOL_CALL, alias_map
+from whileai.table.schema import (
+    COLUMN_BY_NAME,
+    COLUMNS,
+    MESSAGE,
+    ROLE_ALIASES,
+    ROLES,
+    TOOL_CALL,
+    alias_map,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -1097,7 +1105,7 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
             fixes.append(df[col.name].cast(pl.Struct({f.name: pl.Float64 for f in current.fields})))
     if fixes:
         df = df.with_columns(fixes)
-    _check_roles(df, source)
+    df = _check_roles(df, source)
     df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise SchemaError(
@@ -1114,14 +1122,22 @@ def _bad_message(source: str, index: int, what: str) -> SchemaError:
                        row=index, column="messages")
 
 
-def _check_roles(df: pl.DataFrame, source: str) -> None:
-    """Every message's role must be one of ``ROLES``: a null or unknown role names its row (columnar)."""
+def _check_roles(df: pl.DataFrame, source: str) -> pl.DataFrame:
+    """Every message's role must be one of ``ROLES``: a null or unknown role names its row (columnar).
+
+    A role of ``ROLE_ALIASES`` (OpenAI's ``developer``) is read as its alias; the frame is returned.
+    """
     if "messages" not in df.columns or df.height == 0 or df.schema["messages"] != _MESSAGES_DTYPE:
-        return
+        return df
     # one role per message: an empty or null conversation gives none (on every Polars version)
     flat = df["messages"].list.eval(pl.element().struct.field("role")).explode(empty_as_null=False, keep_nulls=False)
     if flat.null_count() == 0 and bool(flat.is_in(ROLES).all()):
-        return
+        return df
+    if bool(flat.is_in(list(ROLE_ALIASES)).any()):
+        role = pl.field("role")
+        df = df.with_columns(pl.col("messages").list.eval(pl.element().struct.with_fields(
+            role.replace(ROLE_ALIASES).alias("role"))))
+        return _check_roles(df, source)
     roles = (df.select(pl.int_range(pl.len()).alias("_row"), pl.col("messages"))
              .explode("messages", empty_as_null=False, keep_nulls=False)
              .select("_row", pl.col("messages").struct.field("role").alias("_role")))
@@ -1131,6 +1147,7 @@ def _check_roles(df: pl.DataFrame, source: str) -> None:
         raise SchemaError(
             f"{source}: row {row} has a message with role {role!r}; role must be one of {', '.join(ROLES)}. "
             "Fix that row's messages (a missing role is not guessed).", row=row, column="messages", value=role)
+    return df
 
 
 def _conversational_prompt(df: pl.DataFrame) -> pl.DataFrame:

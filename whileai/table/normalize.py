@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from whileai.defaults import SHORT_HASH_CHARS
+from whileai.table.schema import ROLE_ALIASES
 
 __all__ = [
     "json_cell",
@@ -160,11 +161,10 @@ def normalize_message(message: Any) -> dict[str, Any]:
     if not isinstance(calls, list):
         calls = [calls]
     extra = {k: v for k, v in message.items() if k not in _MESSAGE_KEYS and v is not None}
-    if message.get("type") == "function" or "function_call" in extra:
-        pass
     if parts is not None:
         extra["content_parts"] = parts
     role = message.get("role")
+    role = ROLE_ALIASES.get(role, role) if isinstance(role, str) else role
     tool_call_id = message.get("tool_call_id")
     name = message.get("name")
     return {

@@ -50,6 +50,11 @@ TOOL_CALL = pl.Struct({"id": pl.String, "name": pl.String, "arguments": pl.Strin
 #: The roles a message may have (the OpenAI chat format's four); any other role is refused on read.
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
+#: Roles read as one of ``ROLES``: OpenAI's ``developer`` message is the system message of its
+#: o-series and newer models (OpenAI API reference, Chat Completions, "Developer message"), and
+#: the chat templates a trainer renders know ``system``.
+ROLE_ALIASES: dict[str, str] = {"developer": "system"}
+
 MESSAGE = pl.Struct(
     {
         "role": pl.String,
