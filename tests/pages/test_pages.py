@@ -91,6 +91,9 @@ def test_a_key_sees_only_its_own_accounts_agents(tmp_path):
         assert c.get(f"/login?token={ka.key}&next=/", headers=HTML, follow_redirects=False).status_code == 303
         listing = c.get("/", headers=HTML).text
         assert "alice-agent" in listing and "bob-agent" not in listing
+        # the served column names the version the rules serve (the first scored), not a description
+        row = re.search(r"<tr><td><a href=\"/agents/alice-agent\">.*?</tr>", listing).group(0)
+        assert "<td>v1 <span" in row and "first scored" in row
         assert ka.key not in c.cookies.get(SESSION_COOKIE)
         assert c.get("/agents/bob-agent", headers=HTML).status_code == 404
         assert c.get("/agents/alice-agent", headers=HTML).status_code == 200

@@ -299,6 +299,16 @@ class Service:
             con.execute("DELETE FROM agents WHERE account_id = ? AND name = ?", [self.account, name])
         return {"deleted": name, "runs": len(ids)}
 
+    def served(self, agent: str) -> str | None:
+        """The version candidates are measured against (``_rules.served_of``).
+
+        The agent's served slot, else the first version scored; None before any score.
+
+        Raises:
+            PlatformError: 404 for an unknown agent.
+        """
+        return _rules.served_of(self.state(agent, train=False))
+
     def promotable(self, agent: str, version: str) -> list[RunRecord]:
         """The agent's runs of ``version``, oldest first: what ``promote`` would serve.
 
@@ -323,9 +333,9 @@ class Service:
         Raises:
             PlatformError: 404 for an unknown agent, 422 for a version none of its runs has.
         """
-        info = self.agent(agent)
+        self.agent(agent)  # 404 first
         run = self.promotable(agent, body.version)[-1]
-        previous = info.served or _rules.served_of(self.state(agent, train=False))
+        previous = self.served(agent)
         promoted = {"at": utcnow().isoformat(timespec="seconds") + "Z", "by": body.by or self.account,
                     "from": previous}
         with self.db.write() as con:

@@ -247,7 +247,9 @@ class Pages:
         return response
 
     def _agents(self, request: Any, session: Session, service: Service, body: bytes) -> Any:
-        return self._page("agents.html", request, session, agents=service.agents())
+        agents = service.agents()
+        return self._page("agents.html", request, session, agents=agents,
+                          served={a.name: service.served(a.name) for a in agents})
 
     def render_runs_page(self, service: Service, name: str, session: Session | None = None) -> str:
         """The Runs page's HTML for one agent (what ``GET /agents/{name}`` answers a browser)."""
@@ -281,10 +283,10 @@ class Pages:
         name = request.path_params["name"]
         if request.method == "GET":
             version = request.query_params.get("version") or ""
-            info = service.agent(name)
+            service.agent(name)
             service.promotable(name, version)  # the page asks only about a version that can be served
             return self._page("confirm.html", request, session, agent=name, version=version,
-                              served=info.served or service.dashboard(name).agent.served, csrf=session.csrf)
+                              served=service.served(name), csrf=session.csrf)
         form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
         if not hmac.compare_digest(form.get("csrf", ""), session.csrf):
             raise PlatformError(403, "forbidden", "the Promote form must come from this session's confirm page, got "
