@@ -17,6 +17,8 @@ columnar too).
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,7 +37,7 @@ from whileai.defaults import (
 )
 from whileai.exporters._encode import Encoding, enc, field_piece, message_texts, valid_object
 from whileai.measure import group_stats as measure_group_stats
-from whileai.table import list_series
+from whileai.table import canonical_json, list_series
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
 __all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame",
@@ -53,9 +55,16 @@ CARRIED: tuple[str, ...] = (
     "intent_known", "tool_known",
 )
 
-#: Keys never written, at any depth of a carried struct (the grader's context, not the policy's).
-#: ``vector`` (an embedding) is not teacher context, so no leak, but never a training field either.
+#: Keys never written, at any depth of a carried struct or of carried JSON text (the grader's
+#: context, not the policy's). ``vector`` (an embedding) is not teacher context, so no leak, but
+#: never a training field either.
 FORBIDDEN_KEYS: frozenset[str] = frozenset({*PRIVILEGED_COLUMNS, "vector"})
+
+#: A message's reasoning fields, dropped from assistant turns with ``strip_think`` (the reasoning
+#: their chat templates render as ``<think>...</think>``): ``reasoning_content`` (DeepSeek API,
+#: vLLM and SGLang reasoning parsers, Qwen3 templates; ``table`` folds reasoning content parts
+#: into it), ``reasoning`` and ``reasoning_details`` (OpenRouter, vLLM's newer field).
+REASONING_KEYS: frozenset[str] = frozenset({"reasoning_content", "reasoning", "reasoning_details"})
 
 _GROUP_COLUMNS = ("group_id", "k", "n0", "n1", "reward_mean", "reward_std")
 _JSON_KINDS = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
@@ -206,6 +215,9 @@ def prepare_frame(df: pl.DataFrame, *, system_prompt: str | None, tools_json: st
         if name in cols and df.schema[name] != pl.Null:
             exprs.append(_scrub(pl.col(name), df.schema[name]).alias(name))
     out = df.select(exprs)
+    texts = [name for name in CARRIED if name in cols and out.schema[name] == pl.String]
+    if texts:  # JSON text (world_state, faults given as dicts) holds keys the struct scrub never sees
+        out = out.with_columns(_drop_json_keys(out[name], FORBIDDEN_KEYS) for name in texts)
     if with_groups and row_stats is not None:
         return out.with_columns(row_stats.drop("task_key", strict=False))
     if with_groups:  # join only the key, then add the columns: the messages are not copied
@@ -225,6 +237,42 @@ def _scrub(expr: pl.Expr, dtype: Any) -> pl.Expr:
     if not fields:
         return pl.lit(None, pl.Struct({}))
     return pl.struct([_scrub(expr.struct.field(f.name), f.dtype).alias(f.name) for f in fields])
+
+
+def _key_pattern(keys: frozenset[str]) -> str:
+    """A regular expression for a JSON member named in ``keys``: ``"key":`` (space allowed before the colon)."""
+    return '"(?:' + "|".join(re.escape(k) for k in sorted(keys)) + r')"\s*:'
+
+
+def _without(value: Any, keys: frozenset[str]) -> Any:
+    """A decoded JSON value with every member named in ``keys`` removed, at any depth."""
+    if isinstance(value, dict):
+        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_without(v, keys) for v in value]
+    return value
+
+
+def _drop_json_keys(values: pl.Series, keys: frozenset[str]) -> pl.Series:
+    """``values`` (text, some of it JSON) with every member named in ``keys`` removed at any depth.
+
+    Only texts that name a key (one regular-expression ``contains`` in Polars) are decoded, once
+    per distinct text, and written back as canonical JSON (``table.canonical_json``); a column with
+    no such text costs that one pass. Text that does not decode as JSON is left as it was.
+    """
+    hit = values.str.contains(_key_pattern(keys)).fill_null(False)
+    if not hit.any():
+        return values
+    old = values.filter(hit).unique()
+    new: list[str | None] = []
+    for text in old.to_list():
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            new.append(text)
+            continue
+        new.append(canonical_json(_without(decoded, keys)))
+    return values.replace(old, pl.Series(new, dtype=pl.String))
 
 
 # ------------------------------------------------------------------------------------------
@@ -308,7 +356,8 @@ def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFr
             pl.when((role == "assistant") & content.str.contains("<think>", literal=True))
             .then(content.str.replace_all(_THINK, ""))
             .otherwise(content)
-            .alias("content")
+            .alias("content"),
+            _without_reasoning(flat["extra"], flat["role"]),
         )
     cap = opts.max_tool_output_chars
     if cap is not None:
@@ -339,6 +388,32 @@ def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFr
     if opts.parquet:
         return flat.with_columns(_message_struct(opts.encoding).alias("_m"))
     return flat  # JSON text: build_chunk encodes the messages shape by shape (message_texts)
+
+
+_JSON_STRING = r'"(?:[^"\\]|\\.)*"'
+
+
+def _without_reasoning(extra: pl.Series, role: pl.Series) -> pl.Series:
+    """The messages' extra keys with ``REASONING_KEYS`` dropped from assistant turns (``strip_think``).
+
+    A member whose value is a string (``reasoning_content`` as every reader writes it) is cut by
+    regular expression, in Polars: a bare ``"`` never occurs inside a JSON string, so ``{"key":``
+    and ``,"key":`` only match a member. What is left naming a key (a list of
+    ``reasoning_details``) goes through ``_drop_json_keys``, once per distinct text.
+    """
+    names = _key_pattern(REASONING_KEYS)
+    hit = ((role == "assistant") & extra.str.contains(names)).fill_null(False)
+    if not hit.any():
+        return extra
+    member = names + r"\s*" + _JSON_STRING
+    cut = (pl.when(pl.Series(hit)).then(pl.col("extra").str.replace_all("," + member, "")
+                                         .str.replace_all(r"\{" + member + ",?", "{"))
+           .otherwise(pl.col("extra")))
+    out = extra.to_frame("extra").select(cut)["extra"]
+    rest = pl.Series(hit) & out.str.contains(names).fill_null(False)
+    if rest.any():
+        out = out.scatter(rest.arg_true(), _drop_json_keys(out.filter(rest), REASONING_KEYS))
+    return out
 
 
 def _message_struct(encoding: Encoding) -> pl.Expr:

@@ -4,7 +4,8 @@ The grader's context (the columns ``table.PRIVILEGED_COLUMNS`` names: ``privileg
 expected-outcome reference, the hidden world state, a principle or rubric) is scrubbed from
 exported rows, but a reply that quotes it is not: training on such rows teaches the model to say
 what only the grader was told (docs/guard.md, "Style, refusal, leaks"). Every string of at least
-``min_len`` characters in a row's privileged context is looked for in that row's assistant turns,
+``min_len`` characters in a row's privileged context is looked for in that row's assistant turns
+(their text and their tool calls: name, arguments as written and their string values unescaped),
 ignoring case and runs of whitespace, except a string the agent saw in the visible conversation
 (a fault name in a tool result, the user's own words): repeating what it was shown is not a leak.
 One join and one literal ``contains``; no Python runs per row.
@@ -21,7 +22,13 @@ from pydantic import Field
 
 from whileai import table
 from whileai.defaults import LEAK_MIN_CHARS
-from whileai.guard._common import agent_text_of, check_positive_int, json_strings
+from whileai.guard._common import (
+    agent_text_of,
+    calls_long,
+    check_positive_int,
+    json_strings,
+    messages_long,
+)
 from whileai.report import Report
 from whileai.table import IntoRows
 
@@ -82,6 +89,30 @@ def _seen_text(df: pl.DataFrame) -> pl.Series:
     return df.select(pl.when(pl.col("messages").is_null()).then(fallback).otherwise(turns.fill_null("")).alias("_s"))["_s"]
 
 
+def _agent_turns(df: pl.DataFrame) -> pl.Series:
+    """What the agent wrote per row: its turns' text, then each tool call's name and arguments.
+
+    The arguments count twice over: as written (JSON text, or whatever the model emitted when it
+    does not parse) and as their string values unescaped (``json_strings``), so a quote inside
+    them matches as the agent wrote it. A tool call is trained on like the reply beside it.
+    """
+    text = agent_text_of(df)
+    if "messages" not in df.columns:
+        return text
+    calls = calls_long(messages_long(df))
+    if calls.height == 0:
+        return text
+    values = json_strings(calls, "arguments", keep=["_row"]).select("_row", pl.col("value").alias("_c"))
+    said = pl.concat([calls.select("_row", pl.concat_str(["tool", "arguments"], separator="\n").alias("_c")), values],
+                     how="vertical_relaxed")
+    per_row = said.group_by("_row").agg(pl.col("_c").str.join("\n"))
+    return (
+        pl.DataFrame({"_t": text}).with_row_index("_row")
+        .join(per_row, on="_row", how="left", maintain_order="left")
+        .select(pl.concat_str([pl.col("_t"), pl.col("_c").fill_null("")], separator="\n"))["_t"]
+    )
+
+
 def leaking_rows(df: pl.DataFrame, *, min_len: int = LEAK_MIN_CHARS) -> tuple[int, pl.DataFrame]:
     """The detector on a ``table.frame`` output: rows checked, and one row per leaking row.
 
@@ -94,10 +125,10 @@ def leaking_rows(df: pl.DataFrame, *, min_len: int = LEAK_MIN_CHARS) -> tuple[in
     needles = needles.with_columns(_norm(pl.col("value")).alias("_v")).filter(pl.col("_v").str.len_chars() >= min_len)
     if needles.height == 0:
         return n_checked, _EMPTY
-    rows = needles["_row"].unique().implode()
+    rows = needles["_row"].unique().sort()
+    part = df[rows.to_numpy()]  # only the rows with something to look for
     text = (
-        pl.DataFrame({"_t": agent_text_of(df), "_s": _seen_text(df)}).with_row_index("_row")
-        .filter(pl.col("_row").is_in(rows))
+        pl.DataFrame({"_row": rows, "_t": _agent_turns(part), "_s": _seen_text(part)})
         .with_columns(_norm(pl.col("_t")), _norm(pl.col("_s")))
     )
     hits = (
@@ -143,9 +174,10 @@ class LeakReport(Report):
 def leak_report(rows: IntoRows, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
     """Find replies that quote their own privileged context (reference, hidden state, principle, rubric).
 
-    A string counts when an assistant turn contains it (case and runs of whitespace ignored) and
-    no turn the agent was shown (system, user, tool result) does: a fault name the agent read in
-    its own tool result is an honest report, not a leak.
+    A string counts when an assistant turn contains it (case and runs of whitespace ignored; a
+    turn's tool calls, name and arguments, are part of it) and no turn the agent was shown
+    (system, user, tool result) does: a fault name the agent read in its own tool result is an
+    honest report, not a leak.
 
     Args:
         rows: Rollouts (any input ``table.frame`` reads) carrying a privileged column
