@@ -7,7 +7,7 @@ A judge is any callable taking one row dict. It returns a number in [0, 1], a bo
 ========================================  =================  ===================================
 judge returns                             judge_status       reward / judge_meta
 ========================================  =================  ===================================
-0, 1, True, any float in [0, 1]           ok                 that number (bool as 1.0 / 0.0)
+0, 1, True, any float in [0, 1]           ok                 that number (bool as 1.0 / 0.0, any scale)
 {"reward": x, "reason", "markers", ...}   ok                 x; extras go to judge_meta
 {"score": x}                              ok                 x
 a dict with no reward                     missing_reward     null; {"returned_keys": [...]}
@@ -134,12 +134,10 @@ def _type_name(value: Any) -> str:
 def _reward(value: Any, scale: tuple[float, float] | None) -> tuple[float | None, dict[str, Any] | None]:
     """A reward value as a float in [0, 1], or None with the judge_meta saying why."""
     kind = type(value)
-    if kind is bool:
-        x = 1.0 if value else 0.0
-    elif kind is int or kind is float:
+    if kind is bool or isinstance(value, np.bool_):  # a verdict, not a rating: scale= never maps it
+        return (1.0 if value else 0.0), None
+    if kind is int or kind is float:
         x = float(value)
-    elif isinstance(value, np.bool_):
-        x = 1.0 if bool(value) else 0.0
     elif not isinstance(value, (str, bytes)) and _is_real_number(value):
         try:
             x = float(value)
@@ -190,7 +188,8 @@ def normalize_judge_result(raw: Any, *, scale: tuple[float, float] | None = None
     Args:
         raw: The judge's return value.
         scale: ``(lo, hi)``: rewards are ratings on this scale, mapped to [0, 1] as
-            ``(x - lo) / (hi - lo)``; a rating outside it is ``invalid_result``.
+            ``(x - lo) / (hi - lo)``; a rating outside it is ``invalid_result``. A bool is a
+            verdict, not a rating: True is 1.0 and False 0.0 under any scale.
 
     Returns:
         A :class:`Verdict`.

@@ -142,7 +142,8 @@ def run_judge(
             ``"default"``: ``JUDGE_TIMEOUT_S`` on the calls made off the main thread (the first
             calls, slow and async judges; a judge fast on its first calls stays inline,
             untimed). None: no timeout.
-        scale: ``(lo, hi)``: the judge returns ratings on this scale, mapped to [0, 1].
+        scale: ``(lo, hi)``: the judge returns ratings on this scale, mapped to [0, 1]; a bool
+            is a verdict under any scale (True 1.0, False 0.0).
         version: Stamped as ``lineage.judge_version``.
         run_id: The scoring run id (default: ``score_`` plus 12 random hex).
         trust: ``warn`` (default), ``require`` or ``off`` for the judge check.

@@ -60,6 +60,7 @@ from whileai.simulation._endpoint import offline as offline_mode
 from whileai.simulation._progress import Progress
 from whileai.simulation._report import LOST_REASONS, SimulationReport
 from whileai.simulation._rows import Outcome, RowBuffer
+from whileai.simulation._seeded import SeededAgent
 from whileai.simulation._tools import ToolSpec, normalize_tools
 from whileai.simulation._user import ModelUser, TemplateUser, resolve_user
 from whileai.simulation._util import (
@@ -72,7 +73,7 @@ from whileai.simulation._util import (
     reject_unknown,
     short_hash,
 )
-from whileai.simulation._world import World
+from whileai.simulation._world import PendingResult, World
 from whileai.simulation._writer import (
     HARD_TIERS,
     TIERS,
@@ -210,7 +211,10 @@ def simulate(
         top_p: Likewise.
         max_tokens: Likewise.
         execute: Answer tool calls with ``execute(tool_name, arguments)`` instead of the
-            generated world (scheduled faults still fire first).
+            generated world (scheduled faults still fire first). Sync or ``async def``: an
+            awaitable result is awaited on the run's event loop (a sync agent runs it to
+            completion on one of its own). A result that is not a string goes to the agent as
+            strict JSON (NaN and infinities as null).
         offline: Refuse every network call: a model endpoint anywhere in the run raises before
             the first rollout, and one reached from inside an agent raises when it is called.
         score_rows: Dynamic sampling's grader as a function from rows to the same rows graded
@@ -224,8 +228,8 @@ def simulate(
             ``(done, total, info)`` instead (info: situations, lost, lost_by).
         timeout: Seconds one agent turn may take (``AGENT_TIMEOUT_S``); past it the rollout is
             lost as ``agent_error``. None: no limit. The seeded agent is never timed.
-        tool_timeout: Seconds one ``execute`` call may take (``TOOL_TIMEOUT_S``); past it the
-            agent sees a ``tool_error``. None: no limit.
+        tool_timeout: Seconds one ``execute`` call may take, an awaited one included
+            (``TOOL_TIMEOUT_S``); past it the agent sees a ``tool_error``. None: no limit.
         engine: ``"local"`` (this process) or ``"ray"``: the rollouts fan out over Ray tasks,
             each running this engine on its share of the tasks, and the rows go straight from
             the workers into the Parquet folder ``output`` (docs/scale.md, "Simulate on Ray").
@@ -245,7 +249,8 @@ def simulate(
         ArgumentError: ``budget`` or ``repeats`` below 1, ``budget`` below ``repeats``, an
             unknown ``mode``/``repeat_policy``, a share outside [0, 1], something that is not an
             agent, both or neither of ``agent`` and ``model``, ``repeat_policy="dynamic"`` without
-            a grader, or a model endpoint under ``offline=True``; with ``engine="ray"``, no
+            a grader, a model endpoint under ``offline=True``, or ``fault_rate=0`` for a
+            ``seeded_agent`` whose only kinds need a fault; with ``engine="ray"``, no
             ``output`` folder, an agent that cannot be pickled, or a key passed as ``api_key=``.
         EndpointError: The agent's endpoint answered 401, 403 or 404 (a wrong key, a key without
             access, a wrong URL or model): the run stops at once rather than losing every rollout;
@@ -295,6 +300,11 @@ def simulate(
     settings = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
     agent, simulator, user, endpoints = _resolve_models(agent, model, simulator, user_simulator, settings,
                                                         replay=tasks is not None, offline=offline)
+    if isinstance(agent, SeededAgent) and tasks is None and fault_rate == 0 and not agent.possible_kinds(faults=False):
+        raise ArgumentError(f"fault_rate must be above 0 for seeded_agent(kinds={list(agent.kinds)!r}), got 0: "
+                            "ignored_failure needs a tool call that meets a fault, so no rollout could be seeded. "
+                            "Pass fault_rate=0.25, or add a kind that always can (skipped_tool, filler, ...).",
+                            argument="fault_rate", value=fault_rate)
     if system_prompt is not None and not isinstance(system_prompt, str):
         raise ArgumentError(f"system_prompt must be text, got {type(system_prompt).__name__}. Pass the policy as a string.")
     if execute is not None and not callable(execute):
@@ -378,8 +388,12 @@ def simulate(
     report.egress = _egress(endpoints, sent_before, writer=writer, workers=egress_extra)
     report.engine = engine
     report.num_workers = done.num_workers if engine == "ray" else None
-    for key, value in dynamic.items():
-        setattr(report, key, value)
+    for key in ("asks_oversampled", "asks_never_mixed", "rollouts_oversampled", "asks_unjudged"):
+        setattr(report, key, dynamic[key])
+    if dynamic["asks_unjudged"]:
+        report.warnings.append(_unjudged_warning(dynamic, len(task_list) * runs))
+    if isinstance(agent, SeededAgent):
+        _seeded_shortfall(agent, report, task_list, k, eval_runs)
     if dynamic["asks_never_mixed"]:
         report.warnings.append(f"dynamic sampling: {dynamic['asks_never_mixed']} asks stayed all-pass or all-fail at "
                                "the cap; select(mode='rl') drops them as unanimous.")
@@ -398,6 +412,22 @@ def simulate(
             report.warnings.append(note)
             _warnings.warn(note, RuntimeWarning, stacklevel=2)
     return table.StepResult(df, report, meta, lost_df)
+
+
+def _seeded_shortfall(agent: SeededAgent, report: SimulationReport, task_list: list[Situation], k: int,
+                      eval_runs: list[int | None]) -> None:
+    """Warn when the seeded agent's share fell short of its rate because its kinds could not happen on some tasks."""
+    missed = agent.unplanted(task_list, k, eval_runs)
+    if not missed:
+        return
+    share = report.seeded_rows / report.rows if report.rows else 0.0
+    why = [text for kind, text in (("ignored_failure", "ignored_failure needs a tool call that meets a fault"),
+                                   ("wrong_tool", "wrong_tool needs two tools or more")) if kind in agent.kinds]
+    report.warnings.append(
+        f"seeded_agent planted a misbehaviour on {report.seeded_rows} of {report.rows} rows ({share:.1%}), short of "
+        f"rate {agent.rate:g}: {missed} rollouts drawn for one were on tasks where none of kinds={list(agent.kinds)!r} "
+        f"can happen ({'; '.join(why)}), so they ran honest. Add a kind that always can (skipped_tool, "
+        "unsupported_claim, filler, invented_argument) to keep the share at rate.")
 
 
 def _check_policy(mode: Any, repeat_policy: Any, *, score_rows: Any, agent: Any, model: Any) -> tuple[Mode, RepeatPolicy]:
@@ -558,7 +588,7 @@ class _Landed:
     lost_by: dict[str, int]
     lost: list[dict[str, Any]]
     stats: _Stats
-    dynamic: dict[str, int]
+    dynamic: dict[str, Any]
     counts: dict[str, Any]
 
 
@@ -567,7 +597,8 @@ def _merge_parts(parts: Sequence[dict[str, Any]]) -> tuple[_Landed, dict[str, di
     lost_by = dict.fromkeys(LOST_REASONS, 0)
     lost: list[dict[str, Any]] = []
     stats = _Stats()
-    dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
+    dynamic = _no_dynamic()
+    unjudged_by: Counter[str] = Counter()
     sent: dict[str, dict[str, int]] = {}
     for part in parts:
         for reason, n in part["lost_by"].items():
@@ -576,12 +607,15 @@ def _merge_parts(parts: Sequence[dict[str, Any]]) -> tuple[_Landed, dict[str, di
         stats.unknown_tool_calls += part["unknown_tool_calls"]
         stats.unknown_tools.update(part["unknown_tools"])
         stats.user_turns += part["user_turns"]
-        for key in dynamic:
-            dynamic[key] += int(part["dynamic"][key])
+        for key in ("asks_oversampled", "asks_never_mixed", "rollouts_oversampled", "asks_unjudged", "rows_unjudged"):
+            dynamic[key] += int(part["dynamic"].get(key, 0))
+        unjudged_by.update(part["dynamic"].get("unjudged_by") or {})
+        dynamic["unjudged_first"] = dynamic["unjudged_first"] or part["dynamic"].get("unjudged_first")
         for role, counts in part["sent"].items():
             mine = sent.setdefault(role, {"requests": 0, "input_tokens": 0, "output_tokens": 0})
             for key, value in counts.items():
                 mine[key] += int(value)
+    dynamic["unjudged_by"] = dict(unjudged_by)
     attempted = sum(int(p["attempted"]) for p in parts)
     merged = merge_counts([p["counts"] for p in parts])
     return _Landed(pl.DataFrame(), pl.DataFrame(), attempted, lost_by, lost, stats, dynamic, merged), sent
@@ -630,8 +664,7 @@ class _Job:
 
     def engine(self) -> _Engine:
         call = resolve_agent(self.agent)
-        timed_execute = None if self.execute is None else with_timeout(self.execute, self.tool_timeout,
-                                                                        what="the tool (execute=)")
+        timed_execute = _timed_execute(self.execute, self.tool_timeout)
         return _Engine(_timed_agent(call, self.timeout), list(self.specs), self.policy, self.seed, self.max_turns,
                        timed_execute, self.concurrency, self.run_id, self.user, self.max_user_turns)
 
@@ -644,7 +677,7 @@ class _Job:
         lost: list[dict[str, Any]] = []
         stats = _Stats()
         graded: pl.DataFrame | None = None
-        dynamic = {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0}
+        dynamic = _no_dynamic()
         with offline_mode() if self.offline else _no_context():
             attempted = engine.run(items, total, buffer, lost_buffer, lost_by, lost, stats, progress)
             if self.score_rows is not None and by_id is not None and attempted == total:
@@ -667,12 +700,17 @@ class _AskUser(list):  # type: ignore[type-arg]
     """What the episode yields when it wants the simulated user's next message (the conversation so far)."""
 
 
+_Ask = list[dict[str, Any]] | PendingResult  # what an episode yields: the conversation, or a tool result to await
+
+
 def _episode(world: World, base: list[dict[str, Any]], max_turns: int,
-             max_user_turns: int = 0) -> Generator[list[dict[str, Any]], Any, Outcome]:
+             max_user_turns: int = 0) -> Generator[_Ask, Any, Outcome]:
     """One rollout as a generator: yields the conversation, receives the agent's reply.
 
     With a simulated user (``max_user_turns`` > 0), an answer without a tool call yields an
     :class:`_AskUser` instead and receives the person's next message (None ends the rollout).
+    A tool call an async ``execute`` answers yields its :class:`PendingResult` and receives the
+    content once the driver has awaited it.
     """
     messages = list(base)
     kinds: list[str] = []
@@ -712,6 +750,8 @@ def _episode(world: World, base: list[dict[str, Any]], max_turns: int,
         for call in calls:
             fn = call["function"]
             result = world.call(fn["name"], fn["arguments"])
+            if isinstance(result, PendingResult):
+                result = yield result
             messages.append({"role": "tool", "tool_call_id": call["id"], "name": fn["name"], "content": result})
     return Outcome(messages, None, True, "length", world.met, kinds, world.unknown_calls, usage, user_turns=user_turns)
 
@@ -749,8 +789,7 @@ class _Engine:
 
     # --- one rollout ------------------------------------------------------------------------
 
-    def _start(self, item: Item) -> tuple[Generator[list[dict[str, Any]], Any, Outcome], list[dict[str, Any]],
-                                           World, Any]:
+    def _start(self, item: Item) -> tuple[Generator[_Ask, Any, Outcome], _Ask, World, Any]:
         task, index, eval_run, _ = item
         token = _CURRENT.set(RolloutContext(task, index, eval_run, self.seed, self.specs))
         world = World(task, self.tool_map, self.execute, self.world_cache)
@@ -779,14 +818,15 @@ class _Engine:
         return _lost("agent_error", describe_error(exc), messages, world)
 
     @staticmethod
-    def _advance(gen: Generator[list[dict[str, Any]], Any, Outcome], reply: Any, messages: list[dict[str, Any]],
-                 world: World) -> tuple[Outcome | None, list[dict[str, Any]]]:
+    def _advance(gen: Generator[_Ask, Any, Outcome], reply: Any, messages: _Ask,
+                 world: World) -> tuple[Outcome | None, _Ask]:
         """Hand one reply to the episode: the finished outcome, or None and the conversation to answer next."""
         try:
             return None, gen.send(reply)
         except StopIteration as stop:
             return stop.value, messages
         except InvalidReply as exc:
+            assert not isinstance(messages, PendingResult)  # a tool result is never a reply to check
             return _lost("invalid_reply", str(exc), messages, world), messages
 
     # The two drivers below differ only in how a reply is awaited; what a reply or an error means
@@ -796,6 +836,11 @@ class _Engine:
         gen, messages, world, token = self._start(item)
         try:
             while True:
+                if isinstance(messages, PendingResult):  # an async execute's result, run to completion here
+                    done, messages = self._advance(gen, _run_coro(messages.text()), messages, world)
+                    if done is not None:
+                        return done
+                    continue
                 try:
                     if isinstance(messages, _AskUser):
                         reply = self._user_sync(item, list(messages))
@@ -815,6 +860,11 @@ class _Engine:
         gen, messages, world, token = self._start(item)
         try:
             while True:
+                if isinstance(messages, PendingResult):  # an async execute's result, awaited on this loop
+                    done, messages = self._advance(gen, await messages.text(), messages, world)
+                    if done is not None:
+                        return done
+                    continue
                 try:
                     if isinstance(messages, _AskUser):
                         reply = await self._user_async(item, list(messages))
@@ -914,6 +964,29 @@ def _timed_agent(call: AgentCall, timeout: float | None) -> AgentCall:
         return call
     return dataclasses.replace(call, call=with_timeout(call.call, timeout, what=f"the agent {call.name!r}",
                                                        returns_awaitable=call.is_async))
+
+
+def _timed_execute(execute: Callable[[str, dict[str, Any]], Any] | None,
+                   limit: float | None) -> Callable[[str, dict[str, Any]], Any] | None:
+    """``execute`` with each call limited to ``limit`` seconds, sync or async (docs/simulate.md, ``tool_timeout``).
+
+    A sync call runs on a helper thread; an awaitable (an ``async def``, or a function that
+    returns a coroutine) is bounded by ``asyncio.wait_for`` wherever the driver awaits it. Past
+    the limit the agent sees a ``tool_error``.
+    """
+    if execute is None or limit is None:
+        return execute
+    what = "the tool (execute=)"
+    if inspect.iscoroutinefunction(execute) or inspect.iscoroutinefunction(getattr(execute, "__call__", None)):  # noqa: B004
+        return with_timeout(execute, limit, what=what, returns_awaitable=True)
+    timed = with_timeout(execute, limit, what=what)
+    bounded = with_timeout(lambda awaitable: awaitable, limit, what=what, returns_awaitable=True)
+
+    def call(name: str, arguments: dict[str, Any]) -> Any:
+        out = timed(name, arguments)
+        return bounded(out) if inspect.isawaitable(out) else out
+
+    return call
 
 
 def _batches(items: Iterator[Item], size: int, *, first: int) -> Iterator[list[Item]]:
@@ -1109,13 +1182,16 @@ def _oversample(engine: _Engine, buffer: RowBuffer, lost_buffer: RowBuffer, lost
                 lost: list[dict[str, Any]], stats: _Stats, progress: Progress, *,
                 by_id: dict[str, tuple[int, Situation]], k: int, cap: int,
                 score_rows: Callable[[pl.DataFrame], pl.DataFrame],
-                prepare: Callable[[pl.DataFrame], pl.DataFrame]) -> tuple[pl.DataFrame, dict[str, int]]:
+                prepare: Callable[[pl.DataFrame], pl.DataFrame]) -> tuple[pl.DataFrame, dict[str, Any]]:
     """DAPO dynamic sampling (Yu et al. 2025, section 3.2): add k rollouts to unanimous asks until mixed or capped.
 
     Every group is graded; an all-pass or all-fail ask gets k more rollouts until it is mixed or
     has ``cap``. Each ask's decision reads only its own rows, so the Ray engine runs this on
     each worker's share of the tasks (``by_id``: the tasks in play, by scenario id, with their
-    ordinals). Returns the graded rows and the counts.
+    ordinals). An ask with no graded row (the grader raised or returned no reward on every
+    one) cannot be called unanimous or mixed: it is not oversampled, and is counted as
+    unjudged with what the grader did instead (:func:`_unjudged`). Returns the graded rows and
+    the counts.
     """
     first = buffer.frame()
     graded = [score_rows(prepare(first if first is not None else _empty_frame()))]
@@ -1159,7 +1235,42 @@ def _oversample(engine: _Engine, buffer: RowBuffer, lost_buffer: RowBuffer, lost
                 state[(sid, run)] = (cap, *state[(sid, run)][1:])
     never = sum(1 for key in oversampled if state[key][1] and state[key][2] in (0, state[key][1]))
     df = pl.concat(graded, how="diagonal_relaxed") if len(graded) > 1 else graded[0]
-    return df, {"asks_oversampled": len(oversampled), "asks_never_mixed": never, "rollouts_oversampled": extra}
+    unjudged = sum(1 for _, g, _ in state.values() if not g)
+    return df, {"asks_oversampled": len(oversampled), "asks_never_mixed": never, "rollouts_oversampled": extra,
+                "asks_unjudged": unjudged, **_unjudged(df if unjudged else df.clear())}
+
+
+def _unjudged(df: pl.DataFrame) -> dict[str, Any]:
+    """The graded rows the grader gave no reward: how many, by ``judge_status``, and the first ``reason``."""
+    if "reward" not in df.columns:
+        return {"rows_unjudged": df.height, "unjudged_by": {}, "unjudged_first": None}
+    failed = df.filter(pl.col("reward").is_null())
+    by: dict[str, int] = {}
+    if "judge_status" in failed.columns:
+        by = {str(a): int(b) for a, b in failed["judge_status"].drop_nulls().value_counts().iter_rows()}
+    first = None
+    if "reason" in failed.columns:
+        reasons = failed["reason"].drop_nulls()
+        first = str(reasons[0]) if len(reasons) else None
+    return {"rows_unjudged": failed.height, "unjudged_by": by, "unjudged_first": first}
+
+
+def _no_dynamic() -> dict[str, Any]:
+    """The dynamic-sampling account of a run without it (and the zero a Ray merge starts from)."""
+    return {"asks_oversampled": 0, "asks_never_mixed": 0, "rollouts_oversampled": 0, "asks_unjudged": 0,
+            "rows_unjudged": 0, "unjudged_by": {}, "unjudged_first": None}
+
+
+def _unjudged_warning(dynamic: dict[str, Any], n_tasks: int) -> str:
+    """The warning for asks dynamic sampling could not judge, naming what the grader did and the fix."""
+    by = ", ".join(f"{v} {k}" for k, v in _by_count(dynamic["unjudged_by"]).items())
+    first = dynamic["unjudged_first"]
+    what = f"{dynamic['rows_unjudged']} rows without one" + (f": {by}" if by else "")
+    what += f"; first: {first}" if first else ""
+    return (f"dynamic sampling: the grader could not judge {dynamic['asks_unjudged']} of {n_tasks} asks: none of their "
+            f"rows got a reward ({what}), so they were not oversampled and their groups are unknown, not mixed. Fix "
+            "the grader (run it on a few of these rows with wai.run_judge(rows, grader) to see each failure), then "
+            "run again.")
 
 
 def _seed_int(seed: Any) -> int:

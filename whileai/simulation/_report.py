@@ -104,6 +104,8 @@ class SimulationReport(Report):
     """Dynamic sampling: asks still all-pass or all-fail at the cap."""
     rollouts_oversampled: int = 0
     """Dynamic sampling: rollouts run beyond k."""
+    asks_unjudged: int = 0
+    """Dynamic sampling: asks with no graded row (the grader raised or gave no reward on each), so never oversampled."""
     engine: str = "local"
     """Where the rollouts ran: ``local`` (this process) or ``ray`` (Ray tasks, rows written by the workers)."""
     num_workers: int | None = None
@@ -139,9 +141,10 @@ class SimulationReport(Report):
             lines.append(f"  seeded {self.seeded_rows} rows ({seeded})")
         if self.user_simulator:
             lines.append(f"  simulated user {self.user_simulator}: {self.user_turns} user turns after the opening messages")
-        if self.asks_oversampled or self.asks_never_mixed:
+        if self.asks_oversampled or self.asks_never_mixed or self.asks_unjudged:
             lines.append(f"  dynamic sampling: {self.asks_oversampled} asks oversampled ({self.rollouts_oversampled} extra "
-                         f"rollouts), {self.asks_never_mixed} never mixed")
+                         f"rollouts), {self.asks_never_mixed} never mixed"
+                         + (f", {self.asks_unjudged} asks unjudged (the grader gave them no reward)" if self.asks_unjudged else ""))
         for e in self.egress:
             lines.append(f"  sent to {e['host']} ({e['role']}, {e['model']}): {e['requests']} requests, "
                          f"{e['input_tokens']} tokens in, {e['output_tokens']} out; fields: {', '.join(e['fields_sent'])}")

@@ -15,7 +15,10 @@ truth (docs/simulate.md, "seeded_agent": "a stand-in agent that misbehaves on a 
 - ``wrong_tool``: calls a tool the ask does not need.
 
 A kind that cannot happen in a rollout (``wrong_tool`` with one tool, ``ignored_failure`` with no
-fault planned) rotates to the next one that can, so the seeded share stays at ``rate``.
+fault planned) rotates to the next one that can, so the seeded share stays at ``rate``. Where none of
+the ``kinds`` can happen there is nothing to rotate to: ``seeded_agent`` refuses kinds that none of
+its tools allow, ``simulate`` refuses fault-only kinds in a world without faults, and a run whose
+seeded share fell short for this reason says so in its warnings (:meth:`SeededAgent.unplanted`).
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ _TURN_ONE = frozenset({"invented_argument", "skipped_tool", "wrong_tool"})
 _TRANSIENT = frozenset({"timeout", "server_error", "rate_limit"})
 _ID_TOKEN = re.compile(r"\b[A-Z]{2,6}-\d{3,}\b")
 _ARG_SENTENCE = re.compile(r"The ([a-z ]+) is ([^.]+(?:\.\d+)?)\.")
+_NEEDS_FAULT = frozenset({"ignored_failure"})  # plantable only where a tool call meets a fault
+_ALWAYS = ("invented_argument", "skipped_tool", "unsupported_claim", "filler")  # plantable in every rollout
 _PER_ROLLOUT = frozenset({"invented_argument", "wrong_tool"})  # replies that depend on the rollout, not only the task
 _CACHE_MAX = 50_000
 
@@ -117,7 +122,7 @@ class SeededAgent:
             u = hint(self.seed, prompt)
             plan = self._plan_for(None, prompt)
             base = None
-        kind = plan.kinds[u % len(plan.kinds)] if (u >> 11) / 9007199254740992.0 < self.rate else None
+        kind = plan.kinds[u % len(plan.kinds)] if _drawn(u, self.rate) else None
         cache_key = None
         if base is not None and kind not in _PER_ROLLOUT:
             last = last_result.get("content") if last_result is not None else None
@@ -162,6 +167,29 @@ class SeededAgent:
         honest_calls = target is not None and entity is not None and not unrelated
         return _Plan(target, entity, arguments, noun, honest_calls, unrelated, fault_planned,
                      self._kind_table(honest_calls=honest_calls, fault_planned=fault_planned), {})
+
+    def possible_kinds(self, *, faults: bool = True) -> list[str]:
+        """The kinds that can happen in some rollout with these tools (and, ``faults=False``, no fault anywhere)."""
+        return [k for k in self.kinds
+                if not (k == "wrong_tool" and len(self.tools) < 2) and not (k in _NEEDS_FAULT and not faults)]
+
+    def unplanted(self, tasks: Sequence[Situation], k: int, eval_runs: Sequence[int | None]) -> int:
+        """Rollouts drawn for a misbehaviour on a task where none of ``kinds`` can happen (they ran honest).
+
+        The same draw the agent makes (the seed, the task, the rollout index and the eval run),
+        over ``k`` rollouts of each task in each eval run; nonzero only when ``kinds`` leaves a
+        task nothing to rotate to (``ignored_failure`` alone on a task without a fault).
+        """
+        missed = 0
+        for s in tasks:
+            plan = self._plans.get(s.scenario_id) or self._plan_for(s, s.prompt)
+            if plan.kinds != (None,):
+                continue
+            for eval_run in eval_runs:
+                for index in range(k):
+                    if _drawn(hint(self.seed, s.scenario_id, index, eval_run), self.rate):
+                        missed += 1
+        return missed
 
     # --- decisions ------------------------------------------------------------------------
 
@@ -267,6 +295,11 @@ class SeededAgent:
             if last_call is not None:
                 return _call(last_call[0], last_call[1], None, note=f"The {tool_name} call failed ({error}); trying once more.")
         return _say(_honest(tool_name, noun, ident, data, error, self._verbs.get(tool_name)), label)
+
+
+def _drawn(u: int, rate: float) -> bool:
+    """Whether a rollout whose draw hashed to ``u`` plants a misbehaviour: its top 53 bits as a uniform below ``rate``."""
+    return (u >> 11) / 9007199254740992.0 < rate
 
 
 _FILLER = ("Thanks so much for reaching out! I'm always happy to help, and I really appreciate your patience. "
@@ -383,7 +416,8 @@ def seeded_agent(tools: Iterable[Any], *, rate: float = SEEDED_RATE, seed: int =
         A :class:`SeededAgent`, callable as ``agent(messages, tools)``.
 
     Raises:
-        ArgumentError: No tools, a rate outside [0, 1], or an unknown kind.
+        ArgumentError: No tools, a rate outside [0, 1], an unknown kind, or kinds none of which
+            can happen with these tools (``wrong_tool`` alone with one tool).
 
     Examples:
         >>> from whileai.simulation import tool
@@ -406,5 +440,12 @@ def seeded_agent(tools: Iterable[Any], *, rate: float = SEEDED_RATE, seed: int =
     if unknown or not chosen:
         raise ArgumentError(f"kinds must be a non-empty subset of {', '.join(SEEDED_KINDS)}, got {list(chosen)!r}. "
                             "Pick from that list.")
-    return SeededAgent(specs, rate=rate, seed=int(seed), kinds=chosen)
+    agent = SeededAgent(specs, rate=rate, seed=int(seed), kinds=chosen)
+    if not agent.possible_kinds():
+        names = ", ".join(t.name for t in specs)
+        raise ArgumentError(f"kinds must hold at least one kind that can happen with these tools, got {list(chosen)!r} "
+                            f"with one tool ({names}): wrong_tool needs two tools or more, so no rollout could be seeded. "
+                            f"Add a kind that always can ({', '.join(_ALWAYS)}), or a second tool.", argument="kinds",
+                            value=list(chosen))
+    return agent
 

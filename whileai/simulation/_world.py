@@ -10,15 +10,17 @@ meets is recorded (call number, tool, kind) for the row's ``faults`` and ``fault
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from whileai.simulation._tools import ToolSpec
 from whileai.simulation._util import canonical, describe_error, hint
 from whileai.simulation._writer import Situation, _words
 
-__all__ = ["WRITE_VERBS", "World", "fault_result"]
+__all__ = ["WRITE_VERBS", "PendingResult", "World", "fault_result"]
 
 WRITE_VERBS = frozenset({
     "refund", "cancel", "update", "change", "set", "edit", "modify", "create", "add", "delete", "remove", "send",
@@ -46,6 +48,26 @@ def fault_result(kind: str, record: Mapping[str, Any] | None) -> str:
     return '{"status": "ok", "data": {"' + str(first[0]) + '": "' + str(first[1])[:3] + "\x1b[0m<<garbled resp0nse"
 
 
+class PendingResult:
+    """A tool result still to come: the awaitable an async ``execute`` returned for one call."""
+
+    __slots__ = ("awaitable",)
+
+    def __init__(self, awaitable: Awaitable[Any]) -> None:
+        self.awaitable = awaitable
+
+    async def text(self) -> str:
+        """The tool message's content once the call is done; a failure (or ``tool_timeout``) is a tool error."""
+        try:
+            return _as_text(await self.awaitable)
+        except Exception as exc:  # the user's world failed: the agent sees a tool error, as for a sync execute
+            return _tool_error(exc)
+
+
+def _tool_error(exc: Exception) -> str:
+    return canonical({"error": "tool_error", "message": describe_error(exc)})
+
+
 class World:
     """Answers one rollout's tool calls; one instance per rollout (it counts calls).
 
@@ -68,8 +90,12 @@ class World:
         self.unknown_calls: list[str] = []
         self._fault_first_only = situation.fault_calls == "first"
 
-    def call(self, name: str, arguments: str | Mapping[str, Any] | None) -> str:
-        """Answer one tool call with the tool message's content (JSON text)."""
+    def call(self, name: str, arguments: str | Mapping[str, Any] | None) -> str | PendingResult:
+        """Answer one tool call with the tool message's content (JSON text).
+
+        An ``execute`` that returns an awaitable (an ``async def``) gives a :class:`PendingResult`
+        instead: the rollout's driver awaits it (or runs it to completion) for the content.
+        """
         index = self.calls
         self.calls += 1
         spec = self.tools.get(name)
@@ -91,14 +117,16 @@ class World:
             cache_key = (s.scenario_id, name, arguments)
             hit = cache.get(cache_key)
             if hit is None:
-                hit = self._respond(name, spec, arguments)
+                answer = self._respond(name, spec, arguments)
+                assert isinstance(answer, str)  # the cache is on only for the generated world (no execute)
+                hit = answer
                 if len(cache) > 50_000:
                     cache.clear()
                 cache[cache_key] = hit
             return hit
         return self._respond(name, spec, arguments)
 
-    def _respond(self, name: str, spec: ToolSpec, arguments: str | Mapping[str, Any] | None) -> str:
+    def _respond(self, name: str, spec: ToolSpec, arguments: str | Mapping[str, Any] | None) -> str | PendingResult:
         args = _parse_arguments(arguments)
         if args is None:
             return canonical({"error": "invalid_arguments", "message": "arguments are not a JSON object"})
@@ -107,9 +135,12 @@ class World:
             return canonical({"error": "invalid_arguments", "missing": missing})
         if self.execute is not None:
             try:
-                return _as_text(self.execute(name, args))
+                out = self.execute(name, args)
+                if inspect.isawaitable(out):  # an async execute: the engine's driver awaits it
+                    return PendingResult(out)
+                return _as_text(out)
             except Exception as exc:  # the user's world failed: the agent sees a tool error
-                return canonical({"error": "tool_error", "message": describe_error(exc)})
+                return _tool_error(exc)
         return self._answer(spec, args)
 
     # --- the generated world -------------------------------------------------------------
@@ -170,8 +201,28 @@ def _parse_arguments(arguments: str | Mapping[str, Any] | None) -> dict[str, Any
 
 
 def _as_text(value: Any) -> str:
+    """What ``execute`` returned as the tool message's content: a string as it is, anything else as strict JSON.
+
+    Strict as RFC 8259 section 6 asks ("Numeric values that cannot be represented ... (such as
+    Infinity and NaN) are not permitted"): a non-finite float becomes ``null``, so the content
+    stays JSON every parser reads (Python's ``json`` alone would write a bare ``NaN``).
+    """
     if isinstance(value, str):
         return value
     if value is None:
         return "null"
-    return canonical(value)
+    text = canonical(value)
+    if "NaN" in text or "Infinity" in text:  # rare: re-encode with the non-finite numbers as null
+        text = canonical(_finite(value))
+    return text
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float inside dicts, lists and tuples replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
