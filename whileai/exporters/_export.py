@@ -123,9 +123,11 @@ class _Run:
         self._leak_rows: list[int] = []
         self.n = keys.height
         from whileai.measure import task_stats
-        from whileai.measure._common import check_reward_range
+        from whileai.measure._common import check_reward_range, nan_as_ungraded
 
         check_reward_range(keys)
+        self._read_warnings: list[str] = []
+        keys = nan_as_ungraded(keys, self._read_warnings)  # NaN passes every threshold in Polars' order
         rewards = (keys.select("task_key", "reward") if "reward" in keys.columns
                    else keys.select("task_key").with_columns(pl.lit(None, pl.Float64).alias("reward")))
         stats = task_stats(rewards, threshold=PASS_THRESHOLD)
@@ -200,7 +202,10 @@ class _Run:
         return self._stats.drop("task_key")[self._stats_at.slice(start, height)]
 
     def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
+        from whileai.measure._common import nan_rewards_unset
+
         counts = Counts()
+        part = nan_rewards_unset(part)  # a NaN reward is written as ungraded (null), as the stats read it
         leaks = self._check_leaks(part, start)
         prepared = prepare_frame(part, system_prompt=self._sys_prompt, tools_json=self._tools_json,
                                  with_groups=self._stats is not None, stats=self._stats, row_offset=start,
@@ -281,7 +286,7 @@ class _Run:
         return self.opts.mask_mode
 
     def _warnings(self) -> list[str]:
-        c, r, out = self.counts, self.rewards, []
+        c, r, out = self.counts, self.rewards, list(self._read_warnings)
         if r.n_fail:
             out.append(f"{r.n_fail} of {self.n} rows have reward below {PASS_THRESHOLD:g} and are exported as SFT targets; a model "
                        "trained on them learns the failure. Pass scored.passes() (or filter on reward) unless that is "
