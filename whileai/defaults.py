@@ -169,8 +169,9 @@ HACK_VOCAB_SAMPLE_ROWS = 131_072
 # Features printed by format_hack_scan (whileai 0.131 top_features=20).
 HACK_TOP_FEATURES = 20
 
-# Decontamination's near-copy rule: a row is a near copy when ONE eval text covers at least
-# DECONTAM_OVERLAP of its words with shared word DECONTAM_NGRAM-grams. The 8-gram token-coverage
+# Decontamination's near-copy rule: a row is a near copy when it holds word DECONTAM_NGRAM-grams
+# covering at least DECONTAM_OVERLAP of ONE eval text's words (the share is the eval text's, so a
+# copy wrapped in a longer prompt still counts). The 8-gram token-coverage
 # rule is Llama 3's (Dubey et al. 2024, "The Llama 3 Herd of Models", section 5.1.4, following
 # Singh et al. 2024); the 80% cut is Llama 2's "dirty" threshold (Touvron et al. 2023, appendix
 # A.6: a sample is dirty when >= 80% of its tokens sit in matched spans; Llama 2 itself matched
@@ -220,6 +221,14 @@ LEAK_MIN_CHARS = 12
 # examples=3, refusal_report examples=5).
 GUARD_EXAMPLES = 3
 REFUSAL_EXAMPLES = 5
+
+# decontaminate's exact rule matches only texts of at least this many words: a short text ("Yes",
+# "42") shared by a training row and an eval row is no evidence of contamination. The n-gram
+# size, as n-gram decontamination counts only matches of at least n tokens (Llama 3, Dubey et al.
+# 2024 section 5.1.4, 8-grams; GPT-3, Brown et al. 2020 appendix C, 8 to 13 words). The near rule
+# (DECONTAM_OVERLAP) is measured on the eval text's words, the share of them inside 8-grams the
+# training row also holds (Llama 3 section 5.1.4; Tulu 3, Lambert et al. 2024, decontamination).
+DECONTAM_EXACT_MIN_WORDS = DECONTAM_NGRAM
 
 # --------------------------------------------------------------------------------------------
 # ---- select ----

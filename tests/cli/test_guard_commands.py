@@ -37,3 +37,29 @@ def test_decontaminate_writes_the_clean_rows(wai, tmp_path):
 def test_decontaminate_needs_an_eval(wai, tmp_path):
     res = wai("decontaminate", tmp_path / "x.jsonl", "-o", tmp_path / "y.jsonl")
     assert res.code == 2 and "Missing option '--eval'" in res.err
+
+
+def test_decontaminate_help_example_runs(wai, tmp_path, monkeypatch):
+    """docs/cli.md: every --help ends with an example that runs."""
+    example = wai("decontaminate", "--help").out.rstrip().splitlines()[-1].split()
+    assert example[:2] == ["wai", "decontaminate"]
+    monkeypatch.chdir(tmp_path)
+    rows = [{"task_id": "t1", "prompt": "Question one about orders and refunds today please now."}]
+    for name in ("train.jsonl", "eval.jsonl", "graded.jsonl", "rows.jsonl"):
+        table.write(table.frame(rows), tmp_path / name)
+    res = wai(*example[1:])
+    assert res.code == 0, res
+
+
+def test_decontaminate_without_output_prints_the_report_only(wai, tmp_path):
+    train = [{"task_id": f"t{i}", "prompt": f"Question number {i} about orders and refunds today please."}
+             for i in range(3)]
+    src, ev = tmp_path / "train.jsonl", tmp_path / "eval.jsonl"
+    table.write(table.frame(train), src)
+    table.write(table.frame([{"task_id": "e1", "prompt": train[0]["prompt"]}]), ev)
+    res = wai("decontaminate", src, "--eval", ev)
+    assert res.code == 0
+    assert res.out.strip() == str(decontaminate(table.frame(src), eval=[str(ev)]).report).strip()
+    assert "not written" in res.err and sorted(p.name for p in tmp_path.iterdir()) == ["eval.jsonl", "train.jsonl"]
+    res = wai("decontaminate", src, "--eval", ev, "--engine", "ray")
+    assert res.code == 2 and "needs -o" in res.err

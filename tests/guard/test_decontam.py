@@ -10,39 +10,6 @@ import pytest
 
 from whileai.errors import ArgumentError, ContaminationError
 from whileai.guard import decontaminate
-from whileai.guard._decontam import _eval_side, _text_rules
-
-
-def _coverage_reference(row: str, ev: str, n: int = 8) -> float:
-    """Plain Python: share of the row's words inside an n-gram shared with the eval text."""
-    rw, ew = row.lower().split(), ev.lower().split()
-    grams = {tuple(ew[i:i + n]) for i in range(len(ew) - n + 1)}
-    covered = set()
-    for i in range(len(rw) - n + 1):
-        if tuple(rw[i:i + n]) in grams:
-            covered.update(range(i, i + n))
-    return len(covered) / len(rw) if rw else 0.0
-
-
-def test_near_coverage_matches_plain_reference():
-    rng = np.random.default_rng(4)
-    vocab = [f"w{i}" for i in range(12)]  # small vocabulary: many partial overlaps
-    evals = [" ".join(rng.choice(vocab, int(rng.integers(8, 30)))) for _ in range(40)]
-    rows = []
-    for _ in range(150):
-        src = evals[int(rng.integers(0, len(evals)))].split()
-        a = int(rng.integers(0, max(1, len(src) - 8)))
-        piece = src[a:a + int(rng.integers(8, 25))]
-        noise = list(rng.choice(vocab, int(rng.integers(0, 8))))
-        rows.append(" ".join(noise[: len(noise) // 2] + piece + noise[len(noise) // 2:]))
-    grams, exact_set = _eval_side(pl.Series(evals), 8)
-    exact, cov, best = _text_rules(pl.Series(rows), grams, exact_set, n=8)
-    assert exact.tolist() == [r.split() in [e.split() for e in evals] for r in rows]
-    ref = np.array([max(_coverage_reference(r, e) for e in evals) for r in rows])
-    np.testing.assert_allclose(cov, ref, atol=1e-12)
-    hit = cov > 0
-    chosen = np.array([_coverage_reference(rows[i], evals[best[i]]) for i in np.flatnonzero(hit)])
-    np.testing.assert_allclose(chosen, cov[hit], atol=1e-12)  # the named eval text achieves the coverage
 
 
 def test_rules_in_priority_order_each_row_once():
@@ -50,7 +17,7 @@ def test_rules_in_priority_order_each_row_once():
     train = [
         {"task_id": "e1", "prompt": "a different wording of eval task one"},          # same task
         {"task_id": "t2", "prompt": "Please  check the status of my blue running shoes order from last week right now"},  # exact
-        {"task_id": "t3", "prompt": sentence + " thanks"},                            # near: 15/16 covered
+        {"task_id": "t3", "prompt": sentence + " thanks"},                            # near: all 15 eval words covered
         {"task_id": "t4", "prompt": "please check the status of my order"},           # under 8 words, not verbatim
         {"task_id": "t5", "prompt": "completely unrelated words about the weather in paris today and tomorrow"},
         {"task_id": "e1", "prompt": sentence},                                        # same task AND exact: counted once
@@ -62,7 +29,7 @@ def test_rules_in_priority_order_each_row_once():
     assert [row["task_id"] for row in clean] == ["t4", "t5"]
     assert r.by_field["prompt"] == {"exact": 2, "near": 1, "semantic": 0}
     near = next(e for e in r.examples if e["rule"] == "near")
-    assert near["coverage"] == pytest.approx(15 / 16)
+    assert near["coverage"] == pytest.approx(1.0)  # measured on the eval text's words
     assert "Llama 2" in r.rule_sources["near"] and "Llama 3" in r.rule_sources["near"]
 
 
@@ -180,50 +147,18 @@ def test_real_small_offline_embedder():
     assert r.n_semantic == 1
 
 
-@pytest.mark.parametrize("rare_fan", [0, 2, 1000])
-def test_pruned_coverage_is_exact_on_template_texts(monkeypatch, rare_fan):
-    """Template sentences shared by many eval texts (frequent n-grams) and the pruned search: the
-    same coverage and eval text as the plain reference wherever the best coverage reaches
-    overlap, and everywhere without overlap; at every frequency cut (a cost knob only)."""
-    from whileai.guard import _decontam
-
-    monkeypatch.setattr(_decontam, "DECONTAM_RARE_FAN", rare_fan)
-    rng = np.random.default_rng(11)
-    vocab = [f"w{i}" for i in range(30)]
-    templates = ["please look into the order for customer number", "i checked the order and could not finish it today"]
-
-    def text(m: int) -> str:
-        head = templates[int(rng.integers(0, 2))].split()
-        tail = list(rng.choice(vocab, int(rng.integers(0, 12))))
-        reps = ["detail"] * int(rng.integers(0, 14))  # a run of one repeated n-gram
-        return " ".join(head + tail + reps)
-
-    evals = [text(i) for i in range(60)]
-    rows = [text(i) for i in range(120)]
-    rows += [" ".join(evals[i].split()[1:]) for i in range(0, 60, 6)]  # near copies
-    grams, exact_set = _eval_side(pl.Series(evals), 8)
-    ref = np.array([[_coverage_reference(r, e) for e in evals] for r in rows])
-    best_ref = ref.max(axis=1)
-    for overlap in (None, 0.8, 0.5):
-        _, cov, best = _text_rules(pl.Series(rows), grams, exact_set, n=8, overlap=overlap)
-        sure = best_ref >= (overlap or 0.0) - 1e-12
-        np.testing.assert_allclose(cov[sure], best_ref[sure], atol=1e-12)
-        hit = sure & (best_ref > 0)
-        first = ref.argmax(axis=1)  # ties name the first eval text
-        assert best[hit].tolist() == first[hit].tolist()
-        assert (cov[~sure] <= best_ref[~sure] + 1e-12).all()  # below overlap: a lower bound
-
-
 def test_an_inspect_log_is_an_eval_source_its_targets_lists_of_answers():
     """inspect_ai's target is a list of accepted answers; casting it to text raised (exit 4 in the CLI)."""
     from pathlib import Path
 
     log = Path(__file__).parents[1] / "data" / "inspect" / "greetings.json"
     rows = [{"scenario_id": "x1", "prompt": "Say hello", "reward": 1.0},
-            {"scenario_id": "x2", "prompt": "goodbye", "reward": 1.0},  # an accepted answer, word for word
+            {"scenario_id": "x2", "prompt": "goodbye", "reward": 1.0},  # an accepted answer, but one word
             {"scenario_id": "x3", "prompt": "tell me about the weather in Paris today", "reward": 0.0}]
     clean, report = decontaminate(rows, eval=str(log))
-    assert report.n_contaminated == 2 and report.n_exact == 2
-    assert [r["scenario_id"] for r in clean] == ["x3"]
-    joined = decontaminate([{"scenario_id": "y", "prompt": "hi\nhey"}], eval=[{"scenario_id": "e", "target": ["hi", "hey"]}])[1]
+    assert report.n_eval_rows == 6 and report.n_eval_texts > 0
+    assert report.n_contaminated == 0  # texts under 8 words are not matched exactly
+    first, second = "the first accepted answer is a full sentence here", "the second accepted answer is a full sentence too"
+    joined = decontaminate([{"scenario_id": "y", "prompt": f"{first}\n{second}"}],
+                           eval=[{"scenario_id": "e", "target": [first, second]}])[1]
     assert joined.n_exact == 1  # the answers of one row are one text, a line each

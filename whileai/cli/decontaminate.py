@@ -22,19 +22,25 @@ from whileai.cli._common import (
 @rows_argument()
 @click.option("--eval", "evals", multiple=True, required=True, metavar="EVAL",
               help="An eval file (JSONL or Parquet) to check against; repeatable.")
-@click.option("-o", "--output", required=True, type=str,
+@click.option("-o", "--output", default=None, type=str,
               help="Where to write the clean rows (.jsonl, .jsonl.gz or .parquet, or - for stdout), atomically; "
-                   "a new folder of Parquet files with --engine ray.")
+                   "a new folder of Parquet files with --engine ray. Without it, only the report is printed.")
 @click.option("--field", "fields", multiple=True, metavar="FIELD",
               help="A row field checked against the eval texts (default: prompt); repeatable.")
 @engine_option
 @json_option
-def decontaminate(file: Any, evals: tuple[str, ...], output: str, fields: tuple[str, ...], engine: str,
+def decontaminate(file: Any, evals: tuple[str, ...], output: str | None, fields: tuple[str, ...], engine: str,
                   as_json: bool) -> None:
-    """Drop rows sharing a task, an exact text or most of an 8-gram span with EVAL; write the rest."""
+    """Drop rows sharing a task, an exact text or 8-grams covering most of an EVAL text; write the rest."""
     from whileai import table
     from whileai.guard import decontaminate as clean_rows
 
+    if output is None and engine == "ray":
+        raise click.UsageError("--engine ray needs -o OUTPUT, a new folder: the workers write the clean rows there.")
+    if output is None:  # the report alone: how much of FILE overlaps EVAL
+        emit(clean_rows(read_rows(file), eval=list(evals), fields=list(fields) or ("prompt",)).report, as_json)
+        click.echo("No -o given: the clean rows were not written.", err=True)
+        return
     if engine == "ray":  # the workers write OUTPUT as a Parquet folder; no row comes here
         path, report = clean_rows(engine_rows(file, engine), eval=list(evals), fields=list(fields) or ("prompt",),
                                   out=output)

@@ -4,21 +4,28 @@ docs/guard.md, "Decontamination". In priority order, each row counted once:
 
 1. ``same_task``: the row shares a scenario_id or task_id with an eval row (a task is a
    situation, not a string, so a rephrasing of an eval situation is the eval situation);
-2. ``exact``: the row's text is an eval text verbatim: the same sequence of words, lower-cased,
-   spacing and punctuation ignored;
-3. ``near``: ONE eval text covers at least ``overlap`` of the row's words with word n-grams
-   (n = 8) it shares with the row. The 8-gram token-coverage rule is Llama 3's (Dubey et al.
-   2024, section 5.1.4, after Singh et al. 2024); the 80% cut is the "dirty" threshold of the
-   Llama 2 contamination analysis (Touvron et al. 2023, appendix A.6, which matched spans of more
-   than 10 tokens). One shared 8-gram is not enough: situations written from the same templates
+2. ``exact``: the row's text is an eval text of at least ``DECONTAM_EXACT_MIN_WORDS`` (8) words
+   verbatim: the same sequence of words, lower-cased, spacing and punctuation ignored. A shorter
+   shared text ("Yes", "42") is no evidence of contamination, as n-gram decontamination counts
+   only matches of at least n tokens (Llama 3, GPT-3 appendix C);
+3. ``near``: the row holds word n-grams (n = 8) covering at least ``overlap`` of ONE eval
+   text's words. Coverage is measured on the eval text, as Llama 3 scores an eval example
+   (Dubey et al. 2024, section 5.1.4, after Singh et al. 2024: the share of the example's tokens
+   inside 8-grams found in the training data) and Tulu 3 matches a test instance against one
+   training instance (Lambert et al. 2024, decontamination); so an eval question wrapped in a
+   few-shot instruction or a chat template is caught, and a row that only repeats an eval
+   prompt's instruction line is not. The 80% cut is the "dirty" threshold of the Llama 2
+   contamination analysis (Touvron et al. 2023, appendix A.6, which matched spans of more than
+   10 tokens). One shared 8-gram is not enough: situations written from the same templates
    share whole sentences without sharing the question;
 4. ``semantic`` (only with ``embedder=``): cosine at or above ``similarity`` against an eval
    prompt of a different task. A flag there means the prompts read alike, a question to check.
 
 Kernel: every text is tokenised once and each word n-gram hashed to 64 bits (numpy); the
-row-side hashes are joined to the eval-side hashes (Polars), and the coverage of each (row text,
-eval text) pair is the union of the matched n-gram spans, computed from sorted positions. Rows
-are processed in chunks under a budget of matched pairs, so memory stays bounded.
+row-side hashes are joined to the eval-side (hash, eval text, position) table (Polars), and the
+coverage of each (row text, eval text) pair is the union of the eval text's matched n-gram
+spans, computed from sorted eval positions. Rows are processed in chunks under a budget of
+matched pairs, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from whileai.defaults import (
     CHUNK_ROWS,
     DECONTAM_CROSS_TASK_QUANTILE,
     DECONTAM_CROSS_TASK_SAMPLE,
+    DECONTAM_EXACT_MIN_WORDS,
     DECONTAM_EXAMPLES,
     DECONTAM_NGRAM,
     DECONTAM_OVERLAP,
@@ -51,7 +59,7 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
 from whileai.guard._common import check_fraction, check_positive_int, check_strings
-from whileai.guard._tokens import ngram_hashes, text_hashes, tokenize
+from whileai.guard._tokens import combine, ngram_hashes, text_hashes, tokenize
 from whileai.report import Report
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, is_ray_dataset, like_input
@@ -65,10 +73,14 @@ _SIM_BLOCK = 512  # row vectors compared with every eval vector at once
 
 RULE_SOURCES = {
     "same_task": "docs/guard.md, 'Decontamination': a task is a situation, not a string",
-    "exact": "the same word sequence as an eval text (lower-cased; spacing and punctuation ignored)",
-    "near": ("one eval text covers >= overlap of the row's words in shared word 8-grams: the 8-gram coverage rule of "
-             "Llama 3 (Dubey et al. 2024, section 5.1.4, after Singh et al. 2024) with the 80% 'dirty' cut of the "
-             "Llama 2 contamination analysis (Touvron et al. 2023, appendix A.6)"),
+    "exact": (f"the same word sequence as an eval text of at least {DECONTAM_EXACT_MIN_WORDS} words (lower-cased; "
+              "spacing and punctuation ignored); shorter texts are not matched, as n-gram decontamination counts only "
+              "matches of at least n tokens (Llama 3, Dubey et al. 2024 section 5.1.4; GPT-3, Brown et al. 2020 "
+              "appendix C)"),
+    "near": ("the row holds word 8-grams covering >= overlap of one eval text's words: coverage measured on the eval "
+             "text as in Llama 3 (Dubey et al. 2024, section 5.1.4, after Singh et al. 2024) and Tulu 3 (Lambert et al. "
+             "2024, decontamination against one training instance), with the 80% 'dirty' cut of the Llama 2 "
+             "contamination analysis (Touvron et al. 2023, appendix A.6)"),
     "semantic": "embedder cosine >= similarity against an eval prompt of a different task (docs/guard.md, 'Decontamination')",
 }
 
@@ -87,9 +99,9 @@ class ContaminationReport(Report):
     n_same_task: int = 0
     """Rows sharing a scenario_id or task_id with an eval row."""
     n_exact: int = 0
-    """Rows whose text is an eval text verbatim."""
+    """Rows whose text is an eval text of at least ``DECONTAM_EXACT_MIN_WORDS`` words verbatim."""
     n_near: int = 0
-    """Rows covered at least ``overlap`` by one eval text's shared n-grams."""
+    """Rows holding n-grams that cover at least ``overlap`` of one eval text's words."""
     n_semantic: int = 0
     """Rows within ``similarity`` cosine of an eval prompt of a different task."""
     n_eval_rows: int = 0
@@ -101,7 +113,7 @@ class ContaminationReport(Report):
     ngram: int = DECONTAM_NGRAM
     """Words per n-gram of the near-copy rule."""
     overlap: float = DECONTAM_OVERLAP
-    """Coverage at which a row is a near copy."""
+    """Share of an eval text's words the row's n-grams cover at which the row is a near copy."""
     similarity: float | None = None
     """Cosine threshold of the semantic rule (None without an embedder)."""
     eval_cross_task_p99: float | None = None
@@ -112,7 +124,8 @@ class ContaminationReport(Report):
     by_field: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Rows caught on each field, per text rule (a row can count under several fields)."""
     examples: list[dict[str, Any]] = Field(default_factory=list)
-    """The first offenders: index, rule, field, text, match, coverage or similarity, task."""
+    """The first offenders: index, rule, field, text, match, coverage (share of the matched eval
+    text's words) or similarity, task."""
     rules_skipped: dict[str, str] = Field(default_factory=dict)
     """Rules that could not run, and why."""
     rule_sources: dict[str, str] = Field(default_factory=lambda: dict(RULE_SOURCES))
@@ -167,9 +180,11 @@ def decontaminate(
 
     Four rules, counted separately, each row counted once in this order (docs/guard.md,
     "Decontamination"): same scenario_id or task_id as an eval row (``n_same_task``); an eval
-    text verbatim (``n_exact``); one eval text covering at least ``overlap`` of the row's words
-    with shared word ``n``-grams (``n_near``: the 8-gram coverage rule of Llama 3, Dubey et al.
-    2024 section 5.1.4, with the 80% "dirty" cut of Llama 2, Touvron et al. 2023 appendix A.6);
+    text of at least ``DECONTAM_EXACT_MIN_WORDS`` (8) words verbatim (``n_exact``; shorter texts
+    are not matched exactly); word ``n``-grams of the row covering at least ``overlap`` of one
+    eval text's words, wherever they sit in the row (``n_near``: coverage measured on the eval
+    text as in Llama 3, Dubey et al. 2024 section 5.1.4, and Tulu 3, Lambert et al. 2024, with
+    the 80% "dirty" cut of Llama 2, Touvron et al. 2023 appendix A.6);
     and with ``embedder=`` cosine at or above ``similarity`` against an eval prompt of a
     different task (``n_semantic``). Eval texts are the eval rows' prompts, replies and answer or
     reference fields.
@@ -181,7 +196,8 @@ def decontaminate(
         against: The same as ``eval`` (the whileai 0.131 name); give one of the two.
         fields: Row fields checked against the eval texts (``("prompt", "final_text")`` also
             checks replies).
-        overlap: Coverage at which a row is a near copy, in (0, 1].
+        overlap: Share of one eval text's words covered by the row's n-grams at which the row is a
+            near copy, in (0, 1].
         n: Words per n-gram.
         embedder: Any callable from a list of texts to one vector per text (nothing is
             imported; e.g. ``lambda texts: model.encode(texts, normalize_embeddings=True)``).
@@ -210,6 +226,12 @@ def decontaminate(
         >>> clean, r = decontaminate(train, eval=[{"task_id": "e1", "prompt": train[0]["prompt"]}])
         >>> len(clean), r["n_exact"], r["n_near"]
         (1, 2, 0)
+        >>> wrapped = [{"task_id": "t4", "prompt": "Answer briefly. Question: " + train[0]["prompt"]},
+        ...            {"task_id": "t5", "prompt": "Is 9 odd?", "final_text": "Yes"}]
+        >>> clean, r = decontaminate(wrapped, eval=[{"task_id": "e1", "prompt": train[0]["prompt"], "answer": "Yes"}],
+        ...                          fields=("prompt", "final_text"))
+        >>> [row["task_id"] for row in clean], r["n_near"], r["examples"][0]["coverage"]
+        (['t5'], 1, 1.0)
     """
     if eval is not None and against is not None:
         raise ArgumentError("give the eval sources once, as eval= or against=, got both. Drop one of them.")
@@ -603,11 +625,18 @@ def _clip(text: Any, limit: int = 200) -> Any:
 
 
 def _eval_side(texts: pl.Series, n: int) -> tuple[pl.DataFrame, pl.Series]:
-    """The eval texts' distinct (n-gram hash, eval text) pairs and their whole-text hashes."""
+    """The eval texts' n-grams and the whole-text hashes the exact rule matches.
+
+    Returns every (n-gram hash ``h``, eval text ``e``, word position ``pos``) and the whole-text
+    hashes of the eval texts of at least ``DECONTAM_EXACT_MIN_WORDS`` words (a shorter text is
+    never matched exactly).
+    """
     toks = tokenize(texts)
     start, h = ngram_hashes(toks, n)
-    grams = pl.DataFrame({"h": h, "e": toks.row[start].astype(np.int64)}).unique()
-    return grams, pl.Series("x", text_hashes(toks)).unique()
+    e = toks.row[start]
+    grams = pl.DataFrame({"h": h, "e": e.astype(np.int64), "pos": (start - toks.offsets[e]).astype(np.int64)})
+    long_enough = pl.Series(np.diff(toks.offsets) >= DECONTAM_EXACT_MIN_WORDS)
+    return grams, pl.Series("x", text_hashes(toks)).filter(long_enough).unique()
 
 
 def _spans(same: np.ndarray, p: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -615,7 +644,7 @@ def _spans(same: np.ndarray, p: np.ndarray, n: int) -> tuple[np.ndarray, np.ndar
 
     ``same[i]`` says position i + 1 is in the group of position i (rows sorted by group, then
     position). Returns the index of each group's first position and its covered word count: a
-    span adds n words, or the gap to the next start when spans overlap.
+    span adds n words, or the gap to the next start when spans overlap (nothing for a repeat).
     """
     contrib = np.full(p.size, n, dtype=np.int64)
     contrib[:-1] = np.where(same, np.minimum(p[1:] - p[:-1], n), n)
@@ -624,7 +653,7 @@ def _spans(same: np.ndarray, p: np.ndarray, n: int) -> tuple[np.ndarray, np.ndar
 
 
 def _pair_cover(pairs: pl.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per (row text, eval text) pair of matched positions (u, e, pos): u, e, covered words."""
+    """Per (row text u, eval text e) pair of matched eval positions (u, e, pos): u, e, eval words covered."""
     pairs = pairs.sort(["u", "e", "pos"])
     u = pairs["u"].to_numpy()
     e = pairs["e"].to_numpy()
@@ -635,67 +664,111 @@ def _pair_cover(pairs: pl.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray, np
     return u[starts], e[starts], covered
 
 
-def _frequent_profiles(ev: pl.DataFrame, fan: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The eval side of the frequent n-grams, one eval text per profile.
+class _EvalFan(NamedTuple):
+    """The eval n-grams as the near rule searches them (built per call: it follows ``DECONTAM_RARE_FAN``)."""
 
-    Eval texts holding the same set of frequent n-grams cover any row alike through them, so
-    each set is kept once, under its first eval text (the one a tie names). Returns the
-    (h, e) pairs of those representatives and their per-n-gram fan.
+    fan: pl.DataFrame
+    """Distinct eval texts holding each n-gram hash (``h``, ``fan``)."""
+    frequent: pl.DataFrame
+    """The (h, e, pos) n-grams held by more than ``DECONTAM_RARE_FAN`` eval texts (template sentences)."""
+    length: np.ndarray
+    """Words per eval text (0 under n words: no n-gram, no coverage)."""
+    cover_frequent: np.ndarray
+    """Words of each eval text its frequent n-grams cover: the most a row covers without a rare one."""
+
+
+def _eval_fan(ev: pl.DataFrame, n: int) -> _EvalFan:
+    """Fan, frequent n-grams, length and frequent coverage of the eval texts (``ev`` as :func:`_eval_side` gives it)."""
+    fan = ev.group_by("h").agg(pl.col("e").n_unique().alias("fan"))
+    n_e = int(ev["e"].to_numpy().max()) + 1 if ev.height else 0
+    last = ev.group_by("e").agg(pl.col("pos").max())
+    length = np.zeros(n_e, dtype=np.int64)
+    length[last["e"].to_numpy()] = last["pos"].to_numpy() + n  # the last n-gram starts n words before the end
+    frequent = (ev.join(fan.filter(pl.col("fan") > DECONTAM_RARE_FAN).select("h"), on="h", how="semi")
+                .sort(["e", "pos"]))
+    cover = np.zeros(n_e, dtype=np.int64)
+    if frequent.height:
+        fe = frequent["e"].to_numpy()
+        s, c = _spans(fe[1:] == fe[:-1], frequent["pos"].to_numpy(), n)
+        cover[fe[s]] = c
+    return _EvalFan(fan, frequent, length, cover)
+
+
+def _frequent_profiles(side: _EvalFan, reachable: np.ndarray) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The frequent n-grams of the eval texts a row can reach through frequent n-grams alone, one per profile.
+
+    Eval texts of one length holding the same frequent n-grams at the same positions are covered
+    alike by any row through them, so each such profile is kept once, under its first eval text
+    (the one a tie names). Returns the (h, e, pos) n-grams of those representatives and their
+    per-n-gram fan.
     """
-    frequent = fan.filter(pl.col("fan") > DECONTAM_RARE_FAN).select("h")
-    evf = ev.join(frequent, on="h", how="semi")
-    sets = evf.group_by("e").agg(pl.col("h").sort())
-    reps = sets.group_by("h").agg(pl.col("e").min()).explode("h").select("h", "e")
+    evf = side.frequent.filter(pl.Series(reachable[side.frequent["e"].to_numpy()]))
+    sets = evf.group_by("e", maintain_order=True).agg("pos", "h")
+    sets = sets.with_columns(pl.Series("len", side.length[sets["e"].to_numpy()]))
+    reps = sets.group_by(["pos", "h", "len"]).agg(pl.col("e").min()).explode(["pos", "h"]).select("h", "e", "pos")
     return reps, reps.group_by("h").len("fan")
 
 
-def _frequent_only(freq: pl.DataFrame, ev: pl.DataFrame, fan: pl.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Best pair per row from its frequent n-grams alone: (u, e, covered words), one per row.
+def _frequent_only(freq: pl.DataFrame, reps: pl.DataFrame, fan: pl.DataFrame, length: np.ndarray,
+                   n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Best pair per row from its frequent n-grams alone: (u, e, eval words covered), one per row.
 
-    ``ev`` and ``fan`` are :func:`_frequent_profiles`. Rows are grouped by their list of
-    frequent (position, n-gram); each distinct list is joined to the eval profiles once (under
-    the pair budget) and its best eval text (most words covered, then the first eval text) is
-    given to every row that has it.
+    ``reps`` and ``fan`` are :func:`_frequent_profiles`; ``freq`` the rows' (u, h) frequent
+    n-grams. Rows are grouped by their set of frequent n-grams (keyed by a 64-bit hash of the set,
+    as the n-grams themselves are); each distinct set is joined to
+    the eval profiles once (under the pair budget) and its best eval text (largest share of the
+    eval text covered, then the first eval text) is given to every row that has it.
     """
-    lists = freq.group_by("u", maintain_order=True).agg("pos", "h")
-    sigs = lists.filter(pl.struct("pos", "h").is_first_distinct()).select("pos", "h").with_row_index("sid")
-    per_row = lists.join(sigs, on=["pos", "h"], how="inner").select("u", pl.col("sid").cast(pl.Int64))
-    grams = sigs.explode(["pos", "h"]).with_columns(pl.col("sid").cast(pl.Int64))
-    sized = grams.join(fan, on="h", how="inner")
-    per_sid = sized.group_by("sid").agg(pl.col("fan").sum()).sort("sid")
+    fr = freq.unique().sort(["u", "h"])
+    fu = fr["u"].to_numpy()
+    fh = fr["h"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, fu[1:] != fu[:-1]])
+    with np.errstate(over="ignore"):  # a set's key: the wrapping sum of its (well-mixed) hashes, and its size
+        key = combine(np.add.reduceat(fh, starts), np.diff(np.r_[starts, fu.size]).astype(np.uint64))
+    _, first, sid = np.unique(key, return_index=True, return_inverse=True)
+    sid = sid.reshape(-1).astype(np.int64)
+    sid_of_u = np.full(int(fu[-1]) + 1, -1, dtype=np.int64)
+    sid_of_u[fu[starts[first]]] = np.arange(first.size, dtype=np.int64)  # each set's first row speaks for it
+    gs = sid_of_u[fu]
+    grams = pl.DataFrame({"sid": gs, "h": fh}).filter(pl.Series(gs >= 0))
+    per_sid = grams.join(fan, on="h", how="inner").group_by("sid").agg(pl.col("fan").sum()).sort("sid")
     part = (per_sid["fan"].cum_sum() // DECONTAM_PAIR_BUDGET).alias("part")
-    sid_best = np.full(sigs.height, -1, dtype=np.int64)
-    sid_cov = np.zeros(sigs.height, dtype=np.int64)
+    sid_best = np.full(first.size, -1, dtype=np.int64)
+    sid_cov = np.zeros(first.size, dtype=np.int64)
     for sub in grams.join(per_sid.select("sid", part), on="sid").partition_by("part", include_key=False):
-        pairs = sub.select(pl.col("sid").alias("u"), "pos", "h").join(ev, on="h", how="inner").select("u", "e", "pos")
+        pairs = sub.select(pl.col("sid").alias("u"), "h").join(reps, on="h", how="inner").select("u", "e", "pos")
         su, se, sc = _pair_cover(pairs, n)
         if su.size == 0:
             continue
-        order = np.lexsort((se, -sc, su))
+        order = np.lexsort((se, -(sc / length[se]), su))
         first = order[np.flatnonzero(np.r_[True, su[order][1:] != su[order][:-1]])]
         sid_best[su[first]] = se[first]
         sid_cov[su[first]] = sc[first]
-    u = per_row["u"].to_numpy()
-    sid = per_row["sid"].to_numpy()
-    return u, sid_best[sid], sid_cov[sid]
+    u = fu[starts]
+    keep = sid_best[sid] >= 0
+    return u[keep], sid_best[sid][keep], sid_cov[sid][keep]
 
 
 def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: int, overlap: float | None = None,
                 progress: ProgressArg = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per text: exact copy, best single-eval-text coverage, and that eval text.
+    """Per text: exact copy, the largest share of one eval text it covers, and that eval text.
 
-    Exact is the same word sequence as an eval text; coverage is 0 under n words. Each text is
-    tokenised once, in chunks.
+    Exact is the same word sequence as an eval text of at least ``DECONTAM_EXACT_MIN_WORDS``
+    words. Coverage is measured on the eval text (Llama 3, Dubey et al. 2024 section 5.1.4; Tulu
+    3, Lambert et al. 2024): the share of the eval text's words inside its n-grams that also
+    occur in the row text, wherever they sit in the row; 0 for an eval text under n words. Each
+    text is tokenised once, in chunks.
 
     Work is linear in words, not rows x eval texts. The n-grams shared by more than
     ``DECONTAM_RARE_FAN`` eval texts (template sentences) are "frequent"; a row's pairs are
-    first found from its rare n-grams alone. The words a pair can cover are at most those its
-    rare shared n-grams cover plus those all of the row's frequent n-grams cover, so a pair whose
-    bound falls short of ``overlap`` cannot be a near copy and is never verified; the rest are
-    verified with every shared n-gram. Rows whose frequent n-grams alone could reach ``overlap``
-    go through the full join. With ``overlap`` given, the coverage (and eval text) is exact for
-    every text whose best coverage reaches it, and a lower bound below it; with None, exact for
-    every text.
+    first found from its rare n-grams alone. The eval words a pair can cover are at most those
+    its rare shared n-grams cover plus those all the eval text's frequent n-grams cover, so a
+    pair whose bound falls short of ``overlap`` cannot be a near copy and is never verified; the
+    rest are verified with every shared n-gram. Pairs sharing only frequent n-grams matter only
+    for eval texts whose frequent n-grams alone could reach ``overlap``; those are joined by
+    distinct sets of frequent n-grams. With ``overlap`` given, the coverage (and eval text) is
+    exact for every text whose best coverage reaches it, and a lower bound below it; with None,
+    exact for every text.
     """
     m = len(texts)
     exact = np.zeros(m, dtype=bool)
@@ -704,7 +777,10 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
     if m == 0:
         return exact, cov, best
     need = 0.0 if overlap is None else float(overlap)
-    fan = ev.group_by("h").len("fan")
+    side = _eval_fan(ev, n)
+    length = side.length
+    need_words = need * length - 1e-9 * np.maximum(length, 1)  # per eval text
+    reachable = (side.cover_frequent > 0) & (side.cover_frequent >= need_words)
     profiles: tuple[pl.DataFrame, pl.DataFrame] | None = None  # built on first need
     exact_set = ev_exact.implode()
     step = max(1, min(m, CHUNK_ROWS))
@@ -716,41 +792,34 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
         start, h = ngram_hashes(toks, n)
         if h.size == 0 or ev.height == 0:
             continue
-        rowi = toks.row[start]
-        lens = np.diff(toks.offsets)
-        g = pl.DataFrame({"u": rowi, "pos": start - toks.offsets[rowi], "h": h}).join(fan, on="h", how="inner")
+        g = pl.DataFrame({"u": toks.row[start], "h": h}).join(side.fan, on="h", how="inner")
         if g.height == 0:
             continue
-        # words each row's frequent n-grams cover, whatever eval text they come from
-        freq = g.filter(pl.col("fan") > DECONTAM_RARE_FAN).select("u", "pos", "h").sort(["u", "pos"])
-        cf = np.zeros(lens.size, dtype=np.int64)
-        if freq.height:
-            fu = freq["u"].to_numpy()
-            s, c = _spans(fu[1:] == fu[:-1], freq["pos"].to_numpy(), n)
-            cf[fu[s]] = c
-        need_words = need * lens - 1e-9 * np.maximum(lens, 1)
+        freq = g.filter(pl.col("fan") > DECONTAM_RARE_FAN).select("u", "h")
         found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         # rare n-grams: candidate pairs, bounded, then verified with the frequent ones
-        rp = (g.filter(pl.col("fan") <= DECONTAM_RARE_FAN).select("u", "pos", "h").join(ev, on="h", how="inner")
+        rp = (g.filter(pl.col("fan") <= DECONTAM_RARE_FAN).select("u", "h").join(ev, on="h", how="inner")
               .select("u", "e", "pos"))
         ru, re_, rc = _pair_cover(rp, n)
         if ru.size:
-            ok = np.minimum(rc + cf[ru], lens[ru]) >= need_words[ru]
-            sure = ok & (cf[ru] == 0)  # no frequent n-gram in the row: the rare ones are all of it
+            cf = side.cover_frequent[re_]
+            ok = np.minimum(rc + cf, length[re_]) >= need_words[re_]
+            sure = ok & (cf == 0)  # no frequent n-gram in the eval text: the rare ones are all of it
             found.append((ru[sure], re_[sure], rc[sure]))
-            check = ok & (cf[ru] > 0)
+            check = ok & (cf > 0)
             if check.any():
                 cand = pl.DataFrame({"u": ru[check], "e": re_[check]})
-                extra = (cand.join(freq, on="u", how="inner").join(ev, on=["h", "e"], how="semi")
+                extra = (cand.join(freq, on="u", how="inner").join(side.frequent, on=["h", "e"], how="inner")
                          .select("u", "e", "pos"))
                 found.append(_pair_cover(pl.concat([rp.join(cand, on=["u", "e"], how="semi"), extra]), n))
-        # pairs that share only frequent n-grams: they can matter only where the row's frequent
-        # n-grams alone could reach overlap; rows with the same frequent (position, n-gram) list
-        # have the same best such pair, so each distinct list is joined once
-        reach = (cf > 0) & (cf >= need_words)
-        if reach.any():
-            profiles = profiles or _frequent_profiles(ev, fan)
-            found.append(_frequent_only(freq.filter(pl.Series(reach[freq["u"].to_numpy()])), *profiles, n))
+        # pairs that share only frequent n-grams: they matter only for eval texts whose frequent
+        # n-grams alone could reach overlap; rows with the same set of frequent n-grams have the
+        # same best such pair, so each distinct set is joined once
+        if freq.height and reachable.any():
+            profiles = profiles or _frequent_profiles(side, reachable)
+            fr = freq.join(profiles[1].select("h"), on="h", how="semi")
+            if fr.height:
+                found.append(_frequent_only(fr, *profiles, length, n))
         if not found:
             continue
         uu = np.concatenate([f[0] for f in found])
@@ -758,7 +827,7 @@ def _text_rules(texts: pl.Series, ev: pl.DataFrame, ev_exact: pl.Series, *, n: i
         covered = np.concatenate([f[2] for f in found])
         if uu.size == 0:
             continue
-        frac = covered / lens[uu]
+        frac = covered / length[ee]
         order = np.lexsort((ee, -frac, uu))  # best eval text per row text; ties: the first eval text
         first = np.flatnonzero(np.r_[True, uu[order][1:] != uu[order][:-1]])
         pick = order[first]
