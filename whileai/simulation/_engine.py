@@ -205,7 +205,9 @@ def simulate(
         seed: Which cells are drawn. Pass an int for reproducible results: the same seed gives
             the same tasks at any concurrency.
         hard_share: Share of tasks from the hard tiers (ambiguous, boundary, adversarial).
-        fault_rate: Share of tasks whose world schedules a tool fault.
+        fault_rate: Chance that each task's world schedules a tool fault: a draw keyed on the
+            task's grid cell, so a task keeps its fault across runs and the share in a small run
+            varies around it (docs/simulate.md, "The world").
         max_turns: Agent turns before a rollout is cut and marked ``truncated``.
         temperature: Sent to the agent's endpoint; recorded on every row (``lineage``) either way.
         top_p: Likewise.
