@@ -739,11 +739,14 @@ def _episode(world: World, base: list[dict[str, Any]], max_turns: int,
         text = content if isinstance(content, str) or content is None else _parts_text(content)
         if book.get("finish_reason") == "length":
             return Outcome(messages, None if calls else (text or ""), True, "length", world.met, kinds,
-                           world.unknown_calls, usage)
+                           world.unknown_calls, usage, user_turns=user_turns)
         if not calls:
             if user_turns < max_user_turns:
                 said = yield _AskUser(messages)
                 if isinstance(said, str) and said.strip():
+                    if turn == max_turns - 1:  # no agent turn left to answer it: cut on the agent's reply
+                        return Outcome(messages, text or "", True, "length", world.met, kinds, world.unknown_calls,
+                                       usage, user_turns=user_turns)
                     user_turns += 1
                     messages.append({"role": "user", "content": said})
                     continue
