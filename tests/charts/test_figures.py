@@ -129,16 +129,26 @@ def test_judge_trust_chart_has_agreement_kappa_and_length_bias():
 
 
 def test_holdout_power_curve_crosses_the_target_at_the_answer():
-    from whileai.stats.power import power_at
+    from scipy.stats import nct
+    from scipy.stats import t as student_t
+
+    from whileai.measure._holdout import min_sign_flip_tasks
 
     r = REPORTS["holdout_size"]
+
+    def power(n: int) -> float:  # the paired t test's power, from scipy's noncentral t directly
+        q = student_t.ppf(1 - r.alpha / 2, n - 1)
+        nc = r.effect * math.sqrt(n) / r.task_std
+        return float(nct.sf(q, n - 1, nc) + nct.cdf(-q, n - 1, nc))
+
     spec = r.figure_spec()
     t = spec["data"][0]
     x, y = t["x"], t["y"]
-    assert y == pytest.approx([power_at(r.effect, r.task_std, int(n)) for n in x])
+    floor = min_sign_flip_tasks(r.alpha)
+    assert y == pytest.approx([power(int(n)) if n >= floor else 0.0 for n in x], abs=1e-9)
     assert all(b >= a for a, b in zip(y, y[1:]))  # power grows with tasks
     # the answer is the first n at the target power
-    assert power_at(r.effect, r.task_std, r.n_tasks) >= r.power - 1e-6 > power_at(r.effect, r.task_std, r.n_tasks - 2)
+    assert power(r.n_tasks) >= r.power > power(r.n_tasks - 1)
     lines = {s["yref"]: s for s in spec["layout"]["shapes"]}
     assert lines["y"]["y0"] == r.power and lines["paper"]["x0"] == r.n_tasks
 

@@ -41,17 +41,13 @@ from whileai.measure._common import (
     run_labels,
     task_values,
 )
-from whileai.measure._compare import Comparison, aligned, compare_arrays
+from whileai.measure._compare import Comparison, _p, aligned, compare_arrays
+from whileai.measure._holdout import detectable_gain, min_sign_flip_tasks, tasks_needed
 from whileai.measure._stream import StreamSide, stream_side
 from whileai.measure._variance import EvalVarianceReport, run_means
 from whileai.report import ChartedReport, Tone
 from whileai.stats.intervals import IntervalMethod, t_quantile
-from whileai.stats.power import (
-    detectable_effect_sd,
-    detectable_moved,
-    noise_band_width,
-    paired_tasks_needed,
-)
+from whileai.stats.power import detectable_moved, noise_band_width
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, is_ray_dataset
 
@@ -123,7 +119,7 @@ class DeltaReport(ChartedReport):
     target_verdict: GainVerdict = "insufficient_data"
     """The target's verdict word."""
     target_direction: Literal["up", "down", "none"] = "none"
-    """Direction of a target change whose interval excludes zero."""
+    """Direction of a target change the test calls significant."""
     target_delta: float = math.nan
     """The target's mean paired difference, after - before."""
     target_ci95: tuple[float, float] | None = None
@@ -151,7 +147,7 @@ class DeltaReport(ChartedReport):
     regressions: list[str] = Field(default_factory=list)
     """Metrics that moved down (moved or moved_unreplicated)."""
     within_noise: list[str] = Field(default_factory=list)
-    """Metrics whose interval excludes zero but whose delta sits inside the re-run band."""
+    """Metrics the test calls changed but whose delta sits inside the re-run band."""
     run_std: float | None = None
     """The target's re-run standard deviation, given or derived from lineage.eval_run."""
     run_std_by_metric: dict[str, float] = Field(default_factory=dict)
@@ -173,13 +169,14 @@ class DeltaReport(ChartedReport):
     ceiling: bool = False
     """The before arm already passes most tasks (or too few paired tasks have room): little to show."""
     detectable_effect: float | None = None
-    """The smallest target gain these paired tasks detect at ``power``."""
+    """The smallest target gain these paired tasks detect at ``power`` (the paired t test's power by the
+    noncentral t, as ``holdout_size`` sizes); None when the sign-flip test cannot reject at this many tasks."""
     moved_detectable_effect: float | None = None
     """The smallest target gain this report can call ``moved`` at ``power`` with these paired tasks,
     rollouts and run_std: it must clear both the test and the noise band (None without a band).
     Beside ``detectable_effect`` (the test alone) it is the power the band costs; see docs/measure.md."""
     tasks_needed: int | None = None
-    """Paired tasks needed to detect the observed target delta at ``power``."""
+    """Paired tasks needed to detect the observed target delta at ``power`` (``holdout_size``'s rule)."""
     tasks_needed_source: str | None = None
     """Where the sizing sd came from (``rows``: the paired differences here)."""
     metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -244,7 +241,7 @@ def format_delta_report(report: DeltaReport) -> str:
     t = r.metrics.get(r.target)
     if t is not None:
         lines.append(f"{r.target}: {r.target_verdict} ({fmt_signed(r.target_delta)}, {r.level:.0%} "
-                     f"{_ci_words(r.target_ci95)}, {t.get('n_paired', 0)} paired tasks)")
+                     f"{_ci_words(r.target_ci95)}, {t.get('n_paired', 0)} paired tasks{_disagreement(t)})")
     if r.guards_failed:
         lines.append("failed guards: " + ", ".join(r.guards_failed))
     if r.noise_band is not None:
@@ -252,8 +249,12 @@ def format_delta_report(report: DeltaReport) -> str:
     elif r.target_verdict == "moved_unreplicated":
         lines.append(f"repeated: 1 run a side, noise unknown ({r.target} {fmt_signed(r.target_delta)}; "
                      "simulate(tasks=..., runs=3) shows whether the verdict repeats)")
-    if r.detectable_effect is not None:
-        size = (f"sizing: {r.n_paired_tasks} paired tasks detect {fmt_signed(r.detectable_effect)} at {POWER:.0%} power")
+    if r.detectable_effect is not None or r.tasks_needed is not None:
+        floor = min_sign_flip_tasks(1.0 - r.level)
+        size = (f"sizing: {r.n_paired_tasks} paired tasks detect {fmt_signed(r.detectable_effect)} at {POWER:.0%} power"
+                if r.detectable_effect is not None else
+                f"sizing: {r.n_paired_tasks} paired tasks detect no gain: the sign-flip test needs {floor} to reach "
+                f"p < {1.0 - r.level:.2g}")
         if r.tasks_needed is not None:
             size += f"; the observed {fmt_signed(r.target_delta)} needs {r.tasks_needed}"
         if r.repeats and len(set(r.repeats.values())) > 1:
@@ -267,7 +268,7 @@ def format_delta_report(report: DeltaReport) -> str:
         word = {"up": "up", "down": "down"}.get(m.get("direction", "none"), "")
         lines.append(f"  {name:<28} {_num(m.get('mean_a'))} -> {_num(m.get('mean_b'))}  {fmt_signed(m.get('delta', math.nan))} "
                      f"{fmt_interval(_tuple(m.get('ci95')), signed=True)}  {word or m.get('gain_verdict', '')}  "
-                     f"({m.get('n_paired', 0)} paired){noise}")
+                     f"({m.get('n_paired', 0)} paired{_disagreement(m, short=True)}){noise}")
     if r.groups:
         lines.append(f"by {r.by}:")
         for g, m in r.groups.items():
@@ -290,6 +291,25 @@ def _ci_words(ci: tuple[float, float] | None) -> str:
     return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
 
 
+def _disagreement(m: Mapping[str, Any], *, short: bool = False) -> str:
+    """Words for a metric whose printed interval reads otherwise than the test behind its verdict, else ''.
+
+    The verdict follows the test (the exact sign-flip test on paired tasks, Welch's on the
+    unpaired fallback); the printed interval is the t (or bootstrap) interval, which at few tasks
+    can exclude zero while the exact test cannot reject, or the reverse.
+    """
+    if m.get("interval_agrees", True) or m.get("ci95") is None:
+        return ""
+    test = "sign-flip" if m.get("test") == "sign_flip" else "Welch"
+    p = m.get("p_value")
+    p_words = f"{test} p {_p(p)}" if p is not None and math.isfinite(p) else f"{test} test"
+    if short:
+        return f"; {p_words} decides"
+    n = m.get("n_paired", 0) if m.get("paired") else m.get("n_used", 0)
+    exact = "exact " if test == "sign-flip" else ""
+    return f"; {p_words}: the interval and the {exact}test disagree at {n} tasks; the test decides"
+
+
 def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None, must_not_regress: Sequence[str] = (),
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
@@ -301,16 +321,18 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
     """Before against after: pass@1 and every shared marker compared on paired tasks, with a verdict.
 
     Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, a
-    Student-t interval on the paired differences, a sign-flip p-value; Miller 2024,
-    arXiv:2411.00640, section 4). Its verdict word reads the interval against the eval's own
-    re-run band (docs/measure.md, "delta_report (and compare)" and "Run the eval three times"): ``moved`` (the
-    interval excludes zero and the delta clears the band), ``moved_unreplicated`` (excludes zero,
-    but one eval run a side and no run_std), ``within_eval_noise`` (excludes zero, inside the
-    band: equivalence, not a win), ``no_change_detected`` (the interval covers zero). The band is
+    Student-t interval on the paired differences, the exact sign-flip test; Miller 2024,
+    arXiv:2411.00640, section 4). The test decides; its verdict word reads the test against the
+    eval's own re-run band (docs/measure.md, "delta_report (and compare)" and "Run the eval three
+    times"): ``moved`` (the test rejects and the delta clears the band), ``moved_unreplicated``
+    (rejects, but one eval run a side and no run_std), ``within_eval_noise`` (rejects, inside the
+    band: equivalence, not a win), ``no_change_detected`` (the test does not reject). When the
+    printed interval reads otherwise (at few tasks it can exclude zero while the exact test cannot
+    reject), the metric's line says so and that the test decides. The band is
     q x run_std x sqrt(1/n_before + 1/n_after) with q the t quantile at the run_std's degrees of
     freedom; rows carrying ``lineage.eval_run`` give run_std themselves (pooled over both sides,
     df = runs - 2 in all); a bare ``run_std=`` keeps 1.96 and warns. The first printed line is
-    PASS (the target moved up), NO DIFFERENCE (an interval over zero, or inside the band), FAIL
+    PASS (the target moved up), NO DIFFERENCE (the test does not reject, or inside the band), FAIL
     (the target moved down, or a ``must_not_regress`` metric dropped significantly) or
     NOT COMPARABLE (causes) when under half the tasks pair, a side is ungraded, or too few tasks.
 
@@ -743,12 +765,17 @@ def _sizing(report: DeltaReport, a_vals: pl.DataFrame, power: float, level: floa
     sd = t.get("task_std")
     n = t.get("n_paired", 0)
     if t.get("paired") and sd is not None and math.isfinite(sd) and sd > 0 and n >= 2:
-        report.detectable_effect = detectable_effect_sd(n, sd, power=power, alpha=1.0 - level)
-        if report.noise_band is not None:
-            report.moved_detectable_effect = detectable_moved(n, sd, report.noise_band, power=power, alpha=1.0 - level)
+        # the rule holdout_size sizes by: the paired t test's power (noncentral t), where the sign-flip test can reject
+        alpha = 1.0 - level
+        detectable = detectable_gain(n, lambda _gain: sd, power=power, alpha=alpha)
+        if math.isfinite(detectable):
+            report.detectable_effect = detectable
+            if report.noise_band is not None:  # a gain called moved passes the test first: never under the test alone
+                report.moved_detectable_effect = max(detectable, detectable_moved(n, sd, report.noise_band, power=power,
+                                                                                  alpha=alpha))
         delta = report.target_delta
         if math.isfinite(delta) and delta != 0:
-            report.tasks_needed = paired_tasks_needed(abs(delta), sd, power=power, alpha=1.0 - level)
+            report.tasks_needed = int(tasks_needed(abs(delta), sd, power=power, alpha=alpha))
         report.tasks_needed_source = "rows"
     if report.repeats.get("before") != report.repeats.get("after") and report.repeats.get("before") and report.repeats.get("after"):
         warnings.append(f"the arms have different rollouts per task (k={report.repeats['before']} before, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -19,6 +20,7 @@ from whileai.defaults import (
     DIFFICULTY_BAND,
     HOLDOUT_K,
     MIN_HOLDOUT_TASKS,
+    MIN_PAIRED_TASKS,
     POWER,
 )
 from whileai.errors import ArgumentError
@@ -34,14 +36,7 @@ from whileai.measure._common import (
 from whileai.measure._stream import stream_side
 from whileai.report import ChartedReport
 from whileai.stats.bootstrap import bootstrap_moments
-from whileai.stats.power import (
-    binomial_paired_var,
-    concentrated_paired_var,
-    detectable_effect_binomial,
-    detectable_effect_sd,
-    paired_tasks_needed,
-    z_sum,
-)
+from whileai.stats.power import binomial_paired_var, concentrated_paired_var, z_sum
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows
 
@@ -89,15 +84,20 @@ class HoldoutSizeReport(ChartedReport):
     """The assumptions the answer rests on."""
 
     def figure_spec(self) -> dict[str, Any]:
-        """The power to detect ``effect`` against n_tasks (``power_at``), the answer marked."""
+        """The power to detect ``effect`` against n_tasks, the answer marked.
+
+        The paired t test's power (:func:`paired_t_power`), 0 under the tasks at which the exact
+        sign-flip test can reject at all: the rule ``holdout_size`` answers by.
+        """
         from whileai.charts import curve
         from whileai.defaults import CURVE_POINTS, MIN_HOLDOUT_TASKS
-        from whileai.stats.power import power_at
 
         top = max(2 * self.n_tasks, 4 * MIN_HOLDOUT_TASKS)
         xs = np.unique(np.linspace(MIN_HOLDOUT_TASKS, top, CURVE_POINTS).round().astype(int))
         ok = math.isfinite(self.task_std) and self.task_std > 0
-        ys = [power_at(self.effect, self.task_std, int(n), alpha=self.alpha) if ok else None for n in xs]
+        floor = min_sign_flip_tasks(self.alpha)
+        power = paired_t_power(self.effect, self.task_std if ok else 1.0, xs, alpha=self.alpha)
+        ys = [(float(p) if n >= floor else 0.0) if ok else None for n, p in zip(xs, power)]
         return curve([float(x) for x in xs], ys, hline=self.power, vline=float(self.n_tasks) or None,
                      y_range=(0.0, 1.0), name="power",
                      title=f"{self.n_tasks} paired tasks for a {self.effect:+.3f} gain at k={self.k} ({self.sd_source} sd)",
@@ -127,15 +127,136 @@ def _check_effect(effect: Any) -> float:
     return float(effect)
 
 
+def _check_base(base: Any) -> float:
+    """A before pass rate in [0, 1): at exactly 1 no gain is left and the binomial variance is 0."""
+    if not isinstance(base, bool) and isinstance(base, (int, float)) and float(base) == 1.0:
+        raise ArgumentError(f"base must be below 1, got {base!r}: at a pass rate of 1 there is no gain left to prove "
+                            "and the binomial variance is 0. Pass the before pass rate you expect; harder situations "
+                            f"put it inside the {DIFFICULTY_BAND[0]:.0%} to {DIFFICULTY_BAND[1]:.0%} difficulty band.")
+    return check_probability("base", base, open_low=False)
+
+
+def min_sign_flip_tasks(alpha: float) -> int:
+    """The fewest paired tasks at which ``delta_report``'s exact sign-flip test can reject at ``alpha``.
+
+    With n tasks that differ, the two-sided sign-flip p-value is at least ``2 / 2^n`` (every
+    difference positive, or every one negative; Fisher 1935, The Design of Experiments, section 21),
+    and the verdict needs ``p < alpha``; under ``MIN_PAIRED_TASKS`` shared tasks the comparison is
+    not paired at all. 6 at alpha 0.05.
+
+    Examples:
+        >>> min_sign_flip_tasks(0.05), min_sign_flip_tasks(0.01)
+        (6, 8)
+    """
+    n = max(MIN_PAIRED_TASKS, MIN_HOLDOUT_TASKS)
+    while 2.0 ** (1 - n) >= alpha:
+        n += 1
+    return n
+
+
+def paired_t_power(effect: float, sd: Any, n_tasks: Any, *, alpha: float = ALPHA) -> np.ndarray:
+    """Power of the two-sided paired t test to detect ``effect``, from the noncentral t distribution.
+
+    ``P(|T| > t_{1-alpha/2, n-1})`` with T noncentral t at n - 1 degrees of freedom and
+    noncentrality ``effect sqrt(n) / sd`` (Cohen 1988, Statistical Power Analysis, section 2.3;
+    ``scipy.stats.nct``). 1 where sd is 0, NaN under 2 tasks. Broadcasts over ``sd`` and ``n_tasks``.
+
+    Examples:
+        >>> round(float(paired_t_power(0.3, 0.35, 13)), 3)
+        0.81
+    """
+    from scipy.stats import nct, t
+
+    n = np.asarray(n_tasks, dtype=np.float64)
+    sd = np.asarray(sd, dtype=np.float64)
+    n, sd = np.broadcast_arrays(n, sd)
+    ok = (n >= 2) & (sd > 0)
+    df = np.where(ok, n - 1.0, 1.0)
+    nc = np.where(ok, effect * np.sqrt(np.where(ok, n, 1.0)) / np.where(ok, sd, 1.0), 0.0)
+    q = t.ppf(1.0 - alpha / 2.0, df)
+    power = nct.sf(q, df, nc) + nct.sf(q, df, -nc)  # the far tail as sf at -nc: cdf(-q) is NaN past nc 10
+    return np.where(n < 2, np.nan, np.where(sd > 0, power, 1.0))
+
+
+def tasks_needed(effect: float, sd: Any, *, power: float = POWER, alpha: float = ALPHA) -> np.ndarray:
+    """Paired tasks needed to detect ``effect`` at ``power``: the t test's, where the sign-flip test can decide.
+
+    The smallest n at which :func:`paired_t_power` reaches ``power`` and the exact sign-flip test
+    can reach ``alpha`` at all (:func:`min_sign_flip_tasks`), found from Miller's normal answer
+    ``ceil((z_{1-alpha/2} + z_power)^2 sd^2 / effect^2)`` (Miller 2024, arXiv:2411.00640,
+    equation 9) by stepping. The t correction adds about two tasks at large n; at small n the
+    normal answer asks for too few. Broadcasts over ``sd``.
+
+    Examples:
+        >>> int(tasks_needed(0.3, 0.35)), int(tasks_needed(0.5, 0.2))
+        (13, 6)
+    """
+    floor = min_sign_flip_tasks(alpha)
+    sd = np.asarray(sd, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        normal = np.ceil((z_sum(power, alpha) * sd / effect) ** 2 - 1e-9)
+    n = np.where(sd > 0, np.maximum(normal, floor), floor)
+    short = paired_t_power(effect, sd, n, alpha=alpha) < power
+    while short.any():
+        n = n + short
+        short = paired_t_power(effect, sd, n, alpha=alpha) < power
+    spare = (n > floor) & (paired_t_power(effect, sd, n - 1, alpha=alpha) >= power)
+    while spare.any():
+        n = n - spare
+        spare = (n > floor) & (paired_t_power(effect, sd, n - 1, alpha=alpha) >= power)
+    return n.astype(np.int64)
+
+
+def detectable_gain(n_tasks: int, sd_of: Callable[[float], float], *, top: float | None = None, power: float = POWER,
+                    alpha: float = ALPHA) -> float:
+    """The smallest gain that ``n_tasks`` paired tasks detect at ``power``: :func:`tasks_needed` inverted.
+
+    ``sd_of(gain)`` is the paired sd at that gain (a constant, or the binomial model's, whose
+    gain cannot pass ``top``). The t test's power grows with the gain in both cases (for the
+    binomial model ``gain / sd(gain)`` increases on (0, 1 - base]), so bisection finds the edge to
+    1e-12; the answer is the upper end, where the power is at least ``power``, so
+    ``tasks_needed`` of it gives back ``n_tasks``. NaN under :func:`min_sign_flip_tasks` tasks, or
+    when even ``top`` is not detectable.
+
+    Examples:
+        >>> round(detectable_gain(13, lambda gain: 0.35), 4)
+        0.2963
+    """
+    if n_tasks < min_sign_flip_tasks(alpha):
+        return float("nan")
+
+    def reaches(gain: float) -> bool:
+        return bool(paired_t_power(gain, sd_of(gain), n_tasks, alpha=alpha) >= power)
+
+    if top is None:  # a constant sd: double until detectable (the noncentrality grows with the gain)
+        top = 1.0
+        while not reaches(top):
+            top *= 2.0
+    elif not reaches(top):
+        return float("nan")
+    low, high = 0.0, top
+    while high - low > 1e-12 * max(1.0, high):
+        mid = 0.5 * (low + high)
+        if reaches(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
 def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None = None, power: float = POWER,
                  alpha: float = ALPHA, before: IntoRows | None = None, after: IntoRows | None = None, task_std: float | None = None,
                  ceiling_pass_rate: float = CEILING_PASS_RATE, n_boot: int = BOOTSTRAP_DRAWS,
                  level: float = CI_LEVEL, seed: int | np.random.Generator | None = DEFAULT_SEED) -> HoldoutSizeReport:
-    """Paired tasks a holdout needs to prove a gain of ``effect`` at ``power``.
+    """Paired tasks a holdout needs to prove a gain of ``effect`` at ``power`` (paired t power, Miller 2024 eq. 9).
 
-    ``n = (z_{1-alpha/2} + z_power)^2 sd^2 / effect^2`` over paired tasks (Miller 2024,
-    arXiv:2411.00640, equation 9), with sd the per-task paired difference's standard deviation
-    from one of three sources (docs/measure.md, "holdout_size and detectable_effect"):
+    The smallest n at which the two-sided paired t test reaches ``power`` by the noncentral t
+    distribution (:func:`paired_t_power`) and the exact sign-flip test that decides
+    ``delta_report`` can reach ``alpha`` at all (``2 / 2^n < alpha``: 6 tasks at 0.05), stepped
+    up from ``n = (z_{1-alpha/2} + z_power)^2 sd^2 / effect^2`` (Miller 2024, arXiv:2411.00640,
+    equation 9), which it matches at large n up to about two tasks. sd is the per-task paired
+    difference's standard deviation, from one of three sources (docs/measure.md, "holdout_size and
+    detectable_effect"):
 
     * model (default): binomial, k rollouts a side, the gain spread evenly across tasks and the
       arms independent; sd^2 = (p(1-p) + q(1-q)) / k. It also returns ``n_tasks_concentrated``,
@@ -147,9 +268,10 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
     * given (``task_std=``): the number read off a delta report,
       ``(hi - lo) * sqrt(n_paired_tasks) / 3.92`` from its target_ci95.
 
-    A measured base at or above ``ceiling_pass_rate`` (or a paired sd of 0) is the model
-    collapsing, not evidence: the answer then uses BASE_PASS_RATE, ``saturated`` is True and a
-    warning names the fix.
+    A ``base`` you pass is used as given (only a base of 1, where no gain is left, is refused). A
+    base measured off ``before=`` at or above ``ceiling_pass_rate``, or a paired sd of 0, says
+    the eval is saturated, not what a holdout will show: the answer then uses BASE_PASS_RATE,
+    ``saturated`` is True and a warning names the fix.
 
     Args:
         effect: The gain in pass rate to prove (0.05 = 5 points).
@@ -160,7 +282,8 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
         before: Rows of a previous before arm (for the measured paths).
         after: Rows of the matching after arm on the same tasks.
         task_std: A per-task paired sd you already know.
-        ceiling_pass_rate: Measured base at or above this is saturated (``CEILING_PASS_RATE``).
+        ceiling_pass_rate: A base measured off ``before=`` at or above this is saturated
+            (``CEILING_PASS_RATE``); a ``base`` you pass is never replaced.
         n_boot: Bootstrap draws for the range on the rows path.
         level: Level of that range.
         seed: Seed or Generator.
@@ -169,16 +292,16 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
         A :class:`HoldoutSizeReport`.
 
     Raises:
-        ArgumentError: An effect outside (0, 1), base + effect above 1, ``after`` without ``before``.
+        ArgumentError: An effect outside (0, 1), a base of 1, base + effect above 1, ``after`` without ``before``.
 
     Examples:
         >>> holdout_size(0.05).n_tasks
-        367
+        369
         >>> holdout_size(0.05).n_tasks_concentrated
-        409
+        411
     """
     effect = _check_effect(effect)
-    base = check_probability("base", base, open_low=False)
+    base = _check_base(base)
     check_int("k", k, minimum=1, allow_none=True)
     power = check_probability("power", power)
     alpha = check_probability("alpha", alpha)
@@ -205,7 +328,8 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
             notes.append("sd given: the paired difference's spread you measured; the answer is only as good as it.")
             report.notes, report.warnings = notes, warnings
             return report
-        _saturate(report, "the given task_std is 0", ceiling_pass_rate, warnings)
+        _saturate(report, "the given task_std is 0, which would size any holdout at the floor: a spread nobody "
+                  "measured, not evidence that tasks agree", warnings)
     elif before is not None:
         a_vals = _pass_rates(before, warnings)
         if a_vals is None or a_vals.height == 0:
@@ -227,9 +351,13 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
             report.sd_source = "rows"
             report.base = measured_base
             if measured_base >= ceiling_pass_rate or sd == 0.0:
-                why = (f"the measured base {measured_base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}"
-                       if measured_base >= ceiling_pass_rate else "the measured paired sd is 0")
-                _saturate(report, why, ceiling_pass_rate, warnings)
+                why = (f"the measured base {measured_base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}: the "
+                       "before arm passes nearly every task, so most paired differences tie and the sd measured off "
+                       "them understates what a holdout inside the difficulty band will show"
+                       if measured_base >= ceiling_pass_rate else
+                       "the measured paired sd is 0: every task tied, which would size any holdout at the floor and "
+                       "says the eval is saturated, not that tasks agree")
+                _saturate(report, why, warnings)
             else:
                 report.task_std = sd
                 _finish(report, sd)
@@ -250,14 +378,11 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
             if pq > 0 and var_p < pq:
                 report.spread_ratio = 1.0 / (1.0 - var_p / pq)
         if report.base >= ceiling_pass_rate:
-            _saturate(report, f"the measured base {report.base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}",
-                      ceiling_pass_rate, warnings)
+            _saturate(report, f"the measured base {report.base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}: "
+                      "the before arm passes nearly every task, which says the eval is too easy, not where a holdout "
+                      "will start", warnings)
             report.notes, report.warnings = notes, warnings
             return report
-    elif base >= ceiling_pass_rate:
-        _saturate(report, f"base {base:.2f} is at or above the ceiling {ceiling_pass_rate:.2f}", ceiling_pass_rate, warnings)
-        report.notes, report.warnings = notes, warnings
-        return report
 
     if not report.saturated:
         _model(report, notes)
@@ -292,8 +417,8 @@ def _model(report: HoldoutSizeReport, notes: list[str]) -> None:
     sd = math.sqrt(binomial_paired_var(base, effect, k))
     report.task_std = sd
     _finish(report, sd)
-    report.n_tasks_concentrated = paired_tasks_needed(effect, math.sqrt(concentrated_paired_var(base, effect, k)),
-                                                      power=report.power, alpha=report.alpha)
+    report.n_tasks_concentrated = int(tasks_needed(effect, math.sqrt(concentrated_paired_var(base, effect, k)),
+                                                   power=report.power, alpha=report.alpha))
     notes.append("binomial model: the gain spread evenly across tasks and the two arms independent draws at "
                  f"k={k} rollouts a task. A gain only some tasks exercise leaves most tasks tied and needs "
                  f"n_tasks_concentrated ({report.n_tasks_concentrated}); tasks that differ in difficulty need fewer "
@@ -304,18 +429,17 @@ def _model(report: HoldoutSizeReport, notes: list[str]) -> None:
 
 
 def _finish(report: HoldoutSizeReport, sd: float) -> None:
-    report.n_tasks = paired_tasks_needed(report.effect, sd, power=report.power, alpha=report.alpha)
-    from scipy.special import ndtri
+    report.n_tasks = int(tasks_needed(report.effect, sd, power=report.power, alpha=report.alpha))
+    from scipy.special import stdtrit
 
-    report.half_width = float(ndtri(1.0 - report.alpha / 2.0)) * sd / math.sqrt(report.n_tasks)
+    report.half_width = float(stdtrit(report.n_tasks - 1, 1.0 - report.alpha / 2.0)) * sd / math.sqrt(report.n_tasks)
 
 
-def _saturate(report: HoldoutSizeReport, why: str, ceiling: float, warnings: list[str]) -> None:
+def _saturate(report: HoldoutSizeReport, why: str, warnings: list[str]) -> None:
     report.saturated = True
-    warnings.append(f"{why}: at p = 1 the binomial variance is 0 and the formula's floor of {MIN_HOLDOUT_TASKS} tasks is "
-                    f"the model collapsing, not evidence, so this answer uses base {BASE_PASS_RATE:.2f}. Use harder "
-                    f"situations so the baseline sits inside the {DIFFICULTY_BAND[0]:.0%} to {DIFFICULTY_BAND[1]:.0%} "
-                    "difficulty band, then size again.")
+    warnings.append(f"{why}; this answer uses base {BASE_PASS_RATE:.2f}. Use harder situations so the baseline sits "
+                    f"inside the {DIFFICULTY_BAND[0]:.0%} to {DIFFICULTY_BAND[1]:.0%} difficulty band, then size again "
+                    "(or pass base= to size at a before pass rate you choose).")
     report.base = BASE_PASS_RATE
     if report.effect + BASE_PASS_RATE > 1.0:
         raise ArgumentError(f"effect must be at most {1.0 - BASE_PASS_RATE:.2f} to size at base {BASE_PASS_RATE:.2f}, "
@@ -324,15 +448,14 @@ def _saturate(report: HoldoutSizeReport, why: str, ceiling: float, warnings: lis
     report.task_std = sd
     report.sd_source = "model"
     _finish(report, sd)
-    report.n_tasks_concentrated = paired_tasks_needed(
+    report.n_tasks_concentrated = int(tasks_needed(
         report.effect, math.sqrt(concentrated_paired_var(BASE_PASS_RATE, report.effect, report.k)),
-        power=report.power, alpha=report.alpha)
+        power=report.power, alpha=report.alpha))
 
 
 def _range(report: HoldoutSizeReport, d: np.ndarray, *, n_boot: int, level: float, rng: np.random.Generator) -> None:
     _, var = bootstrap_moments(d, n_boot=n_boot, seed=rng)
-    z = z_sum(report.power, report.alpha)
-    needed = np.maximum(MIN_HOLDOUT_TASKS, np.ceil((z * z) * var / (report.effect ** 2) - 1e-9))
+    needed = tasks_needed(report.effect, np.sqrt(np.maximum(var, 0.0)), power=report.power, alpha=report.alpha)
     lo, hi = np.quantile(needed, [(1.0 - level) / 2.0, 1.0 - (1.0 - level) / 2.0])
     report.n_tasks_low, report.n_tasks_high = int(lo), int(hi)
     report.n_tasks_range_method = f"percentile bootstrap over the paired tasks, {n_boot} draws, {level:.0%}"
@@ -342,9 +465,13 @@ def detectable_effect(n_tasks: int, *, base: float = BASE_PASS_RATE, k: int = HO
                       alpha: float = ALPHA, task_std: float | None = None) -> float:
     """The smallest gain ``n_tasks`` paired tasks detect at ``power``: ``holdout_size`` solved for the gain.
 
-    With ``task_std`` it is ``(z_{1-alpha/2} + z_power) task_std / sqrt(n)``; without, the binomial
-    model's gain (spread evenly, k rollouts a side) from ``base``. NaN below ``MIN_HOLDOUT_TASKS``
-    tasks, or when even a gain to 1.0 is not detectable.
+    The same rule as :func:`holdout_size`: the gain at which the paired t test's power by the
+    noncentral t distribution reaches ``power`` at n - 1 degrees of freedom (Cohen 1988, section
+    2.3; Miller 2024, arXiv:2411.00640, equation 9 is its large-n form,
+    ``(z_{1-alpha/2} + z_power) sd / sqrt(n)``), with sd ``task_std`` or the binomial model's at
+    that gain (spread evenly, k rollouts a side, from ``base`` as given). NaN below the fewest
+    tasks at which the exact sign-flip test can reject at ``alpha`` (6 at 0.05), or when even a
+    gain to 1.0 is not detectable.
 
     Args:
         n_tasks: Paired tasks.
@@ -359,10 +486,10 @@ def detectable_effect(n_tasks: int, *, base: float = BASE_PASS_RATE, k: int = HO
 
     Examples:
         >>> round(detectable_effect(100), 4)
-        0.0942
+        0.0951
     """
     n = check_int("n_tasks", n_tasks, minimum=0)
-    base = check_probability("base", base, open_low=False)
+    base = _check_base(base)
     check_int("k", k, minimum=1)
     power = check_probability("power", power)
     alpha = check_probability("alpha", alpha)
@@ -370,6 +497,10 @@ def detectable_effect(n_tasks: int, *, base: float = BASE_PASS_RATE, k: int = HO
     if task_std is not None:
         if isinstance(task_std, bool) or not isinstance(task_std, (int, float)) or not math.isfinite(task_std) or task_std < 0:
             raise ArgumentError(f"task_std must be a number >= 0, got {task_std!r}. Read it off a delta report.")
-        return detectable_effect_sd(n, float(task_std), power=power, alpha=alpha)
-    return detectable_effect_binomial(n, base=base, k=int(k), power=power, alpha=alpha)
+        if n < min_sign_flip_tasks(alpha):
+            return float("nan")
+        sd = float(task_std)
+        return 0.0 if sd == 0.0 else detectable_gain(n, lambda _gain: sd, power=power, alpha=alpha)
+    return detectable_gain(n, lambda gain: math.sqrt(binomial_paired_var(base, gain, int(k))), top=1.0 - base,
+                           power=power, alpha=alpha)
 
