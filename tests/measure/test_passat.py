@@ -251,3 +251,16 @@ def test_pass_at_numbers_are_pass_at_without_intervals(shape):
     assert not math.isnan(full.pass_pow_k)
     assert bare.ci95 is None and bare.pass_pow_k_ci95 is None and bare.pass_at_k_ci95 is None
     assert full.ci95 is not None and full.pass_pow_k_ci95 is not None
+
+
+def test_headroom_with_partial_credit_is_taken_at_the_pass_threshold():
+    """Every reward 0.4: pass@1 (the mean reward) 0.4, pass@4 0 (no reward reaches 0.5); headroom
+    was -0.4, a gap below zero. It is pass@k minus c / n, by hand here."""
+    rows = [{"task_id": t, "reward": 0.4} for t in "abcdef" for _ in range(4)]
+    r = pass_at(rows, k=4)
+    assert r.pass_at_1 == pytest.approx(0.4) and r.pass_at_k == 0.0 and r.headroom == 0.0
+    mixed = [{"task_id": t, "reward": v} for t in "abcd" for v in (1.0, 0.6, 0.4, 0.0)]
+    m = pass_at(mixed, k=2)
+    c_over_n = 2 / 4  # 1.0 and 0.6 pass
+    at_k = 1 - comb(4 - 2, 2) / comb(4, 2)
+    assert m.headroom == pytest.approx(at_k - c_over_n, abs=1e-12) and m.headroom >= 0

@@ -72,7 +72,8 @@ class PassAt(ChartedReport):
     pass_at_k_ci95: tuple[float, float] | None = None
     """Interval on pass@k (method in ``kway_ci_method``, over the k-eligible tasks)."""
     headroom: float = math.nan
-    """pass@k minus pass@1 over the k-eligible tasks: the gap an RL update could close."""
+    """pass@k minus the pass rate at the same threshold (pass@1 on 0/1 rewards) over the k-eligible
+    tasks: the gap an RL update could close. Never negative."""
     k: int = 1
     """Rollouts per task the k-way numbers are for."""
     k_source: Literal["given", "smallest_group"] = "smallest_group"
@@ -202,7 +203,7 @@ class PassAt(ChartedReport):
              f"how often all {_word(k)} tries pass; the reliability line"),
             (f"pass@{k}", fmt_num(self.pass_at_k), ci_text(self.pass_at_k_ci95, self.pass_at_k), nk_text,
              f"at least one of {_word(k)} passes"),
-            ("headroom", fmt_num(self.headroom), "", "", f"pass@{k} minus pass@1, the gap an RL update could close"),
+            ("headroom", fmt_num(self.headroom), "", "", f"pass@{k} minus the pass rate (pass@1 on 0/1 rewards), the gap an RL update could close"),
         ]
         return rows
 
@@ -418,7 +419,9 @@ def pass_at_from_stats(stats: pl.DataFrame, facts: dict[str, Any], *, k: int | N
     if k_ok and use.any():
         report.pass_pow_k = float(pow_k[use].mean())
         report.pass_at_k = float(at_k[use].mean())
-        report.headroom = report.pass_at_k - float(rates[use].mean())
+        # pass@k counts rollouts at reward >= PASS_THRESHOLD: the gap is to the pass rate at the same
+        # threshold (pass@1 itself for 0/1 rewards), never negative since pass@k >= c / n
+        report.headroom = report.pass_at_k - float((c[use] / n_graded[use]).mean())
         if intervals:
             report.kway_ci_method = _kway_intervals(report, pow_k[use], at_k[use], k_value, float(n_graded[use].mean()),
                                                     level, kway_ci_method, n_boot, rng, binary_ci, notes)

@@ -134,8 +134,6 @@ def _k_way(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
     for name in ("pass_pow_k", "pass_at_k", "headroom"):
         value = _field(result, name)
         out[name] = float(value) if isinstance(value, (int, float)) else math.nan
-    if math.isnan(out.get("headroom", math.nan)) and not math.isnan(out.get("pass_at_k", math.nan)):
-        out["headroom"] = out["pass_at_k"] - float(_field(result, "pass_at_1") or math.nan)
     return out
 
 
