@@ -374,6 +374,10 @@ def _flat(rows: pl.DataFrame, samples: pl.DataFrame, opts: Options) -> pl.DataFr
     else:
         flat = flat.with_columns(pl.lit(0, pl.Int64).alias("_cut"))
     mask = (pl.col("_pos") == pl.col("_last")) if opts.last_only else (role == "assistant")
+    # OpenAI's fine-tuning format: an assistant message with "weight": 0 is not trained on
+    # (OpenAI fine-tuning guide, "Multi-turn chat examples"); the key rides in the message's extra
+    weight = pl.col("extra").str.json_path_match("$.weight").cast(pl.Float64, strict=False)
+    mask = mask & (weight != 0.0).fill_null(True)
     # the round-trip check on every call at once (flat, not a list.eval per message), summed per message
     n_calls = flat["tool_calls"].list.len().fill_null(0).cast(pl.Int64)
     calls = flat["tool_calls"].explode(empty_as_null=False, keep_nulls=False)
