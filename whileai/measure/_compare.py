@@ -130,8 +130,9 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     the sign-flip test's at ``1 - level`` (it holds its false-alarm rate at any task count, where
     the t interval runs above it at 8 tasks), so the printed p always agrees with the verdict;
     when the interval reads otherwise, ``interval_agrees`` is False and the note says why. With fewer than ``min_paired``
-    shared tasks the comparison falls back to unpaired task means (Welch's interval and t-test)
-    and the note says so. Tasks on one side only are dropped from the paired comparison and
+    shared tasks and some tasks on one side only, the comparison falls back to unpaired task
+    means (Welch's interval and t-test) and the note says so; when every task is on both sides
+    the paired test runs from ``MIN_CI_TASKS`` (3) tasks (it cannot reject under 6 at 0.05, and says so). Tasks on one side only are dropped from the paired comparison and
     counted (``n_only_a``, ``n_only_b``, ``paired_share``).
 
     Args:
@@ -147,7 +148,7 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
 
     Returns:
         A :class:`Comparison`; ``verdict`` is ``b_better``, ``a_better``,
-        ``no_difference_detected`` (the interval covers zero, not that the runs are equal) or
+        ``no_difference_detected`` (the test does not reject, not that the runs are equal) or
         ``insufficient_data``.
 
     Raises:
@@ -260,7 +261,12 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
     notes: list[str] = []
     if out.n_only_a or out.n_only_b:
         notes.append(f"{out.n_only_a} task(s) only before and {out.n_only_b} only after were dropped from the pairing")
-    if n_paired >= min_paired:
+    # Fewer than min_paired shared tasks fall back to unpaired task means only where some tasks are
+    # on one side: when every task is on both, the unpaired test would treat the pairs as
+    # independent draws (4 tasks that all gained read p = 2 / C(8, 4) = 0.029 while 5 read the
+    # paired 0.0625), so the paired test runs at any count and says when it cannot reject.
+    fully_paired = n_paired >= MIN_CI_TASKS and not (out.n_only_a or out.n_only_b)
+    if n_paired >= min_paired or fully_paired:
         va, vb = va_all[pair], vb_all[pair]
         d = vb - va
         out.paired = True
