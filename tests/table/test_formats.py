@@ -70,7 +70,7 @@ def test_inspect_scorer_chooses_the_reward(scorer, name, rewards):
 
 
 def test_inspect_unknown_scorer_is_refused():
-    with pytest.raises(SchemaError, match=r"scorer must be one of the log's scorers \['includes', 'rubric'"):
+    with pytest.raises(SchemaError, match=r"scorer must be one of the log's scorers \['includes', 'rubric\.correct', 'rubric\.polite'\]"):
         table.frame(ORDERS, scorer="politeness")
 
 

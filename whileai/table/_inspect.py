@@ -12,7 +12,8 @@ Score values map onto a reward in [0, 1]: the letter grades C (correct) = 1, I (
 P (partial) = 0.5, N (no answer) = 0; ``True``/``False`` = 1/0; numbers and numeric strings are
 kept; anything else leaves the reward null. The other scorers' values land on ``markers`` under
 the scorer's name; a dict-valued score (``{"correct": "C", "polite": 1}``) lands as one marker per
-key, ``<scorer>.<key>``, and ``scorer="<scorer>.<key>"`` makes one key the reward. A tool that
+key, ``<scorer>.<key>``, and ``scorer="<scorer>.<key>"`` makes one key the reward (a dict
+scorer of several keys named alone is refused, its keys listed: it is no single reward). A tool that
 raised keeps its error text as the tool message; the tool definitions the model saw become
 ``tools``; a sample that errored is an agent or harness error (``judge_status`` ``agent_error``),
 not a judge failure.
@@ -57,7 +58,8 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None)
 
     Raises:
         SchemaError: The file is not an inspect_ai log, a sample cannot be read, or ``scorer``
-            names no scorer of the log.
+            names no scorer of the log, or names a dict-valued scorer of several keys without
+            its ``.<key>``.
 
     Examples:
         >>> import json, tempfile, os
@@ -184,20 +186,35 @@ def _parse_scorer(text: str) -> tuple[str, str | None]:
 
 def _check_scorer(chosen: tuple[str, str | None] | None, samples: list[dict[str, Any]], source: str,
                   asked: str) -> None:
-    """Raise unless ``asked`` names a scorer (or a scorer's key) on at least one sample."""
-    names: set[str] = set()
+    """Raise unless ``asked`` names a scorer (or a scorer's key) on at least one sample.
+
+    A dict-valued scorer of several keys (``{"correct": "C", "polite": 1}``) is no reward by itself:
+    it is refused with its keys, ``<scorer>.<key>``, as the choices (one key of its own would do).
+    """
+    plain: set[str] = set()
+    keyed: dict[str, set[str]] = {}
     for sample in samples:
         scores = sample.get("scores")
         if not isinstance(scores, Mapping):
             continue
         for name, score in scores.items():
-            names.add(str(name))
             value = score.get("value") if isinstance(score, Mapping) else None
             if isinstance(value, Mapping):
-                names.update(f"{name}.{k}" for k in value)
-    if asked in names or (chosen is not None and chosen[0] in names):
+                keyed.setdefault(str(name), set()).update(str(k) for k in value)
+            else:
+                plain.add(str(name))
+    several = {name: keys for name, keys in keyed.items() if len(keys) > 1}
+    if chosen is not None and chosen[1] is None and chosen[0] in several:
+        choices = sorted(f"{chosen[0]}.{k}" for k in several[chosen[0]])
+        raise SchemaError(f"scorer must name one key of the dict-valued scorer {chosen[0]!r}, one of {choices}, "
+                          f"got {asked!r}. Pass one of those (<scorer>.<key>); every key is on markers either way.",
+                          path=source)
+    dotted = {f"{name}.{k}" for name, keys in keyed.items() for k in keys}
+    one_key = {name for name, keys in keyed.items() if len(keys) == 1}  # its one key is the reward
+    if chosen is not None and (f"{chosen[0]}.{chosen[1]}" in dotted if chosen[1] is not None
+                               else chosen[0] in plain | one_key):
         return
-    raise SchemaError(f"scorer must be one of the log's scorers {sorted(names)}, got {asked!r}. "
+    raise SchemaError(f"scorer must be one of the log's scorers {sorted(plain | dotted)}, got {asked!r}. "
                       "Pass one of those (a dict-valued score as <scorer>.<key>).", path=source)
 
 
