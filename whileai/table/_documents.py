@@ -7,30 +7,60 @@ readers and the dispatcher never import each other.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from whileai.errors import SchemaError
 
-__all__ = ["HEAD_BYTES", "LM_EVAL_SAMPLES", "as_map", "first_record", "iter_json_lines", "lm_eval_samples_name",
-           "load_document", "messages_of", "number", "rollout_indices", "text_of"]
+__all__ = ["GZIP_ERRORS", "HEAD_BYTES", "LM_EVAL_SAMPLES", "as_map", "first_record", "is_gzip", "iter_json_lines",
+           "lm_eval_samples_name", "load_document", "messages_of", "number", "open_binary", "open_text", "plain_name",
+           "rollout_indices", "text_of"]
 
 #: Bytes read after a file's first line to tell a document from JSONL.
 HEAD_BYTES = 1 << 16
 #: lm-eval's ``samples_<task>_<date>.jsonl`` file name.
 LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+#: What reading a broken gzip stream raises (a bad header is an OSError, a cut stream an EOFError).
+GZIP_ERRORS: tuple[type[Exception], ...] = (OSError, EOFError, zlib.error)
+#: Names that hold one JSON object per line, whatever the number of lines (https://jsonlines.org,
+#: https://github.com/ndjson/ndjson-spec): one line is one row, never a whole document.
+_LINE_SUFFIXES = (".jsonl", ".ndjson")
+
+
+def is_gzip(path: Path) -> bool:
+    """Whether ``path`` is named as gzip-compressed (``.gz``): every reader decompresses it as a stream."""
+    return path.name.lower().endswith(".gz")
+
+
+def plain_name(path: Path) -> str:
+    """The file's name without a ``.gz`` suffix: what tells its shape (``results.jsonl.gz`` is ``results.jsonl``)."""
+    return path.name[:-3] if is_gzip(path) else path.name
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """The file's bytes, decompressed when it is named ``.gz``."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")  # type: ignore[return-value]
+
+
+def open_text(path: Path, encoding: str = "utf-8-sig") -> IO[str]:
+    """The file's text, decompressed when it is named ``.gz`` (a byte-order mark is dropped by default)."""
+    return gzip.open(path, "rt", encoding=encoding) if is_gzip(path) else open(path, encoding=encoding)
 
 
 def first_record(path: Path) -> tuple[Any, bool]:
     """The file's first JSON value and whether it is the whole file (a document, not JSONL).
 
     The first line is read whole (a JSONL row can be long); only when it is not a JSON value on
-    its own (a pretty-printed document) is the whole file parsed.
+    its own (a pretty-printed document) is the whole file parsed. A ``.gz`` file is read through
+    gzip. In a file named ``.jsonl`` or ``.ndjson`` (``.gz`` or not) a line holding an object is
+    a row, so a file of one such line is not a document; a JSON array on it still is.
     """
-    with open(path, "rb") as handle:
+    with open_binary(path) as handle:
         first_line = handle.readline()
         while first_line and not first_line.strip():
             first_line = handle.readline()
@@ -38,11 +68,14 @@ def first_record(path: Path) -> tuple[Any, bool]:
     if not first_line.strip():
         return None, False
     try:
-        return json.loads(first_line), not more
+        value = json.loads(first_line)
     except ValueError:
         pass
+    else:
+        lines = plain_name(path).lower().endswith(_LINE_SUFFIXES) and isinstance(value, Mapping)
+        return value, not more and not lines
     try:
-        with open(path, "rb") as handle:
+        with open_binary(path) as handle:
             return json.load(handle), True
     except ValueError:
         return None, False
@@ -50,31 +83,37 @@ def first_record(path: Path) -> tuple[Any, bool]:
 def load_document(path: Path) -> Any:
     """The whole JSON document, or a SchemaError naming the file."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
+        with open_text(path) as handle:
             return json.load(handle)
-    except (OSError, ValueError) as exc:
+    except (OSError, EOFError, zlib.error, ValueError) as exc:  # GZIP_ERRORS, and a broken document
         raise SchemaError(f"file {str(path)!r} is not readable JSON ({exc}). Pass the file the tool wrote.",
                           path=str(path)) from exc
 
 def iter_json_lines(path: Path) -> list[dict[str, Any]]:
-    """Every JSON object of a JSONL file; a broken line raises SchemaError naming ``file:line``."""
+    """Every JSON object of a JSONL file (``.gz`` read through gzip); a broken line raises SchemaError naming ``file:line``."""
     out: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8-sig") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError as exc:
-                raise SchemaError(f"file {str(path)!r}: line {lineno} is not valid JSON ({exc}). "
-                                  "Fix or remove that line.", path=str(path), line=lineno) from exc
-            if isinstance(value, dict):
-                out.append(value)
+    lineno = 0
+    try:
+        with open_text(path) as handle:
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except ValueError as exc:
+                    raise SchemaError(f"file {str(path)!r}: line {lineno} is not valid JSON ({exc}). "
+                                      "Fix or remove that line.", path=str(path), line=lineno) from exc
+                if isinstance(value, dict):
+                    out.append(value)
+    except (EOFError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError) as exc:
+        raise SchemaError(f"file {str(path)!r} cannot be read past line {lineno} ({exc}). "
+                          "Pass the file as the tool wrote it, whole (re-compress a cut .gz).",
+                          path=str(path), line=lineno + 1) from exc
     return out
 
 def lm_eval_samples_name(path: Path) -> re.Match[str] | None:
-    """The (task, date) of an lm-eval ``samples_<task>_<date>.jsonl`` file name."""
-    return LM_EVAL_SAMPLES.match(path.name)
+    """The (task, date) of an lm-eval ``samples_<task>_<date>.jsonl`` file name (``.jsonl.gz`` too)."""
+    return LM_EVAL_SAMPLES.match(plain_name(path))
 
 def text_of(value: Any) -> str | None:
     """The text a tool recorded for an input or output: a string, or a dict's first text field.

@@ -149,9 +149,10 @@ def read_samples(path: str | Path, *, model: str | None = None) -> list[dict[str
 
 
 def samples_of(results: Path) -> list[Path]:
-    """The ``samples_<task>_<date>.jsonl`` files of the same run as ``results_<date>.json``."""
-    date = results.name[len("results_"):-len(".json")]
-    return sorted(p for p in results.parent.glob(f"samples_*_{date}.jsonl") if p.is_file())
+    """The ``samples_<task>_<date>.jsonl`` files of the same run as ``results_<date>.json`` (either gzipped)."""
+    date = _documents.plain_name(results)[len("results_"):-len(".json")]
+    return sorted(p for p in results.parent.glob(f"samples_*_{date}.jsonl*")
+                  if p.is_file() and _documents.plain_name(p).endswith(".jsonl"))
 
 
 def read_results(path: str | Path) -> list[dict[str, Any]]:

@@ -64,10 +64,16 @@ def _source_expr(df: pl.DataFrame, name: str, source: str) -> pl.Expr:
     if name in df.columns:
         return pl.col(name)
     head, _, rest = name.partition(".")
-    if rest and head in df.columns and isinstance(df.schema[head], pl.Struct):
+    if rest and head in df.columns and isinstance(df.schema[head], (pl.Struct, pl.List, pl.Array)):
         expr = pl.col(head)
-        dtype = df.schema[head]
+        dtype: Any = df.schema[head]
         for part in rest.split("."):
+            if isinstance(dtype, (pl.List, pl.Array)):
+                if not part.isdigit():
+                    raise SchemaError(f"{source}: mapping source {name!r} must give a position (0, 1...) where "
+                                      f"{head!r} holds a list, got {part!r}. Fix the mapping: e.g. {head}.0.")
+                expr, dtype = expr.list.get(int(part), null_on_oob=True), dtype.inner
+                continue
             fields: dict[str, Any] = {f.name: f.dtype for f in dtype.fields} if isinstance(dtype, pl.Struct) else {}
             if part not in fields:
                 raise SchemaError(f"{source}: mapping source {name!r} must name a field of {head!r}, "

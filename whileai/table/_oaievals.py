@@ -112,7 +112,7 @@ def read_event_log(path: str | Path) -> list[dict[str, Any]]:
         rows.append({
             "scenario_id": sample_id,
             "rollout_index": 0,
-            "rollout_id": f"{spec.get('run_id', path.stem)}/{sample_id}",
+            "rollout_id": f"{spec.get('run_id', Path(_documents.plain_name(path)).stem)}/{sample_id}",
             "messages": messages,
             "reward": reward,
             "judge_name": judge,

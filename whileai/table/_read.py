@@ -111,7 +111,7 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             _mapping.check(mapping)
             if columns:
                 columns = [*columns, *(v.split(".")[0] for v in mapping.values())]
-        df = _load(rows, columns, scorer)
+        df = _load(rows, columns, scorer, mapped=bool(mapping))
         if mapping:
             df = _mapping.apply(df, mapping, source)
         # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
@@ -172,7 +172,7 @@ def _is_pandas(rows: Any) -> bool:
     return type(rows).__module__.split(".")[0] == "pandas" and type(rows).__name__ == "DataFrame"
 
 
-def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None) -> pl.DataFrame:
+def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None, *, mapped: bool = False) -> pl.DataFrame:
     if hasattr(rows, "df") and isinstance(getattr(rows, "df", None), pl.DataFrame):
         return rows.df
     if isinstance(rows, pl.DataFrame):
@@ -182,11 +182,11 @@ def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None) -
     if isinstance(rows, (pa.Table, pa.RecordBatch)):
         return _from_arrow(rows)
     if isinstance(rows, (str, os.PathLike)):
-        return _load_path(rows, columns, scorer)
+        return _load_path(rows, columns, scorer, mapped=mapped)
     if _is_pandas(rows):
         return _from_pandas(rows)
     if _is_path_list(rows):
-        return _concat_frames([_load_path(r, columns, scorer) for r in rows])
+        return _concat_frames([_load_path(r, columns, scorer, mapped=mapped) for r in rows])
     if isinstance(rows, Mapping):
         raise SchemaError(
             "rows must be a list of row dicts, a table or a path, got a single dict. "
@@ -346,10 +346,14 @@ def scan_parquet_target(path: Path) -> pl.LazyFrame:
 
 
 def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None,
-               scorer: str | None = None) -> pl.DataFrame:
-    """Read a path; any filesystem error (a file that cannot be opened) is an InputFileError naming it."""
+               scorer: str | None = None, *, mapped: bool = False) -> pl.DataFrame:
+    """Read a path; any filesystem error (a file that cannot be opened) is an InputFileError naming it.
+
+    ``mapped``: a mapping will name the columns, so a file recognised only to be refused for
+    want of one (OpenAI Batch API output) is read as plain rows instead.
+    """
     try:
-        return _load_path_unchecked(path_like, columns, scorer)
+        return _load_path_unchecked(path_like, columns, scorer, mapped=mapped)
     except WaiError:
         raise
     except OSError as exc:
@@ -359,7 +363,7 @@ def _load_path(path_like: str | os.PathLike[str], columns: Sequence[str] | None,
 
 
 def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[str] | None,
-                         scorer: str | None = None) -> pl.DataFrame:
+                         scorer: str | None = None, *, mapped: bool = False) -> pl.DataFrame:
     text = str(path_like)
     if text == "-":
         return _read_stdin(columns)
@@ -369,7 +373,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     name = path.name.lower()
     if path.is_dir() and not parquet_files(path):
         files = _formats.folder_files(path)
-        return _concat_frames([_load_path(f, columns, scorer) for f in files])
+        return _concat_frames([_load_path(f, columns, scorer, mapped=mapped) for f in files])
     if path.is_dir() or name.endswith(".parquet") or name.endswith(".pq"):
         try:
             lf = scan_parquet_target(path)
@@ -379,6 +383,8 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         except Exception as exc:
             raise _unreadable_parquet(text, exc) from exc
     shape = _formats.sniff(path)
+    if shape == "openai_batch" and mapped:
+        shape = None  # the mapping says which fields are the task and the reply
     if shape is not None:
         return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
     if not name.endswith(".gz") and not _starts_with_array(path):
@@ -925,11 +931,18 @@ def _from_dicts(rows: list[Any], source: str, offset: int = 0) -> pl.DataFrame:
 
 def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: str, index: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    # a text column's alias holding an object or a list stays under its own name (a mapping may
+    # read the text inside it; else the frame refuses it, ``_check_text_columns``), and the column
+    # is not taken from the conversation either
+    held: set[str] = set()
     for key, value in row.items():
         key = str(key)
         canonical = aliases.get(key)
         if canonical is not None and canonical not in row:
-            key = canonical
+            if canonical in _TEXT_COLUMNS and isinstance(value, (dict, list)) and not _text_like(canonical, value):
+                held.add(canonical)
+            else:
+                key = canonical
         out[key] = value
     # TRL-style conversational prompt/completion rows: two message lists make one conversation;
     # in TRL's standard format (text prompt, text completion) the completion is the reply.
@@ -942,6 +955,13 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
         out["messages"] = list(prompt) + (completion if isinstance(completion, list) else
                                           [{"role": "assistant", "content": completion}] if completion is not None else [])
         out["prompt"] = None
+    for name in _TEXT_COLUMNS:
+        value = out.get(name)
+        if isinstance(value, (dict, list)) and not (name == "prompt" and _is_messages(value)):
+            text = _system_blocks_text(value) if name == "system_prompt" else None
+            if text is None:
+                raise _nested_text(source, index, name, name, value, "custom_id" in row)
+            out[name] = text
     if "messages" in out and out["messages"] is not None:
         try:
             out["messages"] = nz.normalize_messages(out["messages"])
@@ -952,13 +972,13 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
                                                  out.get("system_prompt"))
     messages = out.get("messages")
     if messages:
-        if out.get("prompt") is None:
+        if out.get("prompt") is None and "prompt" not in held:
             out["prompt"] = next((m["content"] for m in messages if m["role"] == "user"), None)
-        if out.get("final_text") is None:
+        if out.get("final_text") is None and "final_text" not in held:
             last = messages[-1]
             if last["role"] == "assistant" and not last["tool_calls"]:
                 out["final_text"] = last["content"]
-        if out.get("system_prompt") is None and messages[0]["role"] == "system":
+        if out.get("system_prompt") is None and "system_prompt" not in held and messages[0]["role"] == "system":
             out["system_prompt"] = messages[0]["content"]
     seeded = out.get("seeded")
     if isinstance(seeded, (list, tuple)):
@@ -996,6 +1016,95 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
         if col.kind == "json" and col.name in out and out[col.name] is not None:
             out[col.name] = nz.json_cell(col.name, out[col.name])
     return out
+
+
+#: The table's text columns: a JSON object or list under one (or its alias) is refused, never turned into text.
+_TEXT_COLUMNS = tuple(c.name for c in COLUMNS if c.kind == "plain" and c.dtype == pl.String)
+
+
+def _text_like(name: str, value: Any) -> bool:
+    """Whether a nested value is read under the text column ``name``: a prompt of messages, system text blocks."""
+    return (name == "prompt" and (isinstance(value, list) or _is_messages(value))) or (
+        name == "system_prompt" and _system_blocks_text(value) is not None)
+
+
+def _is_messages(value: Any) -> bool:
+    """A chat message (a dict with a role) or a list of them: a prompt given as the conversation's opening.
+
+    Without a ``messages`` field a list of them is the conversation (TRL's conversational
+    format); beside one, the prompt keeps their JSON text, as it always has.
+    """
+    if isinstance(value, Mapping):
+        return "role" in value
+    return isinstance(value, list) and bool(value) and all(isinstance(m, Mapping) and "role" in m for m in value)
+
+
+def _messages_dtype(dtype: Any) -> bool:
+    """A column type that holds chat messages: a struct with a ``role`` field, or a list of them."""
+    inner = dtype.inner if isinstance(dtype, pl.List) else dtype
+    return isinstance(inner, pl.Struct) and "role" in {f.name for f in inner.fields}
+
+
+def _system_blocks_text(value: Any) -> str | None:
+    """A system prompt given as text blocks, joined; None when it is anything else.
+
+    Anthropic's Messages API (https://docs.anthropic.com/en/api/messages) takes ``system`` as a
+    string or as ``[{"type": "text", "text": ...}]`` blocks.
+    """
+    if not isinstance(value, list) or not value:
+        return None
+    texts = [b if isinstance(b, str) else b.get("text") if isinstance(b, Mapping) and b.get("type") == "text" else None
+             for b in value]
+    return "".join(texts) if all(isinstance(t, str) for t in texts) else None  # type: ignore[arg-type]
+
+
+def _nested_text(source: str, row: int, name: str, field: str, value: Any, batch: bool) -> SchemaError:
+    """The error for a JSON object or list where the table holds text (``field``: the name it was given under)."""
+    kind = "object" if isinstance(value, dict) else "list"
+    where = name if field == name else f"{name} (its field {field!r})"
+    message = (f"{source}: row {row} has {where} holding a JSON {kind}, not text; {name} must be text. "
+               f"Map the text inside it (--map {name}={field}.<field>, mapping={{{name!r}: '{field}.<field>'}}; "
+               "a number reaches into a list: .0.) or give the field another name, which keeps it as an extra column.")
+    if batch and field == "response" and isinstance(value, Mapping):
+        message += " " + _formats.refusal("openai_batch", "This").message
+    return SchemaError(message, row=row, column=name, source=source)
+
+
+def _check_text_columns(df: pl.DataFrame, source: str) -> pl.DataFrame:
+    """A nested column (struct or list) under a text column or its alias is refused, naming its first row.
+
+    Two exceptions, read as the row reader reads them: TRL's conversational ``prompt`` (a list of
+    messages, without a ``messages`` column) and a system prompt of text blocks (joined).
+    """
+    aliases = alias_map()
+    names: dict[str, str] = {}  # canonical -> the column it is read from, as ``_apply_aliases`` renames
+    for column in df.columns:
+        if column in COLUMN_BY_NAME:
+            names[column] = column
+    for alias, canonical in aliases.items():
+        if alias in df.columns and canonical not in names:
+            names[canonical] = alias
+    fixes: list[pl.Series] = []
+    for name in _TEXT_COLUMNS:
+        found = names.get(name)
+        if found is None or not df.schema[found].is_nested():
+            continue
+        column = found
+        if name == "prompt" and ((isinstance(df.schema[column], pl.List) and "messages" not in names)
+                                 or _messages_dtype(df.schema[column])):
+            continue  # TRL's conversational prompt (_conversational_prompt builds the conversation), or messages
+        values = df[column].to_list()
+        if name == "system_prompt":
+            joined = [None if v is None else _system_blocks_text(v) for v in values]
+            if all(j is not None or v is None for j, v in zip(joined, values)):
+                fixes.append(pl.Series(column, joined, dtype=pl.String))
+                continue
+            values = [None if j is not None else v for j, v in zip(joined, values)]
+        index = next((i for i, v in enumerate(values) if v is not None), None)
+        if index is not None:
+            raise _nested_text(source, index, name, column, values[index], "custom_id" in df.columns)
+        fixes.append(pl.Series(column, [None] * df.height, dtype=pl.String))
+    return df.with_columns(fixes) if fixes else df
 
 
 def _column(name: str, values: list[Any], source: str) -> pl.Series:
@@ -1071,6 +1180,7 @@ def _extra_column(name: str, values: list[Any]) -> pl.Series:
 
 
 def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
+    df = _check_text_columns(df, source)
     df = _apply_aliases(df)
     df = _conversational_prompt(df)
     df = _steps_conversation(df, build_messages=build_messages)
@@ -1140,10 +1250,14 @@ def _check_roles(df: pl.DataFrame, source: str) -> pl.DataFrame:
         return _check_roles(df, source)
     roles = (df.select(pl.int_range(pl.len()).alias("_row"), pl.col("messages"))
              .explode("messages", empty_as_null=False, keep_nulls=False)
-             .select("_row", pl.col("messages").struct.field("role").alias("_role")))
+             .select("_row", pl.col("messages").struct.field("role").alias("_role"),
+                     pl.col("messages").struct.field("extra").alias("_extra")))
     bad = roles.filter(pl.col("_role").is_null() | ~pl.col("_role").is_in(ROLES)).head(1)
     if bad.height:
         row, role = bad["_row"][0], bad["_role"][0]
+        extra = nz.loads_or_raw(bad["_extra"][0])
+        if role is None and isinstance(extra, Mapping) and extra.get("type") in _formats.RESPONSES_ITEM_TYPES:
+            raise _formats.refusal("openai_responses", f"{source}: row {row}", row=row)
         raise SchemaError(
             f"{source}: row {row} has a message with role {role!r}; role must be one of {', '.join(ROLES)}. "
             "Fix that row's messages (a missing role is not guessed).", row=row, column="messages", value=role)

@@ -142,12 +142,93 @@ _SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assista
                    "function_response": "tool", "ipython": "tool"}
 
 
-def normalize_message(message: Any) -> dict[str, Any]:
-    """One source message (OpenAI, whileai 0.131, ShareGPT or inspect-like shape) as a MESSAGE dict."""
+#: Anthropic Messages API content blocks that are a conversation's structure, not its text: a
+#: list of blocks holding any of them is converted (:func:`_anthropic_turns`); any other list of
+#: parts (OpenAI's ``text``/``image_url``...) is read as multi-part content.
+_ANTHROPIC_STRUCTURE = frozenset({"tool_use", "tool_result", "thinking"})
+
+
+def _block_type(block: Any) -> Any:
+    return block.get("type") if isinstance(block, Mapping) else None
+
+
+def _anthropic_turns(message: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """An Anthropic Messages API message as OpenAI-shaped source messages; None when it is not one.
+
+    Anthropic (https://docs.anthropic.com/en/api/messages, the tool use and extended thinking
+    guides) writes ``content`` as a list of blocks. ``tool_use`` blocks ``{id, name, input}``
+    become tool calls; ``thinking`` blocks become ``reasoning_content`` (their ``signature``, a
+    token only the API reads back, is not kept); each ``tool_result`` block ``{tool_use_id,
+    content, is_error}`` becomes a ``tool`` message, in order, with ``is_error`` and any other key
+    of the block kept, and the message's other blocks follow as a message of its own role. Text
+    blocks are the content; any other block (``image``, ``redacted_thinking``...) stays in the
+    content, which the reader then keeps as parts. None-valued keys count as absent (a Parquet
+    struct column gives every block every key).
+    """
+    content = message.get("content")
+    if not isinstance(content, list) or not any(_block_type(b) in _ANTHROPIC_STRUCTURE for b in content):
+        return None
+    rest: dict[str, Any] = {k: v for k, v in message.items() if k != "content"}
+    results: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    thoughts: list[str] = []
+    kept: list[Any] = []
+    for block in content:
+        kind = _block_type(block)
+        if kind == "tool_use":
+            calls.append({"id": block.get("id"), "name": block.get("name"), "arguments": block.get("input")})
+        elif kind == "tool_result":
+            result = {k: v for k, v in block.items() if k not in ("type", "tool_use_id", "content") and v is not None}
+            results.append({"role": "tool", "tool_call_id": block.get("tool_use_id"),
+                            "content": block.get("content"), **result})
+        elif kind == "thinking":  # Mistral's thinking chunk holds a list of text chunks
+            thought = block.get("thinking")
+            thoughts.append(thought if isinstance(thought, str) else _content_text(thought)[0] or "")
+        else:
+            kept.append(block)
+    if thoughts:
+        given = rest.get("reasoning_content")
+        rest["reasoning_content"] = "\n".join([given, *thoughts] if isinstance(given, str) and given else thoughts)
+    if calls:  # after any the message also lists in OpenAI's shape
+        given_calls = loads_or_raw(rest.get("tool_calls"))
+        rest["tool_calls"] = [*(given_calls if isinstance(given_calls, list) else [given_calls] if given_calls else []),
+                              *calls]
+    if results and not kept and not calls and not thoughts:
+        # only tool results: the message's own keys (other than its role) go on the last one
+        results[-1] = {**{k: v for k, v in rest.items() if k != "role"}, **results[-1]}
+        return results
+    return [*results, {**rest, "content": kept or None}]
+
+
+def _source_turns(message: Any) -> list[Any]:
+    """One source message as the source messages it stands for (ShareGPT renamed, Anthropic split)."""
     if isinstance(message, Mapping) and "role" not in message and "from" in message and "value" in message:
         speaker = str(message["from"])
         rest = {k: v for k, v in message.items() if k not in ("from", "value")}
         message = {"role": _SHAREGPT_ROLES.get(speaker.lower(), speaker), "content": message["value"], **rest}
+    if isinstance(message, Mapping):
+        turns = _anthropic_turns(message)
+        if turns is not None:
+            return turns
+    return [message]
+
+
+def normalize_message(message: Any) -> dict[str, Any]:
+    """One source message (OpenAI, whileai 0.131, ShareGPT, inspect-like or Anthropic shape) as a MESSAGE dict.
+
+    An Anthropic user message with ``tool_result`` blocks stands for several messages (one
+    ``tool`` message per result): :func:`normalize_messages` reads it, this raises
+    :class:`BadMessageError`.
+    """
+    turns = _source_turns(message)
+    if len(turns) != 1:
+        raise BadMessageError(
+            f"content must be one message, got {sum(_block_type(b) == 'tool_result' for b in message['content'])} "
+            "Anthropic tool_result blocks, each a tool message. Read the conversation with normalize_messages")
+    return _normalize_one(turns[0])
+
+
+def _normalize_one(message: Any) -> dict[str, Any]:
     if not isinstance(message, Mapping):
         return {"role": "user", "content": None if message is None else str(message), "name": None,
                 "tool_call_id": None, "tool_calls": [], "extra": None}
@@ -178,7 +259,11 @@ def normalize_message(message: Any) -> dict[str, Any]:
 
 
 def normalize_messages(messages: Any) -> list[dict[str, Any]] | None:
-    """A conversation as a list of MESSAGE dicts; a JSON string of a list is decoded first."""
+    """A conversation as a list of MESSAGE dicts; a JSON string of a list is decoded first.
+
+    An Anthropic message may stand for several (a user message of ``tool_result`` blocks is one
+    ``tool`` message per result, then its text as a user message).
+    """
     if messages is None:
         return None
     if isinstance(messages, str):
@@ -186,7 +271,7 @@ def normalize_messages(messages: Any) -> list[dict[str, Any]] | None:
         messages = decoded if isinstance(decoded, list) else [{"role": "user", "content": messages}]
     if isinstance(messages, Mapping):
         messages = [messages]
-    out = [normalize_message(m) for m in messages]
+    out = [_normalize_one(turn) for m in messages for turn in _source_turns(m)]
     _link_tool_calls(out)
     return out
 
