@@ -99,6 +99,7 @@ class _Run:
         self.validate = validate
         self.progress: ProgressArg = False  # export_dataset sets it; training_rows shows none
         meta = table.meta_of(source)
+        self._rl = meta.get("mode") == "rl"  # RL groups need their failing rows: no SFT-target warning
         # a Parquet source is scanned chunk by chunk (bounded memory); anything else is read once
         self._scan = _parquet_scan(source)
         self._groups: list[tuple[int, int]] | None = None
@@ -287,7 +288,7 @@ class _Run:
 
     def _warnings(self) -> list[str]:
         c, r, out = self.counts, self.rewards, list(self._read_warnings)
-        if r.n_fail:
+        if r.n_fail and not self._rl:
             out.append(f"{r.n_fail} of {self.n} rows have reward below {PASS_THRESHOLD:g} and are exported as SFT targets; a model "
                        "trained on them learns the failure. Pass scored.passes() (or filter on reward) unless that is "
                        "intended.")
