@@ -46,3 +46,24 @@ def test_a_report_refuses_an_undeclared_field():
     with pytest.raises(pydantic.ValidationError, match="Extra inputs are not permitted"):
         One(n=1, m=2)
     assert "m" not in One(n=1) and One(n=1)["n"] == 1
+
+
+def test_markdown_body_cannot_close_its_own_fence():
+    """A group name holding ``` closed the code fence and put raw HTML in the notebook's Markdown."""
+    import random
+
+    import whileai as wai
+
+    rng = random.Random(1)
+    evil = "```\n<img src=x onerror=alert(1)>\n```"
+
+    def rows(shift):
+        return [{"scenario_id": f"t{t}", "rollout_index": i, "prompt": f"p{t}", "final_text": "r",
+                 "reward": float(rng.random() < 0.4 + shift), "tier": evil if t % 2 else "ordinary"}
+                for t in range(12) for i in range(4)]
+
+    md = wai.delta_report(rows(0), rows(0.3), by="tier")._repr_markdown_()
+    fence = next(line for line in md.splitlines() if line.startswith("```"))
+    assert len(fence) > 3 and md.count(fence) == 2  # the block opens and closes with the longer fence only
+    inside = md.split(fence)[1]
+    assert "<img" in inside and "<img" not in md.split(fence)[0] + md.split(fence)[2]

@@ -246,8 +246,10 @@ class Report(Documented):
             parts.append(markdown_table(rows[0], rows[1:]))
         else:
             body = self._body_lines()
-            if body:
-                parts.append("```\n" + "\n".join(body) + "\n```")
+            if body:  # a fence longer than any run of backticks in the text, so none can close it (CommonMark 4.5)
+                text = "\n".join(body)
+                fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+                parts.append(f"{fence}\n{text}\n{fence}")
         if self.warnings:
             parts.append("\n".join(f"- {md_escape(w)}" for w in self.warnings))
         return "\n\n".join(parts)
