@@ -19,7 +19,7 @@ import inspect
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, overload
 
 import polars as pl
 import pyarrow as pa
@@ -86,9 +86,22 @@ class RolloutData:
     def __iter__(self):  # noqa: ANN204 - iterator of row dicts
         return table.iter_rows(self.df)
 
-    def __getitem__(self, index: int) -> dict[str, Any]:
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        """One row as a dict (``data[0]``, ``data[-1]``), or a slice of rows as a list of dicts (``data[:3]``)."""
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self.df.height)
+            return table.rows(self.df[start:stop:step] if step != 1 else self.df.slice(start, max(0, stop - start)))
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"rows are indexed by position (an int or a slice), got {type(index).__name__}. "
+                            "Read a column with .df[name].")
         row = self.df.slice(index if index >= 0 else self.df.height + index, 1)
-        if row.height == 0:
+        if row.height == 0 or index < -self.df.height:
             raise IndexError(index)
         return table.rows(row)[0]
 
