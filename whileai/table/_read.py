@@ -1019,7 +1019,10 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
 
 
 #: The table's text columns: a JSON object or list under one (or its alias) is refused, never turned into text.
-_TEXT_COLUMNS = tuple(c.name for c in COLUMNS if c.kind == "plain" and c.dtype == pl.String)
+#: The texts a conversation is built from and the task's identity: a nested value there is another
+#: shape (an API envelope under ``response``), never a text to train on or a task, and is refused.
+#: Any other text column (a ``world_state`` given as a dict) keeps a nested value as its JSON text.
+_TEXT_COLUMNS = ("scenario_id", "task_id", "prompt", "final_text", "system_prompt")
 
 
 def _text_like(name: str, value: Any) -> bool:
