@@ -207,7 +207,7 @@ def test_import_whileai_does_not_load_torch_and_a_missing_extra_names_pip(monkey
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a))
     with pytest.raises(MissingExtraError, match=r"pip install 'whileai\[train\]'"):
-        wai.train.sft(rollout_table(2, 2), "x")
+        wai.train.sft(rollout_table(2, 2).filter(pl.col("reward") >= 0.5), "x")  # passing rows: the extra is next
 
 
 def test_reward_model_judge_refuses_other_results():

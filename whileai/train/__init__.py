@@ -2,11 +2,13 @@
 
 ``pip install 'whileai[train]'`` (trl, transformers, datasets, peft; install torch's wheel for
 your machine first). torch and TRL load only when a training call runs, so ``import whileai``
-stays fast. Before training each call checks what the trainer will use (``profile``,
-``selection_report``); GRPO trains on the eval's judge (``trl_reward``) under a ``HackMonitor``;
-the held-out delta closes every run. See docs/train.md.
+stays fast; ``require_extra()`` checks for them without loading them. Each call first checks
+what the trainer will use (``profile``, ``selection_report``), before it needs torch; GRPO
+trains on the eval's judge (``trl_reward``) under a ``HackMonitor``; the held-out delta closes
+every run. See docs/train.md.
 """
 
+from whileai.train._extra import require_extra
 from whileai.train._knobs import check_knobs, paper_value
 from whileai.train._monitor import ALARMS, HackMonitor, format_hack_monitor
 from whileai.train._profile import SelectionReport, TrainingProfile, profile, selection_report
@@ -31,6 +33,7 @@ __all__ = [
     "grpo",
     "paper_value",
     "profile",
+    "require_extra",
     "reward_model",
     "selection_report",
     "sft",

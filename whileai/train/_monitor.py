@@ -6,15 +6,17 @@ steps it samples the holdout from the live policy and scores it with the trainin
 proxy) and with ``gold``, a scorer the proxy cannot see (Gao et al. 2023, "Scaling Laws for Reward
 Model Overoptimization", arXiv:2210.10760: the proxy keeps rising after gold turns down). From
 those points: divergence (proxy up by ``delta`` over ``window`` holdout points while gold's paired
-interval does not move up), length (holdout completions grow by ``length_pct`` while gold does
+interval does not move up; not checked until gold has scored the holdout, since a rising proxy
+alone is what training is for), length (holdout completions grow by ``length_pct`` while gold does
 not; Singhal et al. 2023, arXiv:2310.03716), drift (the trainer's KL past ``kl_budget``).
 """
 
 from __future__ import annotations
 
 import collections
+import inspect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +39,10 @@ from whileai.defaults import (
     MONITOR_WINDOW,
 )
 from whileai.errors import ArgumentError
+from whileai.grade._contract import judge_name_of
+from whileai.report import fmt_num
 from whileai.stats.intervals import t_interval
+from whileai.train._extra import require
 from whileai.train._reward import TrlReward, trl_reward
 
 __all__ = ["ALARMS", "HackMonitor", "format_hack_monitor"]
@@ -49,6 +54,50 @@ ALARMS = ("divergence", "length", "drift", "feature")
 def _mean(values: Iterable[float | None]) -> float:
     xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
     return float(np.mean(xs)) if xs else math.nan
+
+
+def _reward_kind(fn: Any) -> str:
+    """``"trl"`` for a TRL reward function, ``"judge"`` for a judge; ArgumentError for neither.
+
+    TRL calls a reward function by keyword, ``reward_func(prompts=..., completions=..., **columns)``,
+    and wants one float per completion; a judge (the judge contract, ``trl_reward``) takes one row
+    dict. So a callable whose signature binds ``prompts=`` and ``completions=`` is a TRL reward
+    function, and one that binds a single positional argument is a judge. A callable whose
+    signature cannot be read (some builtins) is taken as a judge.
+    """
+    if isinstance(fn, TrlReward):
+        return "trl"
+    if not callable(fn):
+        raise ArgumentError(
+            f"reward_fn must be a TRL reward function (prompts, completions, **kwargs) or a judge taking a row dict, "
+            f"got {type(fn).__name__} {fn!r:.80}. Pass the judge (lambda row: {{'reward': ...}}) or wai.trl_reward(judge).")
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return "judge"
+    try:
+        sig.bind(prompts=[], completions=[])
+        return "trl"
+    except TypeError:
+        pass
+    try:
+        sig.bind({})
+        return "judge"
+    except TypeError:
+        pass
+    raise ArgumentError(
+        f"reward_fn must be a TRL reward function (prompts, completions, **kwargs) or a judge taking a row dict, "
+        f"got {getattr(fn, '__name__', type(fn).__name__)}{sig}. "
+        "Pass the judge (lambda row: {'reward': ...}) or a function taking prompts= and completions=.")
+
+
+def _describe_rows(rows: Any) -> str:
+    if rows is None:
+        return "None"
+    try:
+        return f"{len(rows)} rows"
+    except TypeError:
+        return repr(str(rows))
 
 
 class HackMonitor:
@@ -126,14 +175,21 @@ class HackMonitor:
     def wrap(self, reward_fn: Callable[..., Any]) -> Callable[..., list[float | None]]:
         """Wrap a TRL reward function (or a judge, through ``trl_reward``) so every batch it scores is kept.
 
-        Returns a function with TRL's reward signature, named like the one it wraps; the same
-        function scores the holdout as the proxy.
+        A TRL reward function takes ``prompts=``, ``completions=`` and the dataset columns as
+        keywords and returns one float per completion; a judge takes one row dict (the judge
+        contract) and is wrapped with :func:`trl_reward` first. Returns a function with TRL's
+        reward signature, named like the one it wraps; the same function scores the holdout as
+        the proxy.
+
+        Raises:
+            ArgumentError: ``reward_fn`` is neither (not callable, or a signature that takes
+                neither one row nor ``prompts=`` and ``completions=``).
         """
-        inner = reward_fn if isinstance(reward_fn, TrlReward) else reward_fn
+        inner: Callable[..., Any] = (trl_reward(reward_fn) if _reward_kind(reward_fn) == "judge" else reward_fn)
         self.proxy = inner
 
         def watched(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> list[float | None]:
-            rewards = list(inner(prompts, completions, **kwargs))
+            rewards = list(inner(prompts=prompts, completions=completions, **kwargs))
             rows = getattr(inner, "last_rows", None) if isinstance(inner, TrlReward) else None
             if rows is None:
                 from whileai.train._reward import completion_text, prompt_messages
@@ -144,7 +200,7 @@ class HackMonitor:
             self.observe(rows, rewards)
             return rewards
 
-        watched.__name__ = getattr(reward_fn, "__name__", "reward")
+        watched.__name__ = str(getattr(inner, "__name__", None) or getattr(reward_fn, "__name__", "reward"))
         return watched
 
     def observe(self, rows: Sequence[dict[str, Any]], rewards: Sequence[float | None]) -> None:
@@ -211,18 +267,20 @@ class HackMonitor:
         if len(pts) >= self.window:
             first, last = pts[-self.window], pts[-1]
             up, gold_mean, (glo, ghi) = self._gold_moved_up(first, last)
-            gold_words = ("gold not scored" if math.isnan(gold_mean)
-                          else f"gold {gold_mean:+.2f} (95% {glo:+.2f}..{ghi:+.2f})")
+            # divergence is the proxy against gold: with no paired gold scores there is nothing to diverge from
+            gold_scored = not math.isnan(gold_mean)
+            gold_words = (f"while gold {gold_mean:+.2f} (95% {glo:+.2f}..{ghi:+.2f}) did not move up" if gold_scored
+                          else "with gold not scored")
             gain = last["proxy_reward"] - first["proxy_reward"]
-            if "divergence" not in raised and gain >= self.delta and not up:
+            if "divergence" not in raised and gold_scored and gain >= self.delta and not up:
                 new.append(self._alarm("divergence", step,
                                        f"divergence at step {step}: proxy {gain:+.2f} over {self.window} holdout points "
-                                       f"({first['proxy_reward']:.2f} -> {last['proxy_reward']:.2f}) while {gold_words} did not move up"))
+                                       f"({first['proxy_reward']:.2f} -> {last['proxy_reward']:.2f}) {gold_words}"))
             l0, l1 = first["holdout_length"], last["holdout_length"]
             if "length" not in raised and l0 > 0 and (l1 / l0 - 1) >= self.length_pct and not up:
                 new.append(self._alarm("length", step,
                                        f"length at step {step}: holdout completions {l0:.0f} -> {l1:.0f} tokens "
-                                       f"({l1 / l0 - 1:+.0%}) while {gold_words} did not move up"))
+                                       f"({l1 / l0 - 1:+.0%}) {gold_words}"))
         if "drift" not in raised and self.kl_budget is not None and self.kl and self.kl[-1][1] > self.kl_budget:
             kstep, kl = self.kl[-1]
             new.append(self._alarm("drift", step, f"drift at step {kstep}: KL {kl:.3f} past kl_budget {self.kl_budget:g}"))
@@ -245,10 +303,19 @@ class HackMonitor:
             self.stopped, self.stop_reason = True, line
         return alarm
 
+    def notes(self) -> list[str]:
+        """What the monitor cannot check yet, one line each (divergence needs gold scores)."""
+        if any(not math.isnan(p["gold_reward"]) for p in self.points):
+            return []
+        why = ("no gold= was given (pass a scorer the proxy cannot see)" if self.gold is None
+               else "no holdout point has a gold score yet")
+        return [f"divergence is not checked until gold is scored: {why}"]
+
     def summary(self) -> dict[str, Any]:
         """The curve, the alarms and whether training was stopped: what ``format_hack_monitor`` prints."""
         scan = self.last_scan
         return {
+            "notes": self.notes(),
             "points": [{k: v for k, v in p.items() if k != "gold_by_task"} for p in self.points],
             "alarms": [dict(a) for a in self.alarms],
             "stopped": self.stopped,
@@ -261,6 +328,16 @@ class HackMonitor:
             "settings": {"every": self.every, "window": self.window, "delta": self.delta, "kl_budget": self.kl_budget,
                          "length_pct": self.length_pct, "endorsed": self.endorsed},
         }
+
+    def __repr__(self) -> str:
+        proxy = None if self.proxy is None else getattr(self.proxy, "__name__", type(self.proxy).__name__)
+        alarms = ", ".join(f"{a['name']} at step {a['step']}" for a in self.alarms) or "none"
+        gold = None if self.gold is None else judge_name_of(self.gold.judge, None)
+        return (f"HackMonitor(proxy={proxy!r}, gold={gold!r}, "
+                f"holdout={_describe_rows(self.holdout)}, every={self.every}, window={self.window}, delta={self.delta:g}, "
+                f"kl_budget={self.kl_budget!r}, stop_on={self.stop_on!r}, endorsed={self.endorsed!r}; "
+                f"{len(self.points)} holdout point{'s' if len(self.points) != 1 else ''}, alarms: {alarms}"
+                + (", stopped" if self.stopped else "") + ")")
 
     # -- the trainer side --------------------------------------------------------------------
 
@@ -280,13 +357,18 @@ class HackMonitor:
         if isinstance(proxy_fn, TrlReward):
             proxy = proxy_fn.score_rows([dict(r) for r in rows])
         else:
-            proxy = list(proxy_fn(prompts, completions, **columns))
+            proxy = list(proxy_fn(prompts=prompts, completions=completions, **columns))
         gold = self.gold.score_rows([dict(r) for r in rows]) if self.gold is not None else None
         keys = [str(r.get("task_key") or r.get("scenario_id") or r["prompt"]) for r in rows]
         return self.record_holdout(step, proxy=proxy, gold=gold, lengths=[r["n_tokens"] for r in rows], task_keys=keys)
 
     def callback(self) -> Any:
-        """A ``transformers.TrainerCallback`` that samples, checks and stops (needs the train extra)."""
+        """A ``transformers.TrainerCallback`` that samples, checks and stops.
+
+        Raises:
+            MissingExtraError: transformers is not installed (``pip install 'whileai[train]'``).
+        """
+        require("transformers", what="HackMonitor.callback()")
         from transformers import TrainerCallback
 
         monitor = self
@@ -311,16 +393,28 @@ class HackMonitor:
         return _HackMonitorCallback()
 
 
-def format_hack_monitor(summary: dict[str, Any]) -> str:
+def format_hack_monitor(summary: HackMonitor | Mapping[str, Any]) -> str:
     """The monitor's curve and alarms as text: one row per holdout point, one line per alarm.
 
+    Args:
+        summary: A :class:`HackMonitor`, or its ``summary()`` (``TrainResult.monitor``). A score
+            not measured prints ``n/a``.
+
+    Raises:
+        ArgumentError: ``summary`` is neither.
+
     Examples:
-        >>> print(format_hack_monitor({"points": [{"step": 10, "proxy_reward": 0.5, "gold_reward": 0.5,
+        >>> print(format_hack_monitor({"points": [{"step": 10, "proxy_reward": 0.5, "gold_reward": float("nan"),
         ...     "holdout_length": 12.0}], "alarms": [], "stopped": False}))
         hack monitor: 1 holdout point, no alarm
           step  proxy   gold  length
-            10   0.50   0.50      12
+            10   0.50    n/a      12
     """
+    if isinstance(summary, HackMonitor):
+        summary = summary.summary()
+    if not isinstance(summary, Mapping):
+        raise ArgumentError(f"summary must be a HackMonitor or its summary() dict, got {type(summary).__name__}. "
+                            "Pass the monitor, or result.monitor from wai.train.grpo.")
     points = summary.get("points") or []
     alarms = summary.get("alarms") or []
     head = f"hack monitor: {len(points)} holdout point{'s' if len(points) != 1 else ''}, "
@@ -331,14 +425,13 @@ def format_hack_monitor(summary: dict[str, Any]) -> str:
     if points:
         lines.append("  step  proxy   gold  length")
         for p in points:
-            cells = [f"{p['step']:>6}"] + [("   nan" if p.get(k) is None or math.isnan(p[k]) else f"{p[k]:>6.2f}")
-                                           for k in ("proxy_reward", "gold_reward")]
-            length = p.get("holdout_length")
-            cells.append("     -" if length is None or math.isnan(length) else f"{length:>7.0f}")
+            cells = [f"{p['step']:>6}"] + [f"{fmt_num(p.get(k)):>6}" for k in ("proxy_reward", "gold_reward")]
+            cells.append(f"{fmt_num(p.get('holdout_length'), 0):>7}")
             lines.append(" ".join(cells))
     scan = summary.get("scan")
     if scan:
         lines.append(f"  scan of recent completions: {scan['regime']}, top feature {scan['top_feature']!r}")
+    lines.extend(f"  {note}" for note in summary.get("notes") or [])
     lines.extend(f"! {a['line']}" + (" (stopped training)" if a.get("stops") else "") for a in alarms)
     if summary.get("stopped") and summary.get("stop_reason"):
         lines.append(f"stopped: {summary['stop_reason']}")

@@ -125,7 +125,7 @@ class SelectionReport(Report):
     method: str = "sft"
     """sft, dpo, grpo or rm."""
     ok: bool = True
-    """False when SFT would train on failing rows (train refuses unless check="warn")."""
+    """False when SFT would train on failing rows (``wai.train.sft`` refuses them unless check="warn")."""
     unit: str = "rows"
     """What n_given and n_used count: rows (SFT) or tasks (grouped methods)."""
     n_given: int = 0
@@ -150,13 +150,16 @@ class SelectionReport(Report):
 
 def selection_report(profile: TrainingProfile | dict[str, Any], /, *, method: str,
                      min_mixed_tasks: int = TRAIN_MIN_MIXED_TASKS) -> SelectionReport:
-    """The check ``train`` runs before it trains, as a function of a :func:`profile`.
+    """The check every training call runs before it trains, returned as a report: it never raises.
 
-    SFT trains on every row as given, so a set with failing rows is not ok (train raises
-    ``TrainingSelectionError``; select passing rows first, or pass ``check="warn"``). GRPO, DPO
-    and a reward model learn only from mixed tasks, so nothing is refused, and fewer than
+    A pre-check anyone can run without torch: ``ok``, what the method would use against what it
+    is given, and the reason per dropped class. SFT trains on every row as given, so a set with
+    failing rows is not ok; ``wai.train.sft`` then raises ``TrainingSelectionError`` before it
+    loads torch (select passing rows first, or pass ``check="warn"`` to it). GRPO, DPO and a
+    reward model learn only from mixed tasks (a group of equal rewards has zero advantage, Shao
+    et al. 2024, arXiv:2402.03300, eq. 3), so nothing is refused, and fewer than
     ``min_mixed_tasks`` warns with the count used against the count given and the reason per
-    dropped class.
+    dropped class (the training calls issue those warnings).
 
     Args:
         profile: A :class:`TrainingProfile` (or its dict).

@@ -1,6 +1,7 @@
 """``sft``, ``dpo``, ``grpo``, ``reward_model``: thin over TRL. We choose the data shape, the masks and the knobs.
 
-Each call checks what the trainer will use (``profile``, ``selection_report``), builds the TRL
+Each call checks what the trainer will use (``profile``, ``selection_report``) before it checks
+for the train extra, so a refused set is reported on a machine without torch too; then it builds the TRL
 trainer from our own TRL-format export, trains a LoRA adapter by default (Hu et al. 2021,
 arXiv:2106.09685), logs the curve to a tracked run when one is given, measures the held-out
 before/after, and returns a :class:`TrainResult`.
@@ -35,7 +36,7 @@ from whileai.defaults import (
     TRAINING_STEPS,
 )
 from whileai.errors import ArgumentError, TrainingSelectionError
-from whileai.train._extra import require
+from whileai.train._extra import require_extra
 from whileai.train._knobs import check_knobs, paper_value
 from whileai.train._monitor import HackMonitor
 from whileai.train._profile import profile, selection_report
@@ -45,16 +46,13 @@ from whileai.train._sample import prompt_tasks, sample_rows
 
 __all__ = ["dpo", "grpo", "reward_model", "sft"]
 
-_PACKAGES = ("torch", "transformers", "trl", "datasets", "peft")
-
-
 # ---------------------------------------------------------------------------------------------
 # shared pieces
 # ---------------------------------------------------------------------------------------------
 
 
-def _setup(method: str, base_model: Any, output: Any, run: Any) -> Path:
-    require(*_PACKAGES, what=f"whileai.train.{method if method != 'rm' else 'reward_model'}")
+def _check_args(base_model: Any, run: Any) -> None:
+    """The arguments every training call takes, checked before any row is read."""
     if not isinstance(base_model, (str, os.PathLike)) or not str(base_model):
         raise ArgumentError(f"base_model must be a hub name or a local model directory, got {base_model!r}. "
                             "Pass base_model='Qwen/Qwen2.5-0.5B-Instruct' for example.")
@@ -62,6 +60,15 @@ def _setup(method: str, base_model: Any, output: Any, run: Any) -> Path:
         if run is not None and not callable(getattr(run, name, None)):
             raise ArgumentError(f"run must be a tracked run with log(), delta() and finish(), got {type(run).__name__}. "
                                 "Pass a run from whileai.platform, or None.")
+
+
+def _setup(method: str, output: Any) -> Path:
+    """After the selection check: the extra (MissingExtraError names the pip line), then the output path.
+
+    The selection check runs first, so a set the method would refuse (or warn about) is reported
+    on a machine without torch too.
+    """
+    require_extra(what=f"whileai.train.{method if method != 'rm' else 'reward_model'}")
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return Path(output) if output is not None else Path(TRAIN_OUTPUT_DIR) / f"{method}-{stamp}"
 
@@ -273,9 +280,10 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
         MissingExtraError: The train extra is missing (``pip install 'whileai[train]'``).
     """
     knobs = check_knobs("sft", {"epochs": epochs, "learning_rate": learning_rate})
-    out = _setup("sft", base_model, output, run)
+    _check_args(base_model, run)
     df = table.frame(rows)
     selection = _check_sft(df, check)
+    out = _setup("sft", output)
     from trl import SFTConfig, SFTTrainer
 
     from whileai.exporters import trl_dataset
@@ -377,8 +385,9 @@ def dpo(pairs: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[
         A :class:`TrainResult`.
     """
     knobs = check_knobs("dpo", {"steps": steps, "beta": beta, "loss_type": loss_type, "learning_rate": learning_rate})
-    out = _setup("dpo", base_model, output, run)
+    _check_args(base_model, run)
     pair_rows, selection = _pairs(pairs, "dpo", min_mixed_tasks)
+    out = _setup("dpo", output)
     from trl import DPOConfig, DPOTrainer
 
     from whileai.exporters import trl_dataset
@@ -466,14 +475,15 @@ def grpo(rows: Any, base_model: str, /, *, reward: Callable[[dict[str, Any]], An
     knobs = check_knobs("grpo", {"steps": steps, "generations": generations, "learning_rate": learning_rate,
                                  "beta": beta, "max_completion_length": max_completion_length,
                                  "temperature": temperature, "loss_type": loss_type, "truncated": truncated})
-    out = _setup("grpo", base_model, output, run)
-    df = table.frame(rows)
-    selection = _check_grouped(df, "grpo", min_mixed_tasks)
-    from trl import GRPOConfig, GRPOTrainer
-
+    _check_args(base_model, run)
     judge = _judge_or_none(reward)
     if judge is None:
         raise ArgumentError("reward must be a judge taking a row dict, got None. Pass reward=your_judge (the eval's judge).")
+    df = table.frame(rows)
+    selection = _check_grouped(df, "grpo", min_mixed_tasks)
+    out = _setup("grpo", output)
+    from trl import GRPOConfig, GRPOTrainer
+
     if holdout is None:
         holdout = df
         warnings.warn("grpo: no holdout= given, so the monitor and the held-out delta sample the training prompts; "
@@ -583,8 +593,9 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
     knobs = check_knobs("rm", {"steps": steps, "learning_rate": learning_rate})
     if not (isinstance(threshold, (int, float)) and 0 < threshold < 1):
         raise ArgumentError(f"threshold must be a number in (0, 1), got {threshold!r}. Pass threshold=0.5.")
-    out = _setup("rm", base_model, output, run)
+    _check_args(base_model, run)
     pair_rows, selection = _pairs(rows, "rm", min_mixed_tasks)
+    out = _setup("rm", output)
     from transformers import AutoModelForSequenceClassification
     from trl import RewardConfig, RewardTrainer
 

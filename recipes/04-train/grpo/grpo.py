@@ -11,10 +11,12 @@ Run: python recipes/04-train/grpo/grpo.py --tiny
 """
 
 import argparse
+import sys
 import tempfile
 import warnings
 
 import whileai as wai
+from whileai.errors import MissingExtraError
 from whileai.testing import rollout_table
 
 parser = argparse.ArgumentParser()
@@ -26,6 +28,12 @@ parser.add_argument("--steps", type=int, default=None)
 parser.add_argument("--judge", choices=("hack", "clean"), default=None,
                     help="training judge: the planted hack (the --tiny default) or the clean one (the real default)")
 args = parser.parse_args()
+
+try:  # torch and TRL: without them, the pip line and exit 2, before anything is written
+    wai.train.require_extra(what="recipes/04-train/grpo")
+except MissingExtraError as exc:
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(2)
 
 
 def clean(row):

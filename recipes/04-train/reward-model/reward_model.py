@@ -9,10 +9,12 @@ Run: python recipes/04-train/reward-model/reward_model.py --tiny
 """
 
 import argparse
+import sys
 import tempfile
 import warnings
 
 import whileai as wai
+from whileai.errors import MissingExtraError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--tiny", action="store_true", help="tiny local model, a few CPU steps")
@@ -20,6 +22,12 @@ parser.add_argument("--rows", help="graded rows to pair (real mode)")
 parser.add_argument("--holdout", help="held-out rows (real mode)")
 parser.add_argument("--base", default="Qwen/Qwen2.5-0.5B-Instruct")
 args = parser.parse_args()
+
+try:  # torch and TRL: without them, the pip line and exit 2, before anything is written
+    wai.train.require_extra(what="recipes/04-train/reward-model")
+except MissingExtraError as exc:
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(2)
 
 if args.tiny:
     rows = wai.train.tiny_rollouts(8, 4, seed=1)

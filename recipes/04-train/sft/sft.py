@@ -8,11 +8,13 @@ Run: python recipes/04-train/sft/sft.py --tiny
 """
 
 import argparse
+import sys
 import tempfile
 
 import polars as pl
 
 import whileai as wai
+from whileai.errors import MissingExtraError
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--tiny", action="store_true", help="tiny local model, a few CPU steps")
@@ -20,6 +22,12 @@ parser.add_argument("--rows", help="graded rows to train on (real mode)")
 parser.add_argument("--holdout", help="held-out rows (real mode)")
 parser.add_argument("--base", default="Qwen/Qwen2.5-0.5B-Instruct")
 args = parser.parse_args()
+
+try:  # torch and TRL: without them, the pip line and exit 2, before anything is written
+    wai.train.require_extra(what="recipes/04-train/sft")
+except MissingExtraError as exc:
+    print(f"error: {exc}", file=sys.stderr)
+    sys.exit(2)
 
 
 def judge(row):
