@@ -75,6 +75,15 @@ def test_diff_without_rows_says_so(store):
     assert diff.verdict is None and any("no paired verdict" in w for w in diff.warnings)
 
 
+def test_diff_of_a_run_with_itself_says_so(store):
+    """`wai runs diff bot bot` compared a run with itself and read no_change_detected, silently."""
+    store.record_run(rollout_table(6, 2, seed=1), name="x")
+    diff = store.diff_runs("x", "x")
+    assert any("the same run" in w for w in diff.warnings)
+    store.record_run(rollout_table(6, 2, seed=2), name="y")
+    assert not any("the same run" in w for w in store.diff_runs("x", "y").warnings)
+
+
 def test_eval_set_coverage_warning(store):
     df = rollout_table(10, 2, seed=1, messages=False)
     store.pin_eval_set(df, "core")

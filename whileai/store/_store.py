@@ -693,6 +693,9 @@ class Store:
             ma, mb = run_a.markers.get(name) or {}, run_b.markers.get(name) or {}
             metrics[f"marker:{name}"] = _metric_pair(ma.get("mean"), ma.get("ci95"), mb.get("mean"), mb.get("ci95"))
         warnings = []
+        if run_a.id == run_b.id:
+            warnings.append(f"{a!r} and {b!r} are the same run ({run_a.id}): nothing changed by construction. Name "
+                            "two runs (`wai runs list` shows them; a name picks its newest run).")
         if run_a.eval_set and run_b.eval_set and run_a.eval_set != run_b.eval_set:
             warnings.append(f"the runs were scored on different eval sets ({run_a.eval_set}, {run_b.eval_set}); "
                             "their numbers are not comparable task for task.")
