@@ -35,7 +35,7 @@ def _exact_p(d):
 
 def test_paired_delta_interval_and_exact_p_value():
     before, after = _arms(12)
-    r = compare_runs(before, after)
+    r = compare_runs(before, after, ci_method="t")  # the t interval itself (the default is score)
     a, b = _task_means(before)["reward"].to_numpy(), _task_means(after)["reward"].to_numpy()
     d = b - a
     assert r.paired and r.n_paired == 12 and r.paired_share == 1.0

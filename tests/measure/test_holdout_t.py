@@ -191,7 +191,7 @@ def _enumerated_p(d):
 
 def test_the_printed_line_says_when_the_interval_and_the_test_disagree():
     a, b = _disagreeing_pair()
-    r = delta_report(a, b)
+    r = delta_report(a, b, ci_method="t")  # the t interval excludes zero here (the default is score)
     t = r.metrics["pass_at_1"]
     lo, hi = r.target_ci95
     assert lo > 0 and r.target_verdict == "no_change_detected" and r.headline == "NO DIFFERENCE"

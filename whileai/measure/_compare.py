@@ -11,7 +11,7 @@ import polars as pl
 from whileai.defaults import (
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
-    CI_METHOD,
+    COMPARE_CI_METHOD,
     DEFAULT_SEED,
     MIN_CI_TASKS,
     MIN_PAIRED_TASKS,
@@ -21,7 +21,7 @@ from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
     PASS_AT_1,
-    check_ci_method,
+    check_choice,
     check_int,
     check_level,
     clean_rewards,
@@ -35,12 +35,17 @@ from whileai.measure._common import (
 )
 from whileai.measure._stream import stream_side
 from whileai.report import Report
-from whileai.stats.intervals import IntervalMethod, mean_interval, t_quantile
+from whileai.stats.intervals import INTERVAL_METHODS, mean_interval, t_quantile
 from whileai.stats.permutation import sign_flip_test
 from whileai.stats.rng import check_rng
+from whileai.stats.score import paired_score_interval
 from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["Comparison", "compare_runs"]
+
+#: Interval methods on a paired gain: the MOVER score interval (``COMPARE_CI_METHOD``), then the rest.
+CompareMethod = Literal["score", "t", "percentile", "bca"]
+COMPARE_CI_METHODS: tuple[str, ...] = ("score", *INTERVAL_METHODS)
 
 Verdict = Literal["b_better", "a_better", "no_difference_detected", "insufficient_data"]
 
@@ -72,8 +77,10 @@ class Comparison(Report):
     """Interval on delta at ``level``; None when undefined."""
     level: float = CI_LEVEL
     """Confidence level."""
-    ci_method: str = CI_METHOD
-    """Interval method (``t``: Student-t on paired differences, Miller 2024, section 4)."""
+    ci_method: str = COMPARE_CI_METHOD
+    """Interval method used: ``score`` (the MOVER interval from each side's clustered score interval,
+    Zou and Donner 2008; ``COMPARE_CI_METHOD``), ``t`` (Student-t on paired differences, Miller 2024,
+    section 4; also what ``score`` falls back to on values outside [0, 1]), ``percentile`` or ``bca``."""
     p_value: float = math.nan
     """Two-sided sign-flip permutation p-value (paired) or Welch t-test p-value (unpaired)."""
     p_method: str = "none"
@@ -115,7 +122,7 @@ def _p(value: float) -> str:
 
 
 def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
-                 ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+                 ci_method: CompareMethod = COMPARE_CI_METHOD,  # type: ignore[assignment]
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  min_paired: int = MIN_PAIRED_TASKS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> Comparison:
     """Compare two runs on the tasks they share: a paired interval and a sign-flip p-value.
@@ -123,9 +130,15 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     Rows are grouped into tasks by ``task_key``; each task's value is its mean reward (pass@1) or
     mean marker. Tasks both runs have are paired and the difference after - before is taken per
     task (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640, section 4: paired
-    differences remove the between-task variance). The interval on the mean difference is a
-    Student-t interval on the paired differences (``CI_METHOD``; ``ci_method="percentile"`` or
-    ``"bca"`` bootstraps the paired tasks instead), and the p-value a two-sided sign-flip
+    differences remove the between-task variance). The interval on the mean difference is the
+    MOVER interval (Zou and Donner 2008, Statistics in Medicine 27:1693; Newcombe 1998, Statistics
+    in Medicine 17:2635, method 10) built from each side's score interval on its mean, the one
+    ``pass_at`` reads for pass@1 (design effect floored at 1 / graded rollouts a task; on task
+    values, without pass@1's monotone envelope), and the correlation of the paired task values (``COMPARE_CI_METHOD``; docs/measure.md, "compare_runs"):
+    it keeps its width at 0 and 1 and when every task moved alike, where the Student-t interval on
+    the paired differences (``ci_method="t"``) has none. Values outside [0, 1] (a marker on another
+    scale) take the t interval, and the note says so; ``"percentile"`` or ``"bca"`` bootstraps the
+    paired tasks. The p-value is a two-sided sign-flip
     permutation test, exact when it can be (Good 2005, ch. 3). One test decides: the verdict is
     the sign-flip test's at ``1 - level`` (it holds its false-alarm rate at any task count, where
     the t interval runs above it at 8 tasks), so the printed p always agrees with the verdict;
@@ -140,7 +153,7 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
         after: The second run's rows (``b``).
         metric: ``"pass_at_1"`` or a marker, as ``"marker:<name>"`` or the bare name.
         level: Confidence level (``CI_LEVEL``).
-        ci_method: ``"t"`` (default), ``"percentile"`` or ``"bca"``.
+        ci_method: ``"score"`` (default), ``"t"``, ``"percentile"`` or ``"bca"``.
         n_boot: Bootstrap draws for a bootstrap ``ci_method``.
         n_perm: Monte Carlo sign flips when the exact test is too large (``PERMUTATION_DRAWS``).
         min_paired: Fewest shared tasks for the paired path (``MIN_PAIRED_TASKS``).
@@ -161,11 +174,13 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
         >>> r = compare_runs(a, b)
         >>> r.delta, r.verdict, r.p_value
         (0.5, 'b_better', 0.03125)
+        >>> [round(x, 3) for x in r.ci95], r.ci_method
+        ([0.024, 0.772], 'score')
     """
     if not isinstance(metric, str) or not metric:
         raise ArgumentError(f"metric must be 'pass_at_1' or a marker name, got {metric!r}. Pass metric='pass_at_1'.")
     level = check_level(level)
-    check_ci_method(ci_method)
+    check_choice("ci_method", ci_method, COMPARE_CI_METHODS)
     check_int("n_boot", n_boot)
     check_int("n_perm", n_perm)
     check_int("min_paired", min_paired, minimum=2)
@@ -211,18 +226,24 @@ def _measures(label: str, markers: list[str]) -> bool:
     return label == PASS_AT_1 or label in markers
 
 
+_EMPTY = {"task_key": pl.String, "value": pl.Float64, "n_graded": pl.Int64}
+
+
 def _pick(vals: pl.DataFrame, label: str) -> pl.DataFrame:
-    """``task_key``, ``value`` of one metric from per-task values over every metric."""
+    """``task_key``, ``value`` of one metric and ``n_graded`` from per-task values over every metric.
+
+    ``n_graded`` (graded rollouts a task) sets the score interval's design-effect floor.
+    """
     if vals.height == 0:
-        return pl.DataFrame(schema={"task_key": pl.String, "value": pl.Float64})
-    return vals.select("task_key", pl.col(label).alias("value")).filter(pl.col("value").is_not_null())
+        return pl.DataFrame(schema=_EMPTY)
+    return (vals.select("task_key", pl.col(label).alias("value"), pl.col("n_graded").cast(pl.Int64))
+            .filter(pl.col("value").is_not_null()))
 
 
 def _values(df: pl.DataFrame, label: str) -> pl.DataFrame:
     if df.height == 0:
-        return pl.DataFrame(schema={"task_key": pl.String, "value": pl.Float64})
-    vals = task_values(df, [label], maintain_order=False)
-    return vals.select("task_key", pl.col(label).alias("value")).filter(pl.col("value").is_not_null())
+        return pl.DataFrame(schema=_EMPTY)
+    return _pick(task_values(df, [label], maintain_order=False), label)
 
 
 def aligned(a: pl.DataFrame, b: pl.DataFrame, columns: list[str], keys: list[str] | None = None) -> pl.DataFrame:
@@ -239,16 +260,27 @@ def aligned(a: pl.DataFrame, b: pl.DataFrame, columns: list[str], keys: list[str
 
 def compare_values(a: pl.DataFrame, b: pl.DataFrame, *, metric: str, level: float, ci_method: str, n_boot: int,
                    n_perm: int, min_paired: int, rng: np.random.Generator) -> Comparison:
-    """The comparison on per-task values (``task_key``, ``value``) of each side."""
-    both = aligned(a, b, ["value"])
+    """The comparison on per-task values (``task_key``, ``value``, ``n_graded``) of each side."""
+    both = aligned(a, b, ["value", "n_graded"])
     return compare_arrays(both["value"].to_numpy().astype(np.float64), both["value_b"].to_numpy().astype(np.float64),
                           metric=metric, level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
-                          min_paired=min_paired, rng=rng)
+                          min_paired=min_paired, rng=rng, n_a=_counts(both["n_graded"]),
+                          n_b=_counts(both["n_graded_b"]))
+
+
+def _counts(col: pl.Series) -> np.ndarray:
+    """Graded rollouts a task as floats (NaN where a side lacks the task)."""
+    return col.cast(pl.Float64).to_numpy().astype(np.float64)
 
 
 def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level: float, ci_method: str, n_boot: int,
-                   n_perm: int, min_paired: int, rng: np.random.Generator) -> Comparison:
-    """The comparison on two aligned arrays of task values (NaN where a side lacks the task)."""
+                   n_perm: int, min_paired: int, rng: np.random.Generator, n_a: np.ndarray | None = None,
+                   n_b: np.ndarray | None = None) -> Comparison:
+    """The comparison on two aligned arrays of task values (NaN where a side lacks the task).
+
+    ``n_a`` and ``n_b`` are the graded rollouts behind each value (the ``score`` interval's
+    design-effect floor); None reads one rollout a task (floor 1, never narrower).
+    """
     out = Comparison(metric=metric, level=level, ci_method=ci_method)
     has_a, has_b = ~np.isnan(va_all), ~np.isnan(vb_all)
     pair = has_a & has_b
@@ -275,8 +307,11 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
         out.delta = float(d.mean())
         out.task_std = float(d.std(ddof=1))
         if n_paired >= MIN_CI_TASKS:
-            out.ci95 = nan_to_none(mean_interval(d, method=ci_method, level=level, n_boot=n_boot, seed=rng,  # type: ignore[arg-type]
-                                                 bounds=(-1.0, 1.0) if metric == PASS_AT_1 else None))
+            na = np.ones(n_paired) if n_a is None else np.asarray(n_a, dtype=np.float64)[pair]
+            nb = np.ones(n_paired) if n_b is None else np.asarray(n_b, dtype=np.float64)[pair]
+            ci, out.ci_method = _paired_interval(va, vb, na, nb, method=ci_method, level=level, n_boot=n_boot,
+                                                 rng=rng, metric=metric, notes=notes)
+            out.ci95 = nan_to_none(ci)
         test = sign_flip_test(d, n_perm=n_perm, seed=rng)
         out.p_value = 1.0 if test.method == "none" else test.p_value
         out.p_method = "exact" if test.method == "none" else test.method
@@ -306,6 +341,27 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
         out.warnings.append("one side has no graded task for this metric: nothing to compare. Grade both runs.")
     out.note = "; ".join(notes)
     return out
+
+
+def _paired_interval(va: np.ndarray, vb: np.ndarray, na: np.ndarray, nb: np.ndarray, *, method: str, level: float,
+                     n_boot: int, rng: np.random.Generator, metric: str,
+                     notes: list[str]) -> tuple[tuple[float, float], str]:
+    """The interval on mean(vb - va) over paired tasks, and the method used.
+
+    ``score``: the MOVER interval of :func:`whileai.stats.score.paired_score_interval` (each side's
+    clustered score interval, floor 1 / mean graded rollouts a task) on values in [0, 1]; on
+    values outside it (a marker on another scale), the t interval, with a note.
+    """
+    if method == "score":
+        if float(min(va.min(), vb.min())) >= 0.0 and float(max(va.max(), vb.max())) <= 1.0:
+            lo, hi = paired_score_interval(va, vb, rollouts_before=np.nan_to_num(na), rollouts_after=np.nan_to_num(nb),
+                                           level=level)
+            return (float(lo), float(hi)), "score"
+        notes.append("task values outside [0, 1], so the interval is the t interval on the paired differences "
+                     "(the score interval reads values in [0, 1])")
+        method = "t"
+    bounds = (-1.0, 1.0) if metric == PASS_AT_1 else None
+    return mean_interval(vb - va, method=method, level=level, n_boot=n_boot, seed=rng, bounds=bounds), method  # type: ignore[arg-type]
 
 
 def _welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[tuple[float, float], float]:

@@ -15,7 +15,7 @@ from whileai.defaults import (
     BOOTSTRAP_DRAWS,
     CEILING_PASS_RATE,
     CI_LEVEL,
-    CI_METHOD,
+    COMPARE_CI_METHOD,
     DEFAULT_SEED,
     EVAL_RUNS,
     MIN_PAIRED_SHARE,
@@ -27,7 +27,7 @@ from whileai.errors import ArgumentError
 from whileai.measure._common import (
     MARKER_PREFIX,
     PASS_AT_1,
-    check_ci_method,
+    check_choice,
     check_int,
     check_level,
     check_probability,
@@ -41,12 +41,20 @@ from whileai.measure._common import (
     run_labels,
     task_values,
 )
-from whileai.measure._compare import Comparison, _p, aligned, compare_arrays
+from whileai.measure._compare import (
+    COMPARE_CI_METHODS,
+    CompareMethod,
+    Comparison,
+    _counts,
+    _p,
+    aligned,
+    compare_arrays,
+)
 from whileai.measure._holdout import detectable_gain, min_sign_flip_tasks, tasks_needed
 from whileai.measure._stream import StreamSide, stream_side
 from whileai.measure._variance import EvalVarianceReport, run_means
 from whileai.report import ChartedReport, Tone
-from whileai.stats.intervals import IntervalMethod, t_quantile
+from whileai.stats.intervals import t_quantile
 from whileai.stats.power import detectable_moved, noise_band_width
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, is_ray_dataset
@@ -134,8 +142,9 @@ class DeltaReport(ChartedReport):
     """Metrics compared (pass_at_1 and every marker both arms carry)."""
     level: float = CI_LEVEL
     """Confidence level of every interval."""
-    ci_method: str = CI_METHOD
-    """Interval method on paired differences."""
+    ci_method: str = COMPARE_CI_METHOD
+    """Interval method asked for on paired gains (``score``: the MOVER interval, ``COMPARE_CI_METHOD``);
+    each metric's ``ci_method`` names the one it used."""
     n_paired_tasks: int = 0
     """Tasks both arms graded (pass_at_1)."""
     n_unpaired_tasks: int = 0
@@ -295,8 +304,9 @@ def _disagreement(m: Mapping[str, Any], *, short: bool = False) -> str:
     """Words for a metric whose printed interval reads otherwise than the test behind its verdict, else ''.
 
     The verdict follows the test (the exact sign-flip test on paired tasks, Welch's on the
-    unpaired fallback); the printed interval is the t (or bootstrap) interval, which at few tasks
-    can exclude zero while the exact test cannot reject, or the reverse.
+    unpaired fallback); the printed interval is the estimate's precision (the score interval, or
+    the t or bootstrap one asked for), which at few tasks can exclude zero while the exact test
+    cannot reject, or the reverse.
     """
     if m.get("interval_agrees", True) or m.get("ci95") is None:
         return ""
@@ -314,15 +324,16 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
-                 power: float = POWER, ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+                 power: float = POWER, ci_method: CompareMethod = COMPARE_CI_METHOD,  # type: ignore[assignment]
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  ceiling_pass_rate: float = CEILING_PASS_RATE, min_paired: int = MIN_PAIRED_TASKS,
                  seed: int | np.random.Generator | None = DEFAULT_SEED) -> DeltaReport:
     """Before against after: pass@1 and every shared marker compared on paired tasks, with a verdict.
 
-    Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, a
-    Student-t interval on the paired differences, the exact sign-flip test; Miller 2024,
-    arXiv:2411.00640, section 4). The test decides; its verdict word reads the test against the
+    Each metric runs the ``compare_runs`` comparison (per-task values paired by task_key, the MOVER
+    interval from each side's clustered score interval, Zou and Donner 2008, Statistics in Medicine
+    27:1693, or the Student-t interval on the paired differences with ``ci_method="t"``, and the
+    exact sign-flip test; Miller 2024, arXiv:2411.00640, section 4). The test decides; its verdict word reads the test against the
     eval's own re-run band (docs/measure.md, "delta_report (and compare)" and "Run the eval three
     times"): ``moved`` (the test rejects and the delta clears the band), ``moved_unreplicated``
     (rejects, but one eval run a side and no run_std), ``within_eval_noise`` (rejects, inside the
@@ -350,7 +361,7 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
         balance_rollouts: Trim every paired task to the rollouts both sides have (drawn by seed).
         level: Confidence level (``CI_LEVEL``).
         power: Power for the sizing line (``POWER``).
-        ci_method: ``"t"`` (default), ``"percentile"`` or ``"bca"``.
+        ci_method: ``"score"`` (default, ``COMPARE_CI_METHOD``), ``"t"``, ``"percentile"`` or ``"bca"``.
         n_boot: Bootstrap draws for a bootstrap ``ci_method``.
         n_perm: Monte Carlo sign flips when the exact test is too large.
         ceiling_pass_rate: A before pass@1 at or above this sets ``ceiling`` (``CEILING_PASS_RATE``).
@@ -372,7 +383,7 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
     """
     level = check_level(level)
     power = check_probability("power", power)
-    check_ci_method(ci_method)
+    check_choice("ci_method", ci_method, COMPARE_CI_METHODS)
     check_int("n_boot", n_boot)
     check_int("n_perm", n_perm)
     check_int("min_paired", min_paired, minimum=2)
@@ -547,11 +558,13 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
     report.run_std_df = band_df
 
     # every metric, on one alignment of the two sides' task values
-    both = aligned(a_vals, b_vals, metrics)
+    both = aligned(a_vals, b_vals, [*metrics, "n_graded"])
+    n_a, n_b = _counts(both["n_graded"]), _counts(both["n_graded_b"])
     for name in metrics:
         comp = compare_arrays(both[name].to_numpy().astype(np.float64), both[f"{name}_b"].to_numpy().astype(np.float64),
                               metric=name if name == PASS_AT_1 else MARKER_PREFIX + name, level=level,
-                              ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
+                              ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng,
+                              n_a=n_a, n_b=n_b)
         std = std_by_metric.get(name)
         band = None if std is None else noise_band_width(std, runs_a, runs_b, band_df, level=level)
         verdict = _gain_verdict(comp, band)
@@ -818,14 +831,16 @@ def _groups(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, by: Any, targ
     if len(names) > _MAX_GROUPS:
         warnings.append(f"by={report.by!r} makes {len(names)} groups; the {_MAX_GROUPS} largest are compared.")
         names = names[:_MAX_GROUPS]
-    both = aligned(a_g, b_g, [target], keys=["_group", "task_key"])
+    both = aligned(a_g, b_g, [target, "n_graded"], keys=["_group", "task_key"])
     group_col = both["_group"].to_numpy()
     va_all = both[target].to_numpy().astype(np.float64)
     vb_all = both[f"{target}_b"].to_numpy().astype(np.float64)
+    na_all, nb_all = _counts(both["n_graded"]), _counts(both["n_graded_b"])
     for g in sorted(names, key=str):
         mask = group_col == g
         comp = compare_arrays(va_all[mask], vb_all[mask], metric=target if target == PASS_AT_1 else MARKER_PREFIX + target,
-                              level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
+                              level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng,
+                              n_a=na_all[mask], n_b=nb_all[mask])
         entry = comp.to_dict()
         entry.pop("warnings", None)
         report.groups[str(g)] = entry
