@@ -39,3 +39,18 @@ def test_sft_never_keeps_a_nan_reward(tmp_path, source):
     assert s.report.n_ungraded == 1 and s.df.height == 11
     assert s.df["reward"].is_nan().sum() == 0
     assert any("reward NaN" in w for w in s.report.warnings)
+
+
+def test_group_stats_and_task_stats_read_nan_as_ungraded():
+    """task_stats is where every pass count comes from (group_stats, group_signal, curriculum,
+    export on Ray): NaN counted as a pass there (an all-NaN task read n1=4 and retired as solved)."""
+    import polars as pl
+
+    from whileai.measure import group_stats, task_stats
+
+    df = pl.DataFrame({"task_key": ["a"] * 4 + ["b"] * 4,
+                       "reward": [1.0, 0.0, float("nan"), 0.0] + [float("nan")] * 4})
+    assert task_stats(df).rows() == [("a", 4, 3, 1, 1.0, 1 / 3), ("b", 4, 0, 0, 0.0, None)]
+    g = {r["task_key"]: r for r in group_stats(df).to_dicts()}
+    assert (g["a"]["k"], g["a"]["n0"], g["a"]["n1"]) == (3, 2, 1) and g["a"]["reward_std"] == pytest.approx(0.4714045)
+    assert (g["b"]["k"], g["b"]["n1"], g["b"]["reward_mean"]) == (0, 0, None)

@@ -106,6 +106,7 @@ def export_ray(ds: Any, output: Any, opts: Options, /, *, run_type: Any, columns
         run.opts, run.validate, run.n, run.groups = opts, validate, n, tasks.height
         run.rewards = Rewards(n_pass=c, n_fail=g - c, n_ungraded=n - g)
         run.leaks = PrivilegedLeaks(checked=True)
+        run._read_warnings, run._rl = [], False  # what __init__ reads off a local source
         run.counts = Counts()
         run._leak_rows = []
         for s in summaries:

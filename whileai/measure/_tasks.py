@@ -39,7 +39,7 @@ def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRES
             next: use it only where every sum is exact (``measure._stream`` checks that first).
 
     Returns:
-        Columns ``task_key`` (or ``keys``), ``n`` (rows), ``n_graded`` (non-null rewards), ``c``
+        Columns ``task_key`` (or ``keys``), ``n`` (rows), ``n_graded`` (rewards neither null nor NaN), ``c``
         (passes), ``reward_sum``, ``reward_mean`` (mean over graded rows; null when none), then
         ``extra``; in first-seen task order unless ``maintain_order`` is False.
 
@@ -49,7 +49,7 @@ def task_stats(df: pl.DataFrame | pl.LazyFrame, *, threshold: float = PASS_THRES
         >>> task_stats(df).rows()
         [('a', 2, 2, 1, 1.0, 0.5), ('b', 1, 0, 0, 0.0, None)]
     """
-    reward = pl.col("reward")
+    reward = pl.col("reward").cast(pl.Float64).fill_nan(None)  # NaN is ungraded (nan_as_ungraded), never a pass
     by = [keys] if isinstance(keys, str) else list(keys)
     return (
         df.lazy()
@@ -76,7 +76,7 @@ def _population_std(df: pl.DataFrame) -> pl.DataFrame:
     for any row order.
     """
     lists = (df.lazy().group_by("task_key")
-             .agg(pl.col("reward").drop_nulls().cast(pl.Float64).sort().alias("_r")).collect())
+             .agg(pl.col("reward").cast(pl.Float64).fill_nan(None).drop_nulls().sort().alias("_r")).collect())
     sizes = lists["_r"].list.len().to_numpy().astype(np.int64)
     flat = lists["_r"].explode().drop_nulls().to_numpy().astype(np.float64) if sizes.sum() else np.zeros(0)
     std = np.full(sizes.size, np.nan)
