@@ -43,3 +43,20 @@ def test_runs_on_different_tasks_still_fall_back_to_unpaired_means():
     b = [{"task_id": f"b{i}", "reward": r} for i in range(4) for r in (1, 1)]
     c = wai.compare_runs(a, b)
     assert not c.paired and c.test == "welch"
+
+
+@pytest.mark.parametrize("extra", ["only_before", "only_after"])
+def test_a_task_on_one_side_does_not_unpair_the_shared_ones(extra):
+    """4 shared tasks and one on one side only took Welch over 9 task means (p 0.008, PASS)."""
+    a = [{"task_id": f"t{i}", "reward": 0.0} for i in range(4) for _ in range(4)]
+    b = [{"task_id": f"t{i}", "reward": 1.0} for i in range(4) for _ in range(4)]
+    (a if extra == "only_before" else b).extend({"task_id": "x", "reward": 0.5} for _ in range(4))
+    c = wai.compare_runs(a, b)
+    assert c.paired and c.n_paired == 4 and c.p_value == pytest.approx(0.125) and c.verdict == "no_difference_detected"
+    assert c.delta == 1.0 and c.ci95[0] < c.delta <= c.ci95[1]
+
+
+def test_the_unpaired_fallback_says_welch():
+    a = [{"task_id": f"a{i}", "reward": r} for i in range(4) for r in (0, 1)]
+    b = [{"task_id": f"b{i}", "reward": r} for i in range(4) for r in (1, 1)]
+    assert wai.compare_runs(a, b).ci_method == "welch"

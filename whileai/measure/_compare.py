@@ -80,7 +80,8 @@ class Comparison(Report):
     ci_method: str = COMPARE_CI_METHOD
     """Interval method used: ``score`` (the MOVER interval from each side's clustered score interval,
     Zou and Donner 2008; ``COMPARE_CI_METHOD``), ``t`` (Student-t on paired differences, Miller 2024,
-    section 4; also what ``score`` falls back to on values outside [0, 1]), ``percentile`` or ``bca``."""
+    section 4; also what ``score`` falls back to on values outside [0, 1]), ``percentile`` or ``bca``;
+    ``welch`` on the unpaired fallback."""
     p_value: float = math.nan
     """Two-sided sign-flip permutation p-value (paired) or Welch t-test p-value (unpaired)."""
     p_method: str = "none"
@@ -143,9 +144,10 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
     the sign-flip test's at ``1 - level`` (it holds its false-alarm rate at any task count, where
     the t interval runs above it at 8 tasks), so the printed p always agrees with the verdict;
     when the interval reads otherwise, ``interval_agrees`` is False and the note says why. With fewer than ``min_paired``
-    shared tasks and some tasks on one side only, the comparison falls back to unpaired task
-    means (Welch's interval and t-test) and the note says so; when every task is on both sides
-    the paired test runs from ``MIN_CI_TASKS`` (3) tasks (it cannot reject under 6 at 0.05, and says so). Tasks on one side only are dropped from the paired comparison and
+    shared tasks, and fewer shared tasks than tasks on one side only, the comparison falls back to
+    unpaired task means (Welch's interval and t-test) and the note says so; where most tasks are
+    on both sides the paired test runs from ``MIN_CI_TASKS`` (3) shared tasks (it cannot reject
+    under 6 at 0.05, and says so). Tasks on one side only are dropped from the paired comparison and
     counted (``n_only_a``, ``n_only_b``, ``paired_share``).
 
     Args:
@@ -293,12 +295,13 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
     notes: list[str] = []
     if out.n_only_a or out.n_only_b:
         notes.append(f"{out.n_only_a} task(s) only before and {out.n_only_b} only after were dropped from the pairing")
-    # Fewer than min_paired shared tasks fall back to unpaired task means only where some tasks are
-    # on one side: when every task is on both, the unpaired test would treat the pairs as
-    # independent draws (4 tasks that all gained read p = 2 / C(8, 4) = 0.029 while 5 read the
-    # paired 0.0625), so the paired test runs at any count and says when it cannot reject.
-    fully_paired = n_paired >= MIN_CI_TASKS and not (out.n_only_a or out.n_only_b)
-    if n_paired >= min_paired or fully_paired:
+    # Fewer than min_paired shared tasks fall back to unpaired task means only where the shared
+    # tasks are a minority: where most tasks are on both sides, the unpaired test would read those
+    # pairs as independent draws (4 tasks that all gained read p = 2 / C(8, 4) = 0.029, or 0.008
+    # with one more task on one side, while 5 paired read 0.0625), so the paired test runs from
+    # MIN_CI_TASKS shared tasks and says when it cannot reject.
+    mostly_paired = n_paired >= MIN_CI_TASKS and 2 * n_paired >= union
+    if n_paired >= min_paired or mostly_paired:
         va, vb = va_all[pair], vb_all[pair]
         d = vb - va
         out.paired = True
@@ -332,6 +335,7 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
             out.delta = out.mean_b - out.mean_a
             ci, p = _welch(va, vb, level)
             out.ci95, out.p_value, out.p_method, out.test = nan_to_none(ci), p, "welch", "welch"
+            out.ci_method = "welch"
         elif va.size and vb.size:
             out.delta = out.mean_b - out.mean_a
             notes.append(f"an unpaired interval needs {MIN_CI_TASKS} tasks a side")
