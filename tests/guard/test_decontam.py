@@ -157,7 +157,9 @@ def test_an_inspect_log_is_an_eval_source_its_targets_lists_of_answers():
             {"scenario_id": "x3", "prompt": "tell me about the weather in Paris today", "reward": 0.0}]
     clean, report = decontaminate(rows, eval=str(log))
     assert report.n_eval_rows == 6 and report.n_eval_texts > 0
-    assert report.n_contaminated == 0  # texts under 8 words are not matched exactly
+    # "Say hello" is the log's own input, copied whole: exact at any length; "goodbye", an accepted
+    # answer of one word, is under the 8 words an answer needs to match exactly
+    assert report.n_contaminated == 1 and [row["scenario_id"] for row in clean] == ["x2", "x3"]
     first, second = "the first accepted answer is a full sentence here", "the second accepted answer is a full sentence too"
     joined = decontaminate([{"scenario_id": "y", "prompt": f"{first}\n{second}"}],
                            eval=[{"scenario_id": "e", "target": [first, second]}])[1]

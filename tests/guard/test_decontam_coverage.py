@@ -55,17 +55,20 @@ def test_short_texts_are_not_matched_exactly():
     from whileai.defaults import DECONTAM_EXACT_MIN_WORDS, DECONTAM_NGRAM
 
     assert DECONTAM_EXACT_MIN_WORDS == DECONTAM_NGRAM
+    # the floor is for answers: a seven-word eval answer is not matched, a seven-word eval prompt is
     ev = [{"task_id": "e0", "prompt": QUESTION, "answer": "Yes"},
-          {"task_id": "e1", "prompt": "one two three four five six seven"},
-          {"task_id": "e2", "prompt": "one two three four five six seven eight"}]
+          {"task_id": "e1", "answer": "one two three four five six seven"},
+          {"task_id": "e2", "answer": "one two three four five six seven eight"},
+          {"task_id": "e3", "prompt": "uno dos tres cuatro cinco seis siete"}]
     train = [{"task_id": "yes1", "prompt": "Is 9 odd?", "final_text": "Yes"},
              {"task_id": "yes2", "prompt": "Is 11 odd?", "final_text": "yes."},
              {"task_id": "seven", "prompt": "One two three four five six seven"},
-             {"task_id": "eight", "prompt": "One, two, three, four, five, six, seven, eight!"}]
+             {"task_id": "eight", "prompt": "One, two, three, four, five, six, seven, eight!"},
+             {"task_id": "siete", "prompt": "Uno dos tres cuatro cinco seis siete."}]
     clean, r = decontaminate(train, eval=ev, fields=("prompt", "final_text"))
     assert [row["task_id"] for row in clean] == ["yes1", "yes2", "seven"]
-    assert (r.n_exact, r.n_near) == (1, 0)
-    assert r.by_field == {"prompt": {"exact": 1, "near": 0, "semantic": 0},
+    assert (r.n_exact, r.n_near) == (2, 0)
+    assert r.by_field == {"prompt": {"exact": 2, "near": 0, "semantic": 0},
                           "final_text": {"exact": 0, "near": 0, "semantic": 0}}
     assert "8 words" in r.rule_sources["exact"]
 
@@ -134,3 +137,16 @@ def test_pruned_eval_side_coverage_is_exact_on_template_texts(monkeypatch, rare_
         hit = sure & (best_ref > 0)
         assert best[hit].tolist() == ref.argmax(axis=1)[hit].tolist()
         assert (cov[~sure] <= best_ref[~sure] + 1e-12).all()  # below overlap: a lower bound
+
+
+def test_a_short_eval_prompt_copied_whole_is_still_exact():
+    """The 8-word floor is for answers ("Yes" shared with a reply); an eval question of 5 words
+    copied whole into training is contamination, and was missed once the floor applied to prompts."""
+    from whileai.guard import decontaminate
+
+    ev = [{"task_id": "gsm-1", "prompt": "What is 17 times 23?", "final_text": "391"}]
+    train = [{"task_id": "tr-1", "prompt": "What is 17 times 23?", "final_text": "391"},
+             {"task_id": "tr-2", "prompt": "what is 17 TIMES 23", "final_text": "it is 391"},
+             {"task_id": "tr-3", "prompt": "Is nine odd?", "final_text": "391"}]
+    clean, report = decontaminate(train, eval=ev, fields=("prompt", "final_text"))
+    assert report.n_exact == 2 and [row["task_id"] for row in clean] == ["tr-3"]  # a shared short answer is not enough

@@ -4,10 +4,11 @@ docs/guard.md, "Decontamination". In priority order, each row counted once:
 
 1. ``same_task``: the row shares a scenario_id or task_id with an eval row (a task is a
    situation, not a string, so a rephrasing of an eval situation is the eval situation);
-2. ``exact``: the row's text is an eval text of at least ``DECONTAM_EXACT_MIN_WORDS`` (8) words
-   verbatim: the same sequence of words, lower-cased, spacing and punctuation ignored. A shorter
-   shared text ("Yes", "42") is no evidence of contamination, as n-gram decontamination counts
-   only matches of at least n tokens (Llama 3, GPT-3 appendix C);
+2. ``exact``: the row's text is an eval prompt, or another eval text (an answer, a reference) of
+   at least ``DECONTAM_EXACT_MIN_WORDS`` (8) words, verbatim: the same sequence of words,
+   lower-cased, spacing and punctuation ignored. A shorter shared answer ("Yes", "42") is no
+   evidence of contamination, as n-gram decontamination counts only matches of at least n tokens
+   (Llama 3, GPT-3 appendix C); a short eval question copied whole is;
 3. ``near``: the row holds word n-grams (n = 8) covering at least ``overlap`` of ONE eval
    text's words. Coverage is measured on the eval text, as Llama 3 scores an eval example
    (Dubey et al. 2024, section 5.1.4, after Singh et al. 2024: the share of the example's tokens
@@ -73,8 +74,8 @@ _SIM_BLOCK = 512  # row vectors compared with every eval vector at once
 
 RULE_SOURCES = {
     "same_task": "docs/guard.md, 'Decontamination': a task is a situation, not a string",
-    "exact": (f"the same word sequence as an eval text of at least {DECONTAM_EXACT_MIN_WORDS} words (lower-cased; "
-              "spacing and punctuation ignored); shorter texts are not matched, as n-gram decontamination counts only "
+    "exact": (f"the same word sequence as an eval prompt, or an eval answer of at least {DECONTAM_EXACT_MIN_WORDS} words (lower-cased; "
+              "spacing and punctuation ignored); shorter answers are not matched, as n-gram decontamination counts only "
               "matches of at least n tokens (Llama 3, Dubey et al. 2024 section 5.1.4; GPT-3, Brown et al. 2020 "
               "appendix C)"),
     "near": ("the row holds word 8-grams covering >= overlap of one eval text's words: coverage measured on the eval "
@@ -180,8 +181,8 @@ def decontaminate(
 
     Four rules, counted separately, each row counted once in this order (docs/guard.md,
     "Decontamination"): same scenario_id or task_id as an eval row (``n_same_task``); an eval
-    text of at least ``DECONTAM_EXACT_MIN_WORDS`` (8) words verbatim (``n_exact``; shorter texts
-    are not matched exactly); word ``n``-grams of the row covering at least ``overlap`` of one
+    prompt, or another eval text of at least ``DECONTAM_EXACT_MIN_WORDS`` (8) words, verbatim
+    (``n_exact``; a shorter answer is not matched exactly); word ``n``-grams of the row covering at least ``overlap`` of one
     eval text's words, wherever they sit in the row (``n_near``: coverage measured on the eval
     text as in Llama 3, Dubey et al. 2024 section 5.1.4, and Tulu 3, Lambert et al. 2024, with
     the 80% "dirty" cut of Llama 2, Touvron et al. 2023 appendix A.6);
@@ -335,7 +336,7 @@ def eval_index(ev: pl.DataFrame, n: int) -> EvalIndex:
     ids = (pl.concat([ev[c].cast(pl.String) for c in id_cols]).drop_nulls().unique() if id_cols
            else pl.Series([], dtype=pl.String))
     texts = _eval_texts(ev)
-    grams, exact = _eval_side(texts["text"], n)
+    grams, exact = _eval_side(texts["text"], n, texts["is_prompt"])
     return EvalIndex(ids, ev.height, texts, grams, exact)
 
 
@@ -609,7 +610,12 @@ def _as_text(name: str, dtype: pl.DataType) -> pl.Expr:
 
 
 def _eval_texts(ev: pl.DataFrame) -> pl.DataFrame:
-    parts = [ev.select(pl.col(c).alias("text"), pl.coalesce("scenario_id", "task_id").alias("task"))
+    """Every eval text once, with its task and whether it is a prompt.
+
+    ``prompt`` comes first, so a text that is both an eval prompt and an answer counts as the prompt.
+    """
+    parts = [ev.select(pl.col(c).alias("text"), pl.coalesce("scenario_id", "task_id").alias("task"),
+                       pl.lit(c == "prompt").alias("is_prompt"))
              for c in EVAL_TEXT_COLUMNS]
     return pl.concat(parts).drop_nulls("text").filter(pl.col("text").str.strip_chars() != "").unique(
         "text", keep="first", maintain_order=True)
@@ -624,18 +630,21 @@ def _clip(text: Any, limit: int = 200) -> Any:
 # ------------------------------------------------------------------------------------------
 
 
-def _eval_side(texts: pl.Series, n: int) -> tuple[pl.DataFrame, pl.Series]:
+def _eval_side(texts: pl.Series, n: int, is_prompt: pl.Series | None = None) -> tuple[pl.DataFrame, pl.Series]:
     """The eval texts' n-grams and the whole-text hashes the exact rule matches.
 
     Returns every (n-gram hash ``h``, eval text ``e``, word position ``pos``) and the whole-text
-    hashes of the eval texts of at least ``DECONTAM_EXACT_MIN_WORDS`` words (a shorter text is
-    never matched exactly).
+    hashes of the eval prompts and of the other eval texts (answers, references) of at least
+    ``DECONTAM_EXACT_MIN_WORDS`` words: a short eval question copied whole is contamination, a
+    short answer ("Yes", "42") shared with a training reply is not.
     """
     toks = tokenize(texts)
     start, h = ngram_hashes(toks, n)
     e = toks.row[start]
     grams = pl.DataFrame({"h": h, "e": e.astype(np.int64), "pos": (start - toks.offsets[e]).astype(np.int64)})
     long_enough = pl.Series(np.diff(toks.offsets) >= DECONTAM_EXACT_MIN_WORDS)
+    if is_prompt is not None:
+        long_enough = long_enough | is_prompt
     return grams, pl.Series("x", text_hashes(toks)).filter(long_enough).unique()
 
 
