@@ -131,6 +131,30 @@ def test_sample_holdout_calls_a_trl_reward_function_by_keyword(monkeypatch):
     assert point is not None and point["proxy_reward"] == 11.0 and point["gold_reward"] == 1.0
 
 
+def test_wrap_reads_trls_documented_reward_signatures_as_trl():
+    """TRL's examples take dataset columns by name: def accuracy_reward(completions, solution, **kwargs).
+    Such a function (a required column beside completions) was refused as neither kind."""
+    def accuracy_reward(completions, solution, **kwargs):
+        return [float(c[0]["content"] == s) for c, s in zip(completions, solution)]
+
+    def with_prompts(prompts, completions, solution, **kwargs):
+        return [0.5 for _ in completions]
+
+    for fn in (accuracy_reward, with_prompts):
+        m = HackMonitor(every=1)
+        watched = m.wrap(fn)
+        assert m.proxy is fn
+        assert watched(prompts=PROMPTS, completions=COMPLETIONS, solution=["resolved", "x"], task_key=["a", "b"]) \
+            == ([1.0, 0.0] if fn is accuracy_reward else [0.5, 0.5])
+
+    def loose(*args, **kwargs):  # one positional fits: a judge
+        return 0.3
+
+    m = HackMonitor(every=1)
+    m.wrap(loose)
+    assert isinstance(m.proxy, wai.train.TrlReward)
+
+
 @pytest.mark.parametrize("bad", [3, "judge", None, lambda a, b, c: 1.0])
 def test_wrap_refuses_what_is_neither(bad):
     with pytest.raises(ArgumentError, match=r"reward_fn must be a TRL reward function .* or a judge taking a row dict"):

@@ -59,11 +59,14 @@ def _mean(values: Iterable[float | None]) -> float:
 def _reward_kind(fn: Any) -> str:
     """``"trl"`` for a TRL reward function, ``"judge"`` for a judge; ArgumentError for neither.
 
-    TRL calls a reward function by keyword, ``reward_func(prompts=..., completions=..., **columns)``,
-    and wants one float per completion; a judge (the judge contract, ``trl_reward``) takes one row
-    dict. So a callable whose signature binds ``prompts=`` and ``completions=`` is a TRL reward
-    function, and one that binds a single positional argument is a judge. A callable whose
-    signature cannot be read (some builtins) is taken as a judge.
+    TRL calls a reward function by keyword, ``reward_func(prompts=..., completions=...,
+    completion_ids=..., **columns)`` (the dataset's other columns as keywords, so TRL's own examples
+    read ``def accuracy_reward(completions, solution, **kwargs)``), and wants one float per
+    completion; a judge (the judge contract, ``trl_reward``) takes one row dict. So a callable with
+    a parameter named ``completions`` or ``prompts`` is a TRL reward function, then one that binds a
+    single positional argument (``*args`` included) is a judge, then one that takes only keywords
+    is a TRL reward function. A callable whose signature cannot be read (some builtins) is taken as
+    a judge.
     """
     if isinstance(fn, TrlReward):
         return "trl"
@@ -75,14 +78,16 @@ def _reward_kind(fn: Any) -> str:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return "judge"
-    try:
-        sig.bind(prompts=[], completions=[])
+    if {"completions", "prompts"} & set(sig.parameters):
         return "trl"
-    except TypeError:
-        pass
     try:
         sig.bind({})
         return "judge"
+    except TypeError:
+        pass
+    try:
+        sig.bind(prompts=[], completions=[])
+        return "trl"
     except TypeError:
         pass
     raise ArgumentError(
