@@ -5,26 +5,16 @@ from __future__ import annotations
 
 import json
 
-import polars as pl
 import pytest
 
 import whileai as wai
-
-
-def _rows() -> list[dict]:
-    rows = [{"scenario_id": f"t{t}", "rollout_index": i, "prompt": f"Ask {t}", "final_text": f"reply {t} {i}",
-             "reward": [1.0, 0.0, 1.0, 0.0][i]} for t in range(3) for i in range(4)]
-    rows[0]["reward"] = float("nan")
-    return rows
+from tests.selection.test_nan_rewards import nan_source
 
 
 @pytest.mark.parametrize("fmt", ["openai", "trl"])
 @pytest.mark.parametrize("source", ["rows", "parquet"])
 def test_a_nan_reward_is_exported_as_ungraded(tmp_path, fmt, source):
-    src: object = _rows()
-    if source == "parquet":
-        src = tmp_path / "r.parquet"
-        pl.DataFrame(_rows()).write_parquet(src)
+    src = nan_source(tmp_path, source)
     out = tmp_path / "out.jsonl"
     result = wai.export(src, out, format=fmt)
     report = result.report if hasattr(result, "report") else result

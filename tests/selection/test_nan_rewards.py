@@ -16,12 +16,18 @@ def _rows() -> list[dict]:
     return rows
 
 
+def nan_source(tmp_path, source: str) -> object:
+    """The rows above as given ("rows") or as a Parquet file written by Polars ("parquet")."""
+    if source == "rows":
+        return _rows()
+    path = tmp_path / "r.parquet"
+    table.write(table.frame(_rows()), path)
+    return path
+
+
 @pytest.mark.parametrize("source", ["rows", "parquet"])
 def test_rl_reads_a_nan_reward_as_ungraded(tmp_path, source):
-    rows: object = _rows()
-    if source == "parquet":
-        rows = tmp_path / "r.parquet"
-        table.write(table.frame(_rows()), rows)
+    rows = nan_source(tmp_path, source)
     s = wai.select(rows, mode="rl")
     t0 = s.df.filter(s.df["scenario_id"] == "t0")
     assert t0["calibration"][0]["pass_rate"] == pytest.approx(1 / 3) and t0["calibration"][0]["n"] == 3
@@ -31,10 +37,7 @@ def test_rl_reads_a_nan_reward_as_ungraded(tmp_path, source):
 
 @pytest.mark.parametrize("source", ["rows", "parquet"])
 def test_sft_never_keeps_a_nan_reward(tmp_path, source):
-    rows: object = _rows()
-    if source == "parquet":
-        rows = tmp_path / "r.parquet"
-        table.write(table.frame(_rows()), rows)
+    rows = nan_source(tmp_path, source)
     s = wai.select(rows, mode="sft", min_reward=0.0, select="top_k_overall", k=12)
     assert s.report.n_ungraded == 1 and s.df.height == 11
     assert s.df["reward"].is_nan().sum() == 0
