@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from whileai.errors import SchemaError
 
-__all__ = ["GZIP_ERRORS", "HEAD_BYTES", "LM_EVAL_SAMPLES", "as_map", "first_record", "is_gzip", "iter_json_lines",
+__all__ = ["GZIP_ERRORS", "HEAD_BYTES", "JSON_FILE_ERRORS", "LM_EVAL_SAMPLES", "as_map", "first_record", "is_gzip", "iter_json_lines",
            "lm_eval_samples_name", "load_document", "messages_of", "number", "open_binary", "open_text", "plain_name",
            "rollout_indices", "text_of"]
 
@@ -27,6 +27,8 @@ HEAD_BYTES = 1 << 16
 LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
 #: What reading a broken gzip stream raises (a bad header is an OSError, a cut stream an EOFError).
 GZIP_ERRORS: tuple[type[Exception], ...] = (OSError, EOFError, zlib.error)
+#: What reading a JSON file (gzipped or not) raises: a broken gzip stream, or text that is not JSON.
+JSON_FILE_ERRORS: tuple[type[Exception], ...] = (*GZIP_ERRORS, ValueError)
 #: Names that hold one JSON object per line, whatever the number of lines (https://jsonlines.org,
 #: https://github.com/ndjson/ndjson-spec): one line is one row, never a whole document.
 _LINE_SUFFIXES = (".jsonl", ".ndjson")
@@ -85,7 +87,7 @@ def load_document(path: Path) -> Any:
     try:
         with open_text(path) as handle:
             return json.load(handle)
-    except (OSError, EOFError, zlib.error, ValueError) as exc:  # GZIP_ERRORS, and a broken document
+    except JSON_FILE_ERRORS as exc:
         raise SchemaError(f"file {str(path)!r} is not readable JSON ({exc}). Pass the file the tool wrote.",
                           path=str(path)) from exc
 

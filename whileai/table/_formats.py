@@ -9,16 +9,12 @@ and read as the file it holds: by its name without ``.gz`` and its first record 
 
 from __future__ import annotations
 
-import contextlib
-import gzip
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from whileai.errors import InputFileError, SchemaError, WaiError
+from whileai.errors import InputFileError, SchemaError
 from whileai.table._documents import (
     GZIP_ERRORS,
     HEAD_BYTES,
@@ -172,8 +168,6 @@ def read(shape: str, path: Path, *, scorer: str | None = None) -> list[dict[str,
     """
     if shape in REFUSED:
         raise refusal(shape, f"file {str(path)!r}", path=str(path))
-    if shape == "inspect" and is_gzip(path) and not path.name.lower().endswith(".eval"):
-        return _read_decompressed(shape, path, scorer)
     if shape == "inspect":
         from whileai.table import _inspect
 
@@ -228,49 +222,6 @@ def refusal(shape: str, source: str, *, path: str | None = None, row: int | None
         "\"function\", \"function\": {\"name\", \"arguments\"}}), each function_call_output to a tool message "
         "(role tool, tool_call_id = call_id, content = output); one conversation per row under messages.",
         path=path, source=source, row=row, column=None if row is None else "messages", reason="openai_responses_items")
-
-
-@contextlib.contextmanager
-def _decompressed(path: Path) -> Iterator[Path]:
-    """A temporary copy of a ``.gz`` file's contents under its name without ``.gz``, removed afterwards."""
-    with tempfile.TemporaryDirectory(prefix="whileai-gz-") as folder:
-        target = Path(folder) / plain_name(path)
-        try:
-            with gzip.open(path, "rb") as src, open(target, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-        except GZIP_ERRORS as exc:
-            raise SchemaError(f"file {str(path)!r} is not a readable gzip file ({exc}). "
-                              "Pass the file as the tool wrote it, or re-compress it.", path=str(path)) from exc
-        yield target
-
-
-def _read_decompressed(shape: str, path: Path, scorer: str | None) -> list[dict[str, Any]]:
-    """A reader that opens its file itself (inspect_ai's JSON log) on a decompressed copy, named as ``path``.
-
-    The rows' ``lineage.log`` and any error name ``path``, not the copy.
-    """
-    with _decompressed(path) as copy:
-        try:
-            rows = read(shape, copy, scorer=scorer)
-        except WaiError as exc:
-            _rename(exc, str(copy), str(path))
-            raise
-    for row in rows:
-        lineage = row.get("lineage")
-        if isinstance(lineage, dict) and lineage.get("log") == str(copy):
-            lineage["log"] = str(path)
-    return rows
-
-
-def _rename(exc: WaiError, old: str, new: str) -> None:
-    """Make an error that names the file ``old`` name ``new`` instead (message, path and source)."""
-    exc.message = exc.message.replace(old, new)
-    exc.args = (exc.message, *exc.args[1:])
-    for field in ("path", "source"):
-        value = getattr(exc, field)
-        if isinstance(value, str) and old in value:
-            setattr(exc, field, value.replace(old, new))
-            exc.context[field] = getattr(exc, field)
 
 
 def _document_rows(path: Path) -> list[dict[str, Any]]:

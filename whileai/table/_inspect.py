@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SchemaError, missing_extra
+from whileai.table import _documents
 
 __all__ = ["LETTER_GRADES", "read_inspect_log", "score_to_reward"]
 
@@ -107,9 +108,9 @@ def read_inspect_log(path: str | os.PathLike[str], *, scorer: str | None = None)
 
 def _read_json_log(path: Path, source: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     try:
-        with open(path, encoding="utf-8") as handle:
+        with _documents.open_text(path, encoding="utf-8") as handle:  # a .json.gz log through gzip
             data = json.load(handle)
-    except (OSError, ValueError) as exc:
+    except _documents.JSON_FILE_ERRORS as exc:
         raise SchemaError(f"{source} is not a readable inspect_ai JSON log ({exc}). "
                           "Pass the .json or .eval file inspect_ai wrote.", path=str(path)) from exc
     if not isinstance(data, dict) or "eval" not in data:

@@ -1018,7 +1018,6 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
     return out
 
 
-#: The table's text columns: a JSON object or list under one (or its alias) is refused, never turned into text.
 #: The texts a conversation is built from and the task's identity: a nested value there is another
 #: shape (an API envelope under ``response``), never a text to train on or a task, and is refused.
 #: Any other text column (a ``world_state`` given as a dict) keeps a nested value as its JSON text.
@@ -1096,16 +1095,17 @@ def _check_text_columns(df: pl.DataFrame, source: str) -> pl.DataFrame:
         if name == "prompt" and ((isinstance(df.schema[column], pl.List) and "messages" not in names)
                                  or _messages_dtype(df.schema[column])):
             continue  # TRL's conversational prompt (_conversational_prompt builds the conversation), or messages
-        values = df[column].to_list()
-        if name == "system_prompt":
-            joined = [None if v is None else _system_blocks_text(v) for v in values]
-            if all(j is not None or v is None for j, v in zip(joined, values)):
-                fixes.append(pl.Series(column, joined, dtype=pl.String))
+        bad = df[column].is_not_null()
+        if name == "system_prompt":  # text blocks are joined (a system prompt per row: a short Python pass)
+            joined = pl.Series(column, [None if v is None else _system_blocks_text(v) for v in df[column].to_list()],
+                               dtype=pl.String)
+            bad = bad & joined.is_null()
+            if not bad.any():
+                fixes.append(joined.alias(column))
                 continue
-            values = [None if j is not None else v for j, v in zip(joined, values)]
-        index = next((i for i, v in enumerate(values) if v is not None), None)
-        if index is not None:
-            raise _nested_text(source, index, name, column, values[index], "custom_id" in df.columns)
+        if bad.any():
+            index = int(bad.arg_true()[0])
+            raise _nested_text(source, index, name, column, df[column][index], "custom_id" in df.columns)
         fixes.append(pl.Series(column, [None] * df.height, dtype=pl.String))
     return df.with_columns(fixes) if fixes else df
 
