@@ -243,6 +243,14 @@ SELECT_TARGET = 1000
 # "rejection sampling").
 SFT_MIN_REWARD = 1.0
 
+# The first head of the overall order select(mode="sft") reads each prompt's pick from, as a
+# multiple of the rows it keeps (and the factor it grows by when that head holds too few
+# prompts). A cost knob, not a statistic: the picks are the same at any value (a prompt's pick is
+# its first row in that order). Four holds a target's worth of prompts at up to four completions
+# per prompt sharing the top reward; on the 1M-row benchmark (8 per prompt) the first head held
+# them, and the pick went from two windows over 0.5M eligible rows to one over 4,000.
+PICK_HEAD_FACTOR = 4
+
 # Rejection sampling wants 10 to 30 completions per prompt to choose among (Lambert 2025, RLHF
 # book, chapter Rejection Sampling: Llama 3 samples 10 to 30); below 10 the SFT report says so.
 REJECTION_SAMPLING_MIN_K = 10

@@ -121,3 +121,29 @@ def test_a_pass_that_recites_the_answer_key_is_not_a_demonstration():
     sel = select_for_sft(rows)
     assert sel.df["final_text"].to_list() == ["I can refund up to the limit."]
     assert sel.report.privileged_leaks_dropped == 1 and sel.report.n_eligible == 1
+
+
+@pytest.mark.parametrize("top", [True, False])
+@pytest.mark.parametrize(("n_prompts", "per_prompt", "n_take", "clustered"),
+                         [(50, 20, 3, True), (60, 30, 7, True), (400, 3, 120, False), (30, 8, 500, False), (1, 40, 1, False)])
+def test_per_prompt_picks_match_a_choice_over_every_prompt(top, n_prompts, per_prompt, n_take, clustered):
+    # the head of the overall order grows until it holds n_take prompts (clustered keys put a
+    # prompt's completions next to each other in that order, so the first head holds too few);
+    # the picks are those of a plain loop over prompts
+    import polars as pl
+
+    from whileai.selection._sft import _per_prompt_picks
+
+    rng = np.random.default_rng(n_prompts * 7 + per_prompt)
+    n = n_prompts * per_prompt
+    prompts = np.repeat(rng.permutation(n_prompts), per_prompt)
+    keys = (prompts + rng.random(n)) / n_prompts if clustered else rng.random(n)
+    rewards = np.ones(n) if clustered else rng.choice([0.5, 0.75, 1.0], n, p=[0.1, 0.1, 0.8])
+    pool = pl.DataFrame({"_pos": np.arange(n), "_prompt": prompts.astype(np.uint64), "reward": rewards, "_key": keys})
+    picks = {}
+    for pos, prompt, reward, key in pool.iter_rows():
+        rank = (-reward, key) if top else (key,)
+        if prompt not in picks or rank < picks[prompt][0]:
+            picks[prompt] = (rank, pos)
+    expected = sorted(pos for _, pos in sorted(picks.values())[:n_take])
+    assert sorted(_per_prompt_picks(pool, n_take, top=top)["_pos"].to_list()) == expected

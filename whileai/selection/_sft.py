@@ -10,7 +10,13 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai.defaults import DEFAULT_SEED, REJECTION_SAMPLING_MIN_K, SELECT_TARGET, SFT_MIN_REWARD
+from whileai.defaults import (
+    DEFAULT_SEED,
+    PICK_HEAD_FACTOR,
+    REJECTION_SAMPLING_MIN_K,
+    SELECT_TARGET,
+    SFT_MIN_REWARD,
+)
 from whileai.errors import ArgumentError, TrainingSelectionError
 from whileai.measure._common import check_reward_range, nan_as_ungraded, nan_rewards_unset
 from whileai.report import Report, fmt_num
@@ -153,6 +159,33 @@ def pick(pool: pl.DataFrame, n_take: int, *, top: bool) -> pl.DataFrame:
     if top:
         return pool.with_columns((-pl.col("_key")).alias("_neg")).top_k(n_take, by=["reward", "_neg"])
     return pool.bottom_k(n_take, by="_key")
+
+
+def _per_prompt_picks(pool: pl.DataFrame, n_take: int, *, top: bool) -> pl.DataFrame:
+    """Each prompt's pick, then the ``n_take`` best picks (``pick``'s order).
+
+    A prompt's pick is its highest-reward row, ties to the smallest seeded key (``top``), or its
+    smallest key (the random rule). In ``pick``'s overall order a prompt's pick is its first row,
+    so the best ``n_take`` picks are the picks among a head of that order that holds ``n_take``
+    prompts: the head starts at ``PICK_HEAD_FACTOR`` times ``n_take`` rows (with every row tied
+    with its last) and grows until it holds them or is the whole pool. The same rows as
+    choosing over every prompt, without a window over the whole pool.
+    """
+    size = min(pool.height, PICK_HEAD_FACTOR * n_take)
+    while True:
+        if top:
+            best = pick(pool, size, top=True)
+            worst = best["reward"].min()
+            key = best.filter(pl.col("reward") == worst)["_key"].max()
+            head = pool.filter((pl.col("reward") > worst) | ((pl.col("reward") == worst) & (pl.col("_key") <= key)))
+            head = head.filter(pl.col("reward") == pl.col("reward").max().over("_prompt"))
+        else:
+            key = pool["_key"].bottom_k(size).max()
+            head = pool.filter(pl.col("_key") <= key)
+        head = head.filter(pl.col("_key") == pl.col("_key").min().over("_prompt"))
+        if size >= pool.height or head["_prompt"].n_unique() >= n_take:
+            return pick(head, n_take, top=top)
+        size = min(pool.height, size * PICK_HEAD_FACTOR)
 
 
 def note_pick(report: dict[str, Any], chosen: pl.DataFrame, select: str) -> None:
@@ -304,17 +337,11 @@ def select_for_sft(
     report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
 
     top = select.startswith("top")
-    pool = eligible
     if select.endswith("per_prompt"):
-        # one pick per prompt: the highest reward (top) and, among ties, the smallest seeded key
-        if top:
-            pool = pool.filter(pl.col("reward") == pl.col("reward").max().over("_prompt"))
-        pool = pool.filter(pl.col("_key") == pl.col("_key").min().over("_prompt"))
-        n_take = target_n
+        chosen = _per_prompt_picks(eligible, target_n, top=top)
     else:
-        n_take = k_n if k_n is not None else target_n
-    assert n_take is not None
-    chosen = pick(pool, n_take, top=top).sort("_pos")
+        chosen = pick(eligible, k_n if k_n is not None else target_n, top=top)
+    chosen = chosen.sort("_pos")
     note_pick(report, chosen, select)
     selected = take_rows(df, chosen["_pos"]) if fetch is None else nan_rewards_unset(fetch(chosen["_pos"]))
     report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
