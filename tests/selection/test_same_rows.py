@@ -340,3 +340,34 @@ def test_many_row_groups_read_in_runs_by_one_reader_a_thread(tmp_path: Path, mon
     assert _selection(many, **SELECT_CASES[case]) == expected
     assert sum(opened) == 1  # the footer is parsed once
     assert len(opened) <= 1 + 2 * threads  # the decision read and the fetch: a reader a run
+
+
+@pytest.mark.parametrize("dictionary", [True, False])
+@pytest.mark.parametrize("case", ["rl", "sft top"])
+def test_roles_read_as_a_dictionary_or_as_plain_strings_keep_the_same_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dictionary: bool, case: str) -> None:
+    # the decision read takes each role as a dictionary, a row group a call; a file written without
+    # dictionary pages, or a read pyarrow cannot give as one chunk, takes the plain strings
+    import whileai.selection._common as common
+
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    expected = _selection(df, **SELECT_CASES[case])
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pq.read_table(path), plain, row_group_size=40, use_dictionary=dictionary)
+    assert _selection(plain, **SELECT_CASES[case]) == expected
+    real = pq.ParquetFile
+
+    class NoNestedDictionary(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, read_dictionary: Any = None, **kwargs: Any) -> None:
+            super().__init__(*args, read_dictionary=read_dictionary, **kwargs)
+            self.dictionary_asked = bool(read_dictionary)
+
+        def read_row_group(self, *args: Any, **kwargs: Any) -> Any:
+            if self.dictionary_asked:
+                raise pa.ArrowNotImplementedError("Nested data conversions not implemented for chunked array outputs")
+            return super().read_row_group(*args, **kwargs)
+
+    monkeypatch.setattr(pq, "ParquetFile", NoNestedDictionary)
+    read = common.parquet_decisions(plain, ("reward", "final_text", "messages"), calls=("name",))
+    assert read is not None and read[0]["messages"].dtype.inner.fields[0].dtype == pl.String  # type: ignore[union-attr]
+    assert _selection(plain, **SELECT_CASES[case]) == expected

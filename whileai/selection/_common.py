@@ -263,6 +263,26 @@ def _in_threads(work: Callable[[list[Any]], list[_T]], jobs: Sequence[Any]) -> l
         return [out for outs in pool.map(work, runs) for out in outs]
 
 
+def _roles_known(messages: Any, roles: Sequence[str]) -> bool:
+    """Whether every message in a pyarrow column of conversations has a role among ``roles``.
+
+    A null message or a null role fails, as the whole read's check does. A role read as a
+    dictionary is checked on its distinct values (pyarrow builds the dictionary from the values
+    it decoded); plain strings go through Polars.
+    """
+    import pyarrow as pa
+
+    for chunk in messages.chunks:
+        flat = chunk.flatten()  # the rows' messages, list offsets and null rows applied
+        role = flat.flatten()[flat.type.get_field_index("role")]  # a null message gives a null role
+        if role.null_count:
+            return False
+        values = role.dictionary if isinstance(role, pa.DictionaryArray) else role
+        if not bool(pl.Series(values).is_in(list(roles)).all()):
+            return False
+    return True
+
+
 def parquet_decisions(rows: Any, columns: Sequence[str], *,
                       calls: Sequence[str] = ("name", "arguments")) -> tuple[pl.DataFrame, Fetch] | None:
     """The decision columns of a whileai-shaped Parquet file, and a reader of its kept rows.
@@ -316,23 +336,32 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
                    or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in calls)]
     meta = pf.metadata
 
-    def reader() -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
-        return pq.ParquetFile(path, metadata=meta)
+    def reader(**options: Any) -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
+        return pq.ParquetFile(path, metadata=meta, **options)
+
+    role_leaf = [leaf for leaf in wanted if leaf.split(".")[-1] == "role"]
+
+    def read_convo(groups: list[int]) -> list[pa.Table]:
+        # each role as a dictionary (a few distinct strings and an index per message), a row group
+        # a call: pyarrow reads a nested dictionary column into one chunk only
+        source = reader(read_dictionary=role_leaf)
+        return [source.read_row_group(g, columns=wanted, use_threads=False) for g in groups]
 
     # the conversations' leaves decode on pyarrow threads (the row groups in FETCH_THREADS runs)
     # while Polars reads the narrow columns beside them
     with ThreadPoolExecutor(max_workers=1) as background:
-        pending = background.submit(_in_threads, lambda groups: [
-            reader().read_row_groups(groups, columns=wanted, use_threads=False)], range(pf.num_row_groups))
+        pending = background.submit(_in_threads, read_convo, range(pf.num_row_groups))
         narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
-        convo = pl.from_arrow(pa.concat_tables(pending.result()))
-    assert isinstance(convo, pl.DataFrame)
-    if convo.height != narrow.height:
-        return None
-    # every message has a known role (an empty conversation explodes to one null, or to nothing)
-    roles = convo["messages"].list.eval(pl.element().struct.field("role")).explode().drop_nulls()
-    if roles.len() != int(convo["messages"].list.len().sum()) or not bool(roles.is_in(ROLES).all()):
+        try:
+            parts = pending.result()
+        except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
+            parts = _in_threads(lambda groups: [reader().read_row_groups(groups, columns=wanted, use_threads=False)],
+                                range(pf.num_row_groups))
+    convo_arrow = pa.concat_tables(parts)
+    if convo_arrow.num_rows != narrow.height or not _roles_known(convo_arrow.column("messages"), ROLES):
         return None  # a bad role: the whole read raises the error that names it
+    convo = pl.from_arrow(convo_arrow)
+    assert isinstance(convo, pl.DataFrame)
     # table.frame adds system_prompt when some conversation opens with a system turn: the whole
     # table's answer, which the kept rows alone might not give
     opens_system = "system_prompt" not in names and bool(
