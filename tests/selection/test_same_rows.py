@@ -204,7 +204,7 @@ def test_sft_reads_decisions_first_and_keeps_the_same_rows(lean_sources: tuple[p
     decided = parquet_decisions(path, _DECISION_COLUMNS, calls=("name",))
     assert decided is not None, "a whileai Parquet file without privileged context is read decisions first"
     message = decided[0].schema["messages"].inner  # type: ignore[union-attr]
-    assert [f.name for f in message.fields] == ["role", "tool_calls"]  # no message text read
+    assert [f.name for f in message.fields] == ["tool_calls"]  # no message text read; the roles checked, not kept
     assert _selection(path, **SELECT_CASES[case]) == _selection(df, **SELECT_CASES[case])
 
 
@@ -368,6 +368,5 @@ def test_roles_read_as_a_dictionary_or_as_plain_strings_keep_the_same_rows(
             return super().read_row_group(*args, **kwargs)
 
     monkeypatch.setattr(pq, "ParquetFile", NoNestedDictionary)
-    read = common.parquet_decisions(plain, ("reward", "final_text", "messages"), calls=("name",))
-    assert read is not None and read[0]["messages"].dtype.inner.fields[0].dtype == pl.String  # type: ignore[union-attr]
+    assert common.parquet_decisions(plain, ("reward", "final_text", "messages"), calls=("name",)) is not None
     assert _selection(plain, **SELECT_CASES[case]) == expected

@@ -263,6 +263,38 @@ def _in_threads(work: Callable[[list[Any]], list[_T]], jobs: Sequence[Any]) -> l
         return [out for outs in pool.map(work, runs) for out in outs]
 
 
+def _valid(array: Any) -> np.ndarray:
+    """Which entries of a pyarrow array are not null, from its validity bits (no pyarrow.compute)."""
+    if array.null_count == 0:
+        return np.ones(len(array), dtype=bool)
+    bits = np.unpackbits(np.frombuffer(array.buffers()[0], dtype=np.uint8), bitorder="little")
+    return bits[array.offset:array.offset + len(array)].astype(bool)
+
+
+def _message_roles(chunk: Any) -> Any:
+    """The role of every message of a chunk of conversations, in order (a null message gives a null role)."""
+    flat = chunk.flatten()  # the rows' messages, list offsets and null rows applied
+    return flat.flatten()[flat.type.get_field_index("role")]
+
+
+def _opens_with_system(messages: Any) -> bool:
+    """Whether some conversation of a pyarrow column (roles read as checked by ``_roles_known``) opens with a system turn."""
+    for chunk in messages.chunks:
+        ends = np.asarray(chunk.offsets)
+        has_first = (np.diff(ends) > 0) & _valid(chunk)
+        firsts = (ends[:-1] - ends[0])[has_first]
+        if firsts.size == 0:
+            continue
+        role = _message_roles(chunk)
+        if hasattr(role, "dictionary"):
+            codes = [i for i, value in enumerate(role.dictionary.to_pylist()) if value == "system"]
+            if codes and bool(np.isin(np.asarray(role.indices)[firsts], codes).any()):
+                return True
+        elif bool((pl.Series(role).gather(firsts) == "system").any()):
+            return True
+    return False
+
+
 def _roles_known(messages: Any, roles: Sequence[str]) -> bool:
     """Whether every message in a pyarrow column of conversations has a role among ``roles``.
 
@@ -273,8 +305,7 @@ def _roles_known(messages: Any, roles: Sequence[str]) -> bool:
     import pyarrow as pa
 
     for chunk in messages.chunks:
-        flat = chunk.flatten()  # the rows' messages, list offsets and null rows applied
-        role = flat.flatten()[flat.type.get_field_index("role")]  # a null message gives a null role
+        role = _message_roles(chunk)
         if role.null_count:
             return False
         values = role.dictionary if isinstance(role, pa.DictionaryArray) else role
@@ -291,8 +322,10 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     conversation; the message texts, most of the file, are needed only for the rows it keeps.
     This reads ``columns`` through ``table.frame``, and of the conversations only each message's
     role and the ``calls`` fields of its tool calls (Parquet reads nested leaves separately:
-    ``("name", "arguments")`` for a trajectory hash, ``("name",)`` to count calls). It returns
-    that frame and a function that reads the whole rows at given (ascending) positions: the
+    ``("name", "arguments")`` for a trajectory hash, ``("name",)`` to count calls). The roles are
+    checked (every message has a known one) and looked at for a conversation that opens with a
+    system turn, then dropped: the frame's ``messages`` holds each message's tool calls with those
+    fields only. It returns that frame and a function that reads the whole rows at given (ascending) positions: the
     columns not read yet, from the row groups that hold those rows only and in each up to its last
     kept row (``FETCH_BATCH_ROWS`` at a time), joined to the decision columns already in hand and
     read through ``table.frame`` as the whole file would be.
@@ -340,12 +373,21 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         return pq.ParquetFile(path, metadata=meta, **options)
 
     role_leaf = [leaf for leaf in wanted if leaf.split(".")[-1] == "role"]
+    call_leaves = [leaf for leaf in wanted if leaf not in role_leaf]
 
-    def read_convo(groups: list[int]) -> list[pa.Table]:
-        # each role as a dictionary (a few distinct strings and an index per message), a row group
-        # a call: pyarrow reads a nested dictionary column into one chunk only
+    def read_convo(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
+        # the roles apart from the tool calls (Parquet decodes each leaf on its own either way): they
+        # are checked here and never become a Polars column. Each role as a dictionary (a few
+        # distinct strings and an index per message), a row group a call: pyarrow reads a nested
+        # dictionary column into one chunk only
         source = reader(read_dictionary=role_leaf)
-        return [source.read_row_group(g, columns=wanted, use_threads=False) for g in groups]
+        return [(source.read_row_group(g, columns=role_leaf, use_threads=False),
+                 source.read_row_group(g, columns=call_leaves, use_threads=False)) for g in groups]
+
+    def read_plain(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
+        source = reader()
+        return [(source.read_row_groups(groups, columns=role_leaf, use_threads=False),
+                 source.read_row_groups(groups, columns=call_leaves, use_threads=False))]
 
     # the conversations' leaves decode on pyarrow threads (the row groups in FETCH_THREADS runs)
     # while Polars reads the narrow columns beside them
@@ -355,17 +397,15 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         try:
             parts = pending.result()
         except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
-            parts = _in_threads(lambda groups: [reader().read_row_groups(groups, columns=wanted, use_threads=False)],
-                                range(pf.num_row_groups))
-    convo_arrow = pa.concat_tables(parts)
-    if convo_arrow.num_rows != narrow.height or not _roles_known(convo_arrow.column("messages"), ROLES):
+            parts = _in_threads(read_plain, range(pf.num_row_groups))
+    roles = pa.concat_tables([r for r, _ in parts]).column("messages")
+    if len(roles) != narrow.height or not _roles_known(roles, ROLES):
         return None  # a bad role: the whole read raises the error that names it
-    convo = pl.from_arrow(convo_arrow)
-    assert isinstance(convo, pl.DataFrame)
     # table.frame adds system_prompt when some conversation opens with a system turn: the whole
     # table's answer, which the kept rows alone might not give
-    opens_system = "system_prompt" not in names and bool(
-        convo.select((pl.col("messages").list.first().struct.field("role") == "system").any()).item())
+    opens_system = "system_prompt" not in names and _opens_with_system(roles)
+    convo = pl.from_arrow(pa.concat_tables([c for _, c in parts]))
+    assert isinstance(convo, pl.DataFrame)
     narrow = narrow.with_columns(convo["messages"])
     order = schema.names()
     have = [c for c in order if c in narrow.columns and c != "messages"]
