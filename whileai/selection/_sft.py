@@ -319,7 +319,11 @@ def select_for_sft(
         (pl.col("reward").is_not_null() & ~pl.col("_pass")).sum().alias("not_pass"),
         pl.col("_junk").sum().alias("junk"),
     ).row(0, named=True)
-    per_prompt = work.filter(pl.col("reward").is_not_null()).group_by("_prompt").len()["len"]
+    # graded completions per prompt, as the run lengths of the sorted prompt keys: a prompt per
+    # completion is common (varied prompts), and a hash group-by over as many groups cost 0.08-0.17 s
+    # at 1M rows against 0.03 s for the sort
+    per_prompt = work.select(pl.col("_prompt").filter(pl.col("reward").is_not_null()).sort().rle()
+                             .struct.field("len"))["len"]
     eligible = work.filter(pl.col("_pass") & ~pl.col("_junk") & ~pl.col("_leak"))
     report: dict[str, Any] = {
         "n": df.height, "n_ungraded": int(counts["ungraded"]), "n_not_pass": int(counts["not_pass"]),
