@@ -263,6 +263,15 @@ def _in_threads(work: Callable[[list[Any]], list[_T]], jobs: Sequence[Any]) -> l
         return [out for outs in pool.map(work, runs) for out in outs]
 
 
+def _series(array: Any) -> pl.Series:
+    """A pyarrow array as a Polars Series, through a one-column table (``pl.Series`` of an arrow array imports pyarrow.compute)."""
+    import pyarrow as pa
+
+    out = pl.from_arrow(pa.Table.from_arrays([array], names=["v"]))
+    assert isinstance(out, pl.DataFrame)
+    return out.to_series()
+
+
 def _valid(array: Any) -> np.ndarray:
     """Which entries of a pyarrow array are not null, from its validity bits (no pyarrow.compute)."""
     if array.null_count == 0:
@@ -272,8 +281,14 @@ def _valid(array: Any) -> np.ndarray:
 
 
 def _message_roles(chunk: Any) -> Any:
-    """The role of every message of a chunk of conversations, in order (a null message gives a null role)."""
-    flat = chunk.flatten()  # the rows' messages, list offsets and null rows applied
+    """The role of every message of a chunk of conversations, in order (a null message gives a null role).
+
+    The messages are the list values between the chunk's first and last offsets (pyarrow's
+    ``ListArray.flatten`` would import pyarrow.compute; the Parquet reader gives a null
+    conversation no messages).
+    """
+    ends = np.asarray(chunk.offsets)
+    flat = chunk.values.slice(int(ends[0]), int(ends[-1] - ends[0]))
     return flat.flatten()[flat.type.get_field_index("role")]
 
 
@@ -290,7 +305,7 @@ def _opens_with_system(messages: Any) -> bool:
             codes = [i for i, value in enumerate(role.dictionary.to_pylist()) if value == "system"]
             if codes and bool(np.isin(np.asarray(role.indices)[firsts], codes).any()):
                 return True
-        elif bool((pl.Series(role).gather(firsts) == "system").any()):
+        elif bool((_series(role).gather(firsts) == "system").any()):
             return True
     return False
 
@@ -308,8 +323,10 @@ def _roles_known(messages: Any, roles: Sequence[str]) -> bool:
         role = _message_roles(chunk)
         if role.null_count:
             return False
-        values = role.dictionary if isinstance(role, pa.DictionaryArray) else role
-        if not bool(pl.Series(values).is_in(list(roles)).all()):
+        if isinstance(role, pa.DictionaryArray):
+            if not set(role.dictionary.to_pylist()) <= set(roles):
+                return False
+        elif not bool(_series(role).is_in(list(roles)).all()):
             return False
     return True
 
