@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, overload
 
 import polars as pl
-import pyarrow as pa
 
 from whileai import table
 from whileai.defaults import DISPLAY_CELL_CHARS, DISPLAY_ROWS, PAIR_MIN_MARGIN, PASS_THRESHOLD
 from whileai.errors import ArgumentError, translate
 from whileai.report import Report, html_table, markdown_table, md_escape
 from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # to_arrow's return type; pyarrow loads with the first Arrow read or write
 
 __all__ = [
     "RolloutData",

@@ -359,62 +359,82 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     path = Path(rows)
     if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
         return None
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from whileai.table.schema import MESSAGE, PRIVILEGED_COLUMNS, ROLES, alias_map
 
     try:
         schema = pl.scan_parquet(path).collect_schema()
-        pf = pq.ParquetFile(path)
-        # an empty table from batches: Schema.empty_table would import pandas (0.3 s)
-        arrow_schema = pl.from_arrow(pa.Table.from_batches([], schema=pf.schema_arrow)).schema  # type: ignore[union-attr]
     except Exception:  # not readable here: table.frame says why
         return None
     names = set(schema.names())
     # declined, for the whole read: a column under another name (an alias the whole read renames),
     # TRL's `completion` (the whole read may build turns from it), a privileged column (the leak
-    # check reads every message text), or types pyarrow and Polars read differently
+    # check reads every message text), or (below) types pyarrow and Polars read differently
     if (schema.get("messages") != pl.List(MESSAGE) or schema.get("prompt") != pl.String
             or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"completion"})
-            or schema.get("steps", pl.String) != pl.String
-            or names & set(PRIVILEGED_COLUMNS) or dict(arrow_schema) != dict(schema)):
+            or schema.get("steps", pl.String) != pl.String or names & set(PRIVILEGED_COLUMNS)):
         return None
-    leaves = [pf.schema.column(i).path for i in range(len(pf.schema))]
-    wanted = [leaf for leaf in leaves if leaf.split(".")[0] == "messages"
-              and (leaf.split(".")[-1] == "role" and len(leaf.split(".")) == 4
-                   or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in calls)]
+
+    def read_conversations() -> tuple[Any, list[tuple[Any, Any]]] | None:
+        # pyarrow loads here, on a thread beside the Polars read of the narrow columns (its import
+        # is 0.07 s of a cold call); then the conversations' roles and tool-call leaves decode on
+        # FETCH_THREADS threads of their own (pyarrow releases the GIL)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(path)
+            # an empty table from batches: Schema.empty_table would import pandas (0.3 s)
+            arrow_schema = pl.from_arrow(pa.Table.from_batches([], schema=pf.schema_arrow)).schema  # type: ignore[union-attr]
+        except Exception:  # not readable here: table.frame says why
+            return None
+        if dict(arrow_schema) != dict(schema):
+            return None
+        leaves = [pf.schema.column(i).path for i in range(len(pf.schema))]
+        wanted = [leaf for leaf in leaves if leaf.split(".")[0] == "messages"
+                  and (leaf.split(".")[-1] == "role" and len(leaf.split(".")) == 4
+                       or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in calls)]
+        role_leaf = [leaf for leaf in wanted if leaf.split(".")[-1] == "role"]
+        call_leaves = [leaf for leaf in wanted if leaf not in role_leaf]
+
+        def read_convo(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
+            # the roles apart from the tool calls (Parquet decodes each leaf on its own either way):
+            # they are checked here and never become a Polars column. Each role as a dictionary (a
+            # few distinct strings and an index per message), a row group a call: pyarrow reads a
+            # nested dictionary column into one chunk only
+            source = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=role_leaf)
+            return [(source.read_row_group(g, columns=role_leaf, use_threads=False),
+                     source.read_row_group(g, columns=call_leaves, use_threads=False)) for g in groups]
+
+        def read_plain(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
+            source = pq.ParquetFile(path, metadata=pf.metadata)
+            return [(source.read_row_groups(groups, columns=role_leaf, use_threads=False),
+                     source.read_row_groups(groups, columns=call_leaves, use_threads=False))]
+
+        try:
+            return pf, _in_threads(read_convo, range(pf.num_row_groups))
+        except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
+            return pf, _in_threads(read_plain, range(pf.num_row_groups))
+
+    with ThreadPoolExecutor(max_workers=1) as background:
+        pending = background.submit(read_conversations)
+        try:
+            narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
+        except Exception:
+            if pending.result() is None:
+                return None  # a file read otherwise: the whole read says what is wrong with it
+            raise
+        found = pending.result()
+    if found is None:
+        return None
+    pf, parts = found
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     meta = pf.metadata
 
-    def reader(**options: Any) -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
-        return pq.ParquetFile(path, metadata=meta, **options)
+    def reader() -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
+        return pq.ParquetFile(path, metadata=meta)
 
-    role_leaf = [leaf for leaf in wanted if leaf.split(".")[-1] == "role"]
-    call_leaves = [leaf for leaf in wanted if leaf not in role_leaf]
-
-    def read_convo(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
-        # the roles apart from the tool calls (Parquet decodes each leaf on its own either way): they
-        # are checked here and never become a Polars column. Each role as a dictionary (a few
-        # distinct strings and an index per message), a row group a call: pyarrow reads a nested
-        # dictionary column into one chunk only
-        source = reader(read_dictionary=role_leaf)
-        return [(source.read_row_group(g, columns=role_leaf, use_threads=False),
-                 source.read_row_group(g, columns=call_leaves, use_threads=False)) for g in groups]
-
-    def read_plain(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
-        source = reader()
-        return [(source.read_row_groups(groups, columns=role_leaf, use_threads=False),
-                 source.read_row_groups(groups, columns=call_leaves, use_threads=False))]
-
-    # the conversations' leaves decode on pyarrow threads (the row groups in FETCH_THREADS runs)
-    # while Polars reads the narrow columns beside them
-    with ThreadPoolExecutor(max_workers=1) as background:
-        pending = background.submit(_in_threads, read_convo, range(pf.num_row_groups))
-        narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
-        try:
-            parts = pending.result()
-        except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
-            parts = _in_threads(read_plain, range(pf.num_row_groups))
     roles = pa.concat_tables([r for r, _ in parts]).column("messages")
     if len(roles) != narrow.height or not _roles_known(roles, ROLES):
         return None  # a bad role: the whole read raises the error that names it
