@@ -179,10 +179,10 @@ def _load(rows: Any, columns: Sequence[str] | None, scorer: str | None = None, *
         return _collect_projection(rows.lazy(), columns) if columns else rows
     if isinstance(rows, pl.LazyFrame):
         return _collect_projection(rows, columns)
+    if isinstance(rows, (str, os.PathLike)):  # first: the Arrow check below would load pyarrow
+        return _load_path(rows, columns, scorer, mapped=mapped)
     if isinstance(rows, (pa.Table, pa.RecordBatch)):
         return _from_arrow(rows)
-    if isinstance(rows, (str, os.PathLike)):
-        return _load_path(rows, columns, scorer, mapped=mapped)
     if _is_pandas(rows):
         return _from_pandas(rows)
     if _is_path_list(rows):
