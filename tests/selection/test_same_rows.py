@@ -370,3 +370,35 @@ def test_roles_read_as_a_dictionary_or_as_plain_strings_keep_the_same_rows(
     monkeypatch.setattr(pq, "ParquetFile", NoNestedDictionary)
     assert common.parquet_decisions(plain, ("reward", "final_text", "messages"), calls=("name",)) is not None
     assert _selection(plain, **SELECT_CASES[case]) == expected
+
+
+@pytest.mark.parametrize("stage", ["decision read", "fetch"])
+@pytest.mark.parametrize("case", ["rl", "sft top"])
+def test_a_leaf_pyarrow_cannot_decode_falls_back_to_the_whole_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str, case: str) -> None:
+    # pyarrow failing on a conversation leaf Polars reads (or reports) must not surface as a raw
+    # ArrowInvalid: the decision read declines, the fetch takes the whole read's rows
+    import whileai.selection._common as common
+
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    expected = _selection(df, **SELECT_CASES[case])
+    real = pq.ParquetFile
+
+    class Broken(real):  # type: ignore[misc, valid-type]
+        def read_row_group(self, *args: Any, **kwargs: Any) -> Any:
+            if stage == "decision read":
+                raise pa.ArrowInvalid("Couldn't deserialize thrift: TProtocolException: Invalid data")
+            return super().read_row_group(*args, **kwargs)
+
+        def read_row_groups(self, *args: Any, **kwargs: Any) -> Any:
+            return self.read_row_group(*args, **kwargs)
+
+        def iter_batches(self, *args: Any, **kwargs: Any) -> Any:
+            if stage == "fetch":
+                raise pa.ArrowInvalid("Couldn't deserialize thrift: TProtocolException: Invalid data")
+            return super().iter_batches(*args, **kwargs)
+
+    monkeypatch.setattr(pq, "ParquetFile", Broken)
+    decided = common.parquet_decisions(path, ("reward", "final_text", "messages"), calls=("name",))
+    assert (decided is None) == (stage == "decision read")
+    assert _selection(path, **SELECT_CASES[case]) == expected

@@ -411,9 +411,12 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
                      source.read_row_groups(groups, columns=call_leaves, use_threads=False))]
 
         try:
-            return pf, _in_threads(read_convo, range(pf.num_row_groups))
-        except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
-            return pf, _in_threads(read_plain, range(pf.num_row_groups))
+            try:
+                return pf, _in_threads(read_convo, range(pf.num_row_groups))
+            except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
+                return pf, _in_threads(read_plain, range(pf.num_row_groups))
+        except (pa.ArrowException, OSError):  # a leaf pyarrow cannot decode: the whole read says what is wrong
+            return None
 
     with ThreadPoolExecutor(max_workers=1) as background:
         pending = background.submit(read_conversations)
@@ -476,7 +479,10 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
             source = reader()
             return [part for g, local in run for part in read_group(source, g, local)]
 
-        parts = _in_threads(read_run, jobs)
+        try:
+            parts = _in_threads(read_run, jobs)
+        except (pa.ArrowException, OSError):  # a page pyarrow cannot decode: the whole read's rows, or its error
+            return take_rows(table.frame(path), positions)
         wide = pl.from_arrow(pa.concat_tables(parts))
         assert isinstance(wide, pl.DataFrame)
         # the decision columns of the kept rows, gathered column by column: an eager select over the
