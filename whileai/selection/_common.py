@@ -342,10 +342,10 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     ``("name", "arguments")`` for a trajectory hash, ``("name",)`` to count calls). The roles are
     checked (every message has a known one) and looked at for a conversation that opens with a
     system turn, then dropped: the frame's ``messages`` holds each message's tool calls with those
-    fields only. It returns that frame and a function that reads the whole rows at given (ascending) positions: the
-    columns not read yet, from the row groups that hold those rows only and in each up to its last
-    kept row (``FETCH_BATCH_ROWS`` at a time), joined to the decision columns already in hand and
-    read through ``table.frame`` as the whole file would be.
+    fields only. It returns that frame and a function that reads the whole rows at given
+    (ascending) positions: the columns not read yet, from the row groups that hold those rows only
+    and in each up to its last kept row (``FETCH_BATCH_ROWS`` at a time), joined to the decision
+    columns already in hand and read through ``table.frame`` as the whole file would be.
 
     It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
     whose columns carry their canonical names and types (``messages`` as whileai writes it,
