@@ -292,43 +292,34 @@ def _message_roles(chunk: Any) -> Any:
     return flat.flatten()[flat.type.get_field_index("role")]
 
 
-def _opens_with_system(messages: Any) -> bool:
-    """Whether some conversation of a pyarrow column (roles read as checked by ``_roles_known``) opens with a system turn."""
-    for chunk in messages.chunks:
-        ends = np.asarray(chunk.offsets)
-        has_first = (np.diff(ends) > 0) & _valid(chunk)
-        firsts = (ends[:-1] - ends[0])[has_first]
-        if firsts.size == 0:
-            continue
-        role = _message_roles(chunk)
-        if hasattr(role, "dictionary"):
-            codes = [i for i, value in enumerate(role.dictionary.to_pylist()) if value == "system"]
-            if codes and bool(np.isin(np.asarray(role.indices)[firsts], codes).any()):
-                return True
-        elif bool((_series(role).gather(firsts) == "system").any()):
-            return True
-    return False
+def _role_facts(messages: Any, roles: Sequence[str]) -> tuple[bool, bool]:
+    """Whether every message of a pyarrow column of conversations has a role among ``roles``, and whether one opens with a system turn.
 
-
-def _roles_known(messages: Any, roles: Sequence[str]) -> bool:
-    """Whether every message in a pyarrow column of conversations has a role among ``roles``.
-
-    A null message or a null role fails, as the whole read's check does. A role read as a
-    dictionary is checked on its distinct values (pyarrow builds the dictionary from the values
-    it decoded); plain strings go through Polars.
+    A null message or a null role fails the first, as the whole read's check does. A role read as
+    a dictionary is checked on its distinct values (pyarrow builds the dictionary from the values
+    it decoded) and the first turns on its codes; plain strings go through Polars.
     """
     import pyarrow as pa
 
+    opens_system = False
     for chunk in messages.chunks:
         role = _message_roles(chunk)
         if role.null_count:
-            return False
+            return False, False
+        ends = np.asarray(chunk.offsets)
+        firsts = (ends[:-1] - ends[0])[(np.diff(ends) > 0) & _valid(chunk)]
         if isinstance(role, pa.DictionaryArray):
-            if not set(role.dictionary.to_pylist()) <= set(roles):
-                return False
-        elif not bool(_series(role).is_in(list(roles)).all()):
-            return False
-    return True
+            values = role.dictionary.to_pylist()
+            if not set(values) <= set(roles):
+                return False, False
+            codes = [i for i, value in enumerate(values) if value == "system"]
+            opens_system = opens_system or bool(codes and np.isin(np.asarray(role.indices)[firsts], codes).any())
+        else:
+            series = _series(role)
+            if not bool(series.is_in(list(roles)).all()):
+                return False, False
+            opens_system = opens_system or bool((series.gather(firsts) == "system").any())
+    return True, opens_system
 
 
 def parquet_decisions(rows: Any, columns: Sequence[str], *,
@@ -396,25 +387,20 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         role_leaf = [leaf for leaf in wanted if leaf.split(".")[-1] == "role"]
         call_leaves = [leaf for leaf in wanted if leaf not in role_leaf]
 
-        def read_convo(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
+        def read_convo(groups: list[int], dictionary: Any) -> list[tuple[pa.Table, pa.Table]]:
             # the roles apart from the tool calls (Parquet decodes each leaf on its own either way):
             # they are checked here and never become a Polars column. Each role as a dictionary (a
             # few distinct strings and an index per message), a row group a call: pyarrow reads a
             # nested dictionary column into one chunk only
-            source = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=role_leaf)
+            source = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=dictionary)
             return [(source.read_row_group(g, columns=role_leaf, use_threads=False),
                      source.read_row_group(g, columns=call_leaves, use_threads=False)) for g in groups]
 
-        def read_plain(groups: list[int]) -> list[tuple[pa.Table, pa.Table]]:
-            source = pq.ParquetFile(path, metadata=pf.metadata)
-            return [(source.read_row_groups(groups, columns=role_leaf, use_threads=False),
-                     source.read_row_groups(groups, columns=call_leaves, use_threads=False))]
-
         try:
             try:
-                return pf, _in_threads(read_convo, range(pf.num_row_groups))
+                return pf, _in_threads(functools.partial(read_convo, dictionary=role_leaf), range(pf.num_row_groups))
             except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
-                return pf, _in_threads(read_plain, range(pf.num_row_groups))
+                return pf, _in_threads(functools.partial(read_convo, dictionary=None), range(pf.num_row_groups))
         except (pa.ArrowException, OSError):  # a leaf pyarrow cannot decode: the whole read says what is wrong
             return None
 
@@ -439,11 +425,12 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         return pq.ParquetFile(path, metadata=meta)
 
     roles = pa.concat_tables([r for r, _ in parts]).column("messages")
-    if len(roles) != narrow.height or not _roles_known(roles, ROLES):
+    known, opens_system = _role_facts(roles, ROLES) if len(roles) == narrow.height else (False, False)
+    if not known:
         return None  # a bad role: the whole read raises the error that names it
     # table.frame adds system_prompt when some conversation opens with a system turn: the whole
     # table's answer, which the kept rows alone might not give
-    opens_system = "system_prompt" not in names and _opens_with_system(roles)
+    opens_system = opens_system and "system_prompt" not in names
     convo = pl.from_arrow(pa.concat_tables([c for _, c in parts]))
     assert isinstance(convo, pl.DataFrame)
     narrow = narrow.with_columns(convo["messages"])
