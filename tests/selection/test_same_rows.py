@@ -402,3 +402,88 @@ def test_a_leaf_pyarrow_cannot_decode_falls_back_to_the_whole_read(
     decided = common.parquet_decisions(path, ("reward", "final_text", "messages"), calls=("name",))
     assert (decided is None) == (stage == "decision read")
     assert _selection(path, **SELECT_CASES[case]) == expected
+
+
+@pytest.mark.parametrize("textless", ["none", "with a call", "junk"])
+@pytest.mark.parametrize("case", ["sft top", "sft top k", "sft random"])
+def test_sft_reads_tool_calls_only_where_a_reply_has_no_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, textless: str, case: str) -> None:
+    # the junk flag counts calls only for a reply with no letter or digit: a file without one is
+    # decided without decoding a call leaf, and one with them decodes the calls and keeps what the
+    # whole read keeps (a textless reply after a tool call is a demonstration, without one it is junk)
+    rows = [r for r in awkward_rows() if any(ch.isalnum() for ch in r["final_text"] or "")]
+    for row in rows:
+        row.pop("privileged")
+    if textless != "none":
+        with_calls = [i for i, r in enumerate(rows) if any(m["tool_calls"] for m in r["messages"])]
+        for i in with_calls[::40][:3]:  # three rollouts that called tools, passing
+            row = rows[i]
+            row["reward"], row["final_text"] = 1.0, "  "
+            if textless == "junk":
+                row["messages"] = [row["messages"][0], {"role": "assistant", "content": "  ", "name": None,
+                                                        "tool_call_id": None, "tool_calls": [], "extra": None}]
+            assert any(m["tool_calls"] for m in row["messages"]) == (textless == "with a call")
+    df = table.frame(rows)
+    path = tmp_path / "rows.parquet"
+    pq.write_table(df.drop("task_key").to_arrow(), path, row_group_size=64)
+    expected = _selection(df, **SELECT_CASES[case])
+    real = pq.ParquetFile
+    leaves: list[str] = []
+
+    class Recording(real):  # type: ignore[misc, valid-type]
+        def read_row_group(self, i: int, columns: Any = None, **kwargs: Any) -> Any:
+            leaves.extend(columns or [])
+            return super().read_row_group(i, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pq, "ParquetFile", Recording)
+    assert _selection(path, **SELECT_CASES[case]) == expected
+    call_leaf = "messages.list.element.tool_calls.list.element.name"
+    assert (call_leaf in leaves) == (textless != "none")
+    assert sum(leaf.endswith(".role") for leaf in leaves) == pq.ParquetFile(path).num_row_groups  # every role checked
+    if textless == "junk":
+        assert wai.select(df, **SELECT_CASES[case]).report.n_junk == 3
+
+
+def test_calls_where_decides_whether_the_frame_holds_the_tool_calls(lean_sources: tuple[pl.DataFrame, Path]) -> None:
+    from whileai.selection._common import parquet_decisions
+
+    _, path = lean_sources
+    columns = ("reward", "final_text", "messages")
+    never = parquet_decisions(path, columns, calls=("name",), calls_where=lambda df: pl.lit(False))
+    always = parquet_decisions(path, columns, calls=("name",), calls_where=lambda df: pl.col("reward").is_not_null())
+    plain = parquet_decisions(path, columns, calls=("name",))
+    assert never is not None and always is not None and plain is not None
+    assert "messages" not in never[0].columns
+    assert always[0].equals(plain[0])
+    assert never[0].equals(plain[0].drop("messages"))
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, ValueError])
+def test_an_interrupted_narrow_read_does_not_leave_the_reader_waiting(
+        lean_sources: tuple[pl.DataFrame, Path], monkeypatch: pytest.MonkeyPatch, error: type[BaseException]) -> None:
+    # the reader thread waits for the narrow columns' answer on the tool calls: an error or a ^C in
+    # the narrow read must still answer it, or leaving the thread pool would wait forever
+    import threading
+
+    import whileai.selection._common as common
+
+    _, path = lean_sources
+
+    def failing(source: Any, *args: Any, **kwargs: Any) -> Any:
+        raise error("stop")
+
+    monkeypatch.setattr(common.table, "frame", failing)
+    raised: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            common.parquet_decisions(path, ("reward", "final_text", "messages"), calls=("name",),
+                                     calls_where=lambda df: pl.lit(True))
+        except BaseException as exc:  # noqa: BLE001 - the test inspects what came out
+            raised.append(exc)
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "parquet_decisions hung waiting for its reader thread"
+    assert len(raised) == 1 and isinstance(raised[0], error)

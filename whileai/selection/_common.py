@@ -11,7 +11,7 @@ import functools
 import math
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,6 +42,7 @@ __all__ = [
     "parquet_decisions",
     "reply_chars_expr",
     "reply_expr",
+    "reply_without_text",
     "spooling",
     "junk_flag",
     "junk_split",
@@ -107,7 +108,12 @@ def junk_flag(df: pl.DataFrame) -> pl.Expr:
     a trainer can learn from or against. Rewards are not read. One regex pass over the replies.
     """
     no_call = n_tool_calls_expr(df) == 0
-    return no_call & ~reply_expr(df).str.contains(r"[\p{L}\p{N}]")
+    return no_call & reply_without_text(df)
+
+
+def reply_without_text(df: pl.DataFrame) -> pl.Expr:
+    """Rows whose reply has no letter or digit (empty, whitespace, "..."): junk unless they called a tool."""
+    return ~reply_expr(df).str.contains(r"[\p{L}\p{N}]")
 
 
 def junk_split(df: pl.DataFrame, junk: pl.Series) -> tuple[int, int]:
@@ -322,8 +328,8 @@ def _role_facts(messages: Any, roles: Sequence[str]) -> tuple[bool, bool]:
     return True, opens_system
 
 
-def parquet_decisions(rows: Any, columns: Sequence[str], *,
-                      calls: Sequence[str] = ("name", "arguments")) -> tuple[pl.DataFrame, Fetch] | None:
+def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str] = ("name", "arguments"),
+                      calls_where: Callable[[pl.DataFrame], pl.Expr] | None = None) -> tuple[pl.DataFrame, Fetch] | None:
     """The decision columns of a whileai-shaped Parquet file, and a reader of its kept rows.
 
     A selector decides from a few columns (task, reward, reply, flags) and the tool calls of each
@@ -333,8 +339,11 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     ``("name", "arguments")`` for a trajectory hash, ``("name",)`` to count calls). The roles are
     checked (every message has a known one) and looked at for a conversation that opens with a
     system turn, then dropped: the frame's ``messages`` holds each message's tool calls with those
-    fields only. It returns that frame and a function that reads the whole rows at given
-    (ascending) positions: the columns not read yet, from the row groups that hold those rows only
+    fields only. With ``calls_where`` (an expression over the other decision columns) the tool
+    calls are read only when some row it marks needs them: when it marks none, the frame has no
+    ``messages`` and the call leaves are never decoded (``select(mode="sft")`` counts calls only
+    for a reply with no letter or digit, which most files never have). It returns that frame and
+    a function that reads the whole rows at given (ascending) positions: the columns not read yet, from the row groups that hold those rows only
     and in each up to its last kept row (``FETCH_BATCH_ROWS`` at a time), joined to the decision
     columns already in hand and read through ``table.frame`` as the whole file would be.
 
@@ -387,14 +396,17 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         role_leaf = [leaf for leaf in wanted if leaf.split(".")[-1] == "role"]
         call_leaves = [leaf for leaf in wanted if leaf not in role_leaf]
 
-        def read_convo(groups: list[int], dictionary: Any) -> list[tuple[pa.Table, pa.Table]]:
+        def read_convo(groups: list[int], dictionary: Any) -> list[tuple[pa.Table, pa.Table | None]]:
             # the roles apart from the tool calls (Parquet decodes each leaf on its own either way):
             # they are checked here and never become a Polars column. Each role as a dictionary (a
             # few distinct strings and an index per message), a row group a call: pyarrow reads a
-            # nested dictionary column into one chunk only
+            # nested dictionary column into one chunk only. The roles of every group first, then
+            # the calls once the narrow columns say some row needs them
             source = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=dictionary)
-            return [(source.read_row_group(g, columns=role_leaf, use_threads=False),
-                     source.read_row_group(g, columns=call_leaves, use_threads=False)) for g in groups]
+            roles = [source.read_row_group(g, columns=role_leaf, use_threads=False) for g in groups]
+            read_calls = calls_needed.result()
+            return [(r, source.read_row_group(g, columns=call_leaves, use_threads=False) if read_calls else None)
+                    for r, g in zip(roles, groups)]
 
         try:
             try:
@@ -404,10 +416,21 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
         except (pa.ArrowException, OSError):  # a leaf pyarrow cannot decode: the whole read says what is wrong
             return None
 
+    # whether the call leaves are read: known at once without calls_where, else from the narrow columns
+    calls_needed: Future[bool] = Future()
+    if calls_where is None:
+        calls_needed.set_result(True)
+
     with ThreadPoolExecutor(max_workers=1) as background:
         pending = background.submit(read_conversations)
         try:
-            narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
+            try:
+                narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
+                if calls_where is not None:
+                    calls_needed.set_result(bool(narrow.select(calls_where(narrow).any()).item()))
+            finally:
+                if not calls_needed.done():  # the reader thread waits on it, whatever was raised here
+                    calls_needed.set_result(False)
         except Exception:
             if pending.result() is None:
                 return None  # a file read otherwise: the whole read says what is wrong with it
@@ -431,9 +454,10 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *,
     # table.frame adds system_prompt when some conversation opens with a system turn: the whole
     # table's answer, which the kept rows alone might not give
     opens_system = opens_system and "system_prompt" not in names
-    convo = pl.from_arrow(pa.concat_tables([c for _, c in parts]))
-    assert isinstance(convo, pl.DataFrame)
-    narrow = narrow.with_columns(convo["messages"])
+    if calls_needed.result():
+        convo = pl.from_arrow(pa.concat_tables([c for _, c in parts]))
+        assert isinstance(convo, pl.DataFrame)
+        narrow = narrow.with_columns(convo["messages"])
     order = schema.names()
     have = [c for c in order if c in narrow.columns and c != "messages"]
     rest = [c for c in order if c not in have]

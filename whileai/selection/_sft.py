@@ -29,6 +29,7 @@ from whileai.selection._common import (
     junk_flag,
     parquet_decisions,
     privileged_leaks,
+    reply_without_text,
     require_graded,
     spooling,
     take_rows,
@@ -39,7 +40,7 @@ from whileai.table import IntoRows
 __all__ = ["SFT_SELECTIONS", "SFTSelectionReport", "select_for_sft"]
 
 #: What the ranking reads from a Parquet file before the kept rows are known (with each message's
-#: role and tool-call names: the junk flag counts calls).
+#: role, and the tool-call names where a reply has no text: the junk flag counts calls there).
 _DECISION_COLUMNS = ("prompt", "reward", "rollout_id", "rollout_index", "final_text", "messages")
 
 #: What ``select=`` accepts. The ``random_*`` rules are the chance controls of the ``top_*`` ones.
@@ -294,8 +295,9 @@ def select_for_sft(
     assert target_n is not None
     salt = tie_salt(seed)
 
-    # A whileai Parquet file: the decision columns and tool-call names first, the kept rows last.
-    decisions = parquet_decisions(rows, _DECISION_COLUMNS, calls=("name",))
+    # A whileai Parquet file: the decision columns first (the tool-call names only where a reply has
+    # no text, the one place the junk flag counts calls), the kept rows last.
+    decisions = parquet_decisions(rows, _DECISION_COLUMNS, calls=("name",), calls_where=reply_without_text)
     df, fetch = decisions if decisions is not None else (table.frame(rows), None)
     require_graded(df, 'select(mode="sft")')
     check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
