@@ -222,6 +222,8 @@ def _awkward_file(tmp_path: Path, name: str, shape: str) -> tuple[pl.DataFrame, 
             row["messages"] = [] if i % 2 else None
         if shape == "no scenario_id" and i % 3 == 0:
             row["scenario_id"] = None  # the task falls back to the prompt hash
+        if shape == "replies in the conversation only" and i % 4 == 1:
+            row["final_text"] = None  # the whole read takes the last assistant message's text
     df = table.frame(rows)
     if shape == "no rollout_id":
         df = df.drop("rollout_id")
@@ -240,7 +242,8 @@ def _awkward_file(tmp_path: Path, name: str, shape: str) -> tuple[pl.DataFrame, 
     return table.frame(path), path
 
 
-AWKWARD_SHAPES = ["system turns", "some ids missing", "empty conversations", "no scenario_id", "no rollout_id",
+AWKWARD_SHAPES = ["system turns", "some ids missing", "empty conversations", "no scenario_id",
+                  "replies in the conversation only", "no rollout_id",
                   "no rollout ids at all", "no prompt", "categorical extra", "all ungraded but one task"]
 
 
@@ -456,6 +459,30 @@ def test_calls_where_decides_whether_the_frame_holds_the_tool_calls(lean_sources
     assert "messages" not in never[0].columns
     assert always[0].equals(plain[0])
     assert never[0].equals(plain[0].drop("messages"))
+
+
+@pytest.mark.parametrize("case", ["sft top", "sft random k"])
+def test_sft_from_a_file_whose_replies_are_in_the_conversation_only(tmp_path: Path, case: str) -> None:
+    # a null final_text makes the narrow read take the whole conversations to fill it; with no
+    # textless reply the decision frame still holds no messages, and the rows are the whole read's
+    from whileai.selection._common import parquet_decisions, reply_without_text
+    from whileai.selection._sft import _DECISION_COLUMNS
+
+    rows = [r for r in awkward_rows() if any(ch.isalnum() for ch in r["final_text"] or "")]
+    for i, row in enumerate(rows):
+        row.pop("privileged")
+        last = row["messages"][-1]
+        if i % 3 == 0 and last["role"] == "assistant" and any(ch.isalnum() for ch in last["content"] or ""):
+            row["final_text"] = None
+    df = table.frame(rows)
+    path = tmp_path / "rows.parquet"
+    pq.write_table(df.drop("task_key").with_columns(
+        pl.Series("final_text", [r["final_text"] for r in rows], dtype=pl.String)).to_arrow(), path, row_group_size=64)
+    assert pl.read_parquet(path, columns=["final_text"])["final_text"].null_count() > 10
+    decided = parquet_decisions(path, _DECISION_COLUMNS, calls=("name",), calls_where=reply_without_text)
+    assert decided is not None and "messages" not in decided[0].columns
+    assert decided[0]["final_text"].null_count() == 0
+    assert _selection(path, **SELECT_CASES[case]) == _selection(table.frame(path), **SELECT_CASES[case])
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, ValueError])

@@ -458,6 +458,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
         convo = pl.from_arrow(pa.concat_tables([c for _, c in parts]))
         assert isinstance(convo, pl.DataFrame)
         narrow = narrow.with_columns(convo["messages"])
+    else:  # the whole conversations, where table.frame read them to fill a null reply or prompt
+        narrow = narrow.drop("messages", strict=False)
     order = schema.names()
     have = [c for c in order if c in narrow.columns and c != "messages"]
     rest = [c for c in order if c not in have]
