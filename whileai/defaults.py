@@ -913,7 +913,7 @@ JSONL_NATIVE_WHOLE_BYTES = 2 * 2**30
 # 4,096 / 16,384 / 65,536 rows and sft's was within noise (1.2 s) at all three (docs/performance.md).
 FETCH_BATCH_ROWS = 16_384
 # Threads that decode a Parquet file's conversations while select reads them (the decision read's
-# roles and tool calls, then the kept rows): the row groups are split into this many runs of
+# tool calls, then the kept rows and every message's role): the row groups are split into this many runs of
 # consecutive groups, each read by a reader of its own (pyarrow releases the GIL while it
 # decompresses and decodes; the conversations are one column and most of the bytes, so pyarrow's
 # own threads, which split a read by column, leave a core idle). Two keep both cores of a small

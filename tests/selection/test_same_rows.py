@@ -311,7 +311,7 @@ def test_fetch_in_small_batches_keeps_the_same_rows(tmp_path: Path, monkeypatch:
 
     df, path = _awkward_file(tmp_path, "rows", "system turns")
     expected = _selection(df, **SELECT_CASES[case])
-    for rows in (1, 7, 64):  # batches smaller than a row group: the read stops after the last kept row
+    for rows in (1, 7, 64):  # batches smaller than a row group: kept rows cut out of each, roles checked in each
         monkeypatch.setattr(common, "FETCH_BATCH_ROWS", rows)
         assert _selection(path, **SELECT_CASES[case]) == expected
 
@@ -347,32 +347,76 @@ def test_many_row_groups_read_in_runs_by_one_reader_a_thread(tmp_path: Path, mon
 
 @pytest.mark.parametrize("dictionary", [True, False])
 @pytest.mark.parametrize("case", ["rl", "sft top"])
-def test_roles_read_as_a_dictionary_or_as_plain_strings_keep_the_same_rows(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dictionary: bool, case: str) -> None:
-    # the decision read takes each role as a dictionary, a row group a call; a file written without
-    # dictionary pages, or a read pyarrow cannot give as one chunk, takes the plain strings
-    import whileai.selection._common as common
-
+def test_roles_written_with_or_without_dictionary_pages_keep_the_same_rows(
+        tmp_path: Path, dictionary: bool, case: str) -> None:
     df, path = _awkward_file(tmp_path, "rows", "system turns")
     expected = _selection(df, **SELECT_CASES[case])
     plain = tmp_path / "plain.parquet"
     pq.write_table(pq.read_table(path), plain, row_group_size=40, use_dictionary=dictionary)
     assert _selection(plain, **SELECT_CASES[case]) == expected
-    real = pq.ParquetFile
 
-    class NoNestedDictionary(real):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, read_dictionary: Any = None, **kwargs: Any) -> None:
-            super().__init__(*args, read_dictionary=read_dictionary, **kwargs)
-            self.dictionary_asked = bool(read_dictionary)
 
-        def read_row_group(self, *args: Any, **kwargs: Any) -> Any:
-            if self.dictionary_asked:
-                raise pa.ArrowNotImplementedError("Nested data conversions not implemented for chunked array outputs")
-            return super().read_row_group(*args, **kwargs)
+def _with_role(df: pl.DataFrame, path: Path, role: str, rows: list[int], row_group_size: int) -> Path:
+    """The file of ``df`` with the first message of ``rows`` given ``role``."""
+    raw = df.drop([c for c in ("task_key", "system_prompt") if c in df.columns]).to_arrow()
+    msgs = raw.column("messages").to_pylist()
+    for i in rows:
+        msgs[i][0]["role"] = role
+    pq.write_table(raw.set_column(raw.schema.get_field_index("messages"), "messages",
+                                  pa.array(msgs, type=raw.schema.field("messages").type)), path,
+                   row_group_size=row_group_size)
+    return path
 
-    monkeypatch.setattr(pq, "ParquetFile", NoNestedDictionary)
-    assert common.parquet_decisions(plain, ("reward", "final_text", "messages"), calls=("name",)) is not None
-    assert _selection(plain, **SELECT_CASES[case]) == expected
+
+@pytest.mark.parametrize(("row_group_size", "batch_rows", "where"), [
+    (10, 7, "last"),  # the last row sits in a group no one keeps: its roles read alone
+    (100_000, 7, "last"),  # one group, the batches stop at the last kept row: the roles read alone
+    (100_000, 256, "first"),  # two batches reach the group's end: the roles checked in them
+])
+@pytest.mark.parametrize("case", ["rl", "sft top", "sft top k"])
+def test_a_bad_role_anywhere_raises_the_whole_reads_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          row_group_size: int, batch_rows: int, where: str,
+                                                          case: str) -> None:
+    # the roles are checked while the kept rows are fetched, wherever the bad one sits
+    import whileai.selection._common as common
+    from whileai.errors import SchemaError
+
+    monkeypatch.setattr(common, "FETCH_BATCH_ROWS", batch_rows)
+    df, _ = _awkward_file(tmp_path, "rows", "system turns")
+    bad = _with_role(df, tmp_path / "bad.parquet", "robot", [df.height - 1 if where == "last" else 5], row_group_size)
+    with pytest.raises(SchemaError, match="role 'robot'") as info:
+        _selection(bad, **SELECT_CASES[case])
+    assert info.value.__context__ is None or info.value.__suppress_context__
+    with pytest.raises(SchemaError, match="role 'robot'"):
+        table.frame(bad)
+
+
+@pytest.mark.parametrize("mode", ["rl", "sft"])
+def test_a_bad_role_comes_before_a_selection_error(tmp_path: Path, mode: str) -> None:
+    # read in memory the file raises at the read, before anything is decided; from the path the
+    # decision errors (here: no graded row) wait for the role check and give way to it
+    from whileai.errors import SchemaError
+
+    df, _ = _awkward_file(tmp_path, "rows", "system turns")
+    ungraded = df.with_columns(pl.lit(None, pl.Float64).alias("reward"))
+    bad = _with_role(ungraded, tmp_path / "bad.parquet", "robot", [5], 70)
+    with pytest.raises(SchemaError, match="role 'robot'") as info:
+        wai.select(bad, mode=mode)
+    assert info.value.__suppress_context__  # the selection error it replaced is not shown
+    good = _with_role(ungraded, tmp_path / "good.parquet", "user", [5], 70)
+    with pytest.raises(TrainingSelectionError, match="needs graded rows"):
+        wai.select(good, mode=mode)
+
+
+@pytest.mark.parametrize("case", ["rl", "sft top", "sft random k"])
+def test_a_role_the_whole_read_renames_keeps_the_whole_reads_rows(tmp_path: Path, case: str) -> None:
+    # OpenAI's `developer` turn reads as `system` (table.schema.ROLE_ALIASES): the fetch hands the
+    # file to the whole read, and the rows and report are those of the table in memory
+    df, _ = _awkward_file(tmp_path, "rows", "system turns")
+    renamed = _with_role(df, tmp_path / "developer.parquet", "developer", list(range(3, df.height, 29)), 64)
+    in_memory = table.frame(renamed)
+    assert "system_prompt" in in_memory.columns
+    assert _selection(renamed, **SELECT_CASES[case]) == _selection(in_memory, **SELECT_CASES[case])
 
 
 @pytest.mark.parametrize("stage", ["decision read", "fetch"])
@@ -442,7 +486,6 @@ def test_sft_reads_tool_calls_only_where_a_reply_has_no_text(
     assert _selection(path, **SELECT_CASES[case]) == expected
     call_leaf = "messages.list.element.tool_calls.list.element.name"
     assert (call_leaf in leaves) == (textless != "none")
-    assert sum(leaf.endswith(".role") for leaf in leaves) == pq.ParquetFile(path).num_row_groups  # every role checked
     if textless == "junk":
         assert wai.select(df, **SELECT_CASES[case]).report.n_junk == 3
 
@@ -514,3 +557,21 @@ def test_an_interrupted_narrow_read_does_not_leave_the_reader_waiting(
     worker.join(timeout=30)
     assert not worker.is_alive(), "parquet_decisions hung waiting for its reader thread"
     assert len(raised) == 1 and isinstance(raised[0], error)
+
+
+@pytest.mark.parametrize("batch_rows", [7, 256])
+@pytest.mark.parametrize("case", ["rl", "sft top"])
+def test_system_turns_seen_by_the_fetch_add_system_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         batch_rows: int, case: str) -> None:
+    # one row group: in batches of 256 the fetch reaches its end and sees the system turns in
+    # them; in batches of 7 it stops at the last kept row and reads the group's roles alone
+    import whileai.selection._common as common
+
+    monkeypatch.setattr(common, "FETCH_BATCH_ROWS", batch_rows)
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    one = tmp_path / "one.parquet"
+    pq.write_table(pq.read_table(path), one, row_group_size=100_000)
+    assert "system_prompt" in df.columns
+    selected = wai.select(one, **SELECT_CASES[case])
+    assert "system_prompt" in selected.df.columns
+    assert _selection(one, **SELECT_CASES[case]) == _selection(df, **SELECT_CASES[case])

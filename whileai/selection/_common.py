@@ -7,10 +7,11 @@ column reads as "no information", never as an error.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,6 +44,7 @@ __all__ = [
     "reply_chars_expr",
     "reply_expr",
     "reply_without_text",
+    "roles_checked_first",
     "spooling",
     "junk_flag",
     "junk_split",
@@ -247,8 +249,41 @@ def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series |
 # a Parquet file: the decision columns first, the kept rows last
 # ------------------------------------------------------------------------------------------
 
-#: What a fetch of kept rows takes: ascending row positions; it returns those rows of the whole table.
-Fetch = Callable[[pl.Series], pl.DataFrame]
+class Fetch:
+    """The kept rows of a Parquet file read decisions first (``parquet_decisions``), and its role check.
+
+    Calling it with ascending row positions returns those rows of the whole table. The roles of
+    every message are checked on the way (the fetch decodes the conversations anyway), so a
+    file with a role the whole read refuses raises that read's error from the fetch;
+    ``check_roles`` runs the same check without fetching (see ``roles_checked_first``).
+    """
+
+    def __init__(self, read: Callable[[pl.Series], pl.DataFrame], check_roles: Callable[[], None]) -> None:
+        self._read = read
+        self.check_roles = check_roles
+
+    def __call__(self, positions: pl.Series) -> pl.DataFrame:
+        return self._read(positions)
+
+
+@contextlib.contextmanager
+def roles_checked_first(fetch: Fetch | None) -> Iterator[None]:
+    """Let an error raised while deciding wait for the file's role check.
+
+    The whole read refuses a file with an unknown role before anything is decided. A selector
+    that reads decisions first checks the roles when it fetches the kept rows, so an error raised
+    before then (no graded row, nothing eligible) runs the check first: a bad role raises the
+    whole read's ``SchemaError`` instead, as reading the file in memory would.
+    """
+    try:
+        yield
+    except Exception:
+        if fetch is not None:
+            try:
+                fetch.check_roles()
+            except Exception as whole_read:
+                raise whole_read from None
+        raise
 
 
 _T = TypeVar("_T")
@@ -298,33 +333,23 @@ def _message_roles(chunk: Any) -> Any:
     return flat.flatten()[flat.type.get_field_index("role")]
 
 
-def _role_facts(messages: Any, roles: Sequence[str]) -> tuple[bool, bool]:
-    """Whether every message of a pyarrow column of conversations has a role among ``roles``, and whether one opens with a system turn.
+def _role_facts(chunks: Sequence[Any], roles: Sequence[str]) -> tuple[bool, bool]:
+    """Whether every message of some pyarrow chunks of conversations has a role among ``roles``, and whether one opens with a system turn.
 
-    A null message or a null role fails the first, as the whole read's check does. A role read as
-    a dictionary is checked on its distinct values (pyarrow builds the dictionary from the values
-    it decoded) and the first turns on its codes; plain strings go through Polars.
+    A null message or a null role fails the first, as the whole read's check does. The roles go
+    through Polars (a few milliseconds per 400k messages).
     """
-    import pyarrow as pa
-
     opens_system = False
-    for chunk in messages.chunks:
+    for chunk in chunks:
         role = _message_roles(chunk)
         if role.null_count:
             return False, False
         ends = np.asarray(chunk.offsets)
         firsts = (ends[:-1] - ends[0])[(np.diff(ends) > 0) & _valid(chunk)]
-        if isinstance(role, pa.DictionaryArray):
-            values = role.dictionary.to_pylist()
-            if not set(values) <= set(roles):
-                return False, False
-            codes = [i for i, value in enumerate(values) if value == "system"]
-            opens_system = opens_system or bool(codes and np.isin(np.asarray(role.indices)[firsts], codes).any())
-        else:
-            series = _series(role)
-            if not bool(series.is_in(list(roles)).all()):
-                return False, False
-            opens_system = opens_system or bool((series.gather(firsts) == "system").any())
+        series = _series(role)
+        if not bool(series.is_in(list(roles)).all()):
+            return False, False
+        opens_system = opens_system or bool((series.gather(firsts) == "system").any())
     return True, opens_system
 
 
@@ -334,18 +359,22 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
 
     A selector decides from a few columns (task, reward, reply, flags) and the tool calls of each
     conversation; the message texts, most of the file, are needed only for the rows it keeps.
-    This reads ``columns`` through ``table.frame``, and of the conversations only each message's
-    role and the ``calls`` fields of its tool calls (Parquet reads nested leaves separately:
-    ``("name", "arguments")`` for a trajectory hash, ``("name",)`` to count calls). The roles are
-    checked (every message has a known one) and looked at for a conversation that opens with a
-    system turn, then dropped: the frame's ``messages`` holds each message's tool calls with those
-    fields only. With ``calls_where`` (an expression over the other decision columns) the tool
+    This reads ``columns`` through ``table.frame``, and of the conversations only the ``calls``
+    fields of each message's tool calls (Parquet reads nested leaves separately: ``("name",
+    "arguments")`` for a trajectory hash, ``("name",)`` to count calls): the frame's ``messages``
+    holds those. With ``calls_where`` (an expression over the other decision columns) the tool
     calls are read only when some row it marks needs them: when it marks none, the frame has no
     ``messages`` and the call leaves are never decoded (``select(mode="sft")`` counts calls only
-    for a reply with no letter or digit, which most files never have). It returns that frame and
-    a function that reads the whole rows at given (ascending) positions: the columns not read yet, from the row groups that hold those rows only
-    and in each up to its last kept row (``FETCH_BATCH_ROWS`` at a time), joined to the decision
-    columns already in hand and read through ``table.frame`` as the whole file would be.
+    for a reply with no letter or digit, which most files never have).
+
+    It returns that frame and a :class:`Fetch` that reads the whole rows at given (ascending)
+    positions: the columns not read yet, decoded row group by row group (``FETCH_BATCH_ROWS`` at
+    a time, on ``FETCH_THREADS`` threads), joined to the decision columns already in hand and read
+    through ``table.frame`` as the whole file would be, each row group up to its last kept row.
+    The fetch checks every message's role on the way (in the batches it decodes where they reach
+    the group's end, else from the group's roles read alone) and takes the whole read where one
+    is not known: that read raises the error that names it. A selector runs its
+    decisions inside ``roles_checked_first`` so an error it raises waits for that check.
 
     It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
     whose columns carry their canonical names and types (``messages`` as whileai writes it,
@@ -374,9 +403,9 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
             or schema.get("steps", pl.String) != pl.String or names & set(PRIVILEGED_COLUMNS)):
         return None
 
-    def read_conversations() -> tuple[Any, list[tuple[Any, Any]]] | None:
+    def read_calls() -> tuple[Any, list[Any]] | None:
         # pyarrow loads here, on a thread beside the Polars read of the narrow columns (its import
-        # is 0.07 s of a cold call); then the conversations' roles and tool-call leaves decode on
+        # is 0.07 s of a cold call); then the tool-call leaves, where needed, decode on
         # FETCH_THREADS threads of their own (pyarrow releases the GIL)
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -389,30 +418,18 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
             return None
         if dict(arrow_schema) != dict(schema):
             return None
-        leaves = [pf.schema.column(i).path for i in range(len(pf.schema))]
-        wanted = [leaf for leaf in leaves if leaf.split(".")[0] == "messages"
-                  and (leaf.split(".")[-1] == "role" and len(leaf.split(".")) == 4
-                       or "tool_calls" in leaf.split(".") and leaf.split(".")[-1] in calls)]
-        role_leaf = [leaf for leaf in wanted if leaf.split(".")[-1] == "role"]
-        call_leaves = [leaf for leaf in wanted if leaf not in role_leaf]
+        if not calls_needed.result():
+            return pf, []
+        leaves = [pf.schema.column(i).path.split(".") for i in range(len(pf.schema))]
+        call_leaves = [".".join(leaf) for leaf in leaves
+                       if leaf[0] == "messages" and "tool_calls" in leaf and leaf[-1] in calls]
 
-        def read_convo(groups: list[int], dictionary: Any) -> list[tuple[pa.Table, pa.Table | None]]:
-            # the roles apart from the tool calls (Parquet decodes each leaf on its own either way):
-            # they are checked here and never become a Polars column. Each role as a dictionary (a
-            # few distinct strings and an index per message), a row group a call: pyarrow reads a
-            # nested dictionary column into one chunk only. The roles of every group first, then
-            # the calls once the narrow columns say some row needs them
-            source = pq.ParquetFile(path, metadata=pf.metadata, read_dictionary=dictionary)
-            roles = [source.read_row_group(g, columns=role_leaf, use_threads=False) for g in groups]
-            read_calls = calls_needed.result()
-            return [(r, source.read_row_group(g, columns=call_leaves, use_threads=False) if read_calls else None)
-                    for r, g in zip(roles, groups)]
+        def read(groups: list[int]) -> list[Any]:
+            source = pq.ParquetFile(path, metadata=pf.metadata)
+            return [source.read_row_group(g, columns=call_leaves, use_threads=False) for g in groups]
 
         try:
-            try:
-                return pf, _in_threads(functools.partial(read_convo, dictionary=role_leaf), range(pf.num_row_groups))
-            except pa.ArrowNotImplementedError:  # a dictionary that changes inside a row group: plain strings
-                return pf, _in_threads(functools.partial(read_convo, dictionary=None), range(pf.num_row_groups))
+            return pf, _in_threads(read, range(pf.num_row_groups))
         except (pa.ArrowException, OSError):  # a leaf pyarrow cannot decode: the whole read says what is wrong
             return None
 
@@ -422,7 +439,7 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
         calls_needed.set_result(True)
 
     with ThreadPoolExecutor(max_workers=1) as background:
-        pending = background.submit(read_conversations)
+        pending = background.submit(read_calls)
         try:
             try:
                 narrow = table.frame(path, columns=[c for c in columns if c != "messages"])
@@ -438,24 +455,15 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
         found = pending.result()
     if found is None:
         return None
-    pf, parts = found
+    pf, call_parts = found
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     meta = pf.metadata
-
-    def reader() -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
-        return pq.ParquetFile(path, metadata=meta)
-
-    roles = pa.concat_tables([r for r, _ in parts]).column("messages")
-    known, opens_system = _role_facts(roles, ROLES) if len(roles) == narrow.height else (False, False)
-    if not known:
-        return None  # a bad role: the whole read raises the error that names it
-    # table.frame adds system_prompt when some conversation opens with a system turn: the whole
-    # table's answer, which the kept rows alone might not give
-    opens_system = opens_system and "system_prompt" not in names
+    if meta.num_rows != narrow.height:
+        return None
     if calls_needed.result():
-        convo = pl.from_arrow(pa.concat_tables([c for _, c in parts]))
+        convo = pl.from_arrow(pa.concat_tables(call_parts))
         assert isinstance(convo, pl.DataFrame)
         narrow = narrow.with_columns(convo["messages"])
     else:  # the whole conversations, where table.frame read them to fill a null reply or prompt
@@ -463,15 +471,37 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
     order = schema.names()
     have = [c for c in order if c in narrow.columns and c != "messages"]
     rest = [c for c in order if c not in have]
-    starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(pf.num_row_groups)])
+    role_leaf = [leaf for leaf in (pf.schema.column(i).path for i in range(len(pf.schema)))
+                 if leaf.split(".") == ["messages", "list", "element", "role"]]
+    starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(pf.num_row_groups)])
+    # what the roles say, once known: (every role known, some conversation opens with a system
+    # turn); and the whole read, taken where a role is not known
+    state: dict[str, Any] = {"facts": None, "whole": None}
 
-    def read_group(source: pq.ParquetFile, g: int, local: np.ndarray) -> list[pa.Table]:
-        # a row group is decoded in batches up to its last kept row only (the runs of groups go
-        # to threads, a reader each); the kept rows of each batch are zero-copy slices (runs of
-        # consecutive rows), copied out before the next (Table.take would import pyarrow.compute)
-        parts, offset = [], 0
-        size = int(min(FETCH_BATCH_ROWS, local[-1] + 1))  # kept rows near the start: one short batch
+    def reader() -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
+        return pq.ParquetFile(path, metadata=meta)
+
+    def read_group(source: pq.ParquetFile, g: int, local: np.ndarray) -> tuple[list[pa.Table], tuple[bool, bool]]:
+        # a row group is decoded in batches up to its last kept row (the runs of groups go to
+        # threads, a reader each); the kept rows of each batch are zero-copy slices (runs of
+        # consecutive rows), copied out before the next (Table.take would import pyarrow.compute).
+        # Where those batches reach the group's end the roles are checked in them; otherwise (and
+        # in a group without kept rows) the group's roles are read alone, a small leaf
+        rows = int(starts[g + 1] - starts[g])
+        size = int(min(FETCH_BATCH_ROWS, local[-1] + 1)) if local.size else 0
+        to_end = bool(local.size) and (int(local[-1]) // size + 1) * size >= rows
+        facts = (True, False) if to_end else _role_facts(
+            source.read_row_group(g, columns=role_leaf, use_threads=False).column(0).chunks, ROLES)
+        parts: list[pa.Table] = []
+        if not local.size or not facts[0]:
+            return parts, facts
+        offset = 0
         for batch in source.iter_batches(batch_size=size, row_groups=[g], columns=rest, use_threads=False):
+            if to_end:
+                known, system = _role_facts([batch.column("messages")], ROLES)
+                facts = (facts[0] and known, facts[1] or system)
+                if not known:
+                    break  # the whole read says what is wrong
             inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
             if inside.size:
                 breaks = np.flatnonzero(np.diff(inside) != 1) + 1
@@ -480,34 +510,61 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
             offset += batch.num_rows
             if offset > local[-1]:
                 break
-        return parts
+        return parts, facts
+
+    def read_groups(positions: np.ndarray) -> list[tuple[list[pa.Table], tuple[bool, bool]]] | None:
+        group = np.searchsorted(starts, positions, side="right") - 1
+        jobs = [(g, positions[group == g] - starts[g]) for g in range(pf.num_row_groups)]
+
+        def read_run(run: list[tuple[int, np.ndarray]]) -> list[tuple[list[pa.Table], tuple[bool, bool]]]:
+            source = reader()
+            return [read_group(source, g, local) for g, local in run]
+
+        try:
+            found = _in_threads(read_run, jobs)
+        except (pa.ArrowException, OSError):  # a page pyarrow cannot decode: the whole read's rows, or its error
+            return None
+        state["facts"] = (all(k for _, (k, _) in found), any(s for _, (_, s) in found))
+        return found
+
+    def whole() -> pl.DataFrame:
+        # the whole read, once: it raises the error that names a bad role, or reads a role it renames
+        if state["whole"] is None:
+            try:
+                state["whole"] = table.frame(path)
+            except Exception as exc:
+                state["whole"] = exc
+        if isinstance(state["whole"], Exception):
+            raise state["whole"]
+        return state["whole"]
+
+    def check_roles() -> None:
+        if state["facts"] is None and read_groups(np.zeros(0, dtype=np.int64)) is None:
+            state["facts"] = (False, False)
+        if not state["facts"][0]:
+            whole()
 
     def fetch(positions: pl.Series) -> pl.DataFrame:
         if positions.len() == 0:
+            check_roles()
             return table.frame(table.scan(path).head(0), allow_empty=True)
-        pos = positions.cast(pl.Int64).to_numpy()
-        group = np.searchsorted(starts, pos, side="right") - 1
-        jobs = [(int(g), pos[group == g] - starts[g]) for g in np.unique(group)]
-        def read_run(run: list[tuple[int, np.ndarray]]) -> list[pa.Table]:
-            source = reader()
-            return [part for g, local in run for part in read_group(source, g, local)]
-
-        try:
-            parts = _in_threads(read_run, jobs)
-        except (pa.ArrowException, OSError):  # a page pyarrow cannot decode: the whole read's rows, or its error
-            return take_rows(table.frame(path), positions)
-        wide = pl.from_arrow(pa.concat_tables(parts))
+        found = read_groups(positions.cast(pl.Int64).to_numpy())
+        if found is None or not state["facts"][0]:
+            return take_rows(whole(), positions)
+        wide = pl.from_arrow(pa.concat_tables([part for parts, _ in found for part in parts]))
         assert isinstance(wide, pl.DataFrame)
         # the decision columns of the kept rows, gathered column by column: an eager select over the
         # narrow frame (its conversations chunked otherwise than its columns) cost 0.06-0.2 s at 1M rows
         kept = pl.DataFrame([narrow.get_column(c).gather(positions) for c in have])
         out = table.frame(pl.concat([kept, wide], how="horizontal").select(order))
-        if opens_system and "system_prompt" not in out.columns:
+        # table.frame adds system_prompt when some conversation opens with a system turn: the whole
+        # table's answer, which the kept rows alone might not give
+        if state["facts"][1] and "system_prompt" not in out.columns:
             out = out.insert_column(out.columns.index("task_key"), pl.Series("system_prompt", [None] * out.height,
                                                                               dtype=pl.String))
         return out
 
-    return narrow, fetch
+    return narrow, Fetch(fetch, check_roles)
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])

@@ -48,6 +48,7 @@ from whileai.selection._common import (
     parquet_decisions,
     privileged_leaks,
     require_graded,
+    roles_checked_first,
     spooling,
     take_rows,
     truncated_flag,
@@ -270,128 +271,129 @@ def select_for_rl(
     # A whileai Parquet file: the decision columns and tool calls first, the kept rows' conversations last.
     decisions = parquet_decisions(rows, _DECISION_COLUMNS)
     df, fetch = decisions if decisions is not None else (table.frame(rows), None)
-    require_graded(df, 'select(mode="rl")')
-    check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
-    warnings: list[str] = []
-    df = nan_as_ungraded(df, warnings)  # NaN passes every threshold in Polars' order
-    report: dict[str, Any] = {"n": df.height, "truncated_policy": truncated, "band": (lo, hi),
-                              "enforce_band": bool(enforce_band), "target": target, "order": order}
-    hygiene: list[str] = []
+    with roles_checked_first(fetch):
+        require_graded(df, 'select(mode="rl")')
+        check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
+        warnings: list[str] = []
+        df = nan_as_ungraded(df, warnings)  # NaN passes every threshold in Polars' order
+        report: dict[str, Any] = {"n": df.height, "truncated_policy": truncated, "band": (lo, hi),
+                                  "enforce_band": bool(enforce_band), "target": target, "order": order}
+        hygiene: list[str] = []
 
-    # Pass rates as graded: before any dedupe or trim (docs/select.md, "The calibration stamp": k is the repeats the grader saw).
-    stats = task_stats(df)
-    graded_stats = stats.filter(pl.col("n_graded") > 0)
-    report["n_tasks"] = stats.height
-    k_in = float(graded_stats["n_graded"].median())  # type: ignore[arg-type]
-    report["band_rollouts"] = k_in
+        # Pass rates as graded: before any dedupe or trim (docs/select.md, "The calibration stamp": k is the repeats the grader saw).
+        stats = task_stats(df)
+        graded_stats = stats.filter(pl.col("n_graded") > 0)
+        report["n_tasks"] = stats.height
+        k_in = float(graded_stats["n_graded"].median())  # type: ignore[arg-type]
+        report["band_rollouts"] = k_in
 
-    # 1. junk rows. Every filter below runs on a narrow frame (row position, task, reward, flags,
-    # trajectory hash); the wide rows (conversations) are gathered once, for the kept rows only.
-    work = df.lazy().select(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
-        pl.col("task_key").hash(_TASK_SEED).alias("_tid"),
-        pl.col("reward").cast(pl.Float64),
-        junk_flag(df).alias("_junk"),
-        truncated_flag(df).alias("_trunc"),
-        trajectory_signature(df).alias("_traj"),
-        (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
-    ).collect()
-    # 0. replies that quote their own privileged context (the answer key the judge read)
-    leak_mask, leak_info = privileged_leaks(df, warnings)
-    report["privileged_leaks"] = leak_info
-    report["privileged_leaks_dropped"] = leak_info["n_dropped"]
-    if leak_mask is not None and leak_info["n_dropped"]:
-        work = work.with_columns(pl.col("_junk") & ~leak_mask)
-        keep = ~leak_mask
-    else:
-        keep = None
-    no_output, garbage = junk_split(df, work["_junk"])
-    if keep is not None:
-        work = work.filter(keep)
-    ungraded = int((~work["_junk"] & work["reward"].is_null()).sum())
-    report["gates"] = {"no_output": no_output, "garbage": garbage, "ungraded": ungraded}
-    report["junk_dropped"] = no_output + garbage + ungraded
-    work = work.filter(~pl.col("_junk") & pl.col("reward").is_not_null())
-    report["n_after_gates"] = work.height
+        # 1. junk rows. Every filter below runs on a narrow frame (row position, task, reward, flags,
+        # trajectory hash); the wide rows (conversations) are gathered once, for the kept rows only.
+        work = df.lazy().select(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
+            pl.col("task_key").hash(_TASK_SEED).alias("_tid"),
+            pl.col("reward").cast(pl.Float64),
+            junk_flag(df).alias("_junk"),
+            truncated_flag(df).alias("_trunc"),
+            trajectory_signature(df).alias("_traj"),
+            (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
+        ).collect()
+        # 0. replies that quote their own privileged context (the answer key the judge read)
+        leak_mask, leak_info = privileged_leaks(df, warnings)
+        report["privileged_leaks"] = leak_info
+        report["privileged_leaks_dropped"] = leak_info["n_dropped"]
+        if leak_mask is not None and leak_info["n_dropped"]:
+            work = work.with_columns(pl.col("_junk") & ~leak_mask)
+            keep = ~leak_mask
+        else:
+            keep = None
+        no_output, garbage = junk_split(df, work["_junk"])
+        if keep is not None:
+            work = work.filter(keep)
+        ungraded = int((~work["_junk"] & work["reward"].is_null()).sum())
+        report["gates"] = {"no_output": no_output, "garbage": garbage, "ungraded": ungraded}
+        report["junk_dropped"] = no_output + garbage + ungraded
+        work = work.filter(~pl.col("_junk") & pl.col("reward").is_not_null())
+        report["n_after_gates"] = work.height
 
-    # 2. duplicate trajectories within an ask (the hash includes the task)
-    first, in_set = _first_and_duplicated(work["_traj"])
-    dup_stats = _duplicate_stats(work, first, in_set)
-    report["duplicates"] = dup_stats
-    work = work.filter(first)
-    if dup_stats["n_dropped"]:
-        hygiene.append(f"{dup_stats['n_dropped']} duplicate rollout(s) within {dup_stats['groups_affected']} ask(s) dropped")
-    if dup_stats["conflicting_rewards"]:
-        hygiene.append(f"{dup_stats['conflicting_rewards']} set(s) of identical rollouts got different rewards; "
-                       "the judge is not deterministic on the same trajectory; check it before training")
+        # 2. duplicate trajectories within an ask (the hash includes the task)
+        first, in_set = _first_and_duplicated(work["_traj"])
+        dup_stats = _duplicate_stats(work, first, in_set)
+        report["duplicates"] = dup_stats
+        work = work.filter(first)
+        if dup_stats["n_dropped"]:
+            hygiene.append(f"{dup_stats['n_dropped']} duplicate rollout(s) within {dup_stats['groups_affected']} ask(s) dropped")
+        if dup_stats["conflicting_rewards"]:
+            hygiene.append(f"{dup_stats['conflicting_rewards']} set(s) of identical rollouts got different rewards; "
+                           "the judge is not deterministic on the same trajectory; check it before training")
 
-    # 3. truncated rollouts
-    work = _apply_truncated(work, truncated, report)
-    report["n_after_trim"] = work.height
+        # 3. truncated rollouts
+        work = _apply_truncated(work, truncated, report)
+        report["n_after_trim"] = work.height
 
-    # 4. unanimous asks, on what is left; 5. the band, on the rate as graded
-    groups, counts, keep_group = _group_filters(work, stats, lo, hi, enforce_band)
-    report["unanimous_groups_dropped"] = int(counts["unanimous"])
-    report["unanimous"] = {"all_pass": int(counts["all_pass"]), "all_fail": int(counts["all_fail"]),
-                           "single": int(counts["single"])}
-    report["collapsed_groups_dropped"] = int(counts["collapsed"])
-    if enforce_band:
-        report["band_dropped"] = {"too_easy": int(counts["too_easy"]), "too_hard": int(counts["too_hard"])}
-        report["band_groups_dropped"] = int(counts["too_easy"]) + int(counts["too_hard"])
-    else:
-        report["band_dropped"] = {"too_easy": 0, "too_hard": 0}
-    eligible = groups.filter(keep_group)
-    report["groups_eligible"] = eligible.height
-    dropped = {
-        "privileged_leak": report["privileged_leaks_dropped"],
-        "junk": report["junk_dropped"],
-        "duplicate": dup_stats["n_dropped"],
-        "truncated": report["truncated_dropped"],
-        "unanimous": int(counts["unanimous_rows"]),
-        "band": int(counts["band_rows"]) if enforce_band else 0,
-    }
-    if eligible.height == 0:
-        raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, counts=dropped)
+        # 4. unanimous asks, on what is left; 5. the band, on the rate as graded
+        groups, counts, keep_group = _group_filters(work, stats, lo, hi, enforce_band)
+        report["unanimous_groups_dropped"] = int(counts["unanimous"])
+        report["unanimous"] = {"all_pass": int(counts["all_pass"]), "all_fail": int(counts["all_fail"]),
+                               "single": int(counts["single"])}
+        report["collapsed_groups_dropped"] = int(counts["collapsed"])
+        if enforce_band:
+            report["band_dropped"] = {"too_easy": int(counts["too_easy"]), "too_hard": int(counts["too_hard"])}
+            report["band_groups_dropped"] = int(counts["too_easy"]) + int(counts["too_hard"])
+        else:
+            report["band_dropped"] = {"too_easy": 0, "too_hard": 0}
+        eligible = groups.filter(keep_group)
+        report["groups_eligible"] = eligible.height
+        dropped = {
+            "privileged_leak": report["privileged_leaks_dropped"],
+            "junk": report["junk_dropped"],
+            "duplicate": dup_stats["n_dropped"],
+            "truncated": report["truncated_dropped"],
+            "unanimous": int(counts["unanimous_rows"]),
+            "band": int(counts["band_rows"]) if enforce_band else 0,
+        }
+        if eligible.height == 0:
+            raise TrainingSelectionError(_empty_message(report, dropped, lo, hi), report=report, counts=dropped)
 
-    # 6. order whole groups and take them up to target
-    eligible = eligible.join(_group_fault_kinds(work, eligible), on="_tid", how="left")
-    ordered = _order_groups(eligible, order)
-    sizes = ordered["_size"].to_numpy()
-    if target is None:
-        n_keep = ordered.height
-    else:
-        n_keep = max(1, int(np.searchsorted(np.cumsum(sizes), target, side="right")))
-        if sizes[0] > target:
-            warnings.append(f"the first group holds {int(sizes[0])} rows, more than target={target}; it was kept whole "
-                            "(groups are never split). Raise target= to keep more than one group.")
-    chosen = ordered.head(n_keep).select("_tid", "_kind", pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
-    dropped["target"] = int(sizes[n_keep:].sum())
-    report["dropped"] = dropped
-    report["groups_selected"] = chosen.height
-    report["difficulty"] = histogram_counts((graded_stats["c"] / graded_stats["n_graded"]).to_numpy())
-    report["difficulty_kept"] = histogram_counts(
-        ordered.head(n_keep)["_rate"].to_numpy() if "_rate" in ordered.columns else np.array([]))
-    kinds = chosen.group_by("_kind", maintain_order=True).len()
-    report["fault_kinds"] = dict(zip(kinds["_kind"].to_list(), (int(v) for v in kinds["len"].to_list())))
+        # 6. order whole groups and take them up to target
+        eligible = eligible.join(_group_fault_kinds(work, eligible), on="_tid", how="left")
+        ordered = _order_groups(eligible, order)
+        sizes = ordered["_size"].to_numpy()
+        if target is None:
+            n_keep = ordered.height
+        else:
+            n_keep = max(1, int(np.searchsorted(np.cumsum(sizes), target, side="right")))
+            if sizes[0] > target:
+                warnings.append(f"the first group holds {int(sizes[0])} rows, more than target={target}; it was kept whole "
+                                "(groups are never split). Raise target= to keep more than one group.")
+        chosen = ordered.head(n_keep).select("_tid", "_kind", pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
+        dropped["target"] = int(sizes[n_keep:].sum())
+        report["dropped"] = dropped
+        report["groups_selected"] = chosen.height
+        report["difficulty"] = histogram_counts((graded_stats["c"] / graded_stats["n_graded"]).to_numpy())
+        report["difficulty_kept"] = histogram_counts(
+            ordered.head(n_keep)["_rate"].to_numpy() if "_rate" in ordered.columns else np.array([]))
+        kinds = chosen.group_by("_kind", maintain_order=True).len()
+        report["fault_kinds"] = dict(zip(kinds["_kind"].to_list(), (int(v) for v in kinds["len"].to_list())))
 
-    selected = _gather(df, work, chosen, truncated, fetch)
-    report["truncated_selected"] = int(selected["overlong"].sum()) if truncated == "keep" else (
-        int(selected["reward_before_penalty"].is_not_null().sum()) if truncated == "penalize" else 0)
-    selected, n_carried = stamp_calibration(selected, stats)
-    report["n_selected"] = selected.height
-    report["calibration"] = {"n_tasks": chosen.height, "n_stamped": int(selected["calibration"].is_not_null().sum()),
-                             "n_carried": n_carried, "k_median": k_in, "level": CI_LEVEL}
+        selected = _gather(df, work, chosen, truncated, fetch)
+        report["truncated_selected"] = int(selected["overlong"].sum()) if truncated == "keep" else (
+            int(selected["reward_before_penalty"].is_not_null().sum()) if truncated == "penalize" else 0)
+        selected, n_carried = stamp_calibration(selected, stats)
+        report["n_selected"] = selected.height
+        report["calibration"] = {"n_tasks": chosen.height, "n_stamped": int(selected["calibration"].is_not_null().sum()),
+                                 "n_carried": n_carried, "k_median": k_in, "level": CI_LEVEL}
 
-    # hygiene: correlations, hack scan, band resolution, k-way numbers, eval-sourced rewards
-    _hygiene(selected, k_in, endorsed_list, report, hygiene)
-    report["eval_sourced_input"] = int(df.select(eval_sourced(df).sum()).item())
-    report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
-    if report["eval_sourced"]:
-        warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
-    report["signal"] = _signal(selected, (lo, hi))
-    report["hygiene_warnings"] = hygiene
-    out_report = RLSelectionReport(**report, warnings=[*hygiene, *warnings])
-    return table.StepResult(selected, out_report, {"mode": "rl"})
+        # hygiene: correlations, hack scan, band resolution, k-way numbers, eval-sourced rewards
+        _hygiene(selected, k_in, endorsed_list, report, hygiene)
+        report["eval_sourced_input"] = int(df.select(eval_sourced(df).sum()).item())
+        report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
+        if report["eval_sourced"]:
+            warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
+        report["signal"] = _signal(selected, (lo, hi))
+        report["hygiene_warnings"] = hygiene
+        out_report = RLSelectionReport(**report, warnings=[*hygiene, *warnings])
+        return table.StepResult(selected, out_report, {"mode": "rl"})
 
 
 # ------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from whileai.selection._common import (
     privileged_leaks,
     reply_without_text,
     require_graded,
+    roles_checked_first,
     spooling,
     take_rows,
 )
@@ -299,58 +300,59 @@ def select_for_sft(
     # no text, the one place the junk flag counts calls), the kept rows last.
     decisions = parquet_decisions(rows, _DECISION_COLUMNS, calls=("name",), calls_where=reply_without_text)
     df, fetch = decisions if decisions is not None else (table.frame(rows), None)
-    require_graded(df, 'select(mode="sft")')
-    check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
-    warnings: list[str] = []
-    df = nan_as_ungraded(df, warnings)  # NaN passes every threshold in Polars' order
-    graded = pl.col("reward").is_not_null()
-    passing = graded & (pl.col("reward") >= float(min_reward))
-    # A narrow frame: every ranking runs on it and the wide rows are gathered once at the end.
-    work = df.select(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
-        _prompt_key(df).alias("_prompt"),
-        pl.col("reward").cast(pl.Float64),
-        tie_keys(row_ids(df), salt).alias("_key"),
-        passing.alias("_pass"),
-        (passing & junk_flag(df)).alias("_junk"),
-    )
-    leak_mask, leak_info = privileged_leaks(df, warnings)
-    work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
-    counts = work.select(
-        pl.col("reward").is_null().sum().alias("ungraded"),
-        (pl.col("reward").is_not_null() & ~pl.col("_pass")).sum().alias("not_pass"),
-        pl.col("_junk").sum().alias("junk"),
-    ).row(0, named=True)
-    # graded completions per prompt, as the run lengths of the sorted prompt keys: a prompt per
-    # completion is common (varied prompts), and a hash group-by over as many groups cost 0.08-0.17 s
-    # at 1M rows against 0.03 s for the sort
-    per_prompt = work.select(pl.col("_prompt").filter(pl.col("reward").is_not_null()).sort().rle()
-                             .struct.field("len"))["len"]
-    eligible = work.filter(pl.col("_pass") & ~pl.col("_junk") & ~pl.col("_leak"))
-    report: dict[str, Any] = {
-        "n": df.height, "n_ungraded": int(counts["ungraded"]), "n_not_pass": int(counts["not_pass"]),
-        "n_junk": int(counts["junk"]), "n_eligible": eligible.height,
-        "privileged_leaks_dropped": leak_info["n_dropped"], "privileged_leaks": leak_info, "target": target_n, "selection": select,
-        "k": k_n, "min_reward": float(min_reward), "prompts": per_prompt.len(),
-        "prompts_eligible": eligible["_prompt"].n_unique() if eligible.height else 0,
-        "completions_per_prompt_max": int(per_prompt.max()),  # type: ignore[arg-type]
-        "completions_per_prompt_mean": round(float(per_prompt.mean()), 4),  # type: ignore[arg-type]
-        "completions_per_prompt_median": float(per_prompt.median()),  # type: ignore[arg-type]
-        "prompts_with_one_completion": int((per_prompt <= 1).sum()),
-    }
-    if eligible.height == 0:
-        refuse_none_eligible(report, best=df["reward"].max(), min_reward=min_reward)
-    report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
+    with roles_checked_first(fetch):
+        require_graded(df, 'select(mode="sft")')
+        check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
+        warnings: list[str] = []
+        df = nan_as_ungraded(df, warnings)  # NaN passes every threshold in Polars' order
+        graded = pl.col("reward").is_not_null()
+        passing = graded & (pl.col("reward") >= float(min_reward))
+        # A narrow frame: every ranking runs on it and the wide rows are gathered once at the end.
+        work = df.select(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
+            _prompt_key(df).alias("_prompt"),
+            pl.col("reward").cast(pl.Float64),
+            tie_keys(row_ids(df), salt).alias("_key"),
+            passing.alias("_pass"),
+            (passing & junk_flag(df)).alias("_junk"),
+        )
+        leak_mask, leak_info = privileged_leaks(df, warnings)
+        work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
+        counts = work.select(
+            pl.col("reward").is_null().sum().alias("ungraded"),
+            (pl.col("reward").is_not_null() & ~pl.col("_pass")).sum().alias("not_pass"),
+            pl.col("_junk").sum().alias("junk"),
+        ).row(0, named=True)
+        # graded completions per prompt, as the run lengths of the sorted prompt keys: a prompt per
+        # completion is common (varied prompts), and a hash group-by over as many groups cost 0.08-0.17 s
+        # at 1M rows against 0.03 s for the sort
+        per_prompt = work.select(pl.col("_prompt").filter(pl.col("reward").is_not_null()).sort().rle()
+                                 .struct.field("len"))["len"]
+        eligible = work.filter(pl.col("_pass") & ~pl.col("_junk") & ~pl.col("_leak"))
+        report: dict[str, Any] = {
+            "n": df.height, "n_ungraded": int(counts["ungraded"]), "n_not_pass": int(counts["not_pass"]),
+            "n_junk": int(counts["junk"]), "n_eligible": eligible.height,
+            "privileged_leaks_dropped": leak_info["n_dropped"], "privileged_leaks": leak_info, "target": target_n, "selection": select,
+            "k": k_n, "min_reward": float(min_reward), "prompts": per_prompt.len(),
+            "prompts_eligible": eligible["_prompt"].n_unique() if eligible.height else 0,
+            "completions_per_prompt_max": int(per_prompt.max()),  # type: ignore[arg-type]
+            "completions_per_prompt_mean": round(float(per_prompt.mean()), 4),  # type: ignore[arg-type]
+            "completions_per_prompt_median": float(per_prompt.median()),  # type: ignore[arg-type]
+            "prompts_with_one_completion": int((per_prompt <= 1).sum()),
+        }
+        if eligible.height == 0:
+            refuse_none_eligible(report, best=df["reward"].max(), min_reward=min_reward)
+        report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
 
-    top = select.startswith("top")
-    if select.endswith("per_prompt"):
-        chosen = _per_prompt_picks(eligible, target_n, top=top)
-    else:
-        chosen = pick(eligible, k_n if k_n is not None else target_n, top=top)
-    chosen = chosen.sort("_pos")
-    note_pick(report, chosen, select)
-    selected = take_rows(df, chosen["_pos"]) if fetch is None else nan_rewards_unset(fetch(chosen["_pos"]))
-    report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
-    if report["eval_sourced"]:
-        warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
-    return table.StepResult(selected, SFTSelectionReport(**report, warnings=warnings), {"mode": "sft"})
+        top = select.startswith("top")
+        if select.endswith("per_prompt"):
+            chosen = _per_prompt_picks(eligible, target_n, top=top)
+        else:
+            chosen = pick(eligible, k_n if k_n is not None else target_n, top=top)
+        chosen = chosen.sort("_pos")
+        note_pick(report, chosen, select)
+        selected = take_rows(df, chosen["_pos"]) if fetch is None else nan_rewards_unset(fetch(chosen["_pos"]))
+        report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
+        if report["eval_sourced"]:
+            warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
+        return table.StepResult(selected, SFTSelectionReport(**report, warnings=warnings), {"mode": "sft"})
