@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -109,7 +108,12 @@ def select_rl(ds: Any, *, out: Any, target: int | None, band: tuple[float, float
     """``select(mode="rl")`` on a Ray dataset: the report, and the kept rows written to ``out``."""
     from whileai.charts import histogram_counts
     from whileai.defaults import BAND_MIN_ROLLOUTS, CI_LEVEL
-    from whileai.selection._rl import RLSelectionReport, _empty_message, _order_groups
+    from whileai.selection._rl import (
+        RLSelectionReport,
+        _empty_message,
+        _groups_within_target,
+        _order_groups,
+    )
 
     ray = require_ray('select(mode="rl") on a Ray dataset')
     out_path = check_output_folder(out, 'select(mode="rl")')
@@ -169,13 +173,7 @@ def select_rl(ds: Any, *, out: Any, target: int | None, band: tuple[float, float
     ordered = _order_groups(groups, order)
     sizes = ordered["_size"].to_numpy()
     warnings: list[str] = []
-    if target is None:
-        n_keep = ordered.height
-    else:
-        n_keep = max(1, int(np.searchsorted(np.cumsum(sizes), target, side="right")))
-        if sizes[0] > target:
-            warnings.append(f"the first group holds {int(sizes[0])} rows, more than target={target}; it was kept whole "
-                            "(groups are never split). Raise target= to keep more than one group.")
+    n_keep = _groups_within_target(sizes, target, warnings)
     chosen = ordered.head(n_keep)
     dropped["target"] = int(sizes[n_keep:].sum())
     report["dropped"] = dropped

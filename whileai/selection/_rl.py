@@ -359,13 +359,7 @@ def select_for_rl(
         eligible = eligible.join(_group_fault_kinds(work, eligible), on="_tid", how="left")
         ordered = _order_groups(eligible, order)
         sizes = ordered["_size"].to_numpy()
-        if target is None:
-            n_keep = ordered.height
-        else:
-            n_keep = max(1, int(np.searchsorted(np.cumsum(sizes), target, side="right")))
-            if sizes[0] > target:
-                warnings.append(f"the first group holds {int(sizes[0])} rows, more than target={target}; it was kept whole "
-                                "(groups are never split). Raise target= to keep more than one group.")
+        n_keep = _groups_within_target(sizes, target, warnings)
         chosen = ordered.head(n_keep).select("_tid", "_kind", pl.int_range(pl.len(), dtype=pl.Int64).alias("_order"))
         dropped["target"] = int(sizes[n_keep:].sum())
         report["dropped"] = dropped
@@ -560,6 +554,19 @@ def _group_fault_kinds(work: pl.DataFrame, eligible: pl.DataFrame) -> pl.DataFra
     names = pl.DataFrame({"_code": pl.Series(range(span), dtype=pl.Int64), "_kind": kinds})
     return (eligible.select("_tid").join(best.join(names, on="_code"), on="_tid", how="left")
             .select("_tid", pl.col("_kind").fill_null(NO_FAULT)))
+
+
+def _groups_within_target(sizes: np.ndarray, target: int | None, warnings: list[str]) -> int:
+    """How many of the ordered groups (``sizes`` rows each) fit in ``target`` rows: at least one.
+
+    Groups are never split: a first group larger than ``target`` is kept whole, with a warning.
+    """
+    if target is None:
+        return len(sizes)
+    if sizes[0] > target:
+        warnings.append(f"the first group holds {int(sizes[0])} rows, more than target={target}; it was kept whole "
+                        "(groups are never split). Raise target= to keep more than one group.")
+    return max(1, int(np.searchsorted(np.cumsum(sizes), target, side="right")))
 
 
 def _order_groups(eligible: pl.DataFrame, order: str) -> pl.DataFrame:
