@@ -280,13 +280,9 @@ def test_select_from_jsonl_is_the_select_from_parquet(tmp_path: Path, case: str)
 def test_a_bad_role_in_a_row_no_one_keeps_still_raises(tmp_path: Path, mode: str) -> None:
     from whileai.errors import SchemaError
 
-    df, path = _awkward_file(tmp_path, "rows", "system turns")
-    raw = df.drop("task_key", "system_prompt").to_arrow()
-    bad = tmp_path / "bad.parquet"
-    msgs = raw.column("messages").to_pylist()
-    msgs[-1][0]["role"] = "robot"  # the last row: the rows around it decide nothing about it
-    pq.write_table(raw.set_column(raw.schema.get_field_index("messages"), "messages",
-                                  pa.array(msgs, type=raw.schema.field("messages").type)), bad, row_group_size=70)
+    df, _ = _awkward_file(tmp_path, "rows", "system turns")
+    # the last row: the rows around it decide nothing about it
+    bad = _with_role(df, tmp_path / "bad.parquet", "robot", [df.height - 1], 70)
     with pytest.raises(SchemaError, match="role 'robot'"):
         wai.select(bad, mode=mode)
 
