@@ -571,3 +571,24 @@ def test_system_turns_seen_by_the_fetch_add_system_prompt(tmp_path: Path, monkey
     selected = wai.select(one, **SELECT_CASES[case])
     assert "system_prompt" in selected.df.columns
     assert _selection(one, **SELECT_CASES[case]) == _selection(df, **SELECT_CASES[case])
+
+
+@pytest.mark.parametrize("arrow_type", ["string", "large_string", "string_view"])
+def test_string_codes_match_python_membership(arrow_type: str) -> None:
+    # the fetch's role check compares raw bytes eight at a time: against Python's own membership,
+    # over strings that share every prefix with a value, cross the 8- and 16-byte words, hold
+    # multibyte characters, nulls and empty strings, whole and sliced
+    import numpy as np
+
+    from whileai.selection._common import _string_codes
+
+    values = ["system", "user", "assistant", "tool", "", "x" * 8, "y" * 16, "z" * 17, "tóol"]
+    near = [v[:cut] + c for v in values for cut in range(len(v) + 1) for c in ("", "s", "\x00", "é")]
+    rng = np.random.default_rng(20261203)
+    strings: list[str | None] = [*values, *near, None]
+    strings += [strings[i] for i in rng.integers(0, len(strings), 2_000)]
+    array = pa.array(strings, type=getattr(pa, arrow_type)())
+    for start, stop in [(0, len(strings)), (3, 900), (len(strings) - 1, len(strings)), (5, 5)]:
+        part = array.slice(start, stop - start)
+        expected = [values.index(s) if s is not None and s in values else -1 for s in strings[start:stop]]
+        assert _string_codes(part, values).tolist() == expected

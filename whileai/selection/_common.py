@@ -304,15 +304,6 @@ def _in_threads(work: Callable[[list[Any]], list[_T]], jobs: Sequence[Any]) -> l
         return [out for outs in pool.map(work, runs) for out in outs]
 
 
-def _series(array: Any) -> pl.Series:
-    """A pyarrow array as a Polars Series, through a one-column table (``pl.Series`` of an arrow array imports pyarrow.compute)."""
-    import pyarrow as pa
-
-    out = pl.from_arrow(pa.Table.from_arrays([array], names=["v"]))
-    assert isinstance(out, pl.DataFrame)
-    return out.to_series()
-
-
 def _valid(array: Any) -> np.ndarray:
     """Which entries of a pyarrow array are not null, from its validity bits (no pyarrow.compute)."""
     if array.null_count == 0:
@@ -333,23 +324,70 @@ def _message_roles(chunk: Any) -> Any:
     return flat.flatten()[flat.type.get_field_index("role")]
 
 
+_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the low k bytes of a word
+
+
+def _le_word(piece: bytes) -> np.uint64:
+    """Up to eight bytes as the little-endian word ``_string_codes`` compares against."""
+    return np.uint64(int.from_bytes(piece, "little"))
+
+
+def _string_codes(strings: Any, values: Sequence[str]) -> np.ndarray:
+    """Each entry's index in ``values`` (-1 for any other string or a null), from a pyarrow string array's buffers.
+
+    Exact: an entry matches a value when its UTF-8 bytes are the value's bytes. The first eight
+    bytes of every entry are read as one little-endian word (an unaligned view of the data
+    buffer), so a value of up to eight bytes is one vectorised comparison and a longer one a
+    comparison more per eight bytes on its candidates only; no pyarrow.compute, no copy into
+    Polars. A type other than ``string`` or ``large_string`` is cast to ``large_string`` first.
+    """
+    import pyarrow as pa
+
+    if not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
+        strings = strings.cast(pa.large_string())
+    n = len(strings)
+    _, offsets_buf, data_buf = strings.buffers()
+    width = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(offsets_buf, dtype=width)[strings.offset:strings.offset + n + 1].astype(np.int64, copy=False)
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    size = int(offsets[-1]) if n else 0
+    padded = np.zeros(size + 8, dtype=np.uint8)  # eight bytes past the last entry, so every word can be read
+    if size:
+        padded[:size] = np.frombuffer(data_buf, dtype=np.uint8, count=size)
+    words = np.ndarray((size + 1,), dtype="<u8", buffer=padded, strides=(1,))  # words[i]: bytes i to i + 7
+    first = words[starts] & _BYTE_MASKS[np.minimum(lengths, 8)]
+    codes = np.full(n, -1, dtype=np.int64)
+    for i, value in enumerate(values):
+        want = value.encode()
+        hit = (first == _le_word(want[:8])) & (lengths == len(want)) & (codes < 0)
+        for j in range(8, len(want), 8):
+            at = np.flatnonzero(hit)
+            piece = want[j:j + 8]
+            hit[at] = (words[starts[at] + j] & _BYTE_MASKS[len(piece)]) == _le_word(piece)
+        codes[hit] = i
+    codes[~_valid(strings)] = -1
+    return codes
+
+
 def _role_facts(chunks: Sequence[Any], roles: Sequence[str]) -> tuple[bool, bool]:
     """Whether every message of some pyarrow chunks of conversations has a role among ``roles``, and whether one opens with a system turn.
 
-    A null message or a null role fails the first, as the whole read's check does. The roles go
-    through Polars (a few milliseconds per 400k messages).
+    A null message or a null role fails the first, as the whole read's check does. The roles are
+    compared byte for byte on the arrow buffers (``_string_codes``): about a millisecond per 50k
+    messages, against three through Polars.
     """
     opens_system = False
+    system = list(roles).index("system") if "system" in roles else -2
     for chunk in chunks:
         role = _message_roles(chunk)
         if role.null_count:
             return False, False
+        codes = _string_codes(role, roles)
+        if (codes < 0).any():
+            return False, False
         ends = np.asarray(chunk.offsets)
         firsts = (ends[:-1] - ends[0])[(np.diff(ends) > 0) & _valid(chunk)]
-        series = _series(role)
-        if not bool(series.is_in(list(roles)).all()):
-            return False, False
-        opens_system = opens_system or bool((series.gather(firsts) == "system").any())
+        opens_system = opens_system or bool((codes[firsts] == system).any())
     return True, opens_system
 
 
