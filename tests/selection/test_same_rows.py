@@ -415,6 +415,31 @@ def test_a_role_the_whole_read_renames_keeps_the_whole_reads_rows(tmp_path: Path
     assert _selection(renamed, **SELECT_CASES[case]) == _selection(in_memory, **SELECT_CASES[case])
 
 
+@pytest.mark.parametrize("case", ["rl", "sft top", "sft top k"])
+def test_roles_stored_as_an_arrow_dictionary_keep_the_same_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    # a role column of dictionary type (a pandas categorical, or pyarrow's dictionary_encode) is
+    # read back as a dictionary array: the fetch checks it in the fast path, not by the whole read
+    import whileai.selection._common as common
+
+    df, path = _awkward_file(tmp_path, "rows", "system turns")
+    raw = pq.read_table(path)
+    kind = raw.schema.field("messages").type
+    element = pa.struct([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if f.name == "role" else f
+                         for f in kind.value_type])
+    cast = raw.column("messages").cast(pa.large_list(element) if pa.types.is_large_list(kind) else pa.list_(element))
+    coded = tmp_path / "coded.parquet"
+    pq.write_table(raw.set_column(raw.schema.get_field_index("messages"), "messages", cast), coded, row_group_size=64)
+    assert pa.types.is_dictionary(pq.ParquetFile(coded).schema_arrow.field("messages").type.value_type.field("role").type)
+
+    def no_whole_read(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the fetch took the whole read")
+
+    expected = _selection(df, **SELECT_CASES[case])
+    monkeypatch.setattr(common, "take_rows", no_whole_read)
+    assert _selection(coded, **SELECT_CASES[case]) == expected
+
+
 @pytest.mark.parametrize("stage", ["decision read", "fetch"])
 @pytest.mark.parametrize("case", ["rl", "sft top"])
 def test_a_leaf_pyarrow_cannot_decode_falls_back_to_the_whole_read(
