@@ -348,12 +348,13 @@ def _string_codes(strings: Any, values: Sequence[str]) -> np.ndarray:
     n = len(strings)
     _, offsets_buf, data_buf = strings.buffers()
     width = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(offsets_buf, dtype=width)[strings.offset:strings.offset + n + 1].astype(np.int64, copy=False)
-    starts, lengths = offsets[:-1], np.diff(offsets)
-    size = int(offsets[-1]) if n else 0
+    offsets = np.frombuffer(offsets_buf, dtype=width, count=strings.offset + n + 1)[strings.offset:].astype(np.int64)
+    base = int(offsets[0])  # a slice's entries start inside the data buffer: only their bytes are read
+    starts, lengths = offsets[:-1] - base, np.diff(offsets)
+    size = int(offsets[-1]) - base
     padded = np.zeros(size + 8, dtype=np.uint8)  # eight bytes past the last entry, so every word can be read
     if size:
-        padded[:size] = np.frombuffer(data_buf, dtype=np.uint8, count=size)
+        padded[:size] = np.frombuffer(data_buf, dtype=np.uint8, count=base + size)[base:]
     words = np.ndarray((size + 1,), dtype="<u8", buffer=padded, strides=(1,))  # words[i]: bytes i to i + 7
     first = words[starts] & _BYTE_MASKS[np.minimum(lengths, 8)]
     codes = np.full(n, -1, dtype=np.int64)
