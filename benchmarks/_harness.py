@@ -17,10 +17,26 @@ from typing import Any
 DATA = Path(__file__).resolve().parent / "data"
 
 
-def _rss_mib() -> float:
+def rss_mib() -> float:
+    """This process's resident memory now, in MiB (``/proc/self/statm``)."""
     with open("/proc/self/statm") as handle:
         pages = int(handle.read().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def status_mib(field: str, pid: int | str = "self") -> float | None:
+    """A memory field of a process's ``/proc/<pid>/status`` in MiB (``VmHWM``: its own peak so far; ``VmRSS``: now).
+
+    None where ``/proc`` cannot say (not Linux, or the process has exited).
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
 
 
 class _PeakSampler(threading.Thread):
@@ -29,18 +45,18 @@ class _PeakSampler(threading.Thread):
     def __init__(self, interval: float = 0.005) -> None:
         super().__init__(daemon=True)
         self.interval = interval
-        self.peak = _rss_mib()
+        self.peak = rss_mib()
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         while not self._stop_event.is_set():
-            self.peak = max(self.peak, _rss_mib())
+            self.peak = max(self.peak, rss_mib())
             time.sleep(self.interval)
 
     def stop(self) -> float:
         self._stop_event.set()
         self.join()
-        self.peak = max(self.peak, _rss_mib())
+        self.peak = max(self.peak, rss_mib())
         return self.peak
 
 
@@ -52,7 +68,7 @@ def measure(fn: Callable[[], Any]) -> tuple[float, float, str | None]:
     returning, so one measurement does not inflate the next.
     """
     gc.collect()
-    start = _rss_mib()
+    start = rss_mib()
     sampler = _PeakSampler()
     sampler.start()
     t0 = time.perf_counter()
@@ -146,6 +162,20 @@ def boot_floor(values: Any, draws: int, seed: int, *, block: int = 256) -> tuple
 
 # ---- one cell in a fresh process ----------------------------------------------------------------
 
+def own_peak_mib() -> float:
+    """This process's peak resident memory in MiB: ``VmHWM``, else ``ru_maxrss``.
+
+    ``ru_maxrss`` is not it for a child: Linux keeps the larger of its own peak and the resident
+    size it had before ``exec`` (the parent's, copied by ``fork``), so a benchmark parent holding
+    1 GiB of data made every child report at least 1 GiB. ``ru_maxrss`` only where ``/proc`` is
+    missing.
+    """
+    import resource
+
+    peak = status_mib("VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 _CELL = """
 import json, resource, sys, time
 sys.path.insert(0, {here!r})
@@ -159,7 +189,8 @@ except Exception as exc:
     note, error = "", f"{{type(exc).__name__}}: {{exc}}"
 wall = time.perf_counter() - t0
 cpu = time.process_time() - c0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+from _harness import own_peak_mib
+peak = own_peak_mib()
 print("CELL" + json.dumps({{"seconds": wall, "cpu": cpu, "peak_mib": peak, "note": note or "", "error": error}}))
 """
 
@@ -167,8 +198,10 @@ print("CELL" + json.dumps({{"seconds": wall, "cpu": cpu, "peak_mib": peak, "note
 def fresh_cell(module: str, func: str, *args: Any, timeout: float = 1800.0, memory_mib: int | None = None) -> dict[str, Any]:
     """Run ``module.func(*args)`` in a fresh interpreter; seconds, CPU seconds and peak RSS.
 
-    ``peak_mib`` is the child's whole peak resident memory (its ``ru_maxrss``): the interpreter,
-    the imports and the input table it read, not only what the call allocated above it. With
+    ``peak_mib`` is the child's whole peak resident memory (``VmHWM`` of its own address space;
+    ``ru_maxrss`` where ``/proc`` is missing, which on Linux keeps the parent's resident size from
+    before the exec): the interpreter, the imports and the input table it read, not only what the
+    call allocated above it. With
     ``memory_mib`` the child runs under that address-space limit, so a cell that would swap the
     machine fails and says so. ``func`` returns a short note (or None). The child may write
     bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from its environment), so a cell measures a

@@ -21,22 +21,11 @@ import sys
 import time
 from typing import Any
 
-from _harness import WAI131  # noqa: E402
+from _harness import WAI131, status_mib  # noqa: E402
 
 REFERENCE_PYTHON = str(WAI131)
 REFERENCE_MAX_ROWS = 100_000
 JUDGE = "lambda row: {'reward': int(row['rollout_index'] % 2 == 0)}"
-
-
-def _status_mib(field: str) -> float | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 def _start_peak() -> float:
@@ -44,7 +33,7 @@ def _start_peak() -> float:
     try:
         with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
             handle.write("5")
-        current = _status_mib("VmRSS")
+        current = status_mib("VmRSS")
         if current is not None:
             return current
     except OSError:
@@ -56,7 +45,7 @@ def _start_peak() -> float:
 
 
 def _peak_since(base: float) -> float:
-    peak = _status_mib("VmHWM")
+    peak = status_mib("VmHWM")
     if peak is None:
         import resource
 

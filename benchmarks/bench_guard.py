@@ -20,15 +20,11 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from _harness import WAI131  # noqa: E402
+from _harness import WAI131, own_peak_mib, rss_mib  # noqa: E402
 
 REF_PYTHON = str(WAI131)  # whileai 0.131, for the reference column
 REF_ROWS = 10_000  # 0.131 is measured at this size only (it takes seconds there already)
 EVAL_PROMPTS = 50_000
-
-
-def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _reset_peak() -> float:
@@ -41,23 +37,7 @@ def _reset_peak() -> float:
             fh.write("5")
     except OSError:
         pass
-    return _current_rss_mib()
-
-
-def _peak_mib() -> float:
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return _rss_mib()
-
-
-def _current_rss_mib() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return rss_mib()
 
 
 def hack_input(n: int, seed: int = 0) -> pl.DataFrame:
@@ -120,7 +100,7 @@ def _child(call: str, paths: list[str], q: Any) -> None:
         note = (f"{frames[1].height} eval prompts; exact {rep.n_exact}, near {rep.n_near}, same task {rep.n_same_task}")
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    q.put({"seconds": dt, "peak_mib": max(0.0, _peak_mib() - base), "note": f"cpu {cpu:.1f} s; {note}"})
+    q.put({"seconds": dt, "peak_mib": max(0.0, own_peak_mib() - base), "note": f"cpu {cpu:.1f} s; {note}"})
 
 
 def _measure(call: str, n: int) -> dict[str, Any]:

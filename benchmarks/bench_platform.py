@@ -26,6 +26,10 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import status_mib  # noqa: E402
+
 RUNS = 1_000
 BEHAVIORS = 10
 POINTS_ONE_CLIENT = 100_000
@@ -60,17 +64,6 @@ def _start(store: Path) -> tuple[subprocess.Popen, str]:
 def _stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     proc.wait(timeout=30)
-
-
-def _server_peak_mib(proc: subprocess.Popen) -> float | None:
-    try:
-        with open(f"/proc/{proc.pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        return None
-    return None
 
 
 def _post_points(url: str, run_id: str, n: int, offset: int = 0) -> None:
@@ -163,7 +156,7 @@ def _dashboard(tmp: Path) -> list[dict[str, Any]]:
                 body = c.get("/agents/bench/dashboard").content
                 times.append(time.perf_counter() - t)
         rows.append({"call": "GET /agents/{name}/dashboard", "rows": RUNS * BEHAVIORS,
-                     "seconds": statistics.median(times), "peak_mib": _server_peak_mib(proc),
+                     "seconds": statistics.median(times), "peak_mib": status_mib("VmHWM", proc.pid),
                      "note": f"median of {REPEATS}, {len(body) / 1e6:.1f} MB of JSON; target < 0.100 s"})
     finally:
         _stop(proc)
@@ -176,7 +169,7 @@ def run(sizes: list[int] | None = None) -> list[dict[str, Any]]:
         proc, url = _start(Path(tmp) / "tput.duckdb")
         try:
             rows = _throughput(url)
-            peak = _server_peak_mib(proc)
+            peak = status_mib("VmHWM", proc.pid)
             for r in rows:
                 r["peak_mib"] = peak
         finally:

@@ -41,8 +41,9 @@ else:
     rows = folder
 report = wai.pass_at(rows)
 seconds = time.perf_counter() - t0
-# VmHWM: this process's own peak (ru_maxrss would carry the parent's peak across exec)
-peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 1024.0
+sys.path.insert(0, sys.argv[4])
+from _harness import own_peak_mib
+peak = own_peak_mib()
 print(json.dumps({"seconds": seconds, "peak_mib": peak, "pass_at_1": report.pass_at_1, "n_rows": report.n_rows,
                   "n_tasks": report.n_tasks}))
 """
@@ -70,7 +71,8 @@ def generate(rows: int, folder: Path) -> Path:
 
 def run_child(folder: Path, engine: str) -> dict[str, float]:
     """One measured call in a fresh process."""
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(folder), engine, str(CPUS)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(folder), engine, str(CPUS), str(Path(__file__).resolve().parent)],
+                          capture_output=True,
                           text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -16,6 +16,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 WORKERS = 2
 
@@ -44,7 +45,9 @@ if engine == "ray":
 else:
     result = wai.simulate(wai.seeded_agent(tools), **options)
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 1024.0
+sys.path.insert(0, sys.argv[5])
+from _harness import own_peak_mib
+peak = own_peak_mib()
 print(json.dumps({"seconds": seconds, "cpu_s": cpu, "peak_mib": peak, "rows": result.report.rows,
                   "run_id": result.report.run_id}))
 """
@@ -52,7 +55,8 @@ print(json.dumps({"seconds": seconds, "cpu_s": cpu, "peak_mib": peak, "rows": re
 
 def cell(budget: int, engine: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(budget), engine, str(WORKERS), f"{tmp}/rows"],
+        done = subprocess.run([sys.executable, "-c", _CHILD, str(budget), engine, str(WORKERS), f"{tmp}/rows",
+                               str(Path(__file__).resolve().parent)],
                               capture_output=True, text=True, timeout=3600, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
