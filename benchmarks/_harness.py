@@ -171,13 +171,17 @@ def own_peak_mib() -> float:
     missing.
     """
     import resource
+    import sys
 
     peak = status_mib("VmHWM")
-    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    if peak is not None:
+        return peak
+    raw = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return raw / 1024.0 if sys.platform != "darwin" else raw / 2**20
 
 
 _CELL = """
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {here!r})
 import importlib
 mod = importlib.import_module({module!r})
@@ -198,14 +202,13 @@ print("CELL" + json.dumps({{"seconds": wall, "cpu": cpu, "peak_mib": peak, "note
 def fresh_cell(module: str, func: str, *args: Any, timeout: float = 1800.0, memory_mib: int | None = None) -> dict[str, Any]:
     """Run ``module.func(*args)`` in a fresh interpreter; seconds, CPU seconds and peak RSS.
 
-    ``peak_mib`` is the child's whole peak resident memory (``VmHWM`` of its own address space;
-    ``ru_maxrss`` where ``/proc`` is missing, which on Linux keeps the parent's resident size from
-    before the exec): the interpreter, the imports and the input table it read, not only what the
-    call allocated above it. With
-    ``memory_mib`` the child runs under that address-space limit, so a cell that would swap the
-    machine fails and says so. ``func`` returns a short note (or None). The child may write
-    bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from its environment), so a cell measures a
-    warm install, as a user's second run is, not a compile of every module.
+    ``peak_mib`` is the child's whole peak resident memory (``own_peak_mib``: ``VmHWM`` of its
+    own address space): the interpreter, the imports and the input table it read, not only what
+    the call allocated above it. With ``memory_mib`` the child runs under that address-space
+    limit, so a cell that would swap the machine fails and says so. ``func`` returns a short note
+    (or None). The child may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from its
+    environment), so a cell measures a warm install, as a user's second run is, not a compile of
+    every module.
     """
     import json
     import os

@@ -21,7 +21,7 @@ import sys
 import time
 from typing import Any
 
-from _harness import WAI131, status_mib  # noqa: E402
+from _harness import WAI131, own_peak_mib, status_mib  # noqa: E402
 
 REFERENCE_PYTHON = str(WAI131)
 REFERENCE_MAX_ROWS = 100_000
@@ -38,20 +38,11 @@ def _start_peak() -> float:
             return current
     except OSError:
         pass
-    import resource
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 1024 if sys.platform != "darwin" else peak / 1024 / 1024
+    return own_peak_mib()
 
 
 def _peak_since(base: float) -> float:
-    peak = status_mib("VmHWM")
-    if peak is None:
-        import resource
-
-        raw = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        peak = raw / 1024 if sys.platform != "darwin" else raw / 1024 / 1024
-    return max(0.0, peak - base)
+    return max(0.0, own_peak_mib() - base)
 
 
 def _table(n: int, *, labeled: bool) -> Any:
