@@ -21,24 +21,11 @@ import sys
 import time
 from typing import Any
 
-from _harness import WAI131, own_peak_mib, status_mib  # noqa: E402
+from _harness import WAI131, own_peak_mib, reset_peak_mib  # noqa: E402
 
 REFERENCE_PYTHON = str(WAI131)
 REFERENCE_MAX_ROWS = 100_000
 JUDGE = "lambda row: {'reward': int(row['rollout_index'] % 2 == 0)}"
-
-
-def _start_peak() -> float:
-    """Reset the peak-RSS mark where Linux allows it; return the baseline MiB."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
-            handle.write("5")
-        current = status_mib("VmRSS")
-        if current is not None:
-            return current
-    except OSError:
-        pass
-    return own_peak_mib()
 
 
 def _peak_since(base: float) -> float:
@@ -69,7 +56,7 @@ def _child(case: str, n: int) -> dict[str, Any]:
 
         df = _table(n, labeled=False)
         run_judge(df.head(1000), judge)  # warm imports
-        base = _start_peak()
+        base = reset_peak_mib()
         t0 = time.perf_counter()
         run_judge(df, judge)
     elif case == "plain_loop":
@@ -78,7 +65,7 @@ def _child(case: str, n: int) -> dict[str, Any]:
         from whileai import table
 
         df = _table(n, labeled=False)
-        base = _start_peak()
+        base = reset_peak_mib()
         t0 = time.perf_counter()
         rewards = [judge(r)["reward"] for r in table.iter_rows(df)]
         df.with_columns(pl.Series("reward", rewards, dtype=pl.Float64))
@@ -87,7 +74,7 @@ def _child(case: str, n: int) -> dict[str, Any]:
 
         df = _table(n, labeled=True)
         judge_trust(df.head(1000))  # warm imports (scipy)
-        base = _start_peak()
+        base = reset_peak_mib()
         t0 = time.perf_counter()
         judge_trust(df)
     elif case == "attach_labels":
@@ -97,7 +84,7 @@ def _child(case: str, n: int) -> dict[str, Any]:
         ids = df["rollout_id"].to_list()
         labels = dict(zip(ids, (int(r) for r in df["reward"].to_list())))
         attach_labels(df.head(10), {ids[0]: 1})
-        base = _start_peak()
+        base = reset_peak_mib()
         t0 = time.perf_counter()
         attach_labels(df, labels)
     else:

@@ -20,24 +20,11 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from _harness import WAI131, own_peak_mib, rss_mib  # noqa: E402
+from _harness import WAI131, own_peak_mib, reset_peak_mib  # noqa: E402
 
 REF_PYTHON = str(WAI131)  # whileai 0.131, for the reference column
 REF_ROWS = 10_000  # 0.131 is measured at this size only (it takes seconds there already)
 EVAL_PROMPTS = 50_000
-
-
-def _reset_peak() -> float:
-    """Reset the kernel's peak-RSS mark (Linux clear_refs 5) and return the current RSS in MiB."""
-    import gc
-
-    gc.collect()
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-    except OSError:
-        pass
-    return rss_mib()
 
 
 def hack_input(n: int, seed: int = 0) -> pl.DataFrame:
@@ -82,7 +69,7 @@ def decontam_input(n: int, n_eval: int, seed: int = 0) -> tuple[pl.DataFrame, pl
 def _child(call: str, paths: list[str], q: Any) -> None:
     """Read the prepared input (Parquet: little garbage left behind), reset the peak mark, run."""
     frames = [pl.read_parquet(p) for p in paths]
-    base = _reset_peak()
+    base = reset_peak_mib()
     r0 = resource.getrusage(resource.RUSAGE_SELF)
     if call == "hack_scan":
         from whileai.guard import hack_scan

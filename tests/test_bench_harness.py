@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +12,19 @@ import pytest
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+@pytest.fixture(autouse=True)
+def benchmarks_importable(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``benchmarks/`` on the path for the test, its modules forgotten after it, pass or fail."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    yield
+    for name in ("bench_cli", "_harness"):
+        sys.modules.pop(name, None)
+
+
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is read from /proc (Linux)")
-def test_a_cells_peak_leaves_out_the_parents_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cells_peak_leaves_out_the_parents_memory() -> None:
     # ru_maxrss of a child keeps the resident size it had before exec (the parent's, copied by
     # fork): a benchmark parent holding data made every cell report at least that much
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
     from _harness import fresh_cell
 
     small = fresh_cell("json", "dumps", 1)
@@ -25,14 +34,11 @@ def test_a_cells_peak_leaves_out_the_parents_memory(monkeypatch: pytest.MonkeyPa
     assert big["peak_mib"] < small["peak_mib"] + 64, (small, big)
     assert big["peak_mib"] < 256
     del held
-    for name in ("bench_cli", "_harness"):
-        sys.modules.pop(name, None)
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="VmHWM is read from /proc (Linux)")
-def test_a_commands_peak_leaves_out_the_parents_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_commands_peak_leaves_out_the_parents_memory() -> None:
     # the same for the `wai` command benchmark, which reads the child's VmHWM while it runs
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
     import bench_cli
 
     held = np.ones(64 * 2**20)  # 512 MiB resident in this process while the child runs
@@ -42,5 +48,3 @@ def test_a_commands_peak_leaves_out_the_parents_memory(monkeypatch: pytest.Monke
     assert code == 0
     assert quiet < 64, quiet
     assert 256 <= busy < 256 + 96, busy  # the child's own 256 MiB array, seen while it ran
-    for name in ("bench_cli", "_harness"):
-        sys.modules.pop(name, None)
