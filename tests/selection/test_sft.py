@@ -123,6 +123,21 @@ def test_a_pass_that_recites_the_answer_key_is_not_a_demonstration():
     assert sel.report.privileged_leaks_dropped == 1 and sel.report.n_eligible == 1
 
 
+@pytest.mark.parametrize("size", [1, 7, 60, 299, 300])
+def test_head_end_is_the_last_row_pick_keeps(size):
+    # the head's cut read one column at a time is the last of the rows pick orders by reward and
+    # key together: rewards tied across the cut (and a -0.0 beside 0.0, equal to it in both orders)
+    import polars as pl
+
+    from whileai.selection._sft import _head_end, pick
+
+    rng = np.random.default_rng(size)
+    rewards = rng.choice([0.0, -0.0, 0.5, 1.0], 300)
+    pool = pl.DataFrame({"reward": rewards, "_key": rng.random(300)})
+    last = pick(pool, size, top=True).row(-1, named=True)
+    assert _head_end(pool, size) == (last["reward"], last["_key"])
+
+
 @pytest.mark.parametrize("top", [True, False])
 @pytest.mark.parametrize(("n_prompts", "per_prompt", "n_take", "clustered"),
                          [(50, 20, 3, True), (60, 30, 7, True), (400, 3, 120, False), (30, 8, 500, False), (1, 40, 1, False)])

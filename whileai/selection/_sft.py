@@ -163,6 +163,20 @@ def pick(pool: pl.DataFrame, n_take: int, *, top: bool) -> pl.DataFrame:
     return pool.bottom_k(n_take, by="_key")
 
 
+def _head_end(pool: pl.DataFrame, size: int) -> tuple[float, float]:
+    """The reward and key of the last of the ``size`` rows ``pick(pool, size, top=True)`` keeps.
+
+    The ``size``-th highest reward, then among the rows at that reward the key that makes up the
+    count: one column ordered at a time, where ``pick`` orders by reward and key together (0.02 s
+    against 0.003 s on 0.57M eligible rows of the 1M-row benchmark, cold).
+    """
+    rewards = pool["reward"]
+    worst = float(rewards.top_k(size).min())  # type: ignore[arg-type]
+    above = int((rewards > worst).sum())
+    key = float(pool.filter(pl.col("reward") == worst)["_key"].bottom_k(size - above).max())  # type: ignore[arg-type]
+    return worst, key
+
+
 def _per_prompt_picks(pool: pl.DataFrame, n_take: int, *, top: bool) -> pl.DataFrame:
     """Each prompt's pick, then the ``n_take`` best picks (``pick``'s order).
 
@@ -176,13 +190,11 @@ def _per_prompt_picks(pool: pl.DataFrame, n_take: int, *, top: bool) -> pl.DataF
     size = min(pool.height, PICK_HEAD_FACTOR * n_take)
     while True:
         if top:
-            best = pick(pool, size, top=True)
-            worst = best["reward"].min()
-            key = best.filter(pl.col("reward") == worst)["_key"].max()
+            worst, key = _head_end(pool, size)
             head = pool.filter((pl.col("reward") > worst) | ((pl.col("reward") == worst) & (pl.col("_key") <= key)))
             head = head.filter(pl.col("reward") == pl.col("reward").max().over("_prompt"))
         else:
-            key = pool["_key"].bottom_k(size).max()
+            key = float(pool["_key"].bottom_k(size).max())  # type: ignore[arg-type]
             head = pool.filter(pl.col("_key") <= key)
         head = head.filter(pl.col("_key") == pl.col("_key").min().over("_prompt"))
         if size >= pool.height or head["_prompt"].n_unique() >= n_take:
