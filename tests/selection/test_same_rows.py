@@ -607,7 +607,7 @@ def test_string_codes_match_python_membership(arrow_type: str) -> None:
 
     from whileai.selection._common import _string_codes
 
-    values = ["system", "user", "assistant", "tool", "", "x" * 8, "y" * 16, "z" * 17, "tóol"]
+    values = ["system", "user", "assistant", "tool", "", "x" * 8, "y" * 16, "z" * 17, "tóol", "user"]  # the first of equal values wins
     near = [v[:cut] + c for v in values for cut in range(len(v) + 1) for c in ("", "s", "\x00", "é")]
     rng = np.random.default_rng(20261203)
     strings: list[str | None] = [*values, *near, None]

@@ -335,11 +335,13 @@ def _le_word(piece: bytes) -> np.uint64:
 def _string_codes(strings: Any, values: Sequence[str]) -> np.ndarray:
     """Each entry's index in ``values`` (-1 for any other string or a null), from a pyarrow string array's buffers.
 
-    Exact: an entry matches a value when its UTF-8 bytes are the value's bytes. The first eight
-    bytes of every entry are read as one little-endian word (an unaligned view of the data
-    buffer), so a value of up to eight bytes is one vectorised comparison and a longer one a
-    comparison more per eight bytes on its candidates only; no pyarrow.compute, no copy into
-    Polars. A type other than ``string`` or ``large_string`` is cast to ``large_string`` first.
+    Exact: an entry matches a value when its UTF-8 bytes are the value's bytes (the first of
+    equal values wins). The first eight bytes of every entry are read as one little-endian word
+    (an unaligned view of the data buffer), so a value of up to eight bytes is one vectorised
+    comparison against the entries of its length, with the bytes past that length masked off,
+    and a longer one a comparison more per eight bytes on its candidates only; no
+    pyarrow.compute, no copy into Polars. A type other than ``string`` or ``large_string`` is
+    cast to ``large_string`` first.
     """
     import pyarrow as pa
 
@@ -348,25 +350,36 @@ def _string_codes(strings: Any, values: Sequence[str]) -> np.ndarray:
     n = len(strings)
     _, offsets_buf, data_buf = strings.buffers()
     width = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(offsets_buf, dtype=width, count=strings.offset + n + 1)[strings.offset:].astype(np.int64)
+    offsets = np.frombuffer(offsets_buf, dtype=width, count=strings.offset + n + 1)[strings.offset:]
     base = int(offsets[0])  # a slice's entries start inside the data buffer: only their bytes are read
-    starts, lengths = offsets[:-1] - base, np.diff(offsets)
+    starts = offsets[:-1] - base if base else offsets[:-1]
+    lengths = np.diff(offsets)
     size = int(offsets[-1]) - base
-    padded = np.zeros(size + 8, dtype=np.uint8)  # eight bytes past the last entry, so every word can be read
+    padded = np.empty(size + 8, dtype=np.uint8)  # eight bytes past the last entry, so every word can be read
+    padded[size:] = 0
     if size:
         padded[:size] = np.frombuffer(data_buf, dtype=np.uint8, count=base + size)[base:]
     words = np.ndarray((size + 1,), dtype="<u8", buffer=padded, strides=(1,))  # words[i]: bytes i to i + 7
-    first = words[starts] & _BYTE_MASKS[np.minimum(lengths, 8)]
-    codes = np.full(n, -1, dtype=np.int64)
+    first = words[starts]
+    codes = np.full(n, -1, dtype=np.int8 if len(values) <= 127 else np.int64)
+    wanted: dict[bytes, int] = {}
     for i, value in enumerate(values):
-        want = value.encode()
-        hit = (first == _le_word(want[:8])) & (lengths == len(want)) & (codes < 0)
-        for j in range(8, len(want), 8):
-            at = np.flatnonzero(hit)
-            piece = want[j:j + 8]
-            hit[at] = (words[starts[at] + j] & _BYTE_MASKS[len(piece)]) == _le_word(piece)
-        codes[hit] = i
-    codes[~_valid(strings)] = -1
+        wanted.setdefault(value.encode(), i)
+    by_length: dict[int, list[tuple[bytes, int]]] = {}
+    for want, i in wanted.items():
+        by_length.setdefault(len(want), []).append((want, i))
+    for length, group in by_length.items():
+        sized = lengths == length
+        head = first & _BYTE_MASKS[length] if length < 8 else first
+        for want, i in group:
+            hit = sized & (head == _le_word(want[:8]))
+            for j in range(8, length, 8):
+                at = np.flatnonzero(hit)
+                piece = want[j:j + 8]
+                hit[at] = (words[starts[at] + j] & _BYTE_MASKS[len(piece)]) == _le_word(piece)
+            codes[hit] = i
+    if strings.null_count:
+        codes[~_valid(strings)] = -1
     return codes
 
 
