@@ -23,9 +23,10 @@ from whileai import table
 from whileai._checks import check_choice as check_choice
 from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
-from whileai.defaults import FETCH_BATCH_ROWS, FETCH_THREADS, HACK_THRESHOLD
+from whileai.defaults import FETCH_BATCH_ROWS, FETCH_THREADS, HACK_THRESHOLD, PAGE_FETCH_MAX_SHARE
 from whileai.errors import ArgumentError, TrainingSelectionError
 from whileai.guard._hygiene import truncated_flag as truncated_flag
+from whileai.selection import _pages
 
 __all__ = [
     "check_band",
@@ -324,6 +325,87 @@ def _message_roles(chunk: Any) -> Any:
     return flat.flatten()[flat.type.get_field_index("role")]
 
 
+def _list_shape(chunk: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each entry's length and validity in a pyarrow list array (what a leaf read alone must agree with)."""
+    return np.diff(np.asarray(chunk.offsets)), _valid(chunk)
+
+
+def _paging_plan(path: Path, pf: Any, rest: Sequence[str]) -> dict[str, Any]:
+    """Which message leaf a fetch reads from its pages, and each row group's pages of it (``_pages``).
+
+    The largest string leaf directly under a message (the texts), never the role (every role is
+    checked); none where the file has no offset index for it. ``skeleton`` is ``rest`` with the
+    conversations as their other leaves.
+    """
+    schema = pf.schema
+    paths = [schema.column(i).path for i in range(len(schema))]
+    meta = pf.metadata
+    candidates = [i for i, leaf in enumerate(paths)
+                  if leaf.split(".")[:3] == ["messages", "list", "element"] and len(leaf.split(".")) == 4
+                  and leaf.split(".")[3] != "role" and schema.column(i).physical_type == "BYTE_ARRAY"]
+    if "messages" not in rest or not candidates or not meta.num_row_groups:
+        return {"leaf": None, "pages": None}
+    sizes = {i: sum(meta.row_group(g).column(i).total_uncompressed_size for g in range(meta.num_row_groups)) for i in candidates}
+    column = max(candidates, key=lambda i: sizes[i])
+    try:
+        pages = _pages.leaf_pages(path, meta, column)
+    except OSError:
+        pages = None
+    if pages is None:
+        return {"leaf": None, "pages": None}
+    skeleton = [c for c in rest if c != "messages"] + [leaf for leaf in paths if leaf.startswith("messages.")
+                                                       and leaf != paths[column]]
+    return {"leaf": paths[column], "pages": pages, "skeleton": skeleton,
+            "messages": pf.schema_arrow.field("messages"), "order": list(rest)}
+
+
+def _with_paged_leaf(path: Path, meta: Any, g: int, local: np.ndarray, kept: Any,
+                     shapes: list[tuple[np.ndarray, np.ndarray]], pages: Any, paging: dict[str, Any]) -> Any:
+    """The kept rows of a row group with their conversations whole: ``kept`` (the other leaves) joined to the paged leaf.
+
+    The leaf is decoded from the pages holding the kept rows (``_pages.read_leaf_rows``). Every
+    row it decoded must have the message count and the nulls the other leaves gave the same row
+    (a page that did not start at a row would shift them), and the kept rows the same messages;
+    otherwise, or where the pages decline, None (the caller decodes the group with every leaf).
+    """
+    import pyarrow as pa
+
+    try:
+        found = _pages.read_leaf_rows(path, meta, g, paging["leaf"], pages, local, PAGE_FETCH_MAX_SHARE)
+    except (pa.ArrowException, OSError, ValueError, StopIteration):
+        return None
+    if found is None:
+        return None
+    leaf_rows, decoded, decoded_rows = found
+    lengths = np.concatenate([length for length, _ in shapes])
+    valid = np.concatenate([ok for _, ok in shapes])
+    seen = decoded < lengths.size
+    got_lengths, got_valid = _list_shape(decoded_rows)
+    if not (np.array_equal(got_lengths[seen], lengths[decoded[seen]]) and np.array_equal(got_valid[seen], valid[decoded[seen]])):
+        return None
+    skeleton = kept.column("messages").combine_chunks()
+    if not isinstance(skeleton, (pa.ListArray, pa.LargeListArray)) or len(skeleton) != len(leaf_rows):
+        return None
+    ends, leaf_ends = np.asarray(skeleton.offsets), np.asarray(leaf_rows.offsets)
+    if not (np.array_equal(ends - ends[0], leaf_ends - leaf_ends[0]) and np.array_equal(_valid(skeleton), _valid(leaf_rows))):
+        return None
+    messages = skeleton.values.slice(int(ends[0]), int(ends[-1] - ends[0]))
+    texts = leaf_rows.values.slice(int(leaf_ends[0]), int(leaf_ends[-1] - leaf_ends[0]))
+    if not np.array_equal(_valid(messages), _valid(texts)):
+        return None
+    field = paging["messages"]
+    struct_type = field.type.value_type
+    name = paging["leaf"].split(".")[3]
+    children = [texts.field(name) if f.name == name else messages.field(f.name) for f in struct_type]
+    no_message = pa.array(~_valid(messages)) if messages.null_count else None
+    values = pa.StructArray.from_arrays(children, fields=list(struct_type), mask=no_message)
+    no_list = pa.array(~_valid(skeleton)) if skeleton.null_count else None
+    offsets = pa.array(ends - ends[0], type=pa.int64() if pa.types.is_large_list(field.type) else pa.int32())
+    whole = type(skeleton).from_arrays(offsets, values, type=field.type, mask=no_list)
+    joined = kept.set_column(kept.schema.get_field_index("messages"), field, pa.chunked_array([whole], type=field.type))
+    return joined.select(paging["order"])  # the columns in the file's order, as a read of every leaf gives them
+
+
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)  # the low k bytes of a word
 
 
@@ -529,39 +611,64 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
     # what the roles say, once known: (every role known, some conversation opens with a system
     # turn); and the whole read, taken where a role is not known
     state: dict[str, Any] = {"facts": None, "whole": None}
+    # the message leaf read from its pages (set by the first fetch): its path, the other columns'
+    # leaves, each row group's pages (None: every leaf in the batches)
+    paging: dict[str, Any] = {"pages": None}
 
     def reader() -> pq.ParquetFile:  # a reader of the same file for one thread, its footer not read again
         return pq.ParquetFile(path, metadata=meta)
 
-    def read_group(source: pq.ParquetFile, g: int, local: np.ndarray) -> tuple[list[pa.Table], tuple[bool, bool]]:
+    def read_group(source: pq.ParquetFile, g: int, local: np.ndarray,
+                   paged: bool = True) -> tuple[list[pa.Table], tuple[bool, bool]]:
         # a row group is decoded in batches up to its last kept row (the runs of groups go to
         # threads, a reader each); the kept rows of each batch are zero-copy slices (runs of
         # consecutive rows), copied out before the next (Table.take would import pyarrow.compute).
         # Where those batches reach the group's end the roles are checked in them; otherwise (and
-        # in a group without kept rows) the group's roles are read alone, a small leaf
+        # in a group without kept rows) the group's roles are read alone, a small leaf. Where the
+        # offset index allows, the largest message leaf (the texts) is left out of the batches and
+        # decoded from the pages that hold kept rows only (_pages), then checked against them
         rows = int(starts[g + 1] - starts[g])
-        size = int(min(FETCH_BATCH_ROWS, local[-1] + 1)) if local.size else 0
-        to_end = bool(local.size) and (int(local[-1]) // size + 1) * size >= rows
+        pages = paging["pages"][g] if paged and local.size and paging["pages"] is not None else None
+        choice = _pages.choose(pages, local, PAGE_FETCH_MAX_SHARE) if pages is not None else None
+        if choice is None:
+            pages = None  # no index, or most of the texts' pages hold a kept row: decoded whole in the batches
+        # the batches reach the last kept row, and with paged texts every row of their pages (each is checked)
+        reach = int(local[-1]) + 1 if local.size else 0
+        if choice is not None and pages is not None:
+            following = int(choice[0][-1]) + 1
+            reach = max(reach, int(pages.first_rows[following]) if following < pages.first_rows.size else rows)
+        size = int(min(FETCH_BATCH_ROWS, reach)) if local.size else 0
+        to_end = bool(local.size) and ((reach - 1) // size + 1) * size >= rows
         facts = (True, False) if to_end else _role_facts(
             source.read_row_group(g, columns=role_leaf, use_threads=False).column(0).chunks, ROLES)
         parts: list[pa.Table] = []
         if not local.size or not facts[0]:
             return parts, facts
+        columns = paging["skeleton"] if pages is not None else rest
+        shapes: list[tuple[np.ndarray, np.ndarray]] = []  # each decoded row's message count and validity
         offset = 0
-        for batch in source.iter_batches(batch_size=size, row_groups=[g], columns=rest, use_threads=False):
+        for batch in source.iter_batches(batch_size=size, row_groups=[g], columns=columns, use_threads=False):
             if to_end:
                 known, system = _role_facts([batch.column("messages")], ROLES)
                 facts = (facts[0] and known, facts[1] or system)
                 if not known:
                     break  # the whole read says what is wrong
+            if pages is not None:
+                shapes.append(_list_shape(batch.column("messages")))
             inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
             if inside.size:
                 breaks = np.flatnonzero(np.diff(inside) != 1) + 1
                 runs = [batch.slice(int(run[0]), len(run)) for run in np.split(inside, breaks)]
                 parts.append(pa.Table.from_batches(runs).combine_chunks())
             offset += batch.num_rows
-            if offset > local[-1]:
+            if offset >= reach:
                 break
+        if pages is not None and facts[0]:
+            whole_group = _with_paged_leaf(path, meta, g, local, pa.concat_tables(parts).combine_chunks(), shapes,
+                                           pages, paging)
+            if whole_group is None:  # declined or disagreed: the group's batches with every leaf
+                return read_group(source, g, local, paged=False)
+            parts = [whole_group]
         return parts, facts
 
     def read_groups(positions: np.ndarray) -> list[tuple[list[pa.Table], tuple[bool, bool]]] | None:
@@ -600,6 +707,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
         if positions.len() == 0:
             check_roles()
             return table.frame(table.scan(path).head(0), allow_empty=True)
+        if "leaf" not in paging:
+            paging.update(_paging_plan(path, pf, rest))
         found = read_groups(positions.cast(pl.Int64).to_numpy())
         if found is None or not state["facts"][0]:
             return take_rows(whole(), positions)
