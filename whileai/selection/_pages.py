@@ -269,12 +269,12 @@ def read_leaf_rows(path: str | os.PathLike[str], meta: Any, group: int, leaf: st
     chosen, after = choice
     first, offsets, sizes = pages.first_rows, pages.offsets, pages.sizes
     ends = np.append(first[1:], pages.rows)
-    data_bytes = pages.chunk_end - int(offsets[0])
-    with open(path, "rb") as handle:
-        handle.seek(int(offsets[0]))
-        region = handle.read(data_bytes)
+    span = int(offsets[chosen[0]]), int(offsets[max(int(chosen[-1]), after)] + sizes[max(int(chosen[-1]), after)])
+    with open(path, "rb") as handle:  # the bytes from the first chosen page to the page after the last
+        handle.seek(span[0])
+        region = memoryview(handle.read(span[1] - span[0]))
+    blob = b"".join(region[int(offsets[p]) - span[0]:int(offsets[p] + sizes[p]) - span[0]] for p in [*chosen, after])
     base = int(offsets[0])
-    blob = b"".join(region[int(offsets[p]) - base:int(offsets[p] + sizes[p]) - base] for p in [*chosen, after])
     counts = ends[chosen] - first[chosen]
     n = int(counts.sum())
     overlay = _Overlay(path, base, blob)
