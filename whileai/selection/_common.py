@@ -630,11 +630,12 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
         rows = int(starts[g + 1] - starts[g])
         pages = paging["pages"][g] if paged and local.size and paging["pages"] is not None else None
         choice = _pages.choose(pages, local, PAGE_FETCH_MAX_SHARE) if pages is not None else None
-        if choice is None:
-            pages = None  # no index, or most of the texts' pages hold a kept row: decoded whole in the batches
         # the batches reach the last kept row, and with paged texts every row of their pages (each is checked)
         reach = int(local[-1]) + 1 if local.size else 0
-        if choice is not None and pages is not None:
+        if choice is None:
+            pages = None  # no index, or most of the texts' pages hold a kept row: decoded whole in the batches
+        else:
+            assert pages is not None
             following = int(choice[0][-1]) + 1
             reach = max(reach, int(pages.first_rows[following]) if following < pages.first_rows.size else rows)
         size = int(min(FETCH_BATCH_ROWS, reach)) if local.size else 0
@@ -657,9 +658,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
                 shapes.append(_list_shape(batch.column("messages")))
             inside = local[(local >= offset) & (local < offset + batch.num_rows)] - offset
             if inside.size:
-                breaks = np.flatnonzero(np.diff(inside) != 1) + 1
-                runs = [batch.slice(int(run[0]), len(run)) for run in np.split(inside, breaks)]
-                parts.append(pa.Table.from_batches(runs).combine_chunks())
+                pieces = [batch.slice(start, length) for start, length in _pages.runs(inside)]
+                parts.append(pa.Table.from_batches(pieces).combine_chunks())
             offset += batch.num_rows
             if offset >= reach:
                 break

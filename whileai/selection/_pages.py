@@ -20,13 +20,12 @@ from __future__ import annotations
 import io
 import os
 import struct
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["LeafPages", "choose", "leaf_pages", "read_leaf_rows"]
+__all__ = ["LeafPages", "choose", "leaf_pages", "read_leaf_rows", "runs"]
 
 _MAX_DEPTH = 8  # the footer nests FileMetaData > RowGroup > ColumnChunk > ColumnMetaData > Statistics
 _STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(13)
@@ -286,17 +285,15 @@ def read_leaf_rows(path: str | os.PathLike[str], meta: Any, group: int, leaf: st
     if batch.num_rows < n:
         return None
     column = batch.column(0).slice(0, n)
-    decoded = np.concatenate([np.arange(a, b) for a, b in zip(first[chosen], ends[chosen])])
+    # the row number of each decoded row: the chosen pages' rows, one page after another
+    decoded = np.arange(n) + np.repeat(first[chosen] - (np.cumsum(counts) - counts), counts)
     where = np.searchsorted(decoded, local)
-    return _rows_at(column, where), decoded, column
-
-
-def _rows_at(array: Any, where: np.ndarray) -> Any:
-    """``array`` at ascending positions ``where``, as slices of its runs (no pyarrow.compute)."""
-    import pyarrow as pa
-
     if not where.size:
-        return array.slice(0, 0)
-    breaks = np.flatnonzero(np.diff(where) != 1) + 1
-    runs: Sequence[np.ndarray] = np.split(where, breaks)
-    return pa.concat_arrays([array.slice(int(run[0]), len(run)) for run in runs])
+        return column.slice(0, 0), decoded, column
+    return pa.concat_arrays([column.slice(start, length) for start, length in runs(where)]), decoded, column
+
+
+def runs(positions: np.ndarray) -> list[tuple[int, int]]:
+    """Ascending ``positions`` as runs of consecutive ones: ``(start, length)`` each, to slice without a gather."""
+    breaks = np.flatnonzero(np.diff(positions) != 1) + 1
+    return [(int(run[0]), len(run)) for run in np.split(positions, breaks)]
