@@ -442,6 +442,19 @@ BOOTSTRAP_MAX_LEVELS = 64
 # is about 16 MiB. Convention, untested.
 EXACT_SIGN_FLIP_SUPPORT = 1 << 20
 
+# The sign-flip interval (docs/measure.md, "compare_runs") inverts the test exactly on the joint
+# null distribution of (sum e d, sum e) while it has at most this many cells: 2^21 float64 cells are
+# 16 MiB (150 tasks at k = 4 use 91 thousand, 500 tasks at k = 4 one million). Convention, untested.
+SIGN_FLIP_JOINT_SUPPORT = 1 << 21
+
+# Monte Carlo sign flips are doubled from PERMUTATION_DRAWS up to PERMUTATION_MAX_DRAWS while the
+# p-value is within PERMUTATION_ALPHA_MARGIN Monte Carlo errors of alpha (Phipson and Smyth 2010,
+# SAGMB 9:39: the error is sqrt(p (1 - p) / draws), 0.0015 at p = 0.05 and 20,000 draws; 3 errors
+# hold a crossing to about 0.1% per side). A p-value still within the margin at the most draws is
+# reported as straddling alpha (SignFlip.straddles). Convention, measured in tests/stats/test_permutation.py.
+PERMUTATION_MAX_DRAWS = 320_000
+PERMUTATION_ALPHA_MARGIN = 3.0
+
 # Fewest paired tasks a sizing answer may give: the binomial formula's floor (docs/measure.md,
 # "holdout_size and detectable_effect": the formula's floor of 2 tasks; whileai 0.131 MIN_HOLDOUT_TASKS).
 MIN_HOLDOUT_TASKS = 2
@@ -517,7 +530,12 @@ PASS_CI_METHODS = ("score", "t", "percentile", "bca")
 # spread over tasks): 0.943 to 1.000 (median 0.979, never zero width), the t interval 0.598 to
 # 0.970 (19 cells under 0.93); table in docs/measure.md, "compare_runs". "t", "percentile" and
 # "bca" stay selectable; CI_METHOD is unchanged for what else reads it.
-COMPARE_CI_METHOD = "score"
+# Now "sign_flip": the deciding sign-flip test's own confidence set for a shift (Garthwaite 1996,
+# Biometrics 52:1387; whileai/stats/permutation.py sign_flip_interval), joined with the MOVER score
+# interval away from zero, so the printed interval excludes zero exactly when the test rejects (the
+# score interval alone disagreed with the verdict on up to 17.5% of evals and excluded zero on 6.5%
+# of null ones at 150 tasks); coverage and agreement in tests/measure/test_compare_sign_flip.py.
+COMPARE_CI_METHOD = "sign_flip"
 
 # The failure table's default dimension: the tool fault the rollout met (the landing page's Evals
 # table of where the agent fails; the world fails on purpose, so faults are the first cut).

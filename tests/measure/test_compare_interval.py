@@ -89,8 +89,8 @@ def test_the_interval_is_the_mover_formula_on_each_sides_score_interval(name):
         assert pearson == 0.0
     got = paired_score_interval(va, vb, rollouts_before=na, rollouts_after=nb)
     assert (float(got[0]), float(got[1])) == pytest.approx((lo, hi), abs=1e-12)
-    r = wai.compare_runs(_rows(va, na), _rows(vb, nb))
-    assert r.ci_method == "score" == COMPARE_CI_METHOD
+    r = wai.compare_runs(_rows(va, na), _rows(vb, nb), ci_method="score")
+    assert r.ci_method == "score" != COMPARE_CI_METHOD
     assert r.ci95 == pytest.approx((lo, hi), abs=1e-12)
     assert r.delta == pytest.approx(np.mean(vb) - np.mean(va))
 
@@ -119,13 +119,13 @@ def test_t_percentile_and_bca_stay_selectable_and_values_off_the_unit_scale_take
     for method in ("percentile", "bca"):
         assert wai.compare_runs(a, b, ci_method=method, n_boot=500).ci_method == method
     assert wai.delta_report(a, b, ci_method="t").target_ci95 == pytest.approx(t.ci95, abs=1e-12)
-    with pytest.raises(ArgumentError, match="ci_method must be one of 'score', 't', 'percentile', 'bca'"):
+    with pytest.raises(ArgumentError, match="ci_method must be one of 'sign_flip', 'score', 't', 'percentile', 'bca'"):
         wai.delta_report(a, b, ci_method="wilson")
     # a marker on a 1-to-5 scale: no score interval, the t interval and a note
     scale = [{"task_id": f"t{t}", "reward": 1.0, "markers": {"stars": float(s)}}
              for t, s in enumerate([1, 3, 5, 2, 4, 3])]
     after = [{**row, "markers": {"stars": row["markers"]["stars"] - 0.5 * (i % 2)}} for i, row in enumerate(scale)]
-    m = wai.compare_runs(scale, after, metric="stars")
+    m = wai.compare_runs(scale, after, metric="stars", ci_method="score")
     assert m.ci_method == "t" and "outside [0, 1]" in m.note
 
 
@@ -197,7 +197,7 @@ def test_a_simulated_run_gives_compare_runs_interval(grid):
     for c in grid[:: len(ROLLOUTS) * 2]:
         va, vb, lo, hi = c["first"]
         k = c["k"]
-        r = wai.compare_runs(_rows(va, [k] * va.size), _rows(vb, [k] * vb.size))
+        r = wai.compare_runs(_rows(va, [k] * va.size), _rows(vb, [k] * vb.size), ci_method="score")
         assert r.ci95 == pytest.approx((lo, hi), abs=1e-12)
 
 
@@ -251,7 +251,7 @@ def test_rows_parquet_and_frames_give_the_same_interval(tmp_path: Path):
         paths.append(str(path))
     assert stream_side(paths[0]) is not None  # the streamed path is the one taken
     ref = wai.compare_runs(a, b)
-    assert ref.ci_method == "score"
+    assert ref.ci_method == "sign_flip"
     for pair in ((paths[0], paths[1]), (_frame(a), _frame(b)), (paths[0], b)):
         got = wai.compare_runs(*pair)
         assert got.ci95 == pytest.approx(ref.ci95, abs=1e-12)
@@ -312,7 +312,7 @@ def test_the_ray_side_gives_the_same_interval(monkeypatch):
     assert wai.table.is_ray_dataset(Dataset(a))
     ref = wai.compare_runs(a, b)
     got = wai.compare_runs(Dataset(a), Dataset(b))
-    assert got.ci95 == pytest.approx(ref.ci95, abs=1e-12) and got.ci_method == "score"
+    assert got.ci95 == pytest.approx(ref.ci95, abs=1e-12) and got.ci_method == "sign_flip"
     assert wai.compare_runs(Dataset(a), b, metric="honest").ci95 == pytest.approx(
         wai.compare_runs(a, b, metric="honest").ci95, abs=1e-12)
     d = wai.delta_report(Dataset(a), Dataset(b))

@@ -15,6 +15,7 @@ from whileai.defaults import (
     DEFAULT_SEED,
     MIN_CI_TASKS,
     MIN_PAIRED_TASKS,
+    PERMUTATION_ALPHA_MARGIN,
     PERMUTATION_DRAWS,
 )
 from whileai.errors import ArgumentError
@@ -36,16 +37,17 @@ from whileai.measure._common import (
 from whileai.measure._stream import stream_side
 from whileai.report import Report
 from whileai.stats.intervals import INTERVAL_METHODS, mean_interval, t_quantile
-from whileai.stats.permutation import sign_flip_test
+from whileai.stats.permutation import sign_flip_interval, sign_flip_test
 from whileai.stats.rng import check_rng
 from whileai.stats.score import paired_score_interval
 from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["Comparison", "compare_runs"]
 
-#: Interval methods on a paired gain: the MOVER score interval (``COMPARE_CI_METHOD``), then the rest.
-CompareMethod = Literal["score", "t", "percentile", "bca"]
-COMPARE_CI_METHODS: tuple[str, ...] = ("score", *INTERVAL_METHODS)
+#: Interval methods on a paired gain: the sign-flip test's own interval (``COMPARE_CI_METHOD``), the
+#: MOVER score interval, then the rest.
+CompareMethod = Literal["sign_flip", "score", "t", "percentile", "bca"]
+COMPARE_CI_METHODS: tuple[str, ...] = ("sign_flip", "score", *INTERVAL_METHODS)
 
 Verdict = Literal["b_better", "a_better", "no_difference_detected", "insufficient_data"]
 
@@ -78,14 +80,18 @@ class Comparison(Report):
     level: float = CI_LEVEL
     """Confidence level."""
     ci_method: str = COMPARE_CI_METHOD
-    """Interval method used: ``score`` (the MOVER interval from each side's clustered score interval,
-    Zou and Donner 2008; ``COMPARE_CI_METHOD``), ``t`` (Student-t on paired differences, Miller 2024,
+    """Interval method used: ``sign_flip`` (``COMPARE_CI_METHOD``: the shifts the deciding sign-flip
+    test does not reject, joined with the ``score`` interval away from zero, so it excludes zero
+    exactly when the test rejects), ``score`` (the MOVER interval from each side's clustered score
+    interval, Zou and Donner 2008), ``t`` (Student-t on paired differences, Miller 2024,
     section 4; also what ``score`` falls back to on values outside [0, 1]), ``percentile`` or ``bca``;
     ``welch`` on the unpaired fallback."""
     p_value: float = math.nan
     """Two-sided sign-flip permutation p-value (paired) or Welch t-test p-value (unpaired)."""
     p_method: str = "none"
     """``exact`` or ``monte_carlo`` sign flip, ``welch`` for the unpaired fallback, ``none``."""
+    p_mc_error: float = 0.0
+    """Monte Carlo standard error of ``p_value`` (0 when exact); the note says when it straddles alpha."""
     task_std: float = math.nan
     """Standard deviation of the per-task paired difference (the sizing input; NaN unpaired)."""
     verdict: Verdict = "insufficient_data"
@@ -155,7 +161,7 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
         after: The second run's rows (``b``).
         metric: ``"pass_at_1"`` or a marker, as ``"marker:<name>"`` or the bare name.
         level: Confidence level (``CI_LEVEL``).
-        ci_method: ``"score"`` (default), ``"t"``, ``"percentile"`` or ``"bca"``.
+        ci_method: ``"sign_flip"`` (default, the test's own interval), ``"score"``, ``"t"``, ``"percentile"`` or ``"bca"``.
         n_boot: Bootstrap draws for a bootstrap ``ci_method``.
         n_perm: Monte Carlo sign flips when the exact test is too large (``PERMUTATION_DRAWS``).
         min_paired: Fewest shared tasks for the paired path (``MIN_PAIRED_TASKS``).
@@ -177,7 +183,7 @@ def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, 
         >>> r.delta, r.verdict, r.p_value
         (0.5, 'b_better', 0.03125)
         >>> [round(x, 3) for x in r.ci95], r.ci_method
-        ([0.024, 0.772], 'score')
+        ([0.024, 0.772], 'sign_flip')
     """
     if not isinstance(metric, str) or not metric:
         raise ArgumentError(f"metric must be 'pass_at_1' or a marker name, got {metric!r}. Pass metric='pass_at_1'.")
@@ -312,14 +318,23 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
         if n_paired >= MIN_CI_TASKS:
             na = np.ones(n_paired) if n_a is None else np.asarray(n_a, dtype=np.float64)[pair]
             nb = np.ones(n_paired) if n_b is None else np.asarray(n_b, dtype=np.float64)[pair]
-            ci, out.ci_method = _paired_interval(va, vb, na, nb, method=ci_method, level=level, n_boot=n_boot,
-                                                 rng=rng, metric=metric, notes=notes)
-            out.ci95 = nan_to_none(ci)
-        test = sign_flip_test(d, n_perm=n_perm, seed=rng)
+        alpha = 1.0 - level
+        test = sign_flip_test(d, n_perm=n_perm, seed=rng, alpha=alpha)
         out.p_value = 1.0 if test.method == "none" else test.p_value
         out.p_method = "exact" if test.method == "none" else test.method
+        out.p_mc_error = test.mc_error
         out.test = "sign_flip"
-        alpha = 1.0 - level
+        if test.straddles:
+            notes.append(f"the Monte Carlo p-value {_p(test.p_value)} (error {test.mc_error:.4f} after {test.draws} "
+                         f"draws) is within {PERMUTATION_ALPHA_MARGIN:g} errors of {alpha:g}: the verdict could go "
+                         "either way; pair more tasks")
+        if n_paired >= MIN_CI_TASKS:
+            na = np.ones(n_paired) if n_a is None else np.asarray(n_a, dtype=np.float64)[pair]
+            nb = np.ones(n_paired) if n_b is None else np.asarray(n_b, dtype=np.float64)[pair]
+            ci, out.ci_method = _paired_interval(va, vb, na, nb, method=ci_method, level=level, n_boot=n_boot,
+                                                 rng=rng, metric=metric, notes=notes, p_at_zero=out.p_value,
+                                                 n_perm=n_perm)
+            out.ci95 = nan_to_none(ci)
         if test.n_nonzero and 2.0 ** (1 - test.n_nonzero) >= alpha:
             notes.append(f"{test.n_nonzero} task(s) differ, so the exact sign-flip test cannot reach p < {alpha:g} "
                          f"(its smallest p is {2.0 ** (1 - test.n_nonzero):.3g}); pair more tasks")
@@ -348,24 +363,56 @@ def compare_arrays(va_all: np.ndarray, vb_all: np.ndarray, *, metric: str, level
 
 
 def _paired_interval(va: np.ndarray, vb: np.ndarray, na: np.ndarray, nb: np.ndarray, *, method: str, level: float,
-                     n_boot: int, rng: np.random.Generator, metric: str,
-                     notes: list[str]) -> tuple[tuple[float, float], str]:
+                     n_boot: int, rng: np.random.Generator, metric: str, notes: list[str],
+                     p_at_zero: float = math.nan, n_perm: int = PERMUTATION_DRAWS) -> tuple[tuple[float, float], str]:
     """The interval on mean(vb - va) over paired tasks, and the method used.
 
+    ``sign_flip``: the shifts the sign-flip test does not reject
+    (:func:`whileai.stats.permutation.sign_flip_interval`, moved onto ``p_at_zero``), joined with
+    the ``score`` interval (the ``t`` interval off [0, 1]) on each end, except on the side of zero
+    where joining would cross zero: the union of two 95% sets covers at least as often as either,
+    the score interval keeps width where every task moved alike (where the test's own set has
+    none), and zero is inside exactly when the test does not reject.
     ``score``: the MOVER interval of :func:`whileai.stats.score.paired_score_interval` (each side's
     clustered score interval, floor 1 / mean graded rollouts a task) on values in [0, 1]; on
     values outside it (a marker on another scale), the t interval, with a note.
     """
+    if method == "sign_flip":
+        unit = float(min(va.min(), vb.min())) >= 0.0 and float(max(va.max(), vb.max())) <= 1.0
+        bounds = (-1.0, 1.0) if unit else (-math.inf, math.inf)
+        own = sign_flip_interval(vb - va, level=level, p_at_zero=p_at_zero, n_perm=n_perm, seed=rng, bounds=bounds)
+        (slo, shi), _ = _paired_interval(va, vb, na, nb, method="score", level=level, n_boot=n_boot, rng=rng,
+                                         metric=metric, notes=notes)
+        rejects = math.isfinite(p_at_zero) and p_at_zero < 1.0 - level
+        lo, hi = join_intervals((own.lo, own.hi), (slo, shi), rejects=rejects)
+        if own.method == "monte_carlo":
+            notes.append(f"the sign-flip interval's ends are from {own.draws} Monte Carlo sign patterns")
+        return (lo, hi), "sign_flip"
     if method == "score":
         if float(min(va.min(), vb.min())) >= 0.0 and float(max(va.max(), vb.max())) <= 1.0:
-            lo, hi = paired_score_interval(va, vb, rollouts_before=np.nan_to_num(na), rollouts_after=np.nan_to_num(nb),
-                                           level=level)
-            return (float(lo), float(hi)), "score"
+            slo_, shi_ = paired_score_interval(va, vb, rollouts_before=np.nan_to_num(na),
+                                               rollouts_after=np.nan_to_num(nb), level=level)
+            return (float(slo_), float(shi_)), "score"
         notes.append("task values outside [0, 1], so the interval is the t interval on the paired differences "
                      "(the score interval reads values in [0, 1])")
         method = "t"
-    bounds = (-1.0, 1.0) if metric == PASS_AT_1 else None
-    return mean_interval(vb - va, method=method, level=level, n_boot=n_boot, seed=rng, bounds=bounds), method  # type: ignore[arg-type]
+    limits = (-1.0, 1.0) if metric == PASS_AT_1 else None
+    return mean_interval(vb - va, method=method, level=level, n_boot=n_boot, seed=rng, bounds=limits), method  # type: ignore[arg-type]
+
+
+def join_intervals(test: tuple[float, float], other: tuple[float, float], *, rejects: bool) -> tuple[float, float]:
+    """The test's own interval widened to ``other`` on each end, except across zero where the test rejects.
+
+    The union of two 95% confidence sets covers at least as often as either; keeping the test's end
+    on the side of zero where the test rejects keeps "excludes zero" and "significant" one decision
+    (docs/measure.md, "compare_runs").
+    """
+    lo, hi = test
+    if math.isfinite(other[0]) and not (rejects and test[0] > 0.0 and other[0] <= 0.0):
+        lo = min(lo, other[0])
+    if math.isfinite(other[1]) and not (rejects and test[1] < 0.0 and other[1] >= 0.0):
+        hi = max(hi, other[1])
+    return lo, hi
 
 
 def _welch(a: np.ndarray, b: np.ndarray, level: float) -> tuple[tuple[float, float], float]:

@@ -361,7 +361,7 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
         balance_rollouts: Trim every paired task to the rollouts both sides have (drawn by seed).
         level: Confidence level (``CI_LEVEL``).
         power: Power for the sizing line (``POWER``).
-        ci_method: ``"score"`` (default, ``COMPARE_CI_METHOD``), ``"t"``, ``"percentile"`` or ``"bca"``.
+        ci_method: ``"sign_flip"`` (default, ``COMPARE_CI_METHOD``), ``"score"``, ``"t"``, ``"percentile"`` or ``"bca"``.
         n_boot: Bootstrap draws for a bootstrap ``ci_method``.
         n_perm: Monte Carlo sign flips when the exact test is too large.
         ceiling_pass_rate: A before pass@1 at or above this sets ``ceiling`` (``CEILING_PASS_RATE``).

@@ -39,7 +39,7 @@ from whileai.measure._tasks import task_stats
 from whileai.report import ChartedReport, align_rows, fmt_num
 from whileai.stats.passk import pass_at_k, pass_pow_k
 from whileai.stats.rng import check_rng
-from whileai.stats.score import clustered_rate_interval, score_interval
+from whileai.stats.score import rate_score_interval, score_interval
 from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["PassAt", "PassMethod", "pass_at"]
@@ -484,14 +484,11 @@ def _score_pass1(rates: np.ndarray, n_graded: np.ndarray, reward_sum: np.ndarray
     if rates.size < MIN_CI_TASKS:
         notes.append(f"no interval on pass@1: {rates.size} task(s), and an interval needs {MIN_CI_TASKS}")
         return float("nan"), float("nan"), "score"
-    whole = np.abs(reward_sum - np.round(reward_sum)) < 1e-9
-    if whole.all():
-        lo, hi = clustered_rate_interval(np.round(reward_sum), n_graded, level=level)
-        return float(lo), float(hi), "score"
-    lo, hi = score_interval(rates, floor=min(1.0, 1.0 / float(n_graded.mean())), level=level)
-    notes.append("partial-credit rewards: the pass@1 interval is the score interval on task rates, "
-                 "without the monotone envelope")
-    return float(lo), float(hi), "score_rates"
+    lo, hi, how = rate_score_interval(reward_sum, n_graded, level=level)
+    if how == "score_rates":
+        notes.append("partial-credit rewards: the pass@1 interval is the score interval on task rates, "
+                     "without the monotone envelope")
+    return lo, hi, how
 
 
 def _score_kway(values: np.ndarray, floor: float, level: float, what: str, notes: list[str]) -> tuple[float, float, str]:

@@ -16,6 +16,7 @@ from whileai.defaults import (
     CI_LEVEL,
     CI_METHOD,
     DEFAULT_SEED,
+    MIN_CI_TASKS,
     PASS_CI_METHOD,
 )
 from whileai.errors import ArgumentError
@@ -37,6 +38,7 @@ from whileai.measure._passat import pass_at
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod
 from whileai.stats.rng import check_rng
+from whileai.stats.score import rate_score_interval
 from whileai.table import IntoRows
 
 __all__ = ["MarkerSummary", "MetricSummary", "marker_summary", "metric_summary"]
@@ -61,9 +63,11 @@ class MetricSummary(Report):
     """Interval on the mean at ``level``; None when degenerate or under three tasks."""
     level: float = CI_LEVEL
     """Confidence level."""
-    ci_method: str = CI_METHOD
-    """Interval method: on pass_at_1 the one pass@1 used (``score``, ``score_rates``...), on a
-    marker ``t`` (Student-t over task means) or the bootstrap asked for."""
+    ci_method: str = PASS_CI_METHOD
+    """Interval method: the clustered score interval pass@1 uses (``score`` on 0/1 values,
+    ``score_rates`` on partial values; ``whileai.stats.score.rate_score_interval``) on pass_at_1
+    and on every marker in [0, 1]; ``t`` (Student-t over task means) on a marker outside [0, 1],
+    or the method asked for."""
     degenerate: bool = False
     """Every applicable row has the same value: no interval, since the metric has not been shown to vary."""
     note: str = ""
@@ -113,7 +117,9 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
     out: dict[str, MetricSummary] = {}
     if not names:
         return out
-    vals = task_values(df, names, maintain_order=False)
+    markers = [n for n in names if n != PASS_AT_1]
+    rows_per_task = [pl.col("markers").struct.field(n).cast(pl.Float64).count().alias(f"{n}/count") for n in markers]
+    vals = task_values(df, names, maintain_order=False, extra=rows_per_task)
     row_exprs = []
     for n in names:
         col = pl.col("reward") if n == PASS_AT_1 else pl.col("markers").struct.field(n)
@@ -135,13 +141,32 @@ def _summaries(df: pl.DataFrame, names: list[str], *, level: float, ci_method: s
             else:
                 notes: list[str] = []
                 unit = 0.0 <= counts[f"{n}/lo"] and counts[f"{n}/hi"] <= 1.0
-                lo, hi, s.ci_method = interval_over_tasks(v, method=ci_method, level=level, n_boot=n_boot, seed=rng,
-                                                          bounds=(0.0, 1.0) if unit else None, what=n, notes=notes,
-                                                          binary_ci=BINARY_CI_METHOD)
+                method = ci_method
+                if method == "score" and not unit:
+                    notes.append(f"{n} takes values outside [0, 1], so its interval is the t interval on task means "
+                                 "(the score interval reads a rate)")
+                    method = CI_METHOD
+                if method == "score":
+                    have = vals[n].is_not_null().to_numpy()
+                    rows = (vals["n_graded"] if n == PASS_AT_1 else vals[f"{n}/count"]).to_numpy()[have]
+                    lo, hi, s.ci_method = _rate_interval(v, rows.astype(np.float64), level, n, notes)
+                else:
+                    lo, hi, s.ci_method = interval_over_tasks(v, method=method, level=level, n_boot=n_boot, seed=rng,
+                                                              bounds=(0.0, 1.0) if unit else None, what=n, notes=notes,
+                                                              binary_ci=BINARY_CI_METHOD)
                 s.ci95 = nan_to_none((lo, hi))
                 s.note = "; ".join(notes)
         out[n] = s
     return out
+
+
+def _rate_interval(means: np.ndarray, rows: np.ndarray, level: float, what: str,
+                   notes: list[str]) -> tuple[float, float, str]:
+    """The clustered score interval pass@1 uses, on a marker's per-task means over its rows."""
+    if means.size < MIN_CI_TASKS:
+        notes.append(f"no interval on {what}: {means.size} task(s), and an interval needs {MIN_CI_TASKS}")
+        return float("nan"), float("nan"), "score"
+    return rate_score_interval(means * rows, rows, level=level)
 
 
 def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float = CI_LEVEL,
@@ -152,8 +177,9 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
     The metric is averaged within each task, then over tasks. On ``pass_at_1`` the interval is
     the one :func:`~whileai.measure.pass_at` gives pass@1 (the clustered score interval,
     ``PASS_CI_METHOD``, :mod:`whileai.stats.score`), so the two never disagree on the same rows;
-    on a marker it is a Student-t interval on the task means (``CI_METHOD``, Miller 2024,
-    arXiv:2411.00640). A metric with the
+    a marker in [0, 1] is a rate too and gets the same interval on its rows
+    (:func:`whileai.stats.score.rate_score_interval`; Korn and Graubard 1998); a marker outside
+    [0, 1] the Student-t interval on task means (``CI_METHOD``, Miller 2024, arXiv:2411.00640). A metric with the
     same value on every applicable row is degenerate: it gets no interval and a warning, since
     a phrase list that matches nothing looks exactly like a behaviour that never happened.
 
@@ -161,8 +187,7 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
         rows: Graded rollouts.
         metric: ``"pass_at_1"`` or a marker (``"marker:<name>"`` or the bare name).
         level: Confidence level.
-        ci_method: ``"score"`` (pass_at_1 only), ``"t"``, ``"percentile"`` or ``"bca"``; None is
-            ``PASS_CI_METHOD`` on pass_at_1 and ``CI_METHOD`` on a marker.
+        ci_method: ``"score"``, ``"t"``, ``"percentile"`` or ``"bca"``; None is ``PASS_CI_METHOD``.
         n_boot: Bootstrap draws for a bootstrap method.
         seed: Seed or Generator.
 
@@ -179,10 +204,7 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
     """
     level = check_level(level)
     name = metric_label(metric)
-    method = (PASS_CI_METHOD if name == PASS_AT_1 else CI_METHOD) if ci_method is None else ci_method
-    if method == "score" and name != PASS_AT_1:
-        raise ArgumentError(f"ci_method='score' is the pass-rate interval, for metric pass_at_1 only, got metric "
-                            f"{metric!r}. Pass ci_method='t' (or a bootstrap) for a marker.", argument="ci_method")
+    method = PASS_CI_METHOD if ci_method is None else ci_method
     if method != "score":
         check_ci_method(method)
     check_int("n_boot", n_boot)
@@ -194,9 +216,9 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
                             f"Markers here: {', '.join(marker_names(df)) or 'none'}.")
     if df.height == 0:
         return MetricSummary(metric=metric, level=level, ci_method=method, warnings=warnings + ["no rows: nothing to measure."])
-    s = _summaries(df, [name], level=level, ci_method=CI_METHOD if method == "score" else method, n_boot=n_boot,
-                   rng=rng)[name]
-    if method == "score" and not s.degenerate and s.n_tasks:
+    s = _summaries(df, [name], level=level, ci_method=CI_METHOD if method == "score" and name == PASS_AT_1
+                   else method, n_boot=n_boot, rng=rng)[name]
+    if method == "score" and name == PASS_AT_1 and not s.degenerate and s.n_tasks:
         p = pass_at(df, level=level, ci_method="score")
         s.ci95, s.ci_method = p.ci95, p.ci_method
     if s.degenerate:
@@ -206,12 +228,15 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
 
 
 def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, level: float = CI_LEVEL,
-                   ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+                   ci_method: IntervalMethod | Literal["score"] = PASS_CI_METHOD,  # type: ignore[assignment]
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MarkerSummary:
     """Every marker's mean over tasks with its interval; degenerate markers named in one warning.
 
     Markers live in ``row["markers"]`` (1.0 is the good outcome). Each is averaged within task
-    over the rows that carry it, then over tasks, with a Student-t interval on the task means.
+    over the rows that carry it, then over tasks, with the clustered score interval pass@1 uses
+    (:func:`whileai.stats.score.rate_score_interval`: effective tasks, Korn and Graubard 1998;
+    modified Wilson, Brown, Cai and DasGupta 2001) on its rows; a marker outside [0, 1] gets the
+    Student-t interval on task means.
     A marker that came out the same on every row is degenerate: no interval, a line saying so
     next to the mean, and one warning naming every such marker (docs/measure.md, "metric_summary and marker_summary").
 
@@ -219,8 +244,7 @@ def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, lev
         rows: Rows with markers.
         names: Only these markers (default every marker the rows carry).
         level: Confidence level.
-        ci_method: ``"score"`` (pass_at_1 only), ``"t"``, ``"percentile"`` or ``"bca"``; None is
-            ``PASS_CI_METHOD`` on pass_at_1 and ``CI_METHOD`` on a marker.
+        ci_method: ``"score"`` (``PASS_CI_METHOD``), ``"t"``, ``"percentile"`` or ``"bca"``.
         n_boot: Bootstrap draws for a bootstrap method.
         seed: Seed or Generator.
 
@@ -237,7 +261,8 @@ def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, lev
         ['polite']
     """
     level = check_level(level)
-    check_ci_method(ci_method)
+    if ci_method != "score":
+        check_ci_method(ci_method)
     check_int("n_boot", n_boot)
     rng = check_rng(seed)
     warnings: list[str] = []

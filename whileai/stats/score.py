@@ -50,7 +50,7 @@ from numpy.typing import ArrayLike
 from whileai.defaults import CI_LEVEL, SCORE_POISSON_MAX_X
 
 __all__ = ["cluster_wilson", "clustered_rate_interval", "effective_tasks", "modified_wilson", "paired_score_interval",
-           "score_interval"]
+           "rate_score_interval", "score_interval"]
 
 
 def _z(level: float) -> float:
@@ -283,6 +283,42 @@ def clustered_rate_interval(passes: ArrayLike, rollouts: ArrayLike, *, level: fl
     if squeeze:
         return lo[0], hi[0]
     return lo, hi
+
+
+def rate_score_interval(sums: ArrayLike, counts: ArrayLike, *, level: float = CI_LEVEL
+                        ) -> tuple[float, float, str]:
+    """The one interval on a rate over tasks: pass@1, and every marker read as a rate.
+
+    Per task, ``sums`` of values in [0, 1] over ``counts`` rows (rollouts). When every sum is a
+    whole number (0/1 rewards or markers) it is :func:`clustered_rate_interval` on the counts
+    (the clustered score interval, monotone in the passes, method ``"score"``); otherwise (partial
+    credit) :func:`score_interval` on the task rates with the rollout floor ``1 / mean rows a task``
+    (method ``"score_rates"``). Korn and Graubard 1998; Brown, Cai and DasGupta 2001.
+
+    Args:
+        sums: Per-task sum of the values (passes for 0/1 values).
+        counts: Per-task rows behind each sum, each >= 1.
+        level: Confidence level.
+
+    Returns:
+        ``(lo, hi, method)``; NaN ends under two tasks.
+
+    Examples:
+        >>> lo, hi, how = rate_score_interval([0] * 16, [2] * 16)
+        >>> round(hi, 3), how
+        (0.194, 'score')
+    """
+    total = np.asarray(sums, dtype=np.float64).ravel()
+    n = np.asarray(counts, dtype=np.float64).ravel()
+    if total.size < 2:
+        return float("nan"), float("nan"), "score"
+    whole = np.abs(total - np.round(total)) < 1e-9
+    if whole.all():
+        lo, hi = clustered_rate_interval(np.round(total), n, level=level)
+        return float(lo), float(hi), "score"
+    rates = total / n
+    lo, hi = score_interval(rates, floor=min(1.0, 1.0 / float(n.mean())), level=level)
+    return float(lo), float(hi), "score_rates"
 
 
 def cluster_wilson(successes: ArrayLike, trials: ArrayLike, *, level: float = CI_LEVEL
