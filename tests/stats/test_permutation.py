@@ -92,3 +92,45 @@ def test_large_grid_is_fast_and_matches_monte_carlo():
     assert exact.method == "exact" and time.perf_counter() - start < 2.0
     mc = sign_flip_test(d, exact_support=10, n_perm=20_000, seed=2)
     assert abs(mc.p_value - exact.p_value) < 4 * np.sqrt(max(exact.p_value, 1e-4) / 20_000) + 1e-4
+
+
+# exact wherever affordable; Monte Carlo that cannot cross alpha silently (issue: exact .0543 came out .0492)
+
+def _meet_in_the_middle(d: np.ndarray) -> float:
+    """Every one of the 2^n sign patterns, as the sums of two halves' patterns (2^(n/2) each)."""
+    import itertools
+
+    half = d.size // 2
+    left = np.array(list(itertools.product([-1.0, 1.0], repeat=half))) @ d[:half]
+    right = np.array(list(itertools.product([-1.0, 1.0], repeat=d.size - half))) @ d[half:]
+    total = np.abs(left[:, None] + right[None, :])
+    return float(np.mean(total >= abs(d.sum()) - 1e-9))
+
+
+def test_twenty_distinct_magnitudes_off_a_grid_are_exact_not_drawn():
+    rng = np.random.default_rng(7)
+    d = rng.normal(0.15, 0.4, 20) + rng.uniform(0, 1e-3, 20) * np.pi  # no common step
+    r = sign_flip_test(d)
+    assert r.method == "exact" and r.draws == 0 and r.mc_error == 0.0
+    assert r.p_value == pytest.approx(_meet_in_the_middle(d), abs=1e-12)
+
+
+def _near_alpha(rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Forty differences on a 1/4 grid whose exact p sits just above 0.05."""
+    while True:
+        d = (rng.binomial(4, 0.45, 40) - rng.binomial(4, 0.4, 40)) / 4.0
+        p = sign_flip_test(d).p_value
+        if 0.0503 < p < 0.0525:
+            return d, p
+
+
+def test_monte_carlo_near_alpha_adds_draws_reports_its_error_and_never_crosses_silently():
+    d, exact = _near_alpha(np.random.default_rng(39))
+    silent = flagged = 0
+    for seed in range(40):
+        r = sign_flip_test(d, exact_support=1, n_perm=10_000, seed=seed, max_draws=40_000)
+        assert r.method == "monte_carlo" and r.mc_error == pytest.approx((r.p_value * (1 - r.p_value) / r.draws) ** 0.5)
+        assert r.draws > 10_000 or not abs(r.p_value - 0.05) < 3 * r.mc_error
+        flagged += r.straddles
+        silent += (r.p_value < 0.05) != (exact < 0.05) and not r.straddles
+    assert silent == 0 and flagged > 0
