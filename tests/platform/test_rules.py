@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -17,6 +18,7 @@ from whileai.platform import (
     noise_floor_points,
 )
 from whileai.platform._rules import (
+    _rests_on,
     brief_of,
     candidate_of,
     dashboard_of,
@@ -72,7 +74,9 @@ def test_missing_interval_is_said():
 
 @pytest.mark.parametrize("change, reason", [
     ({"n": 40}, "n=40 under 50"),
-    ({"agreement": 0.7}, "judge agreement 0.70 under 0.80"),
+    ({"agreement": 0.7}, "judge agreement 0.70 over 120 labels has a 95% lower bound of 0.61, under 0.80"),
+    ({"agreement": 0.85, "human_n": 30}, "judge agreement 0.85 over 30 labels has a 95% lower bound of 0.68, under 0.80"),
+    ({"human_n": None}, "judge agreement 0.90 without human_n"),
     ({"agreement": None}, "judge agreement unmeasured"),
     ({"reward_is_judge": True}, "the training reward is the judge"),
 ])
@@ -105,7 +109,7 @@ def test_a_named_candidate_must_be_scored_on_the_behavior():
 
 
 def test_replicated_only_by_a_different_run_on_another_behavior():
-    floors = [Behavior(name=n, noise_floor=1.0, agreement=0.9) for n in ("a_set", "b_set")]
+    floors = [Behavior(name=n, noise_floor=1.0, agreement=0.9, human_n=120) for n in ("a_set", "b_set")]
     base = [("r0", "v0", "a_set", 50, 2, 60), ("r0", "v0", "b_set", 50, 2, 60), ("r1", "v1", "a_set", 60, 2, 60)]
     same_run = verdict_of(state([*base, ("r1", "v1", "b_set", 60, 2, 60)], floors), "a_set")
     assert same_run.word == "beats" and same_run.replicated_on == []
@@ -130,7 +134,7 @@ def test_the_eight_checks_fail_and_pass_by_their_rules():
     assert [c.name for c in bare.checks] == ["frozen", "size", "judge", "length_bias", "noise_floor", "clean",
                                              "reward_not_judge", "can_fail"]
     assert not any(c.ok for c in bare.checks)
-    good = Behavior(name="refunds", test_version="h@1", agreement=0.85, human_n=100, length_bias=0.05, noise_floor=2,
+    good = Behavior(name="refunds", test_version="h@1", agreement=0.9, human_n=200, length_bias=0.05, noise_floor=2,
                     contamination=0, reward_is_judge=False)
     scores = [ScoreRecord(id="s", run_id="r", version="v0", behavior="refunds", value=70, n=60, seq=1, created_at="")]
     assert eval_checks(good, scores).ok
@@ -201,3 +205,28 @@ def test_cost_to_the_cent_and_the_basis():
     assert basis == "estimate: H100 at $3.95/h, modal.com/pricing 2026-09-20"
     none, why = cost_of("TPU-v9", 100)
     assert none is None and "'TPU-v9' is not in the price table" in why
+
+
+def test_the_judge_gate_reads_the_lower_bound_like_judge_trust():
+    """One rule: a judge at true agreement 0.75, 30 labels, escaped "unproven" 35% of the time on its point agreement.
+
+    2,000 seeded label sets: the platform's gate and judge_trust's (one label a task, Wilson) agree on
+    every one, and the 0.75 judge passes at most 5% of the time (its lower bound must reach 0.80).
+    """
+    from whileai.grade._trust import judge_trust
+    from whileai.stats.agreement import agreement_gate
+
+    rng = np.random.default_rng(37)
+    agreed = rng.binomial(30, 0.75, 2000)
+    passes = np.array([not _rests_on(TRUSTED.model_copy(update={"agreement": a / 30, "human_n": 30}), 100)[1]
+                       for a in agreed])
+    point = agreed / 30 >= 0.8
+    assert passes.mean() <= 0.05 < point.mean()  # the old rule passed 0.75 judges on their point agreement
+    for a in np.unique(agreed)[:8]:  # judge_trust on real labels with the same count reads the same rule
+        gold = [1, 0] * 15
+        judge = [g if i < a else 1 - g for i, g in enumerate(gold)]
+        rows = [{"task_id": f"t{i}", "reward": float(j), "gold_reward": float(g), "gold_kind": "human"}
+                for i, (j, g) in enumerate(zip(judge, gold, strict=True))]
+        report = judge_trust(rows)
+        assert report.agreement_low == pytest.approx(agreement_gate(a / 30, 30).lower, abs=1e-12)
+        assert (report.agreement_low >= 0.8) == agreement_gate(a / 30, 30).ok

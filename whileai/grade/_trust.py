@@ -47,7 +47,13 @@ from whileai.grade._perturb import FILLER, append_reply
 from whileai.grade._probes import _check_probes, _sample, judge_probes
 from whileai.grade._rows import row_dicts
 from whileai.report import ChartedReport, Tone
-from whileai.stats.agreement import cohen_kappa, confusion_2x2, kappa_interval, percent_agreement
+from whileai.stats.agreement import (
+    agreement_gate,
+    cohen_kappa,
+    confusion_2x2,
+    kappa_interval,
+    percent_agreement,
+)
 from whileai.stats.rng import check_rng
 from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
@@ -451,12 +457,12 @@ def measure_trust(
             f"{n_partial} of {graded.height} labeled rows ({_pct(share)}) have partial-credit rewards and were skipped, "
             f"over the {_pct(floors['max_skipped_share'])} max_skipped_share: the rows kept are only the ones the judge "
             "was sure about. Make the criteria exact with Criterion(kind='hard'), or grade with a 0/1 judge.")
-    ok = (not inconclusive and not report.one_class and report.agreement_low >= floors["min_agreement"]
-          and report.kappa >= floors["min_kappa"])
+    gate = agreement_gate(report.agreement, report.n_gold, floor=floors["min_agreement"], lower=report.agreement_low)
+    ok = not inconclusive and not report.one_class and gate.ok and report.kappa >= floors["min_kappa"]
     report.ok = bool(ok)
     report.status = "ok" if ok else ("inconclusive" if inconclusive or report.one_class else "fail")
     if not inconclusive and not report.one_class:
-        if report.agreement_low < floors["min_agreement"]:
+        if not gate.ok:
             report.warnings.append(
                 f"agreement with {words} is {_pct(report.agreement)} with a 95% lower bound of "
                 f"{_pct(report.agreement_low)}, under the {_pct(floors['min_agreement'])} floor: read the "

@@ -16,10 +16,10 @@ from whileai.defaults import (
     BRIEF_MAX_ITEMS,
     CANNOT_READ_SHOWN,
     CI_LEVEL,
+    JUDGE_AGREEMENT_FLOOR,
     LENGTH_BIAS_MAX,
     SAMPLE_FAILURES,
     SAMPLE_PASSES,
-    VERDICT_MIN_AGREEMENT,
     VERDICT_MIN_N,
 )
 from whileai.errors import ArgumentError
@@ -34,6 +34,7 @@ from whileai.platform._views import (
     RunMissing,
     Verdict,
 )
+from whileai.stats.agreement import agreement_gate
 
 __all__ = [
     "brief_of", "candidate_of", "cost_of", "dashboard_of", "eval_checks", "evals_of", "latest_scores",
@@ -177,8 +178,9 @@ def _rests_on(spec: Behavior, n: int | None) -> tuple[str, list[str]]:
     else:
         over = f" over {spec.human_n} human labels" if spec.human_n is not None else ""
         grader = f"judge agreement {spec.agreement:.2f}{over}"
-        if spec.agreement < VERDICT_MIN_AGREEMENT:
-            reasons.append(f"judge agreement {spec.agreement:.2f} under {VERDICT_MIN_AGREEMENT:.2f}")
+        gate = agreement_gate(spec.agreement, spec.human_n)
+        if not gate.ok:
+            reasons.append(_agreement_failure(spec, gate.lower))
     if n is None:
         reasons.append("n not posted")
     elif n < VERDICT_MIN_N:
@@ -198,8 +200,9 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
     different run of the candidate version also beats the served version on another behavior
     (same rule, that behavior's floor), the line ends ``moved, replicated on <behavior>``; one run
     scored on two sets is not a replication. The line starts ``unproven:`` when n < 50, the
-    judge's agreement is under 0.8 or unmeasured (not asked of a program), or the training reward
-    is the judge (whileai 0.131 verdict; Lambert 2025, chapter Evaluation).
+    judge's agreement is unmeasured (not asked of a program) or its 95% lower bound over
+    ``human_n`` labels is under 0.80 (``agreement_gate``, the rule ``judge_trust`` applies), or the
+    training reward is the judge (whileai 0.131 verdict; Lambert 2025, chapter Evaluation).
 
     Args:
         state: The agent's stored rows.
@@ -337,14 +340,25 @@ def eval_checks(spec: Behavior, scores: Sequence[ScoreRecord]) -> EvalHealth:
     return EvalHealth(behavior=name, ok=all(c.ok for c in checks), checks=checks)
 
 
+def _agreement_failure(spec: Behavior, lower: float) -> str:
+    """Why the judge gate fails: its 95% lower bound under the floor, or no label count to bound it with."""
+    if spec.human_n is None or not math.isfinite(lower):
+        return (f"judge agreement {spec.agreement:.2f} without human_n: the gate reads its 95% lower bound, "
+                f"which needs the label count")
+    return (f"judge agreement {spec.agreement:.2f} over {spec.human_n} labels has a 95% lower bound of {lower:.2f}, "
+            f"under {JUDGE_AGREEMENT_FLOOR:.2f}")
+
+
 def _judge_check(spec: Behavior, program: bool) -> EvalCheck:
-    ok = program or (spec.agreement is not None and spec.agreement >= VERDICT_MIN_AGREEMENT)
+    gate = agreement_gate(spec.agreement, spec.human_n)
+    ok = program or gate.ok
     failure = None if ok else ("judge agreement with people not measured." if spec.agreement is None
-                               else f"judge agreement {spec.agreement:.2f} is under {VERDICT_MIN_AGREEMENT:.2f}.")
+                               else _agreement_failure(spec, gate.lower) + ".")
     return EvalCheck(name="judge", ok=ok, value="program" if program else spec.agreement, failure=failure,
                      fix="Label some replies by hand and measure the judge against them.",
                      call=f'wai.judge_trust(labeled_rows); Behavior("{spec.name}", agreement=..., human_n=...)',
-                     rule=f"graded by a program, or agreement >= {VERDICT_MIN_AGREEMENT:.2f} with human labels",
+                     rule=f"graded by a program, or the 95% lower bound of agreement with human labels >= "
+                          f"{JUDGE_AGREEMENT_FLOOR:.2f} (judge_trust's rule)",
                      source="Zheng et al. 2023, Judging LLM-as-a-Judge (agreement with people); judge_trust floor")
 
 

@@ -8,7 +8,7 @@ from whileai._lazy import exports
 
 #: Submodule -> the public names it defines; each loads on first use (whileai/_lazy.py).
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "whileai.stats.agreement": ("cohen_kappa", "confusion_2x2", "kappa_interval", "percent_agreement",),
+    "whileai.stats.agreement": ("AgreementGate", "agreement_gate", "cohen_kappa", "confusion_2x2", "kappa_interval", "percent_agreement",),
     "whileai.stats.binomial": ("binomial_greater_p", "length_confound",),
     "whileai.stats.bootstrap": ("bootstrap_mean_ci", "bootstrap_means", "bootstrap_moments", "paired_bootstrap_ci",),
     "whileai.stats.cluster": ("cluster_mean_ci",),
@@ -25,6 +25,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 __getattr__, __dir__ = exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
+    from whileai.stats.agreement import AgreementGate as AgreementGate
+    from whileai.stats.agreement import agreement_gate as agreement_gate
     from whileai.stats.agreement import cohen_kappa as cohen_kappa
     from whileai.stats.agreement import confusion_2x2 as confusion_2x2
     from whileai.stats.agreement import kappa_interval as kappa_interval
@@ -67,7 +69,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.stats.wilson import wilson as wilson
 
 __all__ = [
+    "AgreementGate",
     "SignFlip",
+    "agreement_gate",
     "band_keys",
     "binomial_greater_p",
     "binomial_paired_var",

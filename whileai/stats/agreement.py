@@ -8,12 +8,59 @@ peers.md section 4.5. Pure numpy; undefined values are NaN, never a plausible nu
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from whileai.defaults import PASS_THRESHOLD
+from whileai.defaults import CI_LEVEL, JUDGE_AGREEMENT_FLOOR, PASS_THRESHOLD
 
-__all__ = ["cohen_kappa", "confusion_2x2", "kappa_interval", "percent_agreement"]
+__all__ = ["AgreementGate", "agreement_gate", "cohen_kappa", "confusion_2x2", "kappa_interval", "percent_agreement"]
+
+
+class AgreementGate(NamedTuple):
+    """Whether a judge's agreement with people is shown to clear the floor."""
+
+    ok: bool
+    """The agreement's lower bound is at least the floor."""
+    lower: float
+    """The lower end of the agreement's interval at ``level`` (NaN when no labels)."""
+
+
+def agreement_gate(agreement: float | None, n: int | None, *, floor: float = JUDGE_AGREEMENT_FLOOR,
+                   level: float = CI_LEVEL, lower: float | None = None) -> AgreementGate:
+    """The one judge-agreement rule: the interval's lower bound must reach ``floor`` (``judge_trust`` and the platform).
+
+    A point agreement of 0.80 over 30 labels is consistent with a judge that agrees 0.65 of the
+    time; the rule asks that the lower end of the agreement's interval clear the floor
+    (``JUDGE_AGREEMENT_FLOOR``, 0.80; Zheng et al. 2023, "Judging LLM-as-a-Judge": agreement with
+    people as the yardstick). The bound is ``lower`` when the caller measured one (``judge_trust``'s
+    interval clustered by task), else Wilson's lower end on ``agreement x n`` of ``n`` labels (Wilson
+    1927). No labels, or no count of them, gives ``ok=False`` and a NaN bound.
+
+    Args:
+        agreement: Share of labels the judge agrees with, 0 to 1 (None: unmeasured).
+        n: Labels behind it (None: not stated).
+        floor: Smallest lower bound that passes.
+        level: Confidence level of the interval.
+        lower: A lower bound already measured (overrides the Wilson bound).
+
+    Returns:
+        An :class:`AgreementGate`.
+
+    Examples:
+        >>> agreement_gate(0.9, 30).ok, agreement_gate(0.9, 200).ok
+        (False, True)
+    """
+    if lower is None:
+        if agreement is None or n is None or n <= 0 or not math.isfinite(agreement):
+            return AgreementGate(False, float("nan"))
+        from whileai.stats.wilson import wilson
+
+        lo, _ = wilson(float(agreement) * n, float(n), level=level)
+        lower = float(lo)
+    return AgreementGate(bool(math.isfinite(lower) and lower >= floor), float(lower))
 
 
 def confusion_2x2(rater: ArrayLike, gold: ArrayLike) -> np.ndarray:
