@@ -455,6 +455,17 @@ SIGN_FLIP_JOINT_SUPPORT = 1 << 21
 PERMUTATION_MAX_DRAWS = 320_000
 PERMUTATION_ALPHA_MARGIN = 3.0
 
+# holdout_size sizes the binomial model for the exact sign-flip test that decides delta_report, by
+# seeded simulation of this many evals at each n tried (whileai/stats/power.py sign_flip_power;
+# Monte Carlo error 0.009 at power 0.8; the same seed at every n, so the power is smooth in n).
+# The t test's answer gave the sign-flip test 0.74-0.78 power at 12-25 tasks. Convention, measured
+# in tests/measure/test_holdout_sign_flip.py.
+SIGN_FLIP_POWER_REPS = 2000
+# Past this many tasks the simulated test reads its null sum by the normal limit (variance sum d^2,
+# continuity-corrected): it decides as the exact test on 99.75% to 99.85% of evals at 99 to 369
+# tasks (2,000 seeded evals each; tests/measure/test_holdout_sign_flip.py checks 150).
+SIGN_FLIP_POWER_EXACT_MAX_TASKS = 100
+
 # Fewest paired tasks a sizing answer may give: the binomial formula's floor (docs/measure.md,
 # "holdout_size and detectable_effect": the formula's floor of 2 tasks; whileai 0.131 MIN_HOLDOUT_TASKS).
 MIN_HOLDOUT_TASKS = 2

@@ -18,19 +18,20 @@ from whileai.testing import rollout_table, true_pass_rates
 def test_model_path_reproduces_published_numbers():
     r = holdout_size(0.05)
     # Miller's equation 9 gives 367 and 409; the paired t test's power (noncentral t) asks two more each
-    assert (r.n_tasks, r.n_tasks_concentrated, r.sd_source) == (369, 411, "model")
-    assert r.task_std == pytest.approx(0.3419, abs=5e-5) and r.half_width == pytest.approx(0.035, abs=5e-4)
+    assert (r.n_tasks_t_test, r.n_tasks_concentrated, r.sd_source) == (369, 411, "model")
+    assert r.n_tasks == 383  # sized for the sign-flip test that decides (tests/measure/test_holdout_sign_flip.py)
+    assert r.task_std == pytest.approx(0.3419, abs=5e-5) and r.half_width == pytest.approx(0.0343, abs=5e-4)
     assert any("spread evenly" in n for n in r.notes)
     voice = holdout_size(0.127, base=0.0, k=4)
-    assert (voice.n_tasks, voice.n_tasks_concentrated) == (16, 56)
-    assert str(r).splitlines()[0] == "holdout 369 paired tasks for a +0.050 gain at k=4 (base 0.60, power 0.80, alpha 0.05)"
+    assert (voice.n_tasks_t_test, voice.n_tasks, voice.n_tasks_concentrated) == (16, 18, 56)
+    assert str(r).splitlines()[0] == "holdout 383 paired tasks for a +0.050 gain at k=4 (base 0.60, power 0.80, alpha 0.05)"
 
 
 def test_detectable_effect():
     assert detectable_effect(100) == pytest.approx(0.0951, abs=5e-5)  # 0.0942 by equation 9's normal quantiles
     assert math.isnan(detectable_effect(1)) and math.isnan(detectable_effect(0)) and math.isnan(detectable_effect(5))
     assert detectable_effect(100, task_std=0.3) == pytest.approx(z_sum() * 0.03, rel=0.01)  # the t correction, ~1%
-    assert holdout_size(detectable_effect(200)).n_tasks in (199, 200)
+    assert holdout_size(detectable_effect(200)).n_tasks_t_test in (199, 200)
 
 
 def test_rows_path_measures_the_paired_sd():
@@ -61,7 +62,7 @@ def test_before_alone_reports_spread_and_ratio():
 def test_saturation_and_given_sd():
     high = rollout_table(30, 4, seed=2, pass_rates=np.full(30, 0.97), messages=False)
     r = holdout_size(0.05, before=high, after=high)
-    assert r.saturated and r.base == 0.6 and r.n_tasks == 369
+    assert r.saturated and r.base == 0.6 and r.n_tasks == 383
     assert "difficulty band" in r.warnings[0] and "the sd measured off them understates" in r.warnings[0]
     assert not holdout_size(0.05, base=0.95).saturated  # a base you pass is used as given
     given = holdout_size(0.05, task_std=0.3)

@@ -22,6 +22,7 @@ from whileai.defaults import (
     MIN_HOLDOUT_TASKS,
     MIN_PAIRED_TASKS,
     POWER,
+    SIGN_FLIP_POWER_REPS,
 )
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
@@ -36,7 +37,12 @@ from whileai.measure._common import (
 from whileai.measure._stream import stream_side
 from whileai.report import ChartedReport
 from whileai.stats.bootstrap import bootstrap_moments
-from whileai.stats.power import binomial_paired_var, concentrated_paired_var, z_sum
+from whileai.stats.power import (
+    binomial_paired_var,
+    concentrated_paired_var,
+    sign_flip_tasks_needed,
+    z_sum,
+)
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows
 
@@ -64,8 +70,13 @@ class HoldoutSizeReport(ChartedReport):
     """model (binomial), rows (measured off before/after), or given (task_std=)."""
     half_width: float = math.nan
     """Half-width of the interval on the delta at that many tasks."""
+    n_tasks_t_test: int | None = None
+    """The paired t test's answer on the model path (``n_tasks`` is the sign-flip test's, never fewer)."""
     n_tasks_concentrated: int | None = None
-    """Tasks needed when the gain lands on the fewest tasks (they reach 1.0); the model path only."""
+    """Tasks needed when the gain lands on the fewest tasks (they reach 1.0); the model path only.
+    It applies when the change targets one failure (a fix for the tasks that fail one way): those
+    tasks move and the rest tie, so the paired sd is the spread of the gain, not rollout noise, and
+    ``n_tasks`` would give it 0.54 to 0.78 power. Use it when you cannot say the gain is spread."""
     base_spread: float | None = None
     """Standard deviation of the true task pass rates, estimated from the before rows."""
     spread_ratio: float | None = None
@@ -416,7 +427,7 @@ def _model(report: HoldoutSizeReport, notes: list[str]) -> None:
     report.sd_source = "model"
     sd = math.sqrt(binomial_paired_var(base, effect, k))
     report.task_std = sd
-    _finish(report, sd)
+    _finish_model(report, base, sd, notes)
     report.n_tasks_concentrated = int(tasks_needed(effect, math.sqrt(concentrated_paired_var(base, effect, k)),
                                                    power=report.power, alpha=report.alpha))
     notes.append("binomial model: the gain spread evenly across tasks and the two arms independent draws at "
@@ -426,6 +437,22 @@ def _model(report: HoldoutSizeReport, notes: list[str]) -> None:
     if report.spread_ratio is not None:
         notes.append(f"these tasks spread {report.base_spread:.3f} around {base:.2f}, so the model asks for about "
                      f"{report.spread_ratio:.2f}x the tasks pairing needs (pass after= too to measure it).")
+
+
+def _finish_model(report: HoldoutSizeReport, base: float, sd: float, notes: list[str]) -> None:
+    """The binomial model's answer: the t test's, then stepped up until the exact sign-flip test reaches the power."""
+    _finish(report, sd)
+    report.n_tasks_t_test = report.n_tasks
+    n_sign_flip = sign_flip_tasks_needed(report.effect, base, report.k, report.n_tasks, power=report.power,
+                                         alpha=report.alpha)
+    if n_sign_flip > report.n_tasks:
+        notes.append(f"sized for the exact sign-flip test that decides delta_report (seeded simulation of "
+                     f"{SIGN_FLIP_POWER_REPS} evals at each n): {n_sign_flip} tasks, where the paired t test's "
+                     f"{report.n_tasks} gives it less power on these binomial rates")
+        report.n_tasks = n_sign_flip
+        from scipy.special import stdtrit
+
+        report.half_width = float(stdtrit(n_sign_flip - 1, 1.0 - report.alpha / 2.0)) * sd / math.sqrt(n_sign_flip)
 
 
 def _finish(report: HoldoutSizeReport, sd: float) -> None:
@@ -447,7 +474,7 @@ def _saturate(report: HoldoutSizeReport, why: str, warnings: list[str]) -> None:
     sd = math.sqrt(binomial_paired_var(BASE_PASS_RATE, report.effect, report.k))
     report.task_std = sd
     report.sd_source = "model"
-    _finish(report, sd)
+    _finish_model(report, BASE_PASS_RATE, sd, report.notes)
     report.n_tasks_concentrated = int(tasks_needed(
         report.effect, math.sqrt(concentrated_paired_var(BASE_PASS_RATE, report.effect, report.k)),
         power=report.power, alpha=report.alpha))

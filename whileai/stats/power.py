@@ -21,7 +21,14 @@ import math
 
 import numpy as np
 
-from whileai.defaults import ALPHA, CI_LEVEL, MIN_HOLDOUT_TASKS, POWER
+from whileai.defaults import (
+    ALPHA,
+    CI_LEVEL,
+    MIN_HOLDOUT_TASKS,
+    POWER,
+    SIGN_FLIP_POWER_EXACT_MAX_TASKS,
+    SIGN_FLIP_POWER_REPS,
+)
 
 __all__ = [
     "binomial_paired_var",
@@ -32,6 +39,8 @@ __all__ = [
     "noise_band_width",
     "paired_tasks_needed",
     "power_at",
+    "sign_flip_power",
+    "sign_flip_tasks_needed",
     "z_sum",
 ]
 
@@ -183,3 +192,118 @@ def noise_band_width(run_std: float, n_a: float = 1, n_b: float = 1, df: float |
 
     q = float(t_quantile(level, np.inf if df is None else df))
     return q * run_std * math.sqrt(1.0 / n_a + 1.0 / n_b)
+
+
+def sign_flip_power(effect: float, base: float, k: int, n_tasks: int, *, alpha: float = ALPHA,
+                    reps: int = SIGN_FLIP_POWER_REPS, seed: int | np.random.Generator | None = 0) -> float:
+    """Power of the exact two-sided sign-flip test on binomial task rates, by seeded simulation.
+
+    Each of ``reps`` evals draws ``n_tasks`` paired tasks, k rollouts a side, passing at ``base``
+    before and ``base + effect`` after (the gain spread evenly, the arms independent: the model
+    ``holdout_size`` sizes on), and runs the exact sign-flip test ``delta_report`` decides with
+    (Good 2005, ch. 3): the paired differences are multiples of 1/k, so each eval's null
+    distribution is the convolution of its |difference| levels' scaled binomials on that grid, one
+    batched FFT for every eval (the same distribution as
+    :func:`whileai.stats.permutation.sign_flip_test`, which the tests check it against). Past
+    ``SIGN_FLIP_POWER_EXACT_MAX_TASKS`` tasks the null sum is read by its normal limit with variance
+    sum d^2, continuity-corrected for its lattice (it decides as the exact test on 99.75% of evals or
+    more at 99 to 369 tasks). The share
+    with p < alpha estimates the power; its Monte Carlo error is ``sqrt(power (1 - power) / reps)``.
+
+    Args:
+        effect: Gain in pass rate.
+        base: Before pass rate.
+        k: Rollouts a task a side.
+        n_tasks: Paired tasks.
+        alpha: Two-sided test size.
+        reps: Simulated evals.
+        seed: Seed or Generator.
+
+    Returns:
+        The estimated power.
+
+    Examples:
+        >>> round(sign_flip_power(0.3, 0.5, 4, 12, reps=2000), 2)
+        0.76
+    """
+    from whileai.stats.rng import check_rng
+
+    rng = check_rng(seed)
+    before = rng.binomial(k, base, size=(reps, n_tasks))
+    after = rng.binomial(k, min(1.0, base + effect), size=(reps, n_tasks))
+    d = after - before  # in units of 1/k
+    observed = np.abs(d.sum(axis=1))
+    if n_tasks > SIGN_FLIP_POWER_EXACT_MAX_TASKS:
+        # the null sum's normal limit, continuity-corrected for its lattice of spacing 2 (in 1/k)
+        from scipy.special import ndtr
+
+        spread = np.sqrt((d * d).sum(axis=1).astype(np.float64))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_normal = np.where(spread > 0, 2.0 * ndtr(-(observed - 1.0) / np.where(spread > 0, spread, 1.0)), 1.0)
+        return float(np.mean(p_normal < alpha))
+    mag = np.abs(d)
+    counts = np.stack([(mag == j).sum(axis=1) for j in range(1, k + 1)], axis=1)  # (reps, k)
+    top = int((counts * np.arange(1, k + 1)).sum(axis=1).max())
+    size = 1 << int(top + 1).bit_length()
+    hits = 0
+    chunk = max(1, 2_000_000 // size)
+    for start in range(0, reps, chunk):
+        c = counts[start:start + chunk]
+        spectrum = np.ones((c.shape[0], size // 2 + 1), dtype=np.complex128)
+        for j in range(1, k + 1):
+            m = c[:, j - 1]
+            heads = np.arange(int(m.max()) + 1)
+            pmf = _binom_pmf(heads[None, :], m[:, None])
+            placed = np.zeros((c.shape[0], size))
+            placed[:, heads * j] = pmf
+            spectrum *= np.fft.rfft(placed, axis=1)
+        dist = np.clip(np.fft.irfft(spectrum, n=size, axis=1), 0.0, None)
+        total = (c * np.arange(1, k + 1)).sum(axis=1)  # sum |d|: the null sum is 2U - total
+        u = np.arange(size)[None, :]
+        stat = np.abs(2 * u - total[:, None])
+        inside = u <= total[:, None]
+        p = np.where(inside & (stat >= observed[start:start + chunk, None]), dist, 0.0).sum(axis=1)
+        p = np.where(total > 0, p, 1.0)
+        hits += int((p < alpha - 1e-12).sum())
+    return hits / reps
+
+
+def _binom_pmf(heads: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Binomial(m, 1/2) pmf at ``heads`` (0 past m), broadcast."""
+    from scipy.special import gammaln
+
+    ok = heads <= m
+    h = np.where(ok, heads, 0)
+    logp = gammaln(m + 1.0) - gammaln(h + 1.0) - gammaln(np.maximum(m - h, 0) + 1.0) - m * np.log(2.0)
+    return np.where(ok, np.exp(logp), 0.0)
+
+
+def sign_flip_tasks_needed(effect: float, base: float, k: int, start: int, *, power: float = POWER,
+                           alpha: float = ALPHA, reps: int = SIGN_FLIP_POWER_REPS, seed: int = 0) -> int:
+    """The fewest paired tasks at which :func:`sign_flip_power` reaches ``power``, from ``start`` up.
+
+    ``start`` is the paired t test's answer (the sign-flip test is never more powerful on these
+    rates). Every n is simulated with the same seed (common random numbers), so the power is
+    smooth in n; the search doubles the step until it passes, then bisects.
+
+    Examples:
+        >>> sign_flip_tasks_needed(0.3, 0.5, 4, 12, reps=2000) > 12
+        True
+    """
+    def enough(n: int) -> bool:
+        return sign_flip_power(effect, base, k, n, alpha=alpha, reps=reps, seed=seed) >= power
+
+    if enough(start):
+        return start
+    low, step = start, max(1, start // 16)
+    high = start + step
+    while not enough(high):
+        low, step = high, 2 * step
+        high = low + step
+    while high - low > 1:
+        mid = (low + high) // 2
+        if enough(mid):
+            high = mid
+        else:
+            low = mid
+    return high
