@@ -466,6 +466,11 @@ SIGN_FLIP_POWER_REPS = 2000
 # tasks (2,000 seeded evals each; tests/measure/test_holdout_sign_flip.py checks 150).
 SIGN_FLIP_POWER_EXACT_MAX_TASKS = 100
 
+# After a noise floor, a NO DIFFERENCE report says how many eval runs a side would bring the re-run
+# band under the observed delta, searching up to this many (docs/measure.md, "What would resolve
+# it"); past it, more runs are not the answer at this run_std. Convention, untested.
+RESOLVE_MAX_EVAL_RUNS = 30
+
 # Fewest paired tasks a sizing answer may give: the binomial formula's floor (docs/measure.md,
 # "holdout_size and detectable_effect": the formula's floor of 2 tasks; whileai 0.131 MIN_HOLDOUT_TASKS).
 MIN_HOLDOUT_TASKS = 2

@@ -22,6 +22,7 @@ from whileai.defaults import (
     MIN_PAIRED_TASKS,
     PERMUTATION_DRAWS,
     POWER,
+    RESOLVE_MAX_EVAL_RUNS,
 )
 from whileai.errors import ArgumentError
 from whileai.measure._common import (
@@ -184,6 +185,12 @@ class DeltaReport(ChartedReport):
     """The smallest target gain this report can call ``moved`` at ``power`` with these paired tasks,
     rollouts and run_std: it must clear both the test and the noise band (None without a band).
     Beside ``detectable_effect`` (the test alone) it is the power the band costs; see docs/measure.md."""
+    resolve: dict[str, Any] = Field(default_factory=dict)
+    """On NO DIFFERENCE with a gain on the point estimate: what would settle it, from the measured
+    spread. ``eval_runs`` (runs a side, averaged, that bring the re-run band under the observed
+    delta at this run_std; None past ``RESOLVE_MAX_EVAL_RUNS``), ``tasks_for_band`` (paired tasks a
+    run at which the band falls under it, if run_std is rollout noise and falls as 1/sqrt(tasks)),
+    ``tasks_for_test`` (paired tasks at which the test detects it at 80% power), and ``line``."""
     tasks_needed: int | None = None
     """Paired tasks needed to detect the observed target delta at ``power`` (``holdout_size``'s rule)."""
     tasks_needed_source: str | None = None
@@ -269,6 +276,8 @@ def format_delta_report(report: DeltaReport) -> str:
         if r.repeats and len(set(r.repeats.values())) > 1:
             size += f" (k={r.repeats.get('before')} before, k={r.repeats.get('after')} after)"
         lines.append(size)
+    if r.resolve.get("line"):
+        lines.append(r.resolve["line"])
     if r.moved_detectable_effect is not None and r.detectable_effect is not None:
         lines.append(f"band cost: the noise band calls a gain moved at {POWER:.0%} power from "
                      f"{fmt_signed(r.moved_detectable_effect)} (the test alone: {fmt_signed(r.detectable_effect)})")
@@ -600,6 +609,7 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
     _guards(report, guards, a, b, warnings)
     _headline(report)
     _sizing(report, a_vals, power, level, ceiling_pass_rate, warnings)
+    _resolve(report, band_df, level)
     _config_warnings(report, warnings)
     if by is not None and frames is not None and not report.not_comparable:
         _groups(report, frames[0], frames[1], by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
@@ -770,6 +780,48 @@ def _headline(report: DeltaReport) -> None:
         report.headline, report.headline_verdict, report.ok = "NO DIFFERENCE", "within_eval_noise", True
     else:
         report.headline, report.headline_verdict, report.ok = "NO DIFFERENCE", "no_change_detected", True
+
+
+def _resolve(report: DeltaReport, band_df: int | None, level: float) -> None:
+    """What would turn a NO DIFFERENCE on a positive delta into a verdict, from the measured spread.
+
+    The band ``q x run_std x sqrt(1/r + 1/r)`` with r eval runs a side, run_std pooled from them at
+    ``2 (r - 1)`` degrees of freedom (what ``simulate(..., runs=r)`` on both arms gives), falls under
+    the observed delta from the smallest r found here; with the runs kept, a band from rollout noise
+    falls as 1/sqrt(tasks), so ``T (band / delta)^2`` tasks a run bring it under; the test alone
+    needs ``tasks_needed`` paired tasks (the rule ``holdout_size`` uses).
+    """
+    delta = report.target_delta
+    if report.headline != "NO DIFFERENCE" or not math.isfinite(delta) or delta <= 0.0:
+        return
+    out: dict[str, Any] = {"delta": delta, "eval_runs": None, "tasks_for_band": None,
+                           "tasks_for_test": report.tasks_needed}
+    parts: list[str] = []
+    n = report.n_paired_tasks
+    if report.noise_band is not None and report.run_std is not None and delta <= report.noise_band:
+        runs_now = max(report.eval_runs.get("before", 1), report.eval_runs.get("after", 1))
+        for r in range(max(2, runs_now), RESOLVE_MAX_EVAL_RUNS + 1):
+            if noise_band_width(report.run_std, r, r, 2 * (r - 1), level=level) < delta:
+                out["eval_runs"] = r
+                break
+        out["tasks_for_band"] = int(math.ceil(n * (report.noise_band / delta) ** 2)) if n else None
+        if out["eval_runs"] is not None:
+            parts.append(f"{out['eval_runs']} eval runs a side (now {runs_now}) bring the band under it at "
+                         f"run_std {report.run_std:.3f}")
+        else:
+            parts.append(f"more eval runs alone do not bring the band under it at run_std {report.run_std:.3f} "
+                         f"(not by {RESOLVE_MAX_EVAL_RUNS} a side)")
+        if out["tasks_for_band"] is not None:
+            parts.append(f"or about {out['tasks_for_band']} paired tasks a run (now {n}), if the re-run spread is "
+                         "rollout noise")
+    if report.target_verdict == "no_change_detected" and report.tasks_needed is not None:
+        parts.append(f"the test needs about {report.tasks_needed} paired tasks (now {n}) to detect it at "
+                     f"{POWER:.0%} power")
+    if not parts:
+        return
+    out["line"] = (f"to resolve: the observed {fmt_signed(delta)} is not settled, not shown to be zero; "
+                   + "; ".join(parts))
+    report.resolve = out
 
 
 def _sizing(report: DeltaReport, a_vals: pl.DataFrame, power: float, level: float, ceiling_pass_rate: float,
