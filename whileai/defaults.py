@@ -502,6 +502,12 @@ SELF_CHECK_POWER_CASES = (30, 60)
 SELF_CHECK_EFFECTS = (0.1, 0.16)
 SELF_CHECK_K = 4
 SELF_CHECK_DIFFICULTY = (0.2, 0.7)
+# self_check counts the unreplicated PASS on pure noise: identical arms whose eval drifts between
+# runs by SELF_CHECK_DRIFT (the sd of a run-level shift of every task's pass rate: 1.5 points, the top
+# of the 0.25 to 1.5 points a held-constant eval moves between runs, Lambert 2025, RLHF book,
+# chapter Evaluation), one run a side and no run_std (docs/measure.md, "self_check").
+SELF_CHECK_DRIFT = 0.015
+SELF_CHECK_DRIFT_CASES = 100
 SELF_CHECK_DUPLICATE_SHARE = 0.5
 
 # ---- export (2) ----

@@ -116,7 +116,8 @@ class DeltaReport(ChartedReport):
     ok: bool = False
     """False when the headline is FAIL or NOT COMPARABLE."""
     headline: str = "NOT COMPARABLE"
-    """The printed first line: PASS, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes)."""
+    """The printed first line: PASS, PASS (UNREPLICATED: ...) when it rests on one eval run a side with no
+    noise floor, NO DIFFERENCE, FAIL or NOT COMPARABLE (causes)."""
     headline_verdict: Headline = "not_comparable"
     """The word behind the headline: moved / moved_unreplicated (PASS), no_change_detected /
     within_eval_noise (NO DIFFERENCE), regressed (FAIL), not_comparable."""
@@ -388,7 +389,7 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
         >>> a = [{"task_id": f"t{i}", "reward": r} for i in range(8) for r in (0, 1, 0, 0)]
         >>> b = [{"task_id": f"t{i}", "reward": r} for i in range(8) for r in (1, 1, 1, 0)]
         >>> delta_report(a, b).headline
-        'PASS'
+        'PASS (UNREPLICATED: one eval run a side and no noise floor, so this could be eval noise)'
     """
     level = check_level(level)
     power = check_probability("power", power)
@@ -619,7 +620,7 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
             m = report.metrics[name]
             warnings.append(f"{name} dropped ({fmt_signed(m['delta'])} {fmt_interval(_tuple(m['ci95']), signed=True)}); "
                             f"name it in must_not_regress= to fail on it.")
-    if report.target_verdict == "moved_unreplicated" and report.headline == "PASS":
+    if report.target_verdict == "moved_unreplicated" and report.headline == UNREPLICATED_PASS:
         warnings.append(f"{target_name} moved in one eval run a side, which could be noise: re-run both arms with "
                         f"simulate(agent, tasks=base, runs={EVAL_RUNS}) and compare again, or pass run_std= and run_std_runs=.")
     report.warnings = warnings
@@ -765,6 +766,10 @@ def _guards(report: DeltaReport, guards: list[str], a: DeltaSide, b: DeltaSide, 
                         "so they cannot fail; check that the marker can come out any other way.")
 
 
+#: The headline of a PASS that rests on one eval run a side with no noise floor: it says so on the first line.
+UNREPLICATED_PASS = "PASS (UNREPLICATED: one eval run a side and no noise floor, so this could be eval noise)"
+
+
 def _headline(report: DeltaReport) -> None:
     if report.not_comparable:
         report.headline = f"NOT COMPARABLE ({', '.join(report.not_comparable)})"
@@ -774,7 +779,9 @@ def _headline(report: DeltaReport) -> None:
     v, d = report.target_verdict, report.target_direction
     if report.guards_failed or (v in ("moved", "moved_unreplicated") and d == "down"):
         report.headline, report.headline_verdict, report.ok = "FAIL", "regressed", False
-    elif v in ("moved", "moved_unreplicated"):
+    elif v == "moved_unreplicated":
+        report.headline, report.headline_verdict, report.ok = UNREPLICATED_PASS, v, True
+    elif v == "moved":
         report.headline, report.headline_verdict, report.ok = "PASS", v, True
     elif v == "within_eval_noise":
         report.headline, report.headline_verdict, report.ok = "NO DIFFERENCE", "within_eval_noise", True

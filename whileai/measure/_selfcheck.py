@@ -17,6 +17,8 @@ from whileai.defaults import (
     SELF_CHECK_CASES,
     SELF_CHECK_COVERAGE_CASES,
     SELF_CHECK_DIFFICULTY,
+    SELF_CHECK_DRIFT,
+    SELF_CHECK_DRIFT_CASES,
     SELF_CHECK_DUPLICATE_SHARE,
     SELF_CHECK_EFFECTS,
     SELF_CHECK_FLAG_ERRORS,
@@ -60,6 +62,10 @@ class SelfCheckReport(Report):
     """Checks flagged."""
     ok: bool = True
     """No check flagged and every first trial matched compare_runs."""
+    unreplicated_pass: dict[str, Any] = Field(default_factory=dict)
+    """How often identical arms read PASS (UNREPLICATED) when the eval drifts between runs by
+    ``drift`` and no run_std is given (``measured``, over ``trials`` evals of ``cases`` tasks): the
+    false passes a noise floor would catch, which is why that headline says UNREPLICATED."""
     matched_compare: bool = True
     """Each check's first trial, run through compare_runs, gave the same delta and interval."""
     seconds: float = 0.0
@@ -78,6 +84,11 @@ class SelfCheckReport(Report):
                          f"{'FLAG' if c['flagged'] else 'OK'}")
         lines += ["", f"FLAG is more than {self.flag_at:g} Monte Carlo errors on the bad side (above for false alarms, "
                   "below for coverage, either way for power)."]
+        if self.unreplicated_pass:
+            u = self.unreplicated_pass
+            lines.append(f"unreplicated PASS on pure noise (eval drifting {u['drift']:.3f} between runs, one run a side, "
+                         f"no run_std, {u['cases']} cases): {u['measured']:.1%} of evals; a noise floor (run_std) "
+                         "catches these, and without one the headline says UNREPLICATED")
         lines.append("Every check's first trial also ran through compare_runs and matched it."
                      if self.matched_compare else "A check's first trial did NOT match compare_runs: report this as a bug.")
         lines.append(f"all {len(self.checks)} checks on target." if self.ok and not self.n_flagged
@@ -184,6 +195,7 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
         if not _matches(ca[0], cb[0], k, float(lo[0]), float(hi[0]), float(d[0].mean()), ci_method, level, n_boot,
                         int(seeds[0])):
             report.matched_compare = False
+    _unreplicated(report, trials=int(trials), rng=rng, alpha=alpha)
     if scope == "all":
         _interval_checks(report, trials=int(trials), rng=rng, alpha=alpha, flag_at=float(flag_at))
     report.n_flagged = sum(c["flagged"] for c in report.checks)
@@ -193,6 +205,26 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
                                "--full) for a reading worth quoting.")
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _unreplicated(report: SelfCheckReport, *, trials: int, rng: np.random.Generator, alpha: float) -> None:
+    """Identical arms, each eval run shifted by a drift of sd ``SELF_CHECK_DRIFT``: the share that reads PASS unreplicated.
+
+    The exact sign-flip test holds alpha within one run; a run-level drift it cannot see moves every
+    task alike, so without a noise floor some null evals reject upward (delta_report's
+    ``moved_unreplicated``, printed as PASS (UNREPLICATED ...)).
+    """
+    from whileai.stats.permutation import sign_flip_test
+
+    cases, k = SELF_CHECK_DRIFT_CASES, report.k
+    p = rng.uniform(*SELF_CHECK_DIFFICULTY, size=(trials, cases))
+    drift = rng.normal(0.0, SELF_CHECK_DRIFT, size=(trials, 2))
+    ca = rng.binomial(k, np.clip(p + drift[:, :1], 0.0, 1.0))
+    cb = rng.binomial(k, np.clip(p + drift[:, 1:], 0.0, 1.0))
+    d = (cb - ca) / k
+    passes = np.array([sign_flip_test(row).p_value < alpha and row.mean() > 0 for row in d])
+    report.unreplicated_pass = {"measured": float(passes.mean()), "drift": SELF_CHECK_DRIFT, "cases": cases,
+                                "trials": trials, "alpha": alpha}
 
 
 def _interval_checks(report: SelfCheckReport, *, trials: int, rng: np.random.Generator, alpha: float,
