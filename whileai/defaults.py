@@ -412,6 +412,11 @@ ENDPOINT_MAX_RETRIES = 4
 ENDPOINT_BACKOFF_S = 0.5
 ENDPOINT_BACKOFF_CAP_S = 30.0
 ENDPOINT_KEY_ENV = "OPENAI_API_KEY"
+# Retries after a refused connection to a server that has not answered once this session: a
+# server that is not running refuses at once, so one short retry (after ENDPOINT_BACKOFF_S) tells
+# a restart from a wrong URL or a stopped server within about a second (convention, untested;
+# more retries only delayed the EndpointError by 8-12 s with the defaults above).
+ENDPOINT_REFUSED_RETRIES = 1
 
 # Seconds between progress-line redraws on a terminal (whileai 0.131 printed every 10 rollouts or
 # 10 s; a redraw rate a person can read; convention).

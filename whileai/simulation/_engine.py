@@ -255,8 +255,9 @@ def simulate(
             ``seeded_agent`` whose only kinds need a fault; with ``engine="ray"``, no
             ``output`` folder, an agent that cannot be pickled, or a key passed as ``api_key=``.
         EndpointError: The agent's endpoint answered 401, 403 or 404 (a wrong key, a key without
-            access, a wrong URL or model): the run stops at once rather than losing every rollout;
-            or a hosted provider's key variable is unset.
+            access, a wrong URL or model), or refused the connection before it had answered once
+            (a server that is not running): the run stops at once rather than losing every
+            rollout; or a hosted provider's key variable is unset.
         TypeError: An unknown keyword argument (``UnknownArgumentError``).
 
     Examples:
@@ -944,7 +945,13 @@ class _Engine:
                 outcomes: list[Outcome | None] = [None] * len(batch)
                 position = iter(range(len(batch)))
                 workers = min(self.concurrency, len(batch))
-                await asyncio.gather(*(self._worker(batch, position, outcomes, progress) for _ in range(workers)))
+                # every worker is awaited (a fatal answer reaches each of them), then the first error is raised:
+                # a worker left running would log its own copy at the loop's shutdown
+                done = await asyncio.gather(*(self._worker(batch, position, outcomes, progress) for _ in range(workers)),
+                                            return_exceptions=True)
+                failed = next((d for d in done if isinstance(d, BaseException)), None)
+                if failed is not None:
+                    raise failed
                 if land(batch, [o for o in outcomes if o is not None]):
                     break
         finally:
@@ -1121,8 +1128,8 @@ def _pinned(tasks: Any) -> tuple[list[Situation], int, list[str]]:
 
 
 def _fatal(exc: EndpointError) -> bool:
-    """An endpoint answer no retry can change (a wrong key, no access, a wrong URL or model), or offline=True."""
-    return getattr(exc, "status", None) in _FAIL_FAST or getattr(exc, "reason", None) == "offline"
+    """An endpoint answer no retry can change (a wrong key, no access, a wrong URL, a server not running), or offline."""
+    return getattr(exc, "status", None) in _FAIL_FAST or getattr(exc, "reason", None) in ("offline", "refused")
 
 
 @contextlib.contextmanager

@@ -90,6 +90,14 @@ class SeededAgent:
     def __repr__(self) -> str:
         return f"seeded_agent(tools={[t.name for t in self.tools]}, rate={self.rate}, seed={self.seed})"
 
+    @property
+    def model_version(self) -> str:
+        """The name rows carry in ``model_version`` (and ``policy_version``), with the seed and rate in it.
+
+        Two arms that differ in either are then told apart by ``delta_report``, not taken for one setup.
+        """
+        return f"seeded_agent(seed={self.seed},rate={self.rate:g})"
+
     # --- the protocol ---------------------------------------------------------------------
 
     def __call__(self, messages: Sequence[Mapping[str, Any]], tools: Any = None) -> dict[str, Any]:
