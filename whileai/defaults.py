@@ -595,6 +595,12 @@ DEFAULT_PROVIDER = "openai"
 # User turns the simulated user may add after the opening message before the rollout ends
 # (whileai 0.131 patience="normal" walked away after the second question; convention, untested).
 MAX_USER_TURNS = 3
+# The simulated user's own errors (docs/simulate.md, "The simulated user, measured"): the same line
+# this many times is user.repeated (tau2-bench's user-simulator review counts a user stuck in a
+# loop as the simulator's error, sierra-research/tau2-bench PR #392; three is the line),
+# and each flag keeps this many characters of the user's turn around what raised it (convention).
+USER_REPEAT_MIN = 3
+USER_FRAGMENT_CHARS = 120
 
 # Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): rollouts an ask may reach while its group is
 # all-pass or all-fail, as a multiple of repeats (DAPO over-samples until the batch is full of

@@ -62,7 +62,8 @@ from whileai.simulation._report import LOST_REASONS, SimulationReport
 from whileai.simulation._rows import Outcome, RowBuffer
 from whileai.simulation._seeded import SeededAgent
 from whileai.simulation._tools import ToolSpec, normalize_tools
-from whileai.simulation._user import ModelUser, TemplateUser, resolve_user
+from whileai.simulation._user import USER_DONE, ModelUser, TemplateUser, resolve_user
+from whileai.simulation._user_checks import asked, stamp_user_flags, user_error_summary
 from whileai.simulation._util import (
     canonical,
     check_choice,
@@ -98,7 +99,7 @@ _DEAD_AGENT = 16  # the first this-many rollouts all lost: the agent is dead, st
 _LOST_EXAMPLES = 20
 _KNOWN = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "tasks", "runs",
           "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress", "model",
-          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows",
+          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows", "user_audit",
           "max_rollouts", "timeout", "tool_timeout", "engine", "num_workers")
 ENGINES = ("local", "ray")
 
@@ -145,6 +146,7 @@ def simulate(
     execute: Callable[[str, dict[str, Any]], Any] | None = None,
     offline: bool = False,
     score_rows: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    user_audit: Callable[[pl.DataFrame], list[list[dict[str, str]]]] | None = None,
     max_rollouts: int | None = None,
     output: str | os.PathLike[str] | None = None,
     progress: ProgressArg = None,
@@ -222,6 +224,11 @@ def simulate(
         score_rows: Dynamic sampling's grader as a function from rows to the same rows graded
             (``reward`` and the judge columns); the fluent ``wai.simulate(grader=judge)`` builds it
             from a judge with ``run_judge``. The rows come back graded.
+        user_audit: Audits the simulated user's turns: a function from the rows to one list of
+            ``{"flag", "fragment"}`` a row, added to the rule checks' ``user_flags``; the fluent
+            ``wai.simulate(user_judge=judge)`` builds it from any judge (a model name, an
+            ``Endpoint``, a callable) with ``run_judge`` (docs/simulate.md, "The simulated user,
+            measured").
         max_rollouts: Dynamic sampling's cap on rollouts per ask (default
             ``DYNAMIC_SAMPLING_CAP`` x k).
         output: Also write the rows to this JSONL or Parquet path (atomically).
@@ -379,6 +386,8 @@ def simulate(
 
     # --- the table ----------------------------------------------------------------------------
     df, lost_df = landed.df, landed.lost_df
+    if user_audit is not None and user is not None and df.height:
+        df = stamp_user_flags(df, user_audit(df))
     report = _report(counts, plan=plan, task_list=task_list, k=k, runs=runs, asked=asked, mode=mode,
                      repeat_policy=repeat_policy, seed=seed_int, run_id=run_id, stopped=stopped, writer=writer,
                      agent=call.name, total=total, lost_by=lost_by, lost=lost, hard_share=hard_share,
@@ -387,6 +396,12 @@ def simulate(
     report.generation = generation
     report.user_simulator = user.name if user is not None else None
     report.user_turns = stats.user_turns
+    summary = user_error_summary(df) if engine != "ray" else None
+    if summary is not None:
+        report.user_flags = {k: v for k, v in summary.by_flag.items() if v}
+        report.user_erred_rows = summary.erred
+        report.user_failure_share = summary.failure_share_erred if summary.failures else None
+        report.user_line = summary.line()
     report.offline = bool(offline)
     report.egress = _egress(endpoints, sent_before, writer=writer, workers=egress_extra)
     report.engine = engine
@@ -675,7 +690,7 @@ class _Job:
             by_id: dict[str, tuple[int, Situation]] | None) -> _Landed:
         """Run ``items`` (``total`` of them), then dynamic sampling on their asks when it is on (``by_id``)."""
         engine = self.engine()
-        buffer, lost_buffer = RowBuffer(), RowBuffer()
+        buffer, lost_buffer = RowBuffer(check_users=self.user is not None), RowBuffer()
         lost_by = dict.fromkeys(LOST_REASONS, 0)
         lost: list[dict[str, Any]] = []
         stats = _Stats()
@@ -744,6 +759,9 @@ def _episode(world: World, base: list[dict[str, Any]], max_turns: int,
         if not calls:
             if user_turns < max_user_turns:
                 said = yield _AskUser(messages)
+                if said is USER_DONE and isinstance(text, str) and asked(text):
+                    return Outcome(messages, text or "", False, "stop", world.met, kinds, world.unknown_calls, usage,
+                                   user_turns=user_turns, ended_on_ask=True)
                 if isinstance(said, str) and said.strip():
                     if turn == max_turns - 1:  # no agent turn left to answer it: cut on the agent's reply
                         return Outcome(messages, text or "", True, "length", world.met, kinds, world.unknown_calls,
@@ -1233,7 +1251,7 @@ def _oversample(engine: _Engine, buffer: RowBuffer, lost_buffer: RowBuffer, lost
             ordinal, task = by_id[sid]
             oversampled.add((sid, run))
             items.extend((task, index, run, ordinal) for index in range(n, min(n + k, cap)))
-        fresh = RowBuffer()
+        fresh = RowBuffer(check_users=engine.user is not None)
         engine.run(iter(items), len(items), fresh, lost_buffer, lost_by, lost, stats, progress)
         extra += len(items)
         landed = fresh.frame()

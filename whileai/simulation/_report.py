@@ -94,6 +94,14 @@ class SimulationReport(Report):
     """Who played the person after the opening message (None: nobody, one user turn per rollout)."""
     user_turns: int = 0
     """User turns the simulated user added across all rows (answers to the agent's questions)."""
+    user_flags: dict[str, int] = Field(default_factory=dict)
+    """Rows per simulated-user error (user.off_script, user.leaked, user.ended_early, user.repeated, user.broke_role)."""
+    user_erred_rows: int = 0
+    """Rows whose simulated user erred (``markers.user_faithful`` 0)."""
+    user_failure_share: float | None = None
+    """Graded rows only: the share of failures that sit on rows whose user erred (None when not graded)."""
+    user_line: str | None = None
+    """The one line on the simulated user's errors and the failures on them."""
     egress: list[dict[str, Any]] = Field(default_factory=list)
     """What left this machine: per model endpoint, its role, host, requests, tokens in and out, and which row fields were sent."""
     offline: bool = False
@@ -141,6 +149,8 @@ class SimulationReport(Report):
             lines.append(f"  seeded {self.seeded_rows} rows ({seeded})")
         if self.user_simulator:
             lines.append(f"  simulated user {self.user_simulator}: {self.user_turns} user turns after the opening messages")
+            if self.user_line:
+                lines.append(f"  {self.user_line}")
         if self.asks_oversampled or self.asks_never_mixed or self.asks_unjudged:
             lines.append(f"  dynamic sampling: {self.asks_oversampled} asks oversampled ({self.rollouts_oversampled} extra "
                          f"rollouts), {self.asks_never_mixed} never mixed"

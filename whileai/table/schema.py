@@ -118,6 +118,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("faults", pl.String, "situation", kind="json", doc="Every fault the rollout met (or its fault plan)."),
     Column("seeded", pl.Boolean, "situation", doc="A misbehaviour was planted on purpose (seeded_agent)."),
     Column("seeded_kinds", pl.List(pl.String), "situation", doc="Which misbehaviours were planted."),
+    Column("user_flags", pl.List(pl.Struct({"flag": pl.String, "fragment": pl.String})), "situation",
+           doc="The simulated user's own errors (user.off_script, user.leaked, ...), each with the fragment that raised it."),
     # grading
     Column("reward", pl.Float64, "grading", aliases=("score",), doc="In [0, 1]; null = not graded or judge failed."),
     Column("judge_status", pl.String, "grading", doc="ok, missing_reward, invalid_result, error, timeout; agent_error: the rollout itself failed."),
