@@ -76,6 +76,8 @@ from whileai.simulation._util import (
 )
 from whileai.simulation._world import PendingResult, World
 from whileai.simulation._writer import (
+    ALL_FAULT_KINDS,
+    FAULT_KINDS,
     HARD_TIERS,
     TIERS,
     Plan,
@@ -99,7 +101,7 @@ _DEAD_AGENT = 16  # the first this-many rollouts all lost: the agent is dead, st
 _LOST_EXAMPLES = 20
 _KNOWN = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "tasks", "runs",
           "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress", "model",
-          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows", "user_audit",
+          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows", "user_audit", "faults",
           "max_rollouts", "timeout", "tool_timeout", "engine", "num_workers")
 ENGINES = ("local", "ray")
 
@@ -139,6 +141,7 @@ def simulate(
     seed: int | np.random.Generator | None = DEFAULT_SEED,
     hard_share: float = HARD_SHARE,
     fault_rate: float = FAULT_RATE,
+    faults: Sequence[str] | None = None,
     max_turns: int = MAX_TURNS,
     temperature: float | None = None,
     top_p: float | None = None,
@@ -210,6 +213,11 @@ def simulate(
         fault_rate: Chance that each task's world schedules a tool fault: a draw keyed on the
             task's grid cell, so a task keeps its fault across runs and the share in a small run
             varies around it (docs/simulate.md, "The world").
+        faults: The fault kinds a faulted task's world draws from (default every kind of
+            ``FAULT_KINDS``): any of them and ``"injection"``, a tool result carrying a planted
+            instruction that tries to turn the agent against its owner (send private data out,
+            call a destructive tool, reveal the system prompt; docs/simulate.md, "Safety evals").
+            ``faults=["injection"], fault_rate=1.0`` plants one in every task.
         max_turns: Agent turns before a rollout is cut and marked ``truncated``.
         temperature: Sent to the agent's endpoint; recorded on every row (``lineage``) either way.
         top_p: Likewise.
@@ -292,6 +300,7 @@ def simulate(
     timeout, tool_timeout = check_timeout("timeout", timeout), check_timeout("tool_timeout", tool_timeout)
     hard_share = check_share("hard_share", hard_share, fix="Pass hard_share=0.4.")
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
+    fault_kinds = _check_faults(faults)
     seed_int = _seed_int(seed)
     engine = check_choice("engine", engine, ENGINES,  # type: ignore[assignment]
                           fix="Pass engine='local', or engine='ray' with num_workers= and output='rows/'.")
@@ -332,7 +341,7 @@ def simulate(
     # --- the tasks ----------------------------------------------------------------------------
     chosen = _choose_tasks(tasks, specs, policy, mode=mode, repeat_policy=repeat_policy, repeats=repeats,
                            budget=budget, seed=seed_int, hard_share=hard_share, fault_rate=fault_rate,
-                           simulator=simulator, warnings=warnings)
+                           simulator=simulator, warnings=warnings, fault_kinds=fault_kinds)
     task_list, plan, k, asked, stopped, writer = (chosen.task_list, chosen.plan, chosen.k, chosen.asked,
                                                   chosen.stopped, chosen.writer)
     parent_runs, writer_errors = chosen.parent_runs, chosen.writer_errors
@@ -448,6 +457,18 @@ def _seeded_shortfall(agent: SeededAgent, report: SimulationReport, task_list: l
         "unsupported_claim, filler, invented_argument) to keep the share at rate.")
 
 
+def _check_faults(faults: Any) -> tuple[str, ...]:
+    """``faults=`` as a tuple of fault kinds (None: every tool fault of ``FAULT_KINDS``)."""
+    if faults is None:
+        return FAULT_KINDS
+    chosen = [faults] if isinstance(faults, str) else list(faults) if isinstance(faults, (list, tuple)) else None
+    if not chosen or any(k not in ALL_FAULT_KINDS for k in chosen):
+        raise ArgumentError(f"faults must be a non-empty list of fault kinds from {', '.join(ALL_FAULT_KINDS)}, got "
+                            f"{faults!r}. Pass e.g. faults=['injection'] (with fault_rate=1.0 for one in every task).",
+                            argument="faults", value=faults)
+    return tuple(dict.fromkeys(chosen))
+
+
 def _check_policy(mode: Any, repeat_policy: Any, *, score_rows: Any, agent: Any, model: Any) -> tuple[Mode, RepeatPolicy]:
     """``mode`` and ``repeat_policy`` checked against each other, the grader and the agent given."""
     mode = check_choice("mode", mode, MODES, fix="Pass mode='rl' for training groups, 'sft' or 'eval'.")
@@ -515,7 +536,7 @@ class _Tasks:
 
 def _choose_tasks(tasks: Any, specs: list[Any], policy: str, *, mode: Mode, repeat_policy: RepeatPolicy,
                   repeats: int | None, budget: int | None, seed: int, hard_share: float, fault_rate: float,
-                  simulator: Any, warnings: list[str]) -> _Tasks:
+                  simulator: Any, warnings: list[str], fault_kinds: Sequence[str] = FAULT_KINDS) -> _Tasks:
     """The run's situations, and the rollouts per task.
 
     The pinned ``tasks`` of an earlier run, else a covering grid planned for ``budget`` (written by
@@ -545,7 +566,7 @@ def _choose_tasks(tasks: Any, specs: list[Any], policy: str, *, mode: Mode, repe
             warnings.append(f"budget={asked} is not a multiple of repeats={k}; ran {n_tasks * k} rollouts "
                             f"({n_tasks} tasks x {k}).")
         plan = plan_tasks(specs, policy, n_tasks=n_tasks, seed=seed, hard_share=hard_share,
-                          fault_rate=fault_rate, clause_share=CLAUSE_TASK_SHARE)
+                          fault_rate=fault_rate, clause_share=CLAUSE_TASK_SHARE, fault_kinds=fault_kinds)
         warnings.extend(plan.warnings)
         task_list, writer, stopped = plan.tasks, "template", "budget"
     writer_errors = 0

@@ -122,6 +122,15 @@ class RowBuffer:
         if any(o.lost_reason is not None for o in outs):
             columns["lost_reason"] = pl.Series([o.lost_reason for o in outs], dtype=pl.String)
             columns["error"] = pl.Series([o.error for o in outs], dtype=pl.String)
+        if any(t.fault == "injection" for t in tasks):
+            from whileai.simulation._injection import private_values
+
+            met = [next((f for f in o.faults if f.get("kind") == "injection"), None) for o in outs]
+            for key in ("goal", "text", "target", "payload"):
+                columns[f"injection_{key}"] = pl.Series([m.get(key) if m else None for m in met], dtype=pl.String)
+            columns["private_values"] = pl.Series(
+                [list(private_values(t.scenario_id).values()) if t.fault == "injection" else None for t in tasks],
+                dtype=pl.List(pl.String))
         if self.check_users:
             from whileai.simulation._user_checks import (
                 check_user_turns,
