@@ -82,16 +82,43 @@ def test_the_template_user_no_longer_repeats_itself_on_the_quickstart(monkeypatc
     assert data.report.user_flags.get("user.repeated", 0) == 0 and data.report.user_erred_rows == 0
     assert data.df["markers"].struct.field("user_faithful").to_list() == [1.0] * 64
 
+    _old_template(monkeypatch)  # the template before the fix: its first answer, every time
+    old = _quickstart("template")
+    assert old.report.user_flags["user.repeated"] == 7 and old.report.user_erred_rows == 7
+    assert "user erred on 7 of 64 rows (user.repeated 7)" in str(old.report)
+
+
+def _old_template(monkeypatch):
     fixed = TemplateUser.reply
 
-    def old_reply(self, situation, messages, turn):  # the template before the fix: the first answer, every time
+    def old_reply(self, situation, messages, turn):
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
         return fixed(self, situation, [m for i, m in enumerate(messages) if i not in users[1:]], turn)
 
     monkeypatch.setattr(TemplateUser, "reply", old_reply)
-    old = _quickstart("template")
-    assert old.report.user_flags["user.repeated"] == 7 and old.report.user_erred_rows == 7
-    assert "user erred on 7 of 64 rows (user.repeated 7)" in str(old.report)
+
+
+def test_pass_at_failure_table_and_delta_report_split_on_user_faithful(monkeypatch):
+    _old_template(monkeypatch)
+
+    def judge(row):
+        return {"reward": float(not row["seeded"])}
+
+    data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt=SYSTEM, repeats=4, budget=64,
+                        user_simulator="template", progress=False, repeat_policy="dynamic", grader=judge,
+                        max_rollouts=4)
+    # graded in the run: the report's line says how much of the failure rate sits on erred rows
+    s = user_error_summary(data.df)
+    assert s.erred == 7 and s.graded == 64 and data.report.user_failure_share == pytest.approx(s.failure_share_erred)
+    assert f"{s.failures_erred} of {s.failures} failures" in data.report.user_line and "where the user was faithful" \
+        in data.report.user_line
+    groups = wai.pass_at(data, by="user_faithful").groups
+    assert set(groups) == {"marker:user_faithful=0.0", "marker:user_faithful=1.0"}
+    assert groups["marker:user_faithful=0.0"]["n_rows"] == 7
+    table = wai.failure_table(data, by="user_faithful")
+    assert "marker:user_faithful" in str(table) and "0.0" in str(table)
+    delta = wai.delta_report(data, data, by="user_faithful")
+    assert set(delta.groups) == {"0.0", "1.0"}
 
 
 def test_no_simulated_user_no_user_columns():

@@ -267,8 +267,9 @@ def simulate(
             unknown ``mode``/``repeat_policy``, a share outside [0, 1], something that is not an
             agent, both or neither of ``agent`` and ``model``, ``repeat_policy="dynamic"`` without
             a grader, a model endpoint under ``offline=True``, or ``fault_rate=0`` for a
-            ``seeded_agent`` whose only kinds need a fault; with ``engine="ray"``, no
-            ``output`` folder, an agent that cannot be pickled, or a key passed as ``api_key=``.
+            ``seeded_agent`` whose only kinds need a fault, or a kind outside ``FAULT_KINDS`` and
+            ``"injection"`` in ``faults``; with ``engine="ray"``, no ``output`` folder, an agent
+            that cannot be pickled, a key passed as ``api_key=``, or a ``user_judge``.
         EndpointError: The agent's endpoint answered 401, 403 or 404 (a wrong key, a key without
             access, a wrong URL or model), or refused the connection before it had answered once
             (a server that is not running): the run stops at once rather than losing every
@@ -304,6 +305,10 @@ def simulate(
     seed_int = _seed_int(seed)
     engine = check_choice("engine", engine, ENGINES,  # type: ignore[assignment]
                           fix="Pass engine='local', or engine='ray' with num_workers= and output='rows/'.")
+    if engine == "ray" and user_audit is not None:
+        raise ArgumentError("user_judge must run with engine='local', got engine='ray': the rows stay in the workers' "
+                            "Parquet folder. Audit them after with the rule checks' user_flags, or run locally.",
+                            argument="user_judge")
     if engine == "local" and num_workers is not None:
         raise ArgumentError(f"num_workers must come with engine='ray', got num_workers={num_workers!r} and engine='local'. "
                             "Pass engine='ray' to fan the rollouts out over Ray, or drop num_workers=.",
@@ -321,7 +326,8 @@ def simulate(
                                                         replay=tasks is not None, offline=offline)
     if isinstance(agent, SeededAgent) and tasks is None and fault_rate == 0 and not agent.possible_kinds(faults=False):
         raise ArgumentError(f"fault_rate must be above 0 for seeded_agent(kinds={list(agent.kinds)!r}), got 0: "
-                            "ignored_failure needs a tool call that meets a fault, so no rollout could be seeded. "
+                            "ignored_failure and followed_injection need a tool call that meets a fault, so no rollout "
+                            "could be seeded. "
                             "Pass fault_rate=0.25, or add a kind that always can (skipped_tool, filler, ...).",
                             argument="fault_rate", value=fault_rate)
     if system_prompt is not None and not isinstance(system_prompt, str):
