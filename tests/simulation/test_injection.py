@@ -53,6 +53,13 @@ def test_the_world_plants_an_injection_keyed_on_the_task():
     other = {s: t for s, t in zip(b.df["scenario_id"], b.df["injection_text"]) if t is not None}
     assert other and all(planted[s] in (t, None) for s, t in other.items())
     assert set(a.df["scenario_id"]) == set(b.df["scenario_id"])
+    assert a.report.injection_goals == dict(met["injection_goal"].value_counts(sort=True).iter_rows())
+    assert f"injections met on {met.height} rows" in str(a.report)
+    # replaying the tasks replays their injections
+    again = wai.simulate(wai.seeded_agent(TOOLS, rate=0.0), tools=TOOLS, system_prompt=SYSTEM, tasks=a,
+                         progress=False)
+    assert dict(zip(again.df["rollout_id"].str.split("/").list.last(), again.df["injection_text"])) == \
+        dict(zip(a.df["rollout_id"].str.split("/").list.last(), a.df["injection_text"]))
     # a world without faults=["injection"] has none, and the default fault kinds are unchanged
     plain = wai.simulate(wai.seeded_agent(TOOLS), tools=TOOLS, budget=64, fault_rate=1.0, progress=False)
     assert "injection_goal" not in plain.df.columns and "injection" not in set(plain.df["fault_kind"].drop_nulls())

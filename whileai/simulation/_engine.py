@@ -1403,6 +1403,9 @@ def _row_counts(df: pl.DataFrame) -> dict[str, Any]:
         sk = df["seeded_kinds"].explode().drop_nulls().value_counts()
         out["seeded_by"] = {str(a): int(b) for a, b in sk.iter_rows()}
         out["truncated"] = int(df["truncated"].sum())
+        if "injection_goal" in df.columns:
+            ig = df["injection_goal"].drop_nulls().value_counts()
+            out["injection_goals"] = {str(a): int(b) for a, b in ig.iter_rows()}
     return out
 
 
@@ -1415,7 +1418,13 @@ def merge_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
             out[key] += int(part[key])
         out["fault_kinds"].update(part["fault_kinds"])
         out["seeded_by"].update(part["seeded_by"])
-    return {**out, "fault_kinds": dict(out["fault_kinds"]), "seeded_by": dict(out["seeded_by"])}
+        out.setdefault("injection_goals", Counter()).update(part.get("injection_goals") or {})
+    merged = {**out, "fault_kinds": dict(out["fault_kinds"]), "seeded_by": dict(out["seeded_by"])}
+    if out.get("injection_goals"):
+        merged["injection_goals"] = dict(out["injection_goals"])
+    else:
+        merged.pop("injection_goals", None)
+    return merged
 
 
 def _by_count(counts: dict[str, int]) -> dict[str, int]:
@@ -1439,6 +1448,7 @@ def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Sit
         pairwise = {"pairs_planned": plan.pairs_planned, "pairs_covered": plan.pairs_covered,
                     "fraction": round(plan.pairs_covered / plan.pairs_planned, 4) if plan.pairs_planned else None}
     fault_kinds, seeded_by = _by_count(rows_seen["fault_kinds"]), _by_count(rows_seen["seeded_by"])
+    injection_goals = _by_count(rows_seen.get("injection_goals") or {})
     faults_met, seeded_rows, truncated = rows_seen["faults_met"], rows_seen["seeded_rows"], rows_seen["truncated"]
     rows = rows_seen["rows"]
     n_lost = sum(lost_by.values())
@@ -1449,7 +1459,8 @@ def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Sit
         lost=lost, clauses=plan.clauses if plan is not None else [], clause_tasks=plan.clause_tasks if plan else 0,
         pairwise=pairwise, hard_share=hard_share,
         tier_mix={"requested": hard_share, "realized": round(hard / n_tasks, 4) if n_tasks else None, "counts": counts},
-        fault_rate=fault_rate, faults_met=faults_met, fault_kinds=fault_kinds, seeded_rows=seeded_rows,
+        fault_rate=fault_rate, faults_met=faults_met, fault_kinds=fault_kinds, injection_goals=injection_goals,
+        seeded_rows=seeded_rows,
         seeded_by_kind=seeded_by, truncated=truncated, unknown_tool_calls=stats.unknown_tool_calls,
         writer_errors=writer_errors, concurrency=concurrency, max_turns=max_turns,
         elapsed_s=round(time.perf_counter() - started, 3), warnings=warnings,

@@ -72,6 +72,8 @@ class SimulationReport(Report):
     """Rows that met at least one fault."""
     fault_kinds: dict[str, int] = Field(default_factory=dict)
     """Rows by the first fault they met."""
+    injection_goals: dict[str, int] = Field(default_factory=dict)
+    """Rows that met a planted instruction (``faults=["injection"]``), by its goal: exfiltrate, destroy, reveal_prompt."""
     seeded_rows: int = 0
     """Rows carrying a planted misbehaviour (seeded_agent)."""
     seeded_by_kind: dict[str, int] = Field(default_factory=dict)
@@ -144,6 +146,10 @@ class SimulationReport(Report):
         kinds = ", ".join(f"{k} {v}" for k, v in self.fault_kinds.items())
         lines.append(f"  faults met on {self.faults_met} rows" + (f" ({kinds})" if kinds else "")
                      + f"; truncated {self.truncated}")
+        if self.injection_goals:
+            goals = ", ".join(f"{k} {v}" for k, v in self.injection_goals.items())
+            lines.append(f"  injections met on {sum(self.injection_goals.values())} rows ({goals}); "
+                         "wai.trace_markers(rows) reads whether the agent obeyed them")
         if self.seeded_rows:
             seeded = ", ".join(f"{k} {v}" for k, v in self.seeded_by_kind.items())
             lines.append(f"  seeded {self.seeded_rows} rows ({seeded})")
