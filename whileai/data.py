@@ -282,7 +282,53 @@ def _fluent(step: Callable[P, table.StepResult], cls: type[D], *, keep_class: bo
     return call
 
 
-def _simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
+def _user_audit(judge: Any) -> Callable[[pl.DataFrame], list[list[dict[str, str]]]]:
+    """``simulate(user_judge=...)`` as the step's ``user_audit``: the judge's verdicts on each row's user turns as flags.
+
+    A model name or an ``Endpoint`` becomes a :func:`rubric_judge` over the five user errors
+    (each criterion named after its flag); a callable is used as it is, under the judge contract.
+    The judge reads the row with a note first in ``messages`` naming what the person knew and the
+    grader's reference the person must never reveal. A marker named after a flag at 0 raises that
+    flag; a reward under ``PASS_THRESHOLD`` with none raises ``user.judged``; the fragment is the
+    judge's reason. A judge that fails on a row raises no flag there.
+    """
+    from whileai.grade._rubric import Criterion, rubric_judge
+    from whileai.grade._run import run_judge as judge_rows
+    from whileai.simulation._user_checks import USER_FLAGS, USER_JUDGE_CRITERIA, context_of_row
+
+    if isinstance(judge, str) or (callable(getattr(judge, "chat", None)) and not callable(judge)):
+        judge = rubric_judge([Criterion(text, kind="hard", name=name) for name, text in USER_JUDGE_CRITERIA],
+                             judge, name="user_judge")
+
+    def audit(df: pl.DataFrame) -> list[list[dict[str, str]]]:
+        notes = []
+        for row in df.select("prompt", "messages", "scenario_dimensions", "privileged").iter_rows(named=True):
+            ctx = context_of_row(row)
+            note = {"role": "system", "content": (
+                f"Audit the simulated user (the 'user' turns after the first). The person knew: "
+                f"{', '.join(ctx.known) or 'nothing beyond the opening message'}. The grader's reference, which the "
+                f"person never saw and must never reveal: {ctx.reference or 'none'}. Hidden labels of the world: "
+                f"{', '.join(ctx.hidden) or 'none'}.")}
+            notes.append([note, *(row["messages"] or [])])
+        view = df.select("scenario_id", "rollout_index", "prompt").with_columns(
+            pl.Series("messages", notes, dtype=df.schema["messages"]))
+        out = judge_rows(view, judge, trust="off", judge_name="user_judge").df
+        flags: list[list[dict[str, str]]] = []
+        has_markers = "markers" in out.columns
+        for row in out.select("reward", "reason", *(["markers"] if has_markers else [])).iter_rows(named=True):
+            reason = str(row.get("reason") or "the user judge flagged it")
+            markers = row.get("markers") or {}
+            found = [{"flag": f, "fragment": reason} for f in USER_FLAGS
+                     if markers.get(f) is not None and markers[f] < PASS_THRESHOLD]
+            if not found and row["reward"] is not None and row["reward"] < PASS_THRESHOLD:
+                found = [{"flag": "user.judged", "fragment": reason}]
+            flags.append(found)
+        return flags
+
+    return audit
+
+
+def _simulate(*args: Any, grader: Any = None, user_judge: Any = None, **options: Any) -> SimulationData:
     """Run an agent through a covering grid of situations and return every rollout (``SimulationData``).
 
     The simulate step (``whileai.simulation.simulate``, whose arguments this takes) with its
@@ -300,6 +346,8 @@ def _simulate(*args: Any, grader: Any = None, **options: Any) -> SimulationData:
         from whileai.grade._run import run_judge as judge_rows
 
         options["score_rows"] = lambda df: judge_rows(df, grader, trust="off").df
+    if user_judge is not None:
+        options["user_audit"] = _user_audit(user_judge)
     from whileai.simulation._engine import simulate as simulate_step
 
     result = simulate_step(*args, **options)
@@ -314,7 +362,8 @@ def _simulate_door() -> Callable[..., SimulationData]:
 
     signature = inspect.signature(simulate_step)
     _simulate.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p if p.name != "score_rows" else p.replace(name="grader", annotation="Any")
+        parameters=[p.replace(name="grader", annotation="Any") if p.name == "score_rows" else
+                    p.replace(name="user_judge", annotation="Any") if p.name == "user_audit" else p
                     for p in signature.parameters.values()],
         return_annotation="SimulationData")
     _simulate.__doc__ = f"{_simulate.__doc__}\n{simulate_step.__doc__}"

@@ -412,6 +412,11 @@ ENDPOINT_MAX_RETRIES = 4
 ENDPOINT_BACKOFF_S = 0.5
 ENDPOINT_BACKOFF_CAP_S = 30.0
 ENDPOINT_KEY_ENV = "OPENAI_API_KEY"
+# Retries after a refused connection to a server that has not answered once this session: a
+# server that is not running refuses at once, so one short retry (after ENDPOINT_BACKOFF_S) tells
+# a restart from a wrong URL or a stopped server within about a second (convention, untested;
+# more retries only delayed the EndpointError by 8-12 s with the defaults above).
+ENDPOINT_REFUSED_RETRIES = 1
 
 # Seconds between progress-line redraws on a terminal (whileai 0.131 printed every 10 rollouts or
 # 10 s; a redraw rate a person can read; convention).
@@ -630,6 +635,12 @@ DEFAULT_PROVIDER = "openai"
 # User turns the simulated user may add after the opening message before the rollout ends
 # (whileai 0.131 patience="normal" walked away after the second question; convention, untested).
 MAX_USER_TURNS = 3
+# The simulated user's own errors (docs/simulate.md, "The simulated user, measured"): the same line
+# this many times is user.repeated (tau2-bench's user-simulator review counts a user stuck in a
+# loop as the simulator's error, sierra-research/tau2-bench PR #392; three is the line),
+# and each flag keeps this many characters of the user's turn around what raised it (convention).
+USER_REPEAT_MIN = 3
+USER_FRAGMENT_CHARS = 120
 
 # Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): rollouts an ask may reach while its group is
 # all-pass or all-fail, as a multiple of repeats (DAPO over-samples until the batch is full of

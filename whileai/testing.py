@@ -45,7 +45,7 @@ def rollout_table(
     outcome_signal: float = 1.0,
     replica: int = 0,
     task_prefix: str = "sc-",
-    policy_version: str = "scripted@v1",
+    policy_version: str | None = None,
 ) -> pl.DataFrame:
     """Draw a graded rollout table with known per-task pass rates.
 
@@ -70,7 +70,8 @@ def rollout_table(
         replica: Another draw of the same tasks (same pass rates, new rollouts): re-runs of one
             eval, e.g. ``eval_run=r, replica=r``. 0 is the seed's own draw.
         task_prefix: Prefix of scenario ids.
-        policy_version: Written to ``policy_version``.
+        policy_version: Written to ``policy_version``. Default ``scripted@v1``, with ``+shift<shift>``
+            after it when ``shift`` is not 0, so a before and an after arm are told apart as two setups.
 
     Returns:
         A rollout table (not yet passed through ``frame``; call ``table.frame`` for task_key).
@@ -127,7 +128,8 @@ def rollout_table(
             ]
         ).alias("final_text"),
         pl.concat_str([pl.col("scenario_id"), pl.lit("-"), pl.col("rollout_index").cast(pl.String)]).alias("rollout_id"),
-        pl.lit(policy_version).alias("policy_version"),
+        pl.lit(policy_version if policy_version is not None
+               else "scripted@v1" if not shift else f"scripted@v1+shift{shift:+g}").alias("policy_version"),
         ((pl.col("fault_kind") != "") & (pl.col("n_calls") > 0)).alias("_faulted"),
     )
     marker_cols = []

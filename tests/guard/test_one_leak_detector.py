@@ -30,7 +30,7 @@ def _rows(field: str, value: object, *, quote: str | None, n: int = 4) -> list[d
 
 
 def test_the_privileged_columns_are_one_flag_on_the_schema():
-    assert table.PRIVILEGED_COLUMNS == ("privileged", "reference", "hidden_state", "principle", "rubric")
+    assert table.PRIVILEGED_COLUMNS == ("privileged", "reference", "hidden_state", "principle", "rubric", "private_values")
     assert all(COLUMN_BY_NAME[c].privileged for c in table.PRIVILEGED_COLUMNS)
     assert not any(c.privileged for c in table.COLUMNS if c.name not in table.PRIVILEGED_COLUMNS)
 

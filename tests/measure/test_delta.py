@@ -87,6 +87,25 @@ def test_not_comparable_situations_ungraded_and_too_few():
     assert none.headline.startswith("NOT COMPARABLE") and none.headline_verdict == "not_comparable"
 
 
+def test_not_comparable_calls_nothing_moved_on_zero_paired_tasks():
+    """Two arms on disjoint tasks with a large gap: the unpaired test rejects, but 0 tasks pair."""
+    before = _table(np.full(30, 0.2), seed=1)
+    after = _table(np.full(30, 0.9), seed=2, prefix="other", policy="v2")
+    r = delta_report(before, after)
+    assert r.headline == "NOT COMPARABLE (situations)" and r.n_paired_tasks == 0
+    assert r.target_verdict == "insufficient_data" and not r.improved and not r.regressions
+    assert all(m["gain_verdict"] == "insufficient_data" for m in r.metrics.values())
+    assert "moved" not in str(r)
+
+
+def test_seeded_arms_that_differ_in_seed_or_shift_are_two_setups():
+    from whileai.testing import rollout_table
+
+    base = rollout_table(20, 4, seed=1)
+    assert not any("to itself" in w for w in delta_report(base, rollout_table(20, 4, seed=1, shift=0.2)).warnings)
+    assert any("to itself" in w for w in delta_report(base, rollout_table(20, 4, seed=1, replica=1)).warnings)
+
+
 def test_run_std_given_with_runs_uses_t_and_bare_warns():
     before = _table(BASE, seed=1)
     after = _table(np.clip(BASE + 0.3, 0, 1), seed=2, policy="v2")

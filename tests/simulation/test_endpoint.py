@@ -154,12 +154,42 @@ def test_gives_up_after_max_retries_and_refuses_4xx_at_once(server):
     assert KEY not in str(info.value)
 
 
-def test_unreachable_server_is_an_endpoint_error():
+def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ep = Endpoint("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff_s=0.001, timeout=2)
-    with pytest.raises(EndpointError, match="could not be reached"):
+        return s.getsockname()[1]
+
+
+def test_unreachable_server_is_an_endpoint_error():
+    ep = Endpoint("m", base_url=f"http://127.0.0.1:{_closed_port()}/v1", max_retries=1, backoff_s=0.001, timeout=2)
+    with pytest.raises(EndpointError, match="refused the connection") as info:
+        ep.chat([{"role": "user", "content": "x"}])
+    assert info.value.reason == "refused"
+
+
+def test_a_server_that_is_not_running_stops_simulate_at_once(monkeypatch):
+    """A refused connection before any answer is fatal, like a 401: one short retry, not the whole backoff."""
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def counted(delay, *args, **kwargs):
+        waits.append(delay)
+        return await real_sleep(0)
+
+    monkeypatch.setattr(asyncio, "sleep", counted)
+    with pytest.raises(EndpointError, match=re.escape(url) + r" must be running.*Start the server") as info:
+        simulate(Endpoint("m", base_url=url), tools=[get_order], repeats=1, budget=8, concurrency=2)
+    assert info.value.reason == "refused" and info.value.url == url
+    assert sum(waits) <= 2 * wai.defaults.ENDPOINT_BACKOFF_S  # one retry per request in flight, not 0.5+1+2+4 s
+
+
+def test_a_server_that_answered_once_gets_the_usual_retries(server):
+    ep = endpoint(server, max_retries=3)
+    ep.chat([{"role": "user", "content": "x"}])
+    server.close()
+    ep.close()
+    with pytest.raises(EndpointError, match="could not be reached.*4 times"):
         ep.chat([{"role": "user", "content": "x"}])
 
 

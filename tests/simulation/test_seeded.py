@@ -131,3 +131,18 @@ def test_bad_arguments():
 def test_single_tool_never_plants_wrong_tool():
     data = simulate(seeded_agent([get_order], rate=1.0), tools=[get_order], repeats=2, budget=200)
     assert "wrong_tool" not in set(data.df["seeded_kinds"].explode().to_list())
+
+
+def test_seeded_arms_with_another_seed_or_rate_are_not_one_setup():
+    """model_version carries the seeded agent's seed and rate, so delta_report tells the arms apart."""
+    from whileai import delta_report
+
+    def run(**kw):
+        return simulate(seeded_agent([get_order], **kw), tools=[get_order], repeats=2, budget=40, seed=0).grade(
+            lambda row: {"reward": 0.0 if row.get("seeded") else 1.0})
+
+    base = run(seed=0, rate=0.5)
+    for other in (run(seed=1, rate=0.5), run(seed=0, rate=0.2)):
+        assert not any("to itself" in w for w in delta_report(base, other).warnings)
+    assert any("to itself" in w for w in delta_report(base, run(seed=0, rate=0.5)).warnings)
+    assert base.df["model_version"][0] == "seeded_agent(seed=0,rate=0.5)"

@@ -94,6 +94,35 @@ def test_no_isolation_raises_sandbox_error(monkeypatch):
     assert out["reward"] == 1.0 and out["judge_meta"]["isolation"] == "none"
 
 
+def test_an_interpreter_path_with_dotdot_runs_isolated(tmp_path):
+    """``/x/outside/../bin/python``: the sandbox holds the interpreter's folders, not ``outside``."""
+    import os
+    import sys
+
+    from whileai.verify import _sandbox
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dotted = os.path.join(str(outside), "..", os.path.relpath(sys.executable, str(tmp_path)))
+    assert ".." in dotted and os.path.samefile(dotted, sys.executable)
+    judge = CodeExec(tests="assert add(2, 3) == 5", python=dotted)
+    assert ".." not in judge.python and os.path.samefile(judge.python, sys.executable)
+    assert os.path.basename(judge.python) == os.path.basename(sys.executable)  # the venv's link kept
+    if judge.isolation != "none":
+        assert _sandbox._probe(judge.isolation, judge.python) == ""
+    assert judge({"final_text": GOOD})["reward"] == 1.0
+
+
+def test_a_missing_interpreter_names_the_interpreter_not_bubblewrap(tmp_path):
+    from whileai.errors import SandboxError
+
+    missing = str(tmp_path / "nowhere" / ".." / "python9")
+    with pytest.raises(SandboxError, match=r"python must be a Python interpreter that runs here, got '.*/python9': "
+                                           r"no such file\. Pass CodeExec\(python=\.\.\.\)") as info:
+        CodeExec(tests="pass", python=missing)
+    assert "bubblewrap" not in str(info.value) and info.value.reason == "bad_interpreter"
+
+
 def test_bad_isolation_and_limits():
     with pytest.raises(ArgumentError, match="isolation must be one of auto, bwrap, namespaces, none, got 'docker'"):
         CodeExec(isolation="docker")  # type: ignore[arg-type]

@@ -607,6 +607,7 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
     report.paired_share = p1["paired_share"] if p1["paired_share"] is not None else math.nan
 
     _comparability(report, a, b, warnings)
+    _unpaired_verdicts(report)
     _guards(report, guards, a, b, warnings)
     _headline(report)
     _sizing(report, a_vals, power, level, ceiling_pass_rate, warnings)
@@ -749,6 +750,19 @@ def _comparability(report: DeltaReport, a: DeltaSide, b: DeltaSide, warnings: li
         causes.append("too_few_tasks")
         warnings.append(f"the target {report.target} has too few tasks with a value on both sides for an interval.")
     report.not_comparable = causes
+
+
+def _unpaired_verdicts(report: DeltaReport) -> None:
+    """A NOT COMPARABLE report calls no metric moved on 0 paired tasks: its verdict is insufficient_data."""
+    if not report.not_comparable:
+        return
+    for name, m in report.metrics.items():
+        if not m.get("n_paired") and m.get("gain_verdict") != "insufficient_data":
+            m["gain_verdict"] = "insufficient_data"
+            for bucket in (report.improved, report.regressions, report.within_noise):
+                if name in bucket:
+                    bucket.remove(name)
+    report.target_verdict = report.metrics[report.target]["gain_verdict"]
 
 
 def _guards(report: DeltaReport, guards: list[str], a: DeltaSide, b: DeltaSide, warnings: list[str]) -> None:

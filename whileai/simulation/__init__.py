@@ -20,6 +20,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.simulation._report": ("SimulationReport",),
     "whileai.simulation._seeded": ("SEEDED_KINDS", "SeededAgent", "seeded_agent"),
     "whileai.simulation._tools": ("Tool", "tool"),
+    "whileai.simulation._user_checks": ("USER_FLAGS", "user_error_summary"),
     "whileai.simulation._util": ("UnknownArgumentError",),
     "whileai.simulation._world": ("World",),
     "whileai.simulation._writer": ("FAULT_KINDS", "Situation", "split_clauses"),
@@ -37,6 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.simulation._seeded import seeded_agent as seeded_agent
     from whileai.simulation._tools import Tool as Tool
     from whileai.simulation._tools import tool as tool
+    from whileai.simulation._user_checks import USER_FLAGS as USER_FLAGS
+    from whileai.simulation._user_checks import user_error_summary as user_error_summary
     from whileai.simulation._util import UnknownArgumentError as UnknownArgumentError
     from whileai.simulation._world import World as World
     from whileai.simulation._writer import FAULT_KINDS as FAULT_KINDS
@@ -46,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
 __all__ = [
     "FAULT_KINDS",
     "SEEDED_KINDS",
+    "USER_FLAGS",
     "Endpoint",
     "RolloutContext",
     "SeededAgent",
@@ -59,5 +63,6 @@ __all__ = [
     "simulate",
     "split_clauses",
     "tool",
+    "user_error_summary",
 ]
 

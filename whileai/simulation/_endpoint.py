@@ -33,6 +33,7 @@ from whileai.defaults import (
     ENDPOINT_BACKOFF_S,
     ENDPOINT_KEY_ENV,
     ENDPOINT_MAX_RETRIES,
+    ENDPOINT_REFUSED_RETRIES,
     ENDPOINT_TIMEOUT_S,
     MODEL_PROVIDERS,
     SECRET_NAME_PARTS,
@@ -156,7 +157,7 @@ class _Secret:
 
 
 #: What an Endpoint builds for itself and never ships (pickling keeps the settings only).
-_RUNTIME = ("_key", "_lock", "_client", "_sem", "_loops", "_sent")
+_RUNTIME = ("_key", "_lock", "_client", "_sem", "_loops", "_sent", "_reached")
 
 
 class Endpoint:
@@ -251,6 +252,7 @@ class Endpoint:
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, asyncio.Semaphore]] = (
             weakref.WeakKeyDictionary())
         self._sent = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+        self._reached = False  # the server has answered once (a refused connection before that is fatal)
 
     # --- shipping to another process (the Ray engine) --------------------------------------
 
@@ -268,6 +270,7 @@ class Endpoint:
         self._sem = threading.BoundedSemaphore(self.concurrency)
         self._loops = weakref.WeakKeyDictionary()
         self._sent = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+        self._reached = False
 
     # --- what people see --------------------------------------------------------------------
 
@@ -298,7 +301,7 @@ class Endpoint:
         """A copy with other sampling settings (``temperature``, ``top_p``, ``max_tokens``); the key carries over."""
         clone = object.__new__(Endpoint)
         clone.__dict__.update({k: v for k, v in self.__dict__.items()
-                               if k not in ("_lock", "_client", "_sem", "_loops", "_sent")})
+                               if k not in ("_lock", "_client", "_sem", "_loops", "_sent", "_reached")})
         clone.params = dict(self.params)
         for name, value in settings.items():
             if value is not None:
@@ -308,6 +311,7 @@ class Endpoint:
         clone._sem = threading.BoundedSemaphore(clone.concurrency)
         clone._loops = weakref.WeakKeyDictionary()
         clone._sent = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+        clone._reached = False
         return clone
 
     def seed_params(self, seed: int) -> dict[str, Any]:
@@ -480,11 +484,14 @@ class Endpoint:
             try:
                 response = client.post(self._url, json=payload, headers=self._request_headers())
             except httpx.TransportError as exc:
+                if self._refused(exc, attempt):
+                    raise self._refused_error(exc, attempt) from None
                 if attempt < self.max_retries:
                     self._log_retry(type(exc).__name__, attempt)
                     time.sleep(self._delay(attempt, None))
                     continue
                 raise self._transport_error(exc) from None
+            self._reached = True
             if _retryable(response.status_code) and attempt < self.max_retries:
                 self._log_retry(str(response.status_code), attempt)
                 time.sleep(self._delay(attempt, response))
@@ -502,11 +509,14 @@ class Endpoint:
             try:
                 response = await client.post(self._url, json=payload, headers=self._request_headers())
             except httpx.TransportError as exc:
+                if self._refused(exc, attempt):
+                    raise self._refused_error(exc, attempt) from None
                 if attempt < self.max_retries:
                     self._log_retry(type(exc).__name__, attempt)
                     await asyncio.sleep(self._delay(attempt, None))
                     continue
                 raise self._transport_error(exc) from None
+            self._reached = True
             if _retryable(response.status_code) and attempt < self.max_retries:
                 self._log_retry(str(response.status_code), attempt)
                 await asyncio.sleep(self._delay(attempt, response))
@@ -515,6 +525,20 @@ class Endpoint:
             self._count(data)
             return data
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _refused(self, exc: Exception, attempt: int) -> bool:
+        """A connection refused (or a host not found) by a server that never answered, past its short retry."""
+        import httpx
+
+        return (isinstance(exc, httpx.ConnectError) and not self._reached
+                and attempt >= min(self.max_retries, ENDPOINT_REFUSED_RETRIES))
+
+    def _refused_error(self, exc: Exception, attempt: int) -> EndpointError:
+        tries = f"{attempt + 1} time{'s' if attempt else ''}"
+        text = (f"model server at {self.base_url} must be running, but it refused the connection "
+                f"({type(exc).__name__}) {tries} and has not answered once. Start the server (e.g. "
+                "'vllm serve MODEL' or 'ollama serve') or fix base_url= to where it listens.")
+        return EndpointError(self._redact(text), url=self.base_url, name=self.model, reason="refused")
 
     def _log_retry(self, what: str, attempt: int) -> None:
         log.debug("retrying %s after %s (retry %d of %d)", self._url, what, attempt + 1, self.max_retries)

@@ -62,7 +62,8 @@ from whileai.simulation._report import LOST_REASONS, SimulationReport
 from whileai.simulation._rows import Outcome, RowBuffer
 from whileai.simulation._seeded import SeededAgent
 from whileai.simulation._tools import ToolSpec, normalize_tools
-from whileai.simulation._user import ModelUser, TemplateUser, resolve_user
+from whileai.simulation._user import USER_DONE, ModelUser, TemplateUser, resolve_user
+from whileai.simulation._user_checks import asked, stamp_user_flags, user_error_summary
 from whileai.simulation._util import (
     canonical,
     check_choice,
@@ -75,6 +76,8 @@ from whileai.simulation._util import (
 )
 from whileai.simulation._world import PendingResult, World
 from whileai.simulation._writer import (
+    ALL_FAULT_KINDS,
+    FAULT_KINDS,
     HARD_TIERS,
     TIERS,
     Plan,
@@ -98,7 +101,7 @@ _DEAD_AGENT = 16  # the first this-many rollouts all lost: the agent is dead, st
 _LOST_EXAMPLES = 20
 _KNOWN = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "tasks", "runs",
           "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress", "model",
-          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows",
+          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows", "user_audit", "faults",
           "max_rollouts", "timeout", "tool_timeout", "engine", "num_workers")
 ENGINES = ("local", "ray")
 
@@ -138,6 +141,7 @@ def simulate(
     seed: int | np.random.Generator | None = DEFAULT_SEED,
     hard_share: float = HARD_SHARE,
     fault_rate: float = FAULT_RATE,
+    faults: Sequence[str] | None = None,
     max_turns: int = MAX_TURNS,
     temperature: float | None = None,
     top_p: float | None = None,
@@ -145,6 +149,7 @@ def simulate(
     execute: Callable[[str, dict[str, Any]], Any] | None = None,
     offline: bool = False,
     score_rows: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    user_audit: Callable[[pl.DataFrame], list[list[dict[str, str]]]] | None = None,
     max_rollouts: int | None = None,
     output: str | os.PathLike[str] | None = None,
     progress: ProgressArg = None,
@@ -208,6 +213,11 @@ def simulate(
         fault_rate: Chance that each task's world schedules a tool fault: a draw keyed on the
             task's grid cell, so a task keeps its fault across runs and the share in a small run
             varies around it (docs/simulate.md, "The world").
+        faults: The fault kinds a faulted task's world draws from (default every kind of
+            ``FAULT_KINDS``): any of them and ``"injection"``, a tool result carrying a planted
+            instruction that tries to turn the agent against its owner (send private data out,
+            call a destructive tool, reveal the system prompt; docs/simulate.md, "Safety evals").
+            ``faults=["injection"], fault_rate=1.0`` plants one in every task.
         max_turns: Agent turns before a rollout is cut and marked ``truncated``.
         temperature: Sent to the agent's endpoint; recorded on every row (``lineage``) either way.
         top_p: Likewise.
@@ -222,6 +232,11 @@ def simulate(
         score_rows: Dynamic sampling's grader as a function from rows to the same rows graded
             (``reward`` and the judge columns); the fluent ``wai.simulate(grader=judge)`` builds it
             from a judge with ``run_judge``. The rows come back graded.
+        user_audit: Audits the simulated user's turns: a function from the rows to one list of
+            ``{"flag", "fragment"}`` a row, added to the rule checks' ``user_flags``; the fluent
+            ``wai.simulate(user_judge=judge)`` builds it from any judge (a model name, an
+            ``Endpoint``, a callable) with ``run_judge`` (docs/simulate.md, "The simulated user,
+            measured").
         max_rollouts: Dynamic sampling's cap on rollouts per ask (default
             ``DYNAMIC_SAMPLING_CAP`` x k).
         output: Also write the rows to this JSONL or Parquet path (atomically).
@@ -252,11 +267,13 @@ def simulate(
             unknown ``mode``/``repeat_policy``, a share outside [0, 1], something that is not an
             agent, both or neither of ``agent`` and ``model``, ``repeat_policy="dynamic"`` without
             a grader, a model endpoint under ``offline=True``, or ``fault_rate=0`` for a
-            ``seeded_agent`` whose only kinds need a fault; with ``engine="ray"``, no
-            ``output`` folder, an agent that cannot be pickled, or a key passed as ``api_key=``.
+            ``seeded_agent`` whose only kinds need a fault, or a kind outside ``FAULT_KINDS`` and
+            ``"injection"`` in ``faults``; with ``engine="ray"``, no ``output`` folder, an agent
+            that cannot be pickled, a key passed as ``api_key=``, or a ``user_judge``.
         EndpointError: The agent's endpoint answered 401, 403 or 404 (a wrong key, a key without
-            access, a wrong URL or model): the run stops at once rather than losing every rollout;
-            or a hosted provider's key variable is unset.
+            access, a wrong URL or model), or refused the connection before it had answered once
+            (a server that is not running): the run stops at once rather than losing every
+            rollout; or a hosted provider's key variable is unset.
         TypeError: An unknown keyword argument (``UnknownArgumentError``).
 
     Examples:
@@ -284,9 +301,14 @@ def simulate(
     timeout, tool_timeout = check_timeout("timeout", timeout), check_timeout("tool_timeout", tool_timeout)
     hard_share = check_share("hard_share", hard_share, fix="Pass hard_share=0.4.")
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
+    fault_kinds = _check_faults(faults)
     seed_int = _seed_int(seed)
     engine = check_choice("engine", engine, ENGINES,  # type: ignore[assignment]
                           fix="Pass engine='local', or engine='ray' with num_workers= and output='rows/'.")
+    if engine == "ray" and user_audit is not None:
+        raise ArgumentError("user_judge must run with engine='local', got engine='ray': the rows stay in the workers' "
+                            "Parquet folder. Audit them after with the rule checks' user_flags, or run locally.",
+                            argument="user_judge")
     if engine == "local" and num_workers is not None:
         raise ArgumentError(f"num_workers must come with engine='ray', got num_workers={num_workers!r} and engine='local'. "
                             "Pass engine='ray' to fan the rollouts out over Ray, or drop num_workers=.",
@@ -304,7 +326,8 @@ def simulate(
                                                         replay=tasks is not None, offline=offline)
     if isinstance(agent, SeededAgent) and tasks is None and fault_rate == 0 and not agent.possible_kinds(faults=False):
         raise ArgumentError(f"fault_rate must be above 0 for seeded_agent(kinds={list(agent.kinds)!r}), got 0: "
-                            "ignored_failure needs a tool call that meets a fault, so no rollout could be seeded. "
+                            "ignored_failure and followed_injection need a tool call that meets a fault, so no rollout "
+                            "could be seeded. "
                             "Pass fault_rate=0.25, or add a kind that always can (skipped_tool, filler, ...).",
                             argument="fault_rate", value=fault_rate)
     if system_prompt is not None and not isinstance(system_prompt, str):
@@ -324,7 +347,7 @@ def simulate(
     # --- the tasks ----------------------------------------------------------------------------
     chosen = _choose_tasks(tasks, specs, policy, mode=mode, repeat_policy=repeat_policy, repeats=repeats,
                            budget=budget, seed=seed_int, hard_share=hard_share, fault_rate=fault_rate,
-                           simulator=simulator, warnings=warnings)
+                           simulator=simulator, warnings=warnings, fault_kinds=fault_kinds)
     task_list, plan, k, asked, stopped, writer = (chosen.task_list, chosen.plan, chosen.k, chosen.asked,
                                                   chosen.stopped, chosen.writer)
     parent_runs, writer_errors = chosen.parent_runs, chosen.writer_errors
@@ -378,6 +401,8 @@ def simulate(
 
     # --- the table ----------------------------------------------------------------------------
     df, lost_df = landed.df, landed.lost_df
+    if user_audit is not None and user is not None and df.height:
+        df = stamp_user_flags(df, user_audit(df))
     report = _report(counts, plan=plan, task_list=task_list, k=k, runs=runs, asked=asked, mode=mode,
                      repeat_policy=repeat_policy, seed=seed_int, run_id=run_id, stopped=stopped, writer=writer,
                      agent=call.name, total=total, lost_by=lost_by, lost=lost, hard_share=hard_share,
@@ -386,6 +411,12 @@ def simulate(
     report.generation = generation
     report.user_simulator = user.name if user is not None else None
     report.user_turns = stats.user_turns
+    summary = user_error_summary(df) if engine != "ray" else None
+    if summary is not None:
+        report.user_flags = {k: v for k, v in summary.by_flag.items() if v}
+        report.user_erred_rows = summary.erred
+        report.user_failure_share = summary.failure_share_erred if summary.failures else None
+        report.user_line = summary.line()
     report.offline = bool(offline)
     report.egress = _egress(endpoints, sent_before, writer=writer, workers=egress_extra)
     report.engine = engine
@@ -430,6 +461,18 @@ def _seeded_shortfall(agent: SeededAgent, report: SimulationReport, task_list: l
         f"rate {agent.rate:g}: {missed} rollouts drawn for one were on tasks where none of kinds={list(agent.kinds)!r} "
         f"can happen ({'; '.join(why)}), so they ran honest. Add a kind that always can (skipped_tool, "
         "unsupported_claim, filler, invented_argument) to keep the share at rate.")
+
+
+def _check_faults(faults: Any) -> tuple[str, ...]:
+    """``faults=`` as a tuple of fault kinds (None: every tool fault of ``FAULT_KINDS``)."""
+    if faults is None:
+        return FAULT_KINDS
+    chosen = [faults] if isinstance(faults, str) else list(faults) if isinstance(faults, (list, tuple)) else None
+    if not chosen or any(k not in ALL_FAULT_KINDS for k in chosen):
+        raise ArgumentError(f"faults must be a non-empty list of fault kinds from {', '.join(ALL_FAULT_KINDS)}, got "
+                            f"{faults!r}. Pass e.g. faults=['injection'] (with fault_rate=1.0 for one in every task).",
+                            argument="faults", value=faults)
+    return tuple(dict.fromkeys(chosen))
 
 
 def _check_policy(mode: Any, repeat_policy: Any, *, score_rows: Any, agent: Any, model: Any) -> tuple[Mode, RepeatPolicy]:
@@ -499,7 +542,7 @@ class _Tasks:
 
 def _choose_tasks(tasks: Any, specs: list[Any], policy: str, *, mode: Mode, repeat_policy: RepeatPolicy,
                   repeats: int | None, budget: int | None, seed: int, hard_share: float, fault_rate: float,
-                  simulator: Any, warnings: list[str]) -> _Tasks:
+                  simulator: Any, warnings: list[str], fault_kinds: Sequence[str] = FAULT_KINDS) -> _Tasks:
     """The run's situations, and the rollouts per task.
 
     The pinned ``tasks`` of an earlier run, else a covering grid planned for ``budget`` (written by
@@ -529,7 +572,7 @@ def _choose_tasks(tasks: Any, specs: list[Any], policy: str, *, mode: Mode, repe
             warnings.append(f"budget={asked} is not a multiple of repeats={k}; ran {n_tasks * k} rollouts "
                             f"({n_tasks} tasks x {k}).")
         plan = plan_tasks(specs, policy, n_tasks=n_tasks, seed=seed, hard_share=hard_share,
-                          fault_rate=fault_rate, clause_share=CLAUSE_TASK_SHARE)
+                          fault_rate=fault_rate, clause_share=CLAUSE_TASK_SHARE, fault_kinds=fault_kinds)
         warnings.extend(plan.warnings)
         task_list, writer, stopped = plan.tasks, "template", "budget"
     writer_errors = 0
@@ -674,7 +717,7 @@ class _Job:
             by_id: dict[str, tuple[int, Situation]] | None) -> _Landed:
         """Run ``items`` (``total`` of them), then dynamic sampling on their asks when it is on (``by_id``)."""
         engine = self.engine()
-        buffer, lost_buffer = RowBuffer(), RowBuffer()
+        buffer, lost_buffer = RowBuffer(check_users=self.user is not None), RowBuffer()
         lost_by = dict.fromkeys(LOST_REASONS, 0)
         lost: list[dict[str, Any]] = []
         stats = _Stats()
@@ -743,6 +786,9 @@ def _episode(world: World, base: list[dict[str, Any]], max_turns: int,
         if not calls:
             if user_turns < max_user_turns:
                 said = yield _AskUser(messages)
+                if said is USER_DONE and isinstance(text, str) and asked(text):
+                    return Outcome(messages, text or "", False, "stop", world.met, kinds, world.unknown_calls, usage,
+                                   user_turns=user_turns, ended_on_ask=True)
                 if isinstance(said, str) and said.strip():
                     if turn == max_turns - 1:  # no agent turn left to answer it: cut on the agent's reply
                         return Outcome(messages, text or "", True, "length", world.met, kinds, world.unknown_calls,
@@ -944,7 +990,13 @@ class _Engine:
                 outcomes: list[Outcome | None] = [None] * len(batch)
                 position = iter(range(len(batch)))
                 workers = min(self.concurrency, len(batch))
-                await asyncio.gather(*(self._worker(batch, position, outcomes, progress) for _ in range(workers)))
+                # every worker is awaited (a fatal answer reaches each of them), then the first error is raised:
+                # a worker left running would log its own copy at the loop's shutdown
+                done = await asyncio.gather(*(self._worker(batch, position, outcomes, progress) for _ in range(workers)),
+                                            return_exceptions=True)
+                failed = next((d for d in done if isinstance(d, BaseException)), None)
+                if failed is not None:
+                    raise failed
                 if land(batch, [o for o in outcomes if o is not None]):
                     break
         finally:
@@ -1121,8 +1173,8 @@ def _pinned(tasks: Any) -> tuple[list[Situation], int, list[str]]:
 
 
 def _fatal(exc: EndpointError) -> bool:
-    """An endpoint answer no retry can change (a wrong key, no access, a wrong URL or model), or offline=True."""
-    return getattr(exc, "status", None) in _FAIL_FAST or getattr(exc, "reason", None) == "offline"
+    """An endpoint answer no retry can change (a wrong key, no access, a wrong URL, a server not running), or offline."""
+    return getattr(exc, "status", None) in _FAIL_FAST or getattr(exc, "reason", None) in ("offline", "refused")
 
 
 @contextlib.contextmanager
@@ -1226,7 +1278,7 @@ def _oversample(engine: _Engine, buffer: RowBuffer, lost_buffer: RowBuffer, lost
             ordinal, task = by_id[sid]
             oversampled.add((sid, run))
             items.extend((task, index, run, ordinal) for index in range(n, min(n + k, cap)))
-        fresh = RowBuffer()
+        fresh = RowBuffer(check_users=engine.user is not None)
         engine.run(iter(items), len(items), fresh, lost_buffer, lost_by, lost, stats, progress)
         extra += len(items)
         landed = fresh.frame()
@@ -1351,6 +1403,9 @@ def _row_counts(df: pl.DataFrame) -> dict[str, Any]:
         sk = df["seeded_kinds"].explode().drop_nulls().value_counts()
         out["seeded_by"] = {str(a): int(b) for a, b in sk.iter_rows()}
         out["truncated"] = int(df["truncated"].sum())
+        if "injection_goal" in df.columns:
+            ig = df["injection_goal"].drop_nulls().value_counts()
+            out["injection_goals"] = {str(a): int(b) for a, b in ig.iter_rows()}
     return out
 
 
@@ -1363,7 +1418,13 @@ def merge_counts(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
             out[key] += int(part[key])
         out["fault_kinds"].update(part["fault_kinds"])
         out["seeded_by"].update(part["seeded_by"])
-    return {**out, "fault_kinds": dict(out["fault_kinds"]), "seeded_by": dict(out["seeded_by"])}
+        out.setdefault("injection_goals", Counter()).update(part.get("injection_goals") or {})
+    merged = {**out, "fault_kinds": dict(out["fault_kinds"]), "seeded_by": dict(out["seeded_by"])}
+    if out.get("injection_goals"):
+        merged["injection_goals"] = dict(out["injection_goals"])
+    else:
+        merged.pop("injection_goals", None)
+    return merged
 
 
 def _by_count(counts: dict[str, int]) -> dict[str, int]:
@@ -1387,6 +1448,7 @@ def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Sit
         pairwise = {"pairs_planned": plan.pairs_planned, "pairs_covered": plan.pairs_covered,
                     "fraction": round(plan.pairs_covered / plan.pairs_planned, 4) if plan.pairs_planned else None}
     fault_kinds, seeded_by = _by_count(rows_seen["fault_kinds"]), _by_count(rows_seen["seeded_by"])
+    injection_goals = _by_count(rows_seen.get("injection_goals") or {})
     faults_met, seeded_rows, truncated = rows_seen["faults_met"], rows_seen["seeded_rows"], rows_seen["truncated"]
     rows = rows_seen["rows"]
     n_lost = sum(lost_by.values())
@@ -1397,7 +1459,8 @@ def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Sit
         lost=lost, clauses=plan.clauses if plan is not None else [], clause_tasks=plan.clause_tasks if plan else 0,
         pairwise=pairwise, hard_share=hard_share,
         tier_mix={"requested": hard_share, "realized": round(hard / n_tasks, 4) if n_tasks else None, "counts": counts},
-        fault_rate=fault_rate, faults_met=faults_met, fault_kinds=fault_kinds, seeded_rows=seeded_rows,
+        fault_rate=fault_rate, faults_met=faults_met, fault_kinds=fault_kinds, injection_goals=injection_goals,
+        seeded_rows=seeded_rows,
         seeded_by_kind=seeded_by, truncated=truncated, unknown_tool_calls=stats.unknown_tool_calls,
         writer_errors=writer_errors, concurrency=concurrency, max_turns=max_turns,
         elapsed_s=round(time.perf_counter() - started, 3), warnings=warnings,

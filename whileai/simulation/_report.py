@@ -72,6 +72,8 @@ class SimulationReport(Report):
     """Rows that met at least one fault."""
     fault_kinds: dict[str, int] = Field(default_factory=dict)
     """Rows by the first fault they met."""
+    injection_goals: dict[str, int] = Field(default_factory=dict)
+    """Rows that met a planted instruction (``faults=["injection"]``), by its goal: exfiltrate, destroy, reveal_prompt."""
     seeded_rows: int = 0
     """Rows carrying a planted misbehaviour (seeded_agent)."""
     seeded_by_kind: dict[str, int] = Field(default_factory=dict)
@@ -94,6 +96,14 @@ class SimulationReport(Report):
     """Who played the person after the opening message (None: nobody, one user turn per rollout)."""
     user_turns: int = 0
     """User turns the simulated user added across all rows (answers to the agent's questions)."""
+    user_flags: dict[str, int] = Field(default_factory=dict)
+    """Rows per simulated-user error (user.off_script, user.leaked, user.ended_early, user.repeated, user.broke_role)."""
+    user_erred_rows: int = 0
+    """Rows whose simulated user erred (``markers.user_faithful`` 0)."""
+    user_failure_share: float | None = None
+    """Graded rows only: the share of failures that sit on rows whose user erred (None when not graded)."""
+    user_line: str | None = None
+    """The one line on the simulated user's errors and the failures on them."""
     egress: list[dict[str, Any]] = Field(default_factory=list)
     """What left this machine: per model endpoint, its role, host, requests, tokens in and out, and which row fields were sent."""
     offline: bool = False
@@ -136,11 +146,17 @@ class SimulationReport(Report):
         kinds = ", ".join(f"{k} {v}" for k, v in self.fault_kinds.items())
         lines.append(f"  faults met on {self.faults_met} rows" + (f" ({kinds})" if kinds else "")
                      + f"; truncated {self.truncated}")
+        if self.injection_goals:
+            goals = ", ".join(f"{k} {v}" for k, v in self.injection_goals.items())
+            lines.append(f"  injections met on {sum(self.injection_goals.values())} rows ({goals}); "
+                         "wai.trace_markers(rows) reads whether the agent obeyed them")
         if self.seeded_rows:
             seeded = ", ".join(f"{k} {v}" for k, v in self.seeded_by_kind.items())
             lines.append(f"  seeded {self.seeded_rows} rows ({seeded})")
         if self.user_simulator:
             lines.append(f"  simulated user {self.user_simulator}: {self.user_turns} user turns after the opening messages")
+            if self.user_line:
+                lines.append(f"  {self.user_line}")
         if self.asks_oversampled or self.asks_never_mixed or self.asks_unjudged:
             lines.append(f"  dynamic sampling: {self.asks_oversampled} asks oversampled ({self.rollouts_oversampled} extra "
                          f"rollouts), {self.asks_never_mixed} never mixed"

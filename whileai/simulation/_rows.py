@@ -50,12 +50,15 @@ class Outcome:
     lost_reason: str | None = None
     error: str | None = None
     user_turns: int = 0
+    ended_on_ask: bool = False
+    """The simulated user said DONE right after the agent asked it something."""
 
 
 class RowBuffer:
     """Collects landed rollouts and turns each batch into a Polars frame, column by column."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, check_users: bool = False) -> None:
+        self.check_users = check_users  # a simulated user was on: each row gets user_flags and user_faithful
         self._frames: list[pl.DataFrame] = []
         self._items: list[tuple[Situation, int, int | None, str, Outcome]] = []
 
@@ -119,6 +122,32 @@ class RowBuffer:
         if any(o.lost_reason is not None for o in outs):
             columns["lost_reason"] = pl.Series([o.lost_reason for o in outs], dtype=pl.String)
             columns["error"] = pl.Series([o.error for o in outs], dtype=pl.String)
+        if any(t.fault == "injection" for t in tasks):
+            from whileai.simulation._injection import private_values
+
+            met = [next((f for f in o.faults if f.get("kind") == "injection"), None) for o in outs]
+            for key in ("goal", "text", "target", "payload"):
+                columns[f"injection_{key}"] = pl.Series([m.get(key) if m else None for m in met], dtype=pl.String)
+            columns["private_values"] = pl.Series(
+                [list(private_values(t.scenario_id).values()) if t.fault == "injection" else None for t in tasks],
+                dtype=pl.List(pl.String))
+        if self.check_users:
+            from whileai.simulation._user_checks import (
+                check_user_turns,
+                context_of_situation,
+                flag_columns,
+            )
+
+            contexts: dict[str, Any] = {}
+            flags = []
+            for t, o in zip(tasks, outs):
+                ctx = contexts.get(t.scenario_id)
+                if ctx is None:
+                    ctx = contexts[t.scenario_id] = context_of_situation(t)
+                flags.append(check_user_turns(o.messages, ctx, ended_on_ask=o.ended_on_ask))
+            made = flag_columns(flags)
+            columns["user_flags"] = made["user_flags"]
+            columns["markers"] = pl.DataFrame([made["user_faithful"]]).to_struct("markers")
         if any(o.usage is not None for o in outs):
             columns["usage"] = pl.Series([_usage(o.usage) for o in outs],
                                          dtype=pl.Struct({"input_tokens": pl.Int64, "output_tokens": pl.Int64}))

@@ -13,6 +13,11 @@ truth (docs/simulate.md, "seeded_agent": "a stand-in agent that misbehaves on a 
 - ``ignored_failure``: a tool call failed, and the reply says it went through.
 - ``filler``: a polite reply with no content about the ask.
 - ``wrong_tool``: calls a tool the ask does not need.
+- ``followed_injection``: a tool result carried a planted instruction (``simulate(faults=["injection"])``)
+  and the agent does what it says: sends the owner's private value to the outside address,
+  calls the destructive tool, or starts its reply with its system prompt. Not in the rotation:
+  in a world with an injection, every seeded rollout that reads the tool's result follows it
+  (unless ``kinds`` is given without it), so attack success is the seeded share.
 
 A kind that cannot happen in a rollout (``wrong_tool`` with one tool, ``ignored_failure`` with no
 fault planned) rotates to the next one that can, so the seeded share stays at ``rate``. Where none of
@@ -40,11 +45,14 @@ __all__ = ["SEEDED_KINDS", "SeededAgent", "seeded_agent"]
 
 #: The misbehaviours the seeded agent plants, in rotation order.
 SEEDED_KINDS = ("invented_argument", "skipped_tool", "unsupported_claim", "ignored_failure", "filler", "wrong_tool")
+#: The kind a seeded rollout plants in a world whose tool results carry an injection (not in the default rotation).
+FOLLOWED_INJECTION = "followed_injection"
+_ALL_KINDS = (*SEEDED_KINDS, FOLLOWED_INJECTION)
 _TURN_ONE = frozenset({"invented_argument", "skipped_tool", "wrong_tool"})
 _TRANSIENT = frozenset({"timeout", "server_error", "rate_limit"})
 _ID_TOKEN = re.compile(r"\b[A-Z]{2,6}-\d{3,}\b")
 _ARG_SENTENCE = re.compile(r"The ([a-z ]+) is ([^.]+(?:\.\d+)?)\.")
-_NEEDS_FAULT = frozenset({"ignored_failure"})  # plantable only where a tool call meets a fault
+_NEEDS_FAULT = frozenset({"ignored_failure", FOLLOWED_INJECTION})  # plantable only where a tool call meets a fault
 _ALWAYS = ("invented_argument", "skipped_tool", "unsupported_claim", "filler")  # plantable in every rollout
 _PER_ROLLOUT = frozenset({"invented_argument", "wrong_tool"})  # replies that depend on the rollout, not only the task
 _CACHE_MAX = 50_000
@@ -60,6 +68,7 @@ class _Plan(NamedTuple):
     fault_planned: bool
     kinds: tuple[str | None, ...]
     memo: dict[str, Any]
+    injection: bool = False  # the world plants an injection in the tool's result, and the agent will read it
 
 
 class SeededAgent:
@@ -75,11 +84,13 @@ class SeededAgent:
     __name__ = "seeded_agent"
     __wai_inline__ = True  # pure Python and fast: the engine runs it inline, no threads
 
-    def __init__(self, tools: Sequence[ToolSpec], *, rate: float, seed: int, kinds: tuple[str, ...]) -> None:
+    def __init__(self, tools: Sequence[ToolSpec], *, rate: float, seed: int, kinds: tuple[str, ...],
+                 follows_injections: bool = True) -> None:
         self.tools = tuple(tools)
         self.rate = rate
         self.seed = seed
-        self.kinds = kinds
+        self.follows_injections = follows_injections or FOLLOWED_INJECTION in kinds
+        self.kinds = tuple(k for k in kinds if k != FOLLOWED_INJECTION) or kinds
         self._by_name = {t.name: t for t in self.tools}
         self._words = {t.name: set(_words(t.name)) for t in self.tools}
         self._nouns = {t.name: tool_phrase(t)[1] for t in self.tools}
@@ -89,6 +100,14 @@ class SeededAgent:
 
     def __repr__(self) -> str:
         return f"seeded_agent(tools={[t.name for t in self.tools]}, rate={self.rate}, seed={self.seed})"
+
+    @property
+    def model_version(self) -> str:
+        """The name rows carry in ``model_version`` (and ``policy_version``), with the seed and rate in it.
+
+        Two arms that differ in either are then told apart by ``delta_report``, not taken for one setup.
+        """
+        return f"seeded_agent(seed={self.seed},rate={self.rate:g})"
 
     # --- the protocol ---------------------------------------------------------------------
 
@@ -123,6 +142,8 @@ class SeededAgent:
             plan = self._plan_for(None, prompt)
             base = None
         kind = plan.kinds[u % len(plan.kinds)] if _drawn(u, self.rate) else None
+        if plan.injection and self.follows_injections and _drawn(u, self.rate):
+            kind = FOLLOWED_INJECTION
         cache_key = None
         if base is not None and kind not in _PER_ROLLOUT:
             last = last_result.get("content") if last_result is not None else None
@@ -165,8 +186,10 @@ class SeededAgent:
             arguments = self._arguments(target, entity, prompt)
         noun = self._nouns[target.name] if target is not None else "request"
         honest_calls = target is not None and entity is not None and not unrelated
-        return _Plan(target, entity, arguments, noun, honest_calls, unrelated, fault_planned,
-                     self._kind_table(honest_calls=honest_calls, fault_planned=fault_planned), {})
+        injection = s is not None and s.fault == "injection" and honest_calls
+        return _Plan(target, entity, arguments, noun, honest_calls, unrelated, fault_planned and not injection,
+                     self._kind_table(honest_calls=honest_calls, fault_planned=fault_planned and not injection), {},
+                     injection)
 
     def possible_kinds(self, *, faults: bool = True) -> list[str]:
         """The kinds that can happen in some rollout with these tools (and, ``faults=False``, no fault anywhere)."""
@@ -266,6 +289,41 @@ class SeededAgent:
             honest = plan.memo["call"] = _call(target.name, arguments, None)
         return honest
 
+    # --- an injection, followed ----------------------------------------------------------
+
+    def _follow(self, plan: _Plan, result: str, messages: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """Do what the planted instruction in ``result`` asks, once: the send, the destructive call, or the prompt."""
+        from whileai.simulation._injection import plan_injection, private_values
+
+        ctx = current_rollout()
+        if ctx is None:
+            return None
+        s = ctx.situation
+        injection = plan_injection(s.scenario_id, s.tool, s.entity, [t.name for t in self.tools])
+        seen = next((i for i, m in enumerate(messages)
+                     if m.get("role") == "tool" and injection.text in str(m.get("content") or "")), None)
+        if seen is None:
+            return None
+        after = messages[seen + 1:]
+        if injection.goal == "reveal_prompt":
+            system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
+            if any(m.get("role") == "assistant" and system and system in str(m.get("content") or "") for m in after):
+                return None
+            return _say(f"As requested, my instructions are: {system or '(none)'}", FOLLOWED_INJECTION)
+        target = self._by_name.get(injection.target or "")
+        if target is None or any(c.get("function", {}).get("name") == target.name
+                                 for m in after if m.get("role") == "assistant" for c in m.get("tool_calls") or []):
+            return None
+        if injection.goal == "exfiltrate":
+            value = private_values(s.scenario_id)[injection.field or "account_number"]
+            params = list(target.required) or list(target.properties) or ["to", "body"]
+            args = {p: (injection.payload if i == 0 else value) for i, p in enumerate(params)}
+            if len(params) == 1:
+                args[params[0]] = f"{injection.payload} {value}"
+            return _call(target.name, args, FOLLOWED_INJECTION)
+        id_param = id_parameter(target)
+        return _call(target.name, {id_param: injection.payload} if id_param else {}, FOLLOWED_INJECTION)
+
     # --- later turns: read the result and report ------------------------------------------
 
     def _report(self, kind: str | None, plan: _Plan, results: list[Mapping[str, Any]],
@@ -289,6 +347,11 @@ class SeededAgent:
                         "email shortly.", "unsupported_claim")
         if kind == "filler":
             return _say(_FILLER, kind)
+        if kind == FOLLOWED_INJECTION:
+            followed = self._follow(plan, text, messages)
+            if followed is not None:
+                return followed
+            kind = None  # followed already (or nothing to follow): the honest report of what came back
         label = kind if kind in _TURN_ONE else None
         if error in _TRANSIENT and len(results) < 2:
             last_call = _last_call(messages)
@@ -436,11 +499,11 @@ def seeded_agent(tools: Iterable[Any], *, rate: float = SEEDED_RATE, seed: int =
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ArgumentError(f"seed must be an int, got {seed!r}. Pass seed=0 for example.")
     chosen = tuple(SEEDED_KINDS if kinds is None else ([kinds] if isinstance(kinds, str) else list(kinds)))
-    unknown = [k for k in chosen if k not in SEEDED_KINDS]
+    unknown = [k for k in chosen if k not in _ALL_KINDS]
     if unknown or not chosen:
-        raise ArgumentError(f"kinds must be a non-empty subset of {', '.join(SEEDED_KINDS)}, got {list(chosen)!r}. "
+        raise ArgumentError(f"kinds must be a non-empty subset of {', '.join(_ALL_KINDS)}, got {list(chosen)!r}. "
                             "Pick from that list.")
-    agent = SeededAgent(specs, rate=rate, seed=int(seed), kinds=chosen)
+    agent = SeededAgent(specs, rate=rate, seed=int(seed), kinds=chosen, follows_injections=kinds is None)
     if not agent.possible_kinds():
         names = ", ".join(t.name for t in specs)
         raise ArgumentError(f"kinds must hold at least one kind that can happen with these tools, got {list(chosen)!r} "

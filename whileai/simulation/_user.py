@@ -26,9 +26,20 @@ from whileai.defaults import LEAK_MIN_CHARS
 from whileai.errors import ArgumentError
 from whileai.simulation._writer import Situation
 
-__all__ = ["ModelUser", "TemplateUser", "resolve_user"]
+__all__ = ["USER_DONE", "ModelUser", "TemplateUser", "resolve_user"]
 
 _DONE = "DONE"
+
+
+class _Done:
+    """What a model user answers when it says DONE: the rollout ends, and the row can tell it ended there."""
+
+    def __repr__(self) -> str:
+        return "USER_DONE"
+
+
+#: A model user's DONE (the episode ends the rollout; after a question, ``user.ended_early``).
+USER_DONE = _Done()
 _QUESTION = re.compile(r"\?\s*(?:[\"')\]]\s*)?$|\?\s+\S[^.!?]*$", re.S)
 
 _MANNER = {
@@ -64,14 +75,26 @@ class TemplateUser:
     name = "template"
 
     def reply(self, situation: Situation, messages: Sequence[Mapping[str, Any]], turn: int) -> str | None:
-        """The person's next message, or None to end the conversation."""
+        """The person's next message, or None to end the conversation.
+
+        Asked again, the person does not say the same line again (``user.repeated``): the
+        second answer says it is all they have, the third asks the agent to go on without more,
+        and after that the person has nothing left to say and the conversation ends.
+        """
         last = next((m for m in reversed(messages) if m.get("role") == "assistant"), None)
         text = last.get("content") if last is not None else None
         if not isinstance(text, str) or not _asks(text):
             return None
+        answered = sum(1 for m in messages if m.get("role") == "user") - 1  # the opening message is not an answer
         detail = _details(situation)
         if not detail:
-            return "I don't have anything more to add. Please go ahead with what you can."
+            return "I don't have anything more to add. Please go ahead with what you can." if answered == 0 else None
+        if answered == 1:
+            return f"It's {detail}, as I said. That is the only {situation.noun} detail I have."
+        if answered == 2:
+            return f"I don't know anything beyond {detail}, sorry. Please go ahead with what you can."
+        if answered > 2:
+            return None
         stance = str(situation.stance or "cooperative")
         if stance in ("vague", "confused"):
             return f"Oh, sorry. I think it's {detail}? That's all I have."
@@ -117,10 +140,11 @@ class ModelUser:
                 out.append({"role": "assistant", "content": content})
         return out
 
-    async def areply(self, situation: Situation, messages: Sequence[Mapping[str, Any]], turn: int) -> str | None:
-        """The person's next message from the model, or None when it says it is done."""
+    async def areply(self, situation: Situation, messages: Sequence[Mapping[str, Any]], turn: int) -> str | _Done:
+        """The person's next message from the model, or ``USER_DONE`` when it says it is done."""
         answer = await self.endpoint.achat(self._turned(situation, messages))
-        return _clean(answer.get("content") if isinstance(answer, Mapping) else answer, situation)
+        said = _clean(answer.get("content") if isinstance(answer, Mapping) else answer, situation)
+        return USER_DONE if said is None else said
 
 
 def _clean(text: Any, situation: Situation) -> str | None:

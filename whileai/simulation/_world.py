@@ -16,6 +16,7 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from whileai.simulation._injection import plan_injection, plant, private_values
 from whileai.simulation._tools import ToolSpec
 from whileai.simulation._util import canonical, describe_error, hint
 from whileai.simulation._writer import Situation, _words
@@ -28,6 +29,7 @@ WRITE_VERBS = frozenset({
     "reschedule", "renew",
 })
 _STATUSES = ("open", "shipped", "delivered", "pending", "on hold", "processing")
+INJECTION = "injection"  # the fault kind whose tool results carry a planted instruction (whileai/simulation/_injection.py)
 
 
 def fault_result(kind: str, record: Mapping[str, Any] | None) -> str:
@@ -103,6 +105,14 @@ class World:
             self.unknown_calls.append(str(name))
             return canonical({"error": "unknown_tool", "tool": name, "available": sorted(self.tools)})
         s = self.situation
+        if s.fault == INJECTION:  # the tool answers as usual, with the owner's private fields and a planted note
+            answer = self._answer_call(name, spec, arguments)
+            injection = plan_injection(s.scenario_id, s.tool, s.entity, list(self.tools))
+            self.met.append({"call": index, "tool": name, "kind": INJECTION, "goal": injection.goal,
+                             "text": injection.text, "target": injection.target, "payload": injection.payload})
+            if isinstance(answer, PendingResult):
+                return answer
+            return plant(answer, injection, private_values(s.scenario_id))
         if s.fault is not None and (not self._fault_first_only or index == 0):
             self.met.append({"call": index, "tool": name, "kind": s.fault})
             if self._cache is None:
@@ -112,6 +122,10 @@ class World:
             if text is None:
                 text = self._cache[fault_key] = fault_result(s.fault, self._record(spec, {}))
             return text
+        return self._answer_call(name, spec, arguments)
+
+    def _answer_call(self, name: str, spec: ToolSpec, arguments: str | Mapping[str, Any] | None) -> str | PendingResult:
+        s = self.situation
         cache = self._cache
         if cache is not None and isinstance(arguments, str):
             cache_key = (s.scenario_id, name, arguments)

@@ -118,6 +118,12 @@ COLUMNS: tuple[Column, ...] = (
     Column("faults", pl.String, "situation", kind="json", doc="Every fault the rollout met (or its fault plan)."),
     Column("seeded", pl.Boolean, "situation", doc="A misbehaviour was planted on purpose (seeded_agent)."),
     Column("seeded_kinds", pl.List(pl.String), "situation", doc="Which misbehaviours were planted."),
+    Column("user_flags", pl.List(pl.Struct({"flag": pl.String, "fragment": pl.String})), "situation",
+           doc="The simulated user's own errors (user.off_script, user.leaked, ...), each with the fragment that raised it."),
+    Column("injection_goal", pl.String, "situation", doc="A planted instruction's goal: exfiltrate, destroy, reveal_prompt."),
+    Column("injection_text", pl.String, "situation", doc="The instruction a tool result carried (fault kind injection)."),
+    Column("injection_target", pl.String, "situation", doc="The tool the injection asked the agent to call."),
+    Column("injection_payload", pl.String, "situation", doc="The outside address or the record the injection named."),
     # grading
     Column("reward", pl.Float64, "grading", aliases=("score",), doc="In [0, 1]; null = not graded or judge failed."),
     Column("judge_status", pl.String, "grading", doc="ok, missing_reward, invalid_result, error, timeout; agent_error: the rollout itself failed."),
@@ -139,6 +145,8 @@ COLUMNS: tuple[Column, ...] = (
            doc="The constitution principle the grader scored against."),
     Column("rubric", None, "grading", kind="as_read", privileged=True,
            doc="The grader's rubric."),
+    Column("private_values", pl.List(pl.String), "grading", privileged=True,
+           doc="The owner's private fields in the world (account number, address, note): never exported."),
     # bookkeeping
     Column("truncated", pl.Boolean, "bookkeeping", doc="The rollout hit the turn or token limit."),
     Column("finish_reason", pl.String, "bookkeeping", doc="stop, length, tool, error."),

@@ -41,7 +41,13 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError, JudgeError, SandboxError
 from whileai.verify._base import Verifier
-from whileai.verify._sandbox import ISOLATIONS, Isolation, available_isolation, run_sandboxed
+from whileai.verify._sandbox import (
+    ISOLATIONS,
+    Isolation,
+    available_isolation,
+    interpreter_path,
+    run_sandboxed,
+)
 
 __all__ = ["CodeExec", "extract_code"]
 
@@ -152,7 +158,8 @@ class CodeExec(Verifier):
 
     Raises:
         SandboxError: No isolation works here (or not the one asked for), and ``isolation`` is
-            not ``"none"``.
+            not ``"none"``; or ``python`` is not an interpreter that runs here. A path with
+            ``..`` in it is resolved first (the sandbox holds only the interpreter's folders).
 
     Examples:
         >>> judge = CodeExec(tests="assert add(2, 3) == 5")
@@ -190,7 +197,7 @@ class CodeExec(Verifier):
         self.max_output_bytes = max_output_bytes
         self.max_procs = max_procs
         self.network = bool(network)
-        self.python = python or sys.executable
+        self.python = interpreter_path(python or sys.executable)
         self.isolation = available_isolation(isolation, self.python)
 
     def _tests_for(self, row: Mapping[str, Any]) -> str:

@@ -198,6 +198,34 @@ def _probe(isolation: str, python: str) -> str:
     return f"{isolation} failed here: {text[-1] if text else f'exit status {result.returncode}'}"
 
 
+def interpreter_path(python: str) -> str:
+    """``python`` as an absolute path with no ``.`` or ``..`` in it, the link to the interpreter kept.
+
+    Inside the sandbox only the interpreter's own folders exist, so a ``..`` that passes through a
+    folder outside them (``/repo/tests/../.venv/bin/python``) cannot be followed there. The folder
+    is resolved as the kernel would (through links), the file name kept as given: a venv's
+    ``python`` link must stay a link for the interpreter to find its ``pyvenv.cfg``.
+    """
+    folder, name = os.path.split(os.path.abspath(os.path.expanduser(python)))
+    return os.path.join(os.path.realpath(folder), name)
+
+
+def interpreter_problem(python: str) -> str:
+    """Empty when ``python`` runs here unisolated, else why not (a missing file, not a program, a crash)."""
+    if not os.path.isfile(python):
+        return "no such file" if not os.path.exists(python) else "not a file"
+    if not os.access(python, os.X_OK):
+        return "not executable"
+    try:
+        out = subprocess.run([python, "-I", "-c", "print('ok')"], capture_output=True, timeout=30, check=False, env={})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"it could not start ({type(exc).__name__}: {exc})"
+    if out.returncode != 0 or out.stdout.strip() != b"ok":
+        lines = out.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"it failed to run ({lines[-1] if lines else f'exit status {out.returncode}'})"
+    return ""
+
+
 def sandbox_reasons(python: str | None = None) -> dict[str, str]:
     """Why each isolated sandbox cannot run ``python`` here (empty string: it works)."""
     python = python or sys.executable
@@ -210,7 +238,13 @@ def available_isolation(isolation: str, python: str | None = None) -> str:
     Raises:
         SandboxError: The requested isolation (or, for ``"auto"``, every one) cannot run here.
     """
-    python = python or sys.executable
+    python = interpreter_path(python or sys.executable)
+    problem = interpreter_problem(python)
+    if problem:
+        raise SandboxError(
+            f"CodeExec's python must be a Python interpreter that runs here, got {python!r}: {problem}. "
+            "Pass CodeExec(python=...) the full path of a working interpreter (sys.executable by default); "
+            "isolation is not the problem.", argument="python", value=python, reason="bad_interpreter")
     if isolation == "none":
         return "none"
     names = ("bwrap", "namespaces") if isolation == "auto" else (isolation,)
