@@ -168,13 +168,18 @@ def emit(report: Any, as_json: bool, *, output: str | None = None) -> None:
     stderr, so the rows stay clean for a pipe. Under ``reports_kept_from_ray`` it goes to the
     standard output that block found.
     """
-    err = output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+    err = writes_stdout(output)
     kept = None if err else report_stream()
     if as_json:
         click.echo(report.to_json(), file=kept, err=err)
         return
     colour = colour_enabled(sys.stderr if err else kept)
     click.echo(styled(report, colour=colour), file=kept, color=colour, err=err)
+
+
+def writes_stdout(output: str | None) -> bool:
+    """Whether ``-o`` names standard output (``-``, ``/dev/stdout``...), so the report goes to stderr."""
+    return output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
 def report_stream() -> TextIO | None:

@@ -28,7 +28,11 @@ __all__ = ["connect", "errors_as_store_errors", "resolve_path", "store_error", "
 
 
 def resolve_path(path: str | os.PathLike[str] | None) -> Path:
-    """The store file: ``path``, else ``$WAI_STORE``, else ``.wai/store.duckdb`` in the working folder."""
+    """The store file: ``path``, else ``$WAI_STORE``, else ``.wai/store.duckdb`` in the working folder.
+
+    A folder, or a path named like the store's folder (``.wai``) that is not a file, is refused:
+    opening it would create a database file named ``.wai``.
+    """
     if path is None:
         path = os.environ.get(STORE_ENV) or STORE_PATH
     resolved = Path(path).expanduser()
@@ -36,6 +40,14 @@ def resolve_path(path: str | os.PathLike[str] | None) -> Path:
         raise StoreError(
             f"store path must be a file, got the folder {str(resolved)!r}. "
             f"Point {STORE_ENV} (or open(path=)) at a file such as {str(resolved / 'store.duckdb')!r}.",
+            path=str(resolved),
+        )
+    folder_name = Path(STORE_PATH).parent.name
+    if resolved.name == folder_name and not resolved.is_file():
+        raise StoreError(
+            f"store path must be the store file, got {str(path)!r}, the name of the store's folder (a file by that "
+            f"name would be created). Pass {str(resolved / Path(STORE_PATH).name)!r}, or no path for the default "
+            f"{STORE_PATH!r}.",
             path=str(resolved),
         )
     return resolved.absolute()

@@ -45,6 +45,10 @@ SHAPES: dict[str, str] = {
 #: Shapes that are recognised only to be refused with what they are and how to read them.
 REFUSED = ("openai_batch", "openai_responses")
 
+#: inspect_ai's manifests in a log folder, which hold no samples: ``logs.json`` (the listing
+#: ``inspect view`` writes) and ``eval-set.json`` (``inspect eval-set``'s id and task list,
+#: inspect_ai ``_eval/evalset.py``).
+INSPECT_MANIFESTS = frozenset({"logs.json", "eval-set.json"})
 _FOLDER_SUFFIXES = (".eval", ".json", ".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json.gz", ".parquet")
 _LM_EVAL_RESULTS = re.compile(r"^results_.*\.json$")
 #: Rows keys that mark lm-eval samples (lm_eval/loggers/evaluation_tracker.py writes them).
@@ -239,14 +243,15 @@ def _document_rows(path: Path) -> list[dict[str, Any]]:
 def folder_files(folder: Path) -> list[Path]:
     """The files of a folder to read as one table, in name order.
 
-    Files that hold no rollouts are skipped: inspect_ai's ``logs.json`` listing, vf-eval's
+    Files that hold no rollouts are skipped: inspect_ai's manifests (``logs.json``, and
+    ``eval-set.json`` in an ``inspect eval-set`` folder), vf-eval's
     ``metadata.json`` beside its ``results.jsonl`` (or ``results.jsonl.gz``), hidden files and
     anything under a hidden folder (inspect_ai's ``.buffer/``), and lm-eval ``samples_*.jsonl`` files whose ``results_*.json`` is
     in the same folder (that file reads them, with the run's model).
     """
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name.lower().endswith(_FOLDER_SUFFIXES)
                    and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-                   and p.name != "logs.json"
+                   and p.name not in INSPECT_MANIFESTS
                    and not (p.name == "metadata.json" and ((p.parent / "results.jsonl").is_file()
                                                           or (p.parent / "results.jsonl.gz").is_file())))
     if not files:

@@ -122,7 +122,13 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             raise EmptyInputError(
                 f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
             )
-        out = _normalize_frame(df, source, build_messages=build_messages)
+        try:
+            out = _normalize_frame(df, source, build_messages=build_messages)
+        except SchemaError as exc:
+            if columns and exc.reason == "no_task_identity" and isinstance(rows, (str, os.PathLike)) \
+                    and str(rows) != "-":  # a projected read: name the columns the file has
+                raise no_identity_error(source, _load(rows, None, scorer, mapped=bool(mapping)).columns) from None
+            raise
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
@@ -1221,12 +1227,17 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
     df = _check_roles(df, source)
     df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
-        raise SchemaError(
-            f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "
-            "so rows cannot be grouped into tasks. Add a scenario_id (or task_id) field, or a prompt / user message.",
-            source=source,
-        )
+        raise no_identity_error(source, df.columns)
     return _add_task_key(df, source)
+
+
+def no_identity_error(source: str, have: Sequence[str]) -> SchemaError:
+    """Rows with no task identity: the error names the columns the source has and the mapping that fixes it."""
+    return SchemaError(
+        f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(list(have)[:20]) or 'none'}), so rows "
+        "cannot be grouped into tasks. Name the column that identifies the task with --map task=COLUMN "
+        "(mapping={'task': 'COLUMN'} in Python), or add a scenario_id (or task_id) field, or a prompt / user message.",
+        source=source, reason="no_task_identity")
 
 
 def _bad_message(source: str, index: int, what: str) -> SchemaError:
