@@ -56,7 +56,7 @@ def _bad_inputs(tmp_path):
     return [
         (tmp_path / "missing.jsonl", "does not exist"),
         (wrong_parquet, "column 'reward' must hold Float64 values, got dtype String"),
-        (folder, "must hold .parquet, .jsonl, .json or .eval files"),
+        (folder, "must hold .parquet, .jsonl, .json, .eval or .arrow files"),
         (corrupt, "is not a readable Parquet file"),
         (bad_line, "bad.jsonl': line 2 is not valid JSON"),
         (wrong_type, "reward='high', which is not a number"),

@@ -406,5 +406,23 @@ def test_reading_rows_never_imports_pandas():
 
 def test_a_folder_with_nothing_to_read(tmp_path):
     (tmp_path / "notes.txt").write_text("hi")
-    with pytest.raises(InputFileError, match="must hold .parquet, .jsonl, .json or .eval files, got none"):
+    with pytest.raises(InputFileError, match="must hold .parquet, .jsonl, .json, .eval or .arrow files, got none"):
         table.frame(tmp_path)
+
+
+def test_promptfoo_reward_is_pass_fail_and_errors_are_counted_apart():
+    """promptfoo's own counts (3 passed, 6 failed, 3 errors) beside ours; a FAILED test scoring 0.5 is a fail."""
+    path = DATA / "promptfoo" / "pass_fail" / "results.json"
+    stats = json.loads(path.read_text())["results"]["stats"]
+    df = table.frame(path)
+    graded = df.filter(pl.col("reward").is_not_null())
+    assert (graded["reward"] == 1.0).sum() == stats["successes"] == 3
+    assert (graded["reward"] == 0.0).sum() == stats["failures"] == 6
+    assert (df["judge_status"] == "agent_error").sum() == stats["errors"] == 3
+    half = df.filter(pl.col("task_key") == "half")
+    assert half["reward"].to_list() == [0.0] * 3 and half["markers"].struct.field("score").to_list() == [0.5] * 3
+    report = pass_at(path, k=3)
+    # by enumeration over the graded tests: capital 3/3, half 0/3, arithmetic 0/3 (overloaded has no graded run)
+    assert report.pass_at_1 == pytest.approx(stats["successes"] / (stats["successes"] + stats["failures"]))
+    assert report.pass_pow_k == pytest.approx(1 / 3) and report.pass_at_k == pytest.approx(1 / 3)
+    assert any("3 row(s) ended in an agent or harness error" in w for w in report.warnings)

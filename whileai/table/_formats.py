@@ -37,7 +37,7 @@ SHAPES: dict[str, str] = {
     "openai_evals": "an openai/evals JSONL event log",
     "langsmith": "a LangSmith run export",
     "braintrust": "a Braintrust experiment export",
-    "verifiers": "vf-eval results.jsonl",
+    "verifiers": "vf-eval output: verifiers 0.4 traces.jsonl, 0.3 results.jsonl",
     "document": "one JSON document holding a list of rows",
     "openai_batch": "an OpenAI Batch API output file (refused: replies without their requests or a grade)",
     "openai_responses": "OpenAI Responses API items (refused: convert them to chat messages)",
@@ -49,7 +49,9 @@ REFUSED = ("openai_batch", "openai_responses")
 #: ``inspect view`` writes) and ``eval-set.json`` (``inspect eval-set``'s id and task list,
 #: inspect_ai ``_eval/evalset.py``).
 INSPECT_MANIFESTS = frozenset({"logs.json", "eval-set.json"})
-_FOLDER_SUFFIXES = (".eval", ".json", ".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json.gz", ".parquet")
+_FOLDER_SUFFIXES = (".eval", ".json", ".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz", ".json.gz", ".parquet", ".arrow")
+#: What Hugging Face ``save_to_disk`` writes beside its Arrow files (no rows; ``table/_hf.py``).
+_HF_META = frozenset({"state.json", "dataset_info.json", "dataset_dict.json"})
 _LM_EVAL_RESULTS = re.compile(r"^results_.*\.json$")
 #: Rows keys that mark lm-eval samples (lm_eval/loggers/evaluation_tracker.py writes them).
 _LM_EVAL_KEYS = {"doc_id", "doc", "arguments", "resps", "filtered_resps"}
@@ -119,6 +121,8 @@ def sniff(path: Path) -> str | None:
             return "braintrust"
         if "example_id" in keys and "completion" in keys:
             return "verifiers"
+        if isinstance(value.get("traces"), list) and isinstance(value.get("task"), Mapping) and "env" in keys:
+            return "verifiers"  # a verifiers 0.4 traces.jsonl episode
         if _is_batch_output(value):
             return "openai_batch"
         if _is_responses_item(value):
@@ -203,7 +207,7 @@ def read(shape: str, path: Path, *, scorer: str | None = None) -> list[dict[str,
     if shape == "verifiers":
         from whileai.table import _verifiers
 
-        return _verifiers.read_results(path)
+        return _verifiers.read(path)
     if shape == "document":
         return _document_rows(path)
     raise SchemaError(f"shape must be one of {sorted(SHAPES)}, got {shape!r}. This is a bug in the reader table.")
@@ -240,11 +244,21 @@ def _document_rows(path: Path) -> list[dict[str, Any]]:
         f"{'; '.join(v for k, v in SHAPES.items() if k != 'document' and k not in REFUSED)}.", path=str(path))
 
 
+def _vf_run_config(path: Path) -> bool:
+    """A file under the ``configs/`` folder verifiers 0.4's vf-eval writes beside ``traces.jsonl`` (no rollouts)."""
+    for parent in path.parents:
+        if parent.name == "configs":
+            return (parent.parent / "traces.jsonl").is_file() or (parent.parent / "traces.jsonl.gz").is_file()
+    return False
+
+
 def folder_files(folder: Path) -> list[Path]:
     """The files of a folder to read as one table, in name order.
 
     Files that hold no rollouts are skipped: inspect_ai's manifests (``logs.json``, and
-    ``eval-set.json`` in an ``inspect eval-set`` folder), vf-eval's
+    ``eval-set.json`` in an ``inspect eval-set`` folder), Hugging Face ``save_to_disk``'s
+    ``state.json`` / ``dataset_info.json`` beside its ``.arrow`` files, verifiers 0.4's ``configs/`` beside
+    its ``traces.jsonl``, vf-eval's
     ``metadata.json`` beside its ``results.jsonl`` (or ``results.jsonl.gz``), hidden files and
     anything under a hidden folder (inspect_ai's ``.buffer/``), and lm-eval ``samples_*.jsonl`` files whose ``results_*.json`` is
     in the same folder (that file reads them, with the run's model).
@@ -253,10 +267,12 @@ def folder_files(folder: Path) -> list[Path]:
                    and not any(part.startswith(".") for part in p.relative_to(folder).parts)
                    and p.name not in INSPECT_MANIFESTS
                    and not (p.name == "metadata.json" and ((p.parent / "results.jsonl").is_file()
-                                                          or (p.parent / "results.jsonl.gz").is_file())))
+                                                          or (p.parent / "results.jsonl.gz").is_file()))
+                   and not _vf_run_config(p)
+                   and not (p.name in _HF_META and (any(p.parent.glob("*.arrow")) or (p.parent / "dataset_dict.json").is_file())))
     if not files:
         raise InputFileError(
-            f"folder {str(folder)!r} must hold .parquet, .jsonl, .json or .eval files, got none. "
+            f"folder {str(folder)!r} must hold .parquet, .jsonl, .json, .eval or .arrow files, got none. "
             "Point at a folder of logs or rows, or at one file.", path=str(folder))
     from whileai.table import _lmeval
 

@@ -28,7 +28,7 @@ from whileai.defaults import (
     JSONL_SCHEMA_HEAD_LINES,
 )
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
-from whileai.table import _formats, _mapping
+from whileai.table import _formats, _hf, _mapping
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
@@ -377,6 +377,9 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     if not path.exists():
         raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
     name = path.name.lower()
+    if (path.is_dir() and _hf.is_saved_dataset(path)) or name.endswith(".arrow"):  # Hugging Face datasets on disk
+        table = _hf.read_saved(path) if path.is_dir() else _hf.read_arrow_file(path)
+        return _collect_projection(_from_arrow(table).lazy(), columns)
     if path.is_dir() and not parquet_files(path):
         files = _formats.folder_files(path)
         return _concat_frames([_load_path(f, columns, scorer, mapped=mapped) for f in files])
