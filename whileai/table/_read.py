@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from whileai import _shapes
 from whileai._lazy import module as deferred
 from whileai.defaults import (
     CHUNK_ROWS,
@@ -63,17 +64,16 @@ _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".js
 
 
 def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empty: bool = False,
-          mapping: Mapping[str, str] | None = None, scorer: str | None = None) -> pl.DataFrame:
+          mapping: Mapping[str, str] | None = None, scorer: str | None = None,
+          shape: str | None = None) -> pl.DataFrame:
     """Read rows from any accepted source into the canonical rollout table.
 
     Accepts a Polars DataFrame or LazyFrame, a pyarrow Table, a pandas DataFrame, a list of row
     dicts, a fluent data object (``SimulationData``, ``ScoredData``, ``Selection``), a path, a
     folder, or a list of paths read as one table. A path is ``.jsonl``, ``.jsonl.gz``,
-    ``.parquet``, ``-`` for stdin, or a file another tool wrote, recognised by its shape: an
-    inspect_ai log (``.eval`` or ``.json``), lm-evaluation-harness ``samples_*.jsonl`` and
-    ``results_*.json``, promptfoo ``-o results.json``, an openai/evals event log, a LangSmith
-    run export, a Braintrust experiment export, or vf-eval ``results.jsonl`` (docs/table.md
-    says what maps to what). A folder of Parquet files is scanned lazily; any other folder is
+    ``.parquet``, ``-`` for stdin, a Hugging Face ``save_to_disk`` folder or ``.arrow`` file, or
+    a file another tool wrote, recognised by its shape (``shape`` below lists them;
+    docs/table.md says what maps to what). A folder of Parquet files is scanned lazily; any other folder is
     read file by file. Known fields are mapped onto the schema (aliases, tool-call arguments as
     canonical JSON, conversations rebuilt from 0.131 ``steps``); every unknown field is kept as
     an extra column. A ``task_key`` column is added (scenario_id, else task_id, else a prompt
@@ -91,6 +91,8 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             dotted ``a.b`` reaching into a struct column.
         scorer: Which score is the reward when the source has several: an inspect_ai scorer
             (``<scorer>.<key>`` for a dict-valued one), or any marker name.
+        shape: Read every file as this shape instead of telling it from the file (a file
+            told wrongly); ``rows`` reads plain rollout rows. One of: {SHAPES}.
 
     Returns:
         The rollout table as a ``polars.DataFrame``.
@@ -106,7 +108,10 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
         ('t1', 1.0)
     """
     source = _describe(rows)
-    with translate(f"reading rows from {source}", path=rows if isinstance(rows, (str, os.PathLike)) else None):
+    if shape is not None:
+        _formats.check_shape(shape)
+    with translate(f"reading rows from {source}", path=rows if isinstance(rows, (str, os.PathLike)) else None), \
+            _formats.forcing(shape):
         if mapping:
             _mapping.check(mapping)
             if columns:
@@ -130,6 +135,9 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
                 raise no_identity_error(source, _load(rows, None, scorer, mapped=bool(mapping)).columns) from None
             raise
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
+
+
+frame.__doc__ = (frame.__doc__ or "").replace("{SHAPES}", _shapes.summary())  # the registry's list
 
 
 def scan(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None) -> pl.LazyFrame:
