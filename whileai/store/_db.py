@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai._version import __version__
-from whileai.defaults import STORE_ENV, STORE_PATH, STORE_STORAGE_VERSION
+from whileai.defaults import DUCKDB_MIN_VERSION, STORE_ENV, STORE_PATH, STORE_STORAGE_VERSION
 from whileai.errors import StoreBusyError, StoreError, WaiError, translate
 from whileai.store import _migrations
 from whileai.store._migrations import migrate, recorded, written_by
@@ -74,10 +74,28 @@ def _config() -> dict[str, Any]:
     """
     import duckdb
 
+    check_duckdb(duckdb.__version__)
     config: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     if tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit()) >= (1, 2):
         config["storage_compatibility_version"] = STORE_STORAGE_VERSION  # older releases write that format anyway
     return config
+
+
+def check_duckdb(version: str) -> None:
+    """Refuse a duckdb older than ``DUCKDB_MIN_VERSION`` (pyproject.toml's floor) before it touches a store.
+
+    Raises:
+        StoreError: The version, the floor and the pip command.
+
+    Examples:
+        >>> check_duckdb("1.1.3"), check_duckdb("2.0.0")
+        (None, None)
+    """
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if parts < DUCKDB_MIN_VERSION:
+        floor = ".".join(map(str, DUCKDB_MIN_VERSION))
+        raise StoreError(f"duckdb must be {floor} or newer to open a whileai store, got duckdb {version} (it cannot "
+                         f"read the store's storage format). Upgrade it: pip install 'duckdb>={floor}'.")
 
 
 def store_error(path: Path, exc: BaseException) -> StoreError:
