@@ -665,6 +665,10 @@ OUTPUT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", 
 # release from 1.1 on, which is what users' notebooks and BI tools have (DuckDB docs, "Storage
 # Versions and Format"; checked: a 2.0.x file written with it opens in duckdb 1.4.4 and 1.1.3).
 STORE_STORAGE_VERSION = "v1.1.0"
+# The oldest duckdb that opens a store (pyproject.toml's floor): 1.0 cannot read the v1.1.0 storage
+# format, and SET VARIABLE (docs/store.md, "The store outside wai") came in 1.1 (DuckDB 1.1.0
+# release notes). make test-store-compat opens a store with duckdb<2.
+DUCKDB_MIN_VERSION = (1, 1)
 # Header and parameter names whose values an Endpoint never shows: any name containing one of
 # these (case-insensitive), e.g. Authorization, api-key, x-auth-token, client_secret (OWASP
 # Logging Cheat Sheet, "Data to exclude"; convention).

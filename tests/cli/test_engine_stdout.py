@@ -85,7 +85,7 @@ def test_engine_ray_refuses_map_and_scorer_before_any_work(wai, tmp_path, extra)
     for args in (["pass-at", rows], ["compare", rows, rows], ["hack-scan", rows]):
         res = wai(*args, "--engine", "ray", *extra)
         assert res.code == 2 and res.out == ""
-        assert "--map and --scorer must be left off with --engine ray" in res.err and len(res.err.splitlines()) == 1
+        assert "--map, --scorer and --shape must be left off with --engine ray" in res.err and len(res.err.splitlines()) == 1
 
 
 def test_engine_ray_refuses_stdin(wai):

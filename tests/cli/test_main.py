@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import signal
+import os
 import subprocess
 import time
 
@@ -56,7 +57,7 @@ def _bad_inputs(tmp_path):
     return [
         (tmp_path / "missing.jsonl", "does not exist"),
         (wrong_parquet, "column 'reward' must hold Float64 values, got dtype String"),
-        (folder, "must hold .parquet, .jsonl, .json or .eval files"),
+        (folder, "must hold .parquet, .jsonl, .json, .eval or .arrow files"),
         (corrupt, "is not a readable Parquet file"),
         (bad_line, "bad.jsonl': line 2 is not valid JSON"),
         (wrong_type, "reward='high', which is not a number"),
@@ -137,3 +138,13 @@ def test_command_modules_stay_thin(name):
 
     module = importlib.import_module(COMMANDS[name].split(":")[0])
     assert len(inspect.getsource(module).splitlines()) < 300
+
+
+def test_shell_completion_as_docs_cli_md_says(wai_process):
+    """docs/cli.md, "Shell completion": the bash script, and completing --shape's names."""
+    env = dict(os.environ, _WAI_COMPLETE="bash_source")
+    proc = subprocess.run([wai_process.exe], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "_wai_completion()" in proc.stdout
+    env = dict(os.environ, _WAI_COMPLETE="bash_complete", COMP_WORDS="wai pass-at x --shape prom", COMP_CWORD="4")
+    proc = subprocess.run([wai_process.exe], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["plain,promptfoo"]

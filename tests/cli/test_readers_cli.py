@@ -53,3 +53,42 @@ def test_lm_eval_folder_with_scorer(wai):
     result = wai("inspect", DATA / "lm_eval" / "run", "--scorer", "acc_norm", "--json")
     assert result.code == 0, result.err
     assert json.loads(result.out)["n_graded"] == 4
+
+
+def test_scorer_and_map_keep_the_cause_the_file_states(wai, tmp_path):
+    """An errored run stays an agent error after --scorer or --map, not "the judge failed ... re-run the judge"."""
+    runs = DATA / "langsmith" / "runs.jsonl"
+    for extra in (["--scorer", "polite"], ["--map", "reward=markers.polite"]):
+        result = wai("pass-at", runs, *extra)
+        assert result.code == 0, result.err
+        assert "1 row(s) ended in an agent or harness error" in result.out, extra
+        assert "Re-run the judge" not in result.out, extra
+    rows = tmp_path / "rows.jsonl"  # a plain file whose rows say their own status
+    rows.write_text("\n".join(json.dumps({"task": f"t{i % 3}", "acc": None if i == 0 else 1.0,
+                                          "judge_status": "agent_error" if i == 0 else "ok"}) for i in range(6)))
+    result = wai("pass-at", rows, "--map", "task=task", "--map", "reward=acc")
+    assert "1 row(s) ended in an agent or harness error" in result.out and "Re-run the judge" not in result.out
+
+
+def test_per_task_tables_go_to_stdout_with_o_dash(wai):
+    """pass-at, failures and sql take -o -: the table as JSONL on stdout, the report on stderr."""
+    result = wai("pass-at", GREETINGS, "-o", "-")
+    assert result.code == 0, result.err
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert len(lines) == 3 and {"task_key", "n"} <= set(lines[0]) and result.err.startswith("pass@1")
+    result = wai("failures", GREETINGS, "--by", "finish_reason", "-o", "-", "--json")
+    assert result.code == 0, result.err
+    assert all(json.loads(line) for line in result.out.splitlines()) and json.loads(result.err)["groups"]
+    assert wai("datasets", "save", ORDERS, "orders").code == 0
+    result = wai("sql", "select name, n_rows from datasets", "-o", "-")
+    assert result.code == 0, result.err
+    assert [json.loads(line) for line in result.out.splitlines()] == [{"name": "orders", "n_rows": 6}]
+
+
+def test_no_task_identity_names_the_file_columns_and_the_map(wai, tmp_path):
+    """pass-at reads a projection; the error still lists the file's own columns (it said 'columns: reward')."""
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps({"question_id": i % 2, "passed": i % 2}) for i in range(4)))
+    result = wai("pass-at", rows)
+    assert result.code == 2
+    assert "(columns: question_id, passed)" in result.err and "--map task=COLUMN" in result.err

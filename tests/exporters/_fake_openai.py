@@ -3,7 +3,7 @@
 Scripted, not a model: on a turn with no tool result yet it calls the first tool the request
 offers with the arguments ``script[user ask]`` gives; once a tool result is in the conversation it
 replies ``"resolved: <tool result>"``. Answers plain JSON or, when ``stream`` is set, server-sent
-events. Every request body is kept in ``requests`` so the test can read what the tools returned.
+events; a user ask listed in ``fail`` gets an HTTP 500 (a provider error). Every request body is kept in ``requests`` so the test can read what the tools returned.
 Binds 127.0.0.1 on a free port; start with ``with FakeOpenAI(script) as server:``.
 """
 
@@ -18,8 +18,9 @@ from typing import Any
 class FakeOpenAI:
     """A scripted chat-completions server on 127.0.0.1 (see the module docstring)."""
 
-    def __init__(self, script: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, script: dict[str, dict[str, Any]], *, fail: tuple[str, ...] = ()) -> None:
         self.script = script
+        self.fail = fail
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -95,6 +96,11 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
                     fake.requests.append(body)
+                asks = [m.get("content") for m in body.get("messages", []) if m.get("role") == "user"]
+                if asks and asks[-1] in fake.fail:
+                    error = {"error": {"message": "the fake provider failed", "type": "server_error"}}
+                    self._send(500, json.dumps(error).encode(), "application/json")
+                    return
                 message = fake.reply(body)
                 finish = "tool_calls" if message.get("tool_calls") else "stop"
                 usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}

@@ -5,7 +5,9 @@ the ``verifiers.v1`` Taskset loader, and 0.3.1, the last of the 0.3 line) and na
 ``WAI_VERIFIERS_VENVS``. Each test exports an environment, loads it with verifiers' own loader,
 and runs ``vf-eval`` for a few rollouts against a scripted OpenAI-compatible server on a free
 127.0.0.1 port. The judge pays 0.75 for a reply built on a real tool result and 0.25 otherwise, so
-a reward of 0.75 can only come from our judge having seen our tool's answer. Without the
+a reward of 0.75 can only come from our judge having seen our tool's answer. Each vf-eval
+command is the one the exported README gives, and the 0.4 run's ``traces.jsonl`` is read back by
+``wai pass-at`` (the round trip export -> vf-eval -> wai). Without the
 variable (a plain ``make test``) the tests skip and say how to run them.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -142,14 +145,29 @@ def test_verifiers_04_loads_the_taskset_and_vf_eval_scores_with_our_judge(export
     out = json.loads(_run([str(venv / "bin" / "python"), "-c", probe], env, tmp_path).stdout.splitlines()[-1])
     assert out == ["OrderEnvTaskset", "SingleAgentEnv", sorted([*EXPECTED, "stock"])]
     with FakeOpenAI(_script()) as server:
-        _run([str(venv / "bin" / "vf-eval"), "order_env", "--model", "fake-model",
-              "--client.base-url", server.base_url, "--client.api-key-var", "FAKE_OPENAI_KEY",
-              "--env.agent.runtime.type", "subprocess", "-n", "4", "-r", "1", "--push", "false",
-              "--output-dir", str(tmp_path / "runs")], env, tmp_path)
+        _run([*_readme_command(folder, "0.4.x", server.base_url, venv), "--output-dir", str(tmp_path / "runs")],
+             env, tmp_path)
     traces = [json.loads(line) for f in (tmp_path / "runs").rglob("traces.jsonl") for line in f.read_text().splitlines()]
     rewards = {ep["task"]["key"]: ep["traces"][0]["rewards"]["judge"]["score"] for ep in traces}
     assert rewards == {**EXPECTED, "stock": 0.75}
     _check_tools(server)
+    # the round trip: vf-eval's own traces read back by wai pass-at, which agrees with vf-eval's mean reward
+    wai = Path(sys.executable).parent / "wai"
+    proc = subprocess.run([str(wai), "pass-at", str(tmp_path / "runs"), "--k", "1", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["n_rows"] == 4 and report["n_tasks"] == 4
+    assert report["pass_at_1"] == pytest.approx(sum(rewards.values()) / 4)
+
+
+def _readme_command(folder: Path, release: str, base_url: str, venv: Path) -> list[str]:
+    """The exported README's vf-eval command for ``release``, with the fake server, 4 tasks and 1 rollout each."""
+    line = next(line for line in (folder / "README.md").read_text().splitlines()
+                if line.startswith("vf-eval ") and line.endswith(f"# verifiers {release}"))
+    words = shlex.split(line.split("#", 1)[0])
+    swap = {"MODEL": "fake-model", "URL": base_url, "OPENAI_API_KEY": "FAKE_OPENAI_KEY", "5": "4", "3": "1"}
+    return [str(venv / "bin" / "vf-eval"), *(swap.get(w, w) for w in words[1:])]
 
 
 def test_verifiers_03_loads_the_environment_and_vf_eval_scores_with_our_judge(exported, tmp_path):
@@ -162,8 +180,7 @@ def test_verifiers_03_loads_the_environment_and_vf_eval_scores_with_our_judge(ex
     assert _run([str(venv / "bin" / "python"), "-c", probe], env, tmp_path).stdout.split() == [
         "True", "['get_order',", "'check_stock']"]
     with FakeOpenAI(_script()) as server:
-        _run([str(venv / "bin" / "vf-eval"), "order_env", "-m", "fake-model", "-b", server.base_url,
-              "-k", "FAKE_OPENAI_KEY", "-n", "4", "-r", "1", "-s", "-o", str(tmp_path / "runs")], env, tmp_path)
+        _run([*_readme_command(folder, "0.3.x", server.base_url, venv), "-o", str(tmp_path / "runs")], env, tmp_path)
     results = [json.loads(line) for f in (tmp_path / "runs").rglob("results.jsonl") for line in f.read_text().splitlines()]
     rewards = {r["info"]["task_key"]: r["reward"] for r in results}
     assert rewards == {**EXPECTED, "stock": 0.75}

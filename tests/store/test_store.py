@@ -206,6 +206,14 @@ def test_store_path_that_is_a_folder(tmp_path):
         wai.store.open(tmp_path)
 
 
+def test_store_path_named_like_the_store_folder_is_refused(tmp_path, monkeypatch):
+    """``open('.wai')`` means the folder: refused with the file to pass, no file named ``.wai`` created."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match=r"must be the store file, got '\.wai'.*\.wai/store\.duckdb"):
+        wai.store.open(".wai")
+    assert not (tmp_path / ".wai").exists()
+
+
 def test_import_whileai_store_does_not_load_duckdb():
     code = "import sys, whileai.store; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -43,6 +45,21 @@ def test_two_inspect_tasks_with_the_same_sample_ids_stay_six_tasks(tmp_path):
     (folder / "logs.json").write_text("{}")  # inspect's listing of a log folder is not a log
     same = table.frame(folder)
     assert by(same, "task_key", "rollout_index", "reward") == by(df, "task_key", "rollout_index", "reward")
+
+
+def test_an_inspect_eval_set_folder_skips_its_manifest(tmp_path):
+    """``inspect eval-set`` writes ``eval-set.json`` (its id and one entry per task) beside the logs: not samples."""
+    folder = tmp_path / "eval-set"
+    folder.mkdir()
+    for log in (ORDERS, GREETINGS):
+        (folder / log.name).write_bytes(log.read_bytes())
+    manifest = {"eval_set_id": "jW4sQ2vNvZ8bXk3sHkVx3r", "tasks": [
+        {"name": name, "task_id": f"id-{name}", "task_file": "make_logs.py", "task_args": {}, "model": "mockllm/model",
+         "model_args": {}, "model_roles": None, "sequence": i} for i, name in enumerate(("orders", "greetings"))]}
+    (folder / "eval-set.json").write_text(json.dumps(manifest))
+    (folder / "logs.json").write_text(json.dumps({ORDERS.name: {"eval": {"task": "orders"}}}))
+    df = table.frame(folder)
+    assert df.height == 12 and df["task_key"].n_unique() == 6
 
 
 def test_inspect_dict_scores_become_markers_and_the_headline_key_the_reward():
@@ -121,9 +138,9 @@ def test_lm_eval_run_folder():
     for doc in samples:
         mine = gen.filter(pl.col("task_id") == str(doc["doc_id"]))
         assert mine["final_text"].to_list() == doc["resps"][0]  # each repeat is a rollout
-        # the scored (filtered) text gets the doc's metric; another text is not graded
-        want = [doc["exact_match"] if r == doc["filtered_resps"][0] else None for r in doc["resps"][0]]
-        assert mine["reward"].to_list() == want
+        # each repeat scored on its own with exact_match (no options in the task config: plain equality)
+        assert mine["reward"].to_list() == [float(r == doc["target"]) for r in doc["resps"][0]]
+        assert mine["reward"][0] == doc["exact_match"]  # the response lm-eval scored: lm-eval's own score
     mc = [json.loads(line) for line in next(LM_RUN.glob("samples_wai_mc_*.jsonl")).read_text().splitlines()]
     mine = df.filter(pl.col("lineage").struct.field("task") == "wai_mc").sort("task_id")
     assert mine["reward"].to_list() == [d["acc"] for d in mc]
@@ -132,6 +149,62 @@ def test_lm_eval_run_folder():
     for doc, reply in zip(mc, mine["final_text"].to_list()):
         lls = [float(r[0][0]) for r in doc["resps"]]
         assert reply == doc["doc"]["choices"][lls.index(max(lls))]
+
+
+def test_lm_eval_repeats_give_pass_at_k_from_every_repeat():
+    """lm-eval's own exact_match,none (0.25, the first response per doc) beside pass@1/pass@3/pass^3 of all repeats."""
+    results = json.loads(next(LM_RUN.glob("results_*.json")).read_text())
+    gen = table.frame(LM_RUN).filter(pl.col("lineage").struct.field("task") == "wai_gen")
+    first = gen.filter(pl.col("rollout_index") == 0)["reward"].mean()
+    assert first == results["results"]["wai_gen"]["exact_match,none"] == 0.25
+    report = pass_at(gen, k=3)
+    # by enumeration over the 4 docs' 3 responses: passes 1, 0, 1, 1
+    assert report.pass_at_1 == pytest.approx(3 / 12)
+    assert report.pass_at_k == pytest.approx(3 / 4) and report.pass_pow_k == 0.0
+
+
+def _lm_gen_copy(tmp_path: Path, edit: Any) -> Path:
+    """The wai_gen samples file (with its results file) under tmp_path, each line passed through ``edit``."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    source = next(LM_RUN.glob("samples_wai_gen_*.jsonl"))
+    lines = [edit(json.loads(line)) for line in source.read_text().splitlines()]
+    (folder / source.name).write_text("".join(json.dumps(x) + "\n" for x in lines if x is not None))
+    return folder / source.name
+
+
+def test_lm_eval_repeats_under_another_filter_are_one_score_per_document(tmp_path):
+    """A filter that changes what is scored (here a majority vote): one rollout per doc, said plainly."""
+    path = _lm_gen_copy(tmp_path, lambda d: {**d, "filter": "maj@3"})
+    with pytest.warns(UserWarning, match=r"one score per document.*pass@k and pass\^k for k > 1 cannot be read"):
+        df = table.frame(path)
+    assert df.height == 4 and df["rollout_index"].to_list() == [0] * 4
+    assert df["final_text"].to_list() == ["lol", "lol", "Paris", "no"]  # the filtered (scored) responses
+    with pytest.warns(UserWarning, match="one score per document"):
+        report = pass_at(path, k=3)
+    assert math.isnan(report.pass_at_k) and "more than any task's graded rollouts (the most is 1)" in report.warnings[0]
+
+
+def test_lm_eval_exact_match_options_come_from_the_run_config(tmp_path):
+    """ignore_case from metric_list: 'LOL' passes against 'lol' as lm-eval scored it; the first repeat checks it."""
+    path = _lm_gen_copy(tmp_path, lambda d: {**d, "resps": [[r.upper() for r in d["resps"][0]]],
+                                             "filtered_resps": [d["filtered_resps"][0].upper()]})
+    results = json.loads(next(LM_RUN.glob("results_*.json")).read_text())
+    results["configs"]["wai_gen"]["metric_list"] = [{"metric": "exact_match", "ignore_case": True}]
+    (path.parent / next(LM_RUN.glob("results_*.json")).name).write_text(json.dumps(results))
+    df = table.frame(path).sort("task_id", "rollout_index")
+    assert df["reward"].to_list() == [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0]
+    # without the option the recomputed first score (0.0 for 'LOL') disagrees with lm-eval's 1.0: refused per repeat
+    (path.parent / next(LM_RUN.glob("results_*.json")).name).unlink()
+    with pytest.warns(UserWarning, match="one score per document"):
+        assert table.frame(path).height == 4
+
+
+def test_lm_eval_a_doc_id_listed_twice_is_refused(tmp_path):
+    path = _lm_gen_copy(tmp_path, lambda d: d)
+    path.write_text(path.read_text() + path.read_text().splitlines()[1] + "\n")
+    with pytest.raises(SchemaError, match="lists doc_id 1 more than once under filter 'none'"):
+        table.frame(path)
 
 
 def test_lm_eval_results_file_and_samples_file_alone(tmp_path):
@@ -333,5 +406,23 @@ def test_reading_rows_never_imports_pandas():
 
 def test_a_folder_with_nothing_to_read(tmp_path):
     (tmp_path / "notes.txt").write_text("hi")
-    with pytest.raises(InputFileError, match="must hold .parquet, .jsonl, .json or .eval files, got none"):
+    with pytest.raises(InputFileError, match="must hold .parquet, .jsonl, .json, .eval or .arrow files, got none"):
         table.frame(tmp_path)
+
+
+def test_promptfoo_reward_is_pass_fail_and_errors_are_counted_apart():
+    """promptfoo's own counts (3 passed, 6 failed, 3 errors) beside ours; a FAILED test scoring 0.5 is a fail."""
+    path = DATA / "promptfoo" / "pass_fail" / "results.json"
+    stats = json.loads(path.read_text())["results"]["stats"]
+    df = table.frame(path)
+    graded = df.filter(pl.col("reward").is_not_null())
+    assert (graded["reward"] == 1.0).sum() == stats["successes"] == 3
+    assert (graded["reward"] == 0.0).sum() == stats["failures"] == 6
+    assert (df["judge_status"] == "agent_error").sum() == stats["errors"] == 3
+    half = df.filter(pl.col("task_key") == "half")
+    assert half["reward"].to_list() == [0.0] * 3 and half["markers"].struct.field("score").to_list() == [0.5] * 3
+    report = pass_at(path, k=3)
+    # by enumeration over the graded tests: capital 3/3, half 0/3, arithmetic 0/3 (overloaded has no graded run)
+    assert report.pass_at_1 == pytest.approx(stats["successes"] / (stats["successes"] + stats["failures"]))
+    assert report.pass_pow_k == pytest.approx(1 / 3) and report.pass_at_k == pytest.approx(1 / 3)
+    assert any("3 row(s) ended in an agent or harness error" in w for w in report.warnings)

@@ -86,7 +86,7 @@ def test_not_an_inspect_log(tmp_path):
 
 
 # --------------------------------------------------------------------------------------------
-# real logs written by inspect_ai (optional extra: pip install 'whileai[inspect]')
+# real logs written by inspect_ai (when it is installed: pip install inspect-ai)
 # --------------------------------------------------------------------------------------------
 
 

@@ -155,7 +155,7 @@ def test_missing_file_and_folder_without_parquet(tmp_path):
     with pytest.raises(InputFileError, match="does not exist"):
         table.frame(tmp_path / "nope.jsonl")
     (tmp_path / "d").mkdir()
-    with pytest.raises(InputFileError, match="must hold .parquet, .jsonl, .json or .eval files"):
+    with pytest.raises(InputFileError, match="must hold .parquet, .jsonl, .json, .eval or .arrow files"):
         table.frame(tmp_path / "d")
 
 

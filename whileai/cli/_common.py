@@ -16,6 +16,8 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
+from whileai import _shapes
+
 __all__ = ["EXIT_BAD_INPUT", "EXIT_INTERNAL", "EXIT_NOT_COMPARABLE", "EXIT_PASS", "EXIT_REFUSED", "ROWS_HELP",
            "check_output", "colour_enabled", "emit", "json_option", "read_options", "read_rows",
            "ray_paths", "report_stream", "rows_argument", "rows_source", "source_words", "store_option", "styled"]
@@ -40,37 +42,43 @@ EXIT_NOT_COMPARABLE = 3
 #: An unexpected internal error (a bug).
 EXIT_INTERNAL = 4
 
-#: How a FILE argument is described in help text.
-ROWS_HELP = ("FILE is JSONL, JSONL.gz, Parquet (file or folder), - for JSONL on stdin, or what another tool "
-             "wrote: inspect_ai logs, lm-eval samples_*.jsonl / results_*.json, promptfoo -o results.json, "
-             "openai/evals event logs, LangSmith or Braintrust exports, vf-eval results.jsonl. Several FILEs "
-             "(or a folder of logs) are read as one table. --map COLUMN=SOURCE names the source column of a "
-             "table column (task=doc_id, reward=acc); --scorer NAME picks which score is the reward.")
+#: How a FILE argument is described in help text (the shapes from the registry, whileai/_shapes.py).
+ROWS_HELP = ("FILE is JSONL, JSONL.gz, Parquet (file or folder), - for JSONL on stdin, a Hugging Face save_to_disk "
+             "folder or .arrow file, or what another tool wrote, told by its shape: "
+             + "; ".join(s.words for s in _shapes.SHAPES if s.name != _shapes.PLAIN and not s.refused)
+             + ". Several FILEs (or a folder of logs) are read as one table. --map COLUMN=SOURCE names the source "
+             "column of a table column (task=doc_id, reward=acc); --scorer NAME picks which score is the reward; "
+             "--shape NAME reads the files as that shape instead of telling it from them.")
 
 
 def read_options(fn: F) -> F:
-    """``--map COLUMN=SOURCE`` (repeatable) and ``--scorer NAME``, for every command that reads rows."""
+    """``--map COLUMN=SOURCE`` (repeatable), ``--scorer NAME`` and ``--shape NAME``, for every command that reads rows."""
+    fn = click.option("--shape", default=None, type=click.Choice(_shapes.names()), metavar="NAME",
+                      help="Read the files as this shape instead of telling it from them: "
+                           f"{_shapes.summary()}.")(fn)
     fn = click.option("--scorer", default=None, metavar="NAME",
                       help="Which score is the reward: an inspect scorer (SCORER.KEY for a dict score) or a marker.")(fn)
     return click.option("--map", "mapping", multiple=True, metavar="COLUMN=SOURCE",
                         help="Fill table column COLUMN from source column SOURCE (task=doc_id); repeatable.")(fn)
 
 
-def rows_source(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | None = None) -> Any:
+def rows_source(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | None = None,
+                shape: str | None = None) -> Any:
     """What a command passes on: the one path as given, else the rows read as one table.
 
-    A single path with no ``--map`` or ``--scorer`` stays a path, so steps that read only a few
-    columns still scan Parquet lazily.
+    A single path with no ``--map``, ``--scorer`` or ``--shape`` stays a path, so steps that read
+    only a few columns still scan Parquet lazily.
     """
-    if len(files) == 1 and not mapping and not scorer:
+    if len(files) == 1 and not mapping and not scorer and not shape:
         return files[0]
     from whileai import table
 
     source: Any = files[0] if len(files) == 1 else list(files)
-    return table.frame(source, mapping=table.parse_mapping(list(mapping)) or None, scorer=scorer)
+    return table.frame(source, mapping=table.parse_mapping(list(mapping)) or None, scorer=scorer, shape=shape)
 
 
-def ray_paths(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | None = None) -> str | list[str]:
+def ray_paths(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | None = None,
+              shape: str | None = None) -> str | list[str]:
     """What ``--engine ray`` reads: the one path as given, else the list of them (``read_dataset``).
 
     Raises:
@@ -79,9 +87,9 @@ def ray_paths(files: Sequence[str], mapping: Sequence[str] = (), scorer: str | N
     """
     from whileai.errors import ArgumentError
 
-    if mapping or scorer:
-        raise ArgumentError(f"--map and --scorer must be left off with --engine ray, got --map {list(mapping)!r} "
-                            f"--scorer {scorer!r}. Write the Parquet files with the table's column names "
+    if mapping or scorer or shape:
+        raise ArgumentError(f"--map, --scorer and --shape must be left off with --engine ray, got --map "
+                            f"{list(mapping)!r} --scorer {scorer!r} --shape {shape!r}. Write the Parquet files with the table's column names "
                             "(wai.table.frame(..., mapping=...).write_parquet), or drop --engine ray.",
                             argument="--engine")
     if "-" in files:
@@ -98,7 +106,7 @@ def source_words(file: Any) -> str:
 
 
 def rows_argument(name: str = "file") -> Callable[[F], F]:
-    """A positional rows source: one or more paths (or ``-`` for stdin), with ``--map`` and ``--scorer``.
+    """A positional rows source: one or more paths (or ``-`` for stdin), with ``--map``, ``--scorer`` and ``--shape``.
 
     The command receives one value under ``name``: the path, or the table read from them all.
     """
@@ -107,11 +115,11 @@ def rows_argument(name: str = "file") -> Callable[[F], F]:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             files = kwargs.pop(name)
-            mapping, scorer = kwargs.pop("mapping", ()), kwargs.pop("scorer", None)
+            mapping, scorer, shape = kwargs.pop("mapping", ()), kwargs.pop("scorer", None), kwargs.pop("shape", None)
             if kwargs.get("engine") == "ray":  # Ray reads the paths (a list is one dataset)
-                kwargs[name] = ray_paths(files, mapping, scorer)
+                kwargs[name] = ray_paths(files, mapping, scorer, shape)
             else:
-                kwargs[name] = rows_source(files, mapping, scorer)
+                kwargs[name] = rows_source(files, mapping, scorer, shape)
             return fn(*args, **kwargs)
 
         decorated = read_options(wrapper)
@@ -168,13 +176,18 @@ def emit(report: Any, as_json: bool, *, output: str | None = None) -> None:
     stderr, so the rows stay clean for a pipe. Under ``reports_kept_from_ray`` it goes to the
     standard output that block found.
     """
-    err = output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+    err = writes_stdout(output)
     kept = None if err else report_stream()
     if as_json:
         click.echo(report.to_json(), file=kept, err=err)
         return
     colour = colour_enabled(sys.stderr if err else kept)
     click.echo(styled(report, colour=colour), file=kept, color=colour, err=err)
+
+
+def writes_stdout(output: str | None) -> bool:
+    """Whether ``-o`` names standard output (``-``, ``/dev/stdout``...), so the report goes to stderr."""
+    return output in ("-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
 def report_stream() -> TextIO | None:

@@ -45,21 +45,21 @@ def exit_status(headline: str) -> int:
 @json_option
 @click.pass_context
 def compare(ctx: click.Context, before: Any, after: Any, target: str | None, must_not_regress: tuple[str, ...],
-            by: str | None, seed: int, mapping: tuple[str, ...], scorer: str | None, engine: str,
+            by: str | None, seed: int, mapping: tuple[str, ...], scorer: str | None, shape: str | None, engine: str,
             as_json: bool) -> None:
     """Did the change help? Pairs BEFORE and AFTER by task and prints the verdict.
 
     Exit status: 0 on PASS or NO DIFFERENCE, 1 on FAIL, 3 on NOT COMPARABLE, 2 on bad input.
     BEFORE and AFTER are anything FILE is for the other commands (a folder of logs too);
-    --map and --scorer apply to both.
+    --map, --scorer and --shape apply to both.
     """
     from whileai.measure import delta_report
 
     if engine == "ray":  # both arms as Ray datasets: each arm's sums merged on Ray (docs/scale.md)
-        before = engine_rows(ray_paths([before], mapping, scorer), engine)
-        after = engine_rows(ray_paths([after], mapping, scorer), engine)
+        before = engine_rows(ray_paths([before], mapping, scorer, shape), engine)
+        after = engine_rows(ray_paths([after], mapping, scorer, shape), engine)
     else:
-        before, after = rows_source([before], mapping, scorer), rows_source([after], mapping, scorer)
+        before, after = rows_source([before], mapping, scorer, shape), rows_source([after], mapping, scorer, shape)
     if by is not None and engine != "ray":  # a path is read narrowly (measure's columns only); --by needs its grouping column too
         before, after = read_rows(before), read_rows(after)
     report = delta_report(before, after, target=target, must_not_regress=list(must_not_regress), by=by,

@@ -15,7 +15,8 @@ from whileai.defaults import FAILURE_BY
 @click.option("--by", "by", multiple=True, default=FAILURE_BY, show_default=True,
               help="A column, tools_used or a marker to group on; repeat for several dimensions.")
 @click.option("-o", "--output", default=None, metavar="FILE",
-              help="Also write the table, one row per group, to FILE: .csv, .json, .jsonl or .parquet.")
+              help="Also write the table, one row per group, to FILE: .csv, .json, .jsonl or .parquet; - writes it to "
+                   "stdout as JSONL and the report to stderr.")
 @json_option
 def failures(file: str, by: tuple[str, ...], output: str | None, as_json: bool) -> None:
     """Per group: pass rate with its interval, tasks, rows, share of failures, and a below-the-rest flag."""
@@ -27,7 +28,7 @@ def failures(file: str, by: tuple[str, ...], output: str | None, as_json: bool) 
     report = failure_table(file, by=by)
     if output is not None:
         write_frame(_groups_frame(report.groups), output)
-    emit(report, as_json)
+    emit(report, as_json, output=output)
 
 
 failures.help = f"{failures.help}\n\n{ROWS_HELP}"

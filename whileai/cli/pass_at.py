@@ -15,6 +15,7 @@ from whileai.cli._common import (
     report_stream,
     rows_argument,
     source_words,
+    writes_stdout,
 )
 from whileai.defaults import MIN_K
 
@@ -29,7 +30,7 @@ from whileai.defaults import MIN_K
 @click.option("--table", "as_table", is_flag=True, help="Print the metric table with what each number says.")
 @click.option("-o", "--output", default=None, metavar="FILE",
               help="Also write the per-task table (task, rollouts, passes, pass rate) to FILE: .csv, .json, .jsonl "
-                   "or .parquet.")
+                   "or .parquet; - writes it to stdout as JSONL and the report to stderr.")
 @engine_option
 @json_option
 def pass_at(file: Any, k: int | None, min_k: int, as_table: bool, output: str | None, engine: str, as_json: bool) -> None:
@@ -47,9 +48,10 @@ def pass_at(file: Any, k: int | None, min_k: int, as_table: bool, output: str | 
     if output is not None:
         write_frame(report.per_task, output)
     if as_table and not as_json:
-        click.echo(report.table(style="text"), file=report_stream())
+        to_stderr = writes_stdout(output)
+        click.echo(report.table(style="text"), file=None if to_stderr else report_stream(), err=to_stderr)
     else:
-        emit(report, as_json)
+        emit(report, as_json, output=output)
 
 
 pass_at.help = f"{pass_at.help}\n\n{ROWS_HELP}"

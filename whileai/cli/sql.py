@@ -12,7 +12,8 @@ from whileai.cli._common import store_option
 @click.option("--format", "format_", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="How to print the answer: an aligned table, CSV, or a JSON array of rows.")
 @click.option("-o", "--output", default=None, metavar="FILE",
-              help="Write the answer to FILE instead (.csv, .json, .jsonl or .parquet), atomically.")
+              help="Write the answer to FILE instead (.csv, .json, .jsonl or .parquet), atomically; - writes it to "
+                   "stdout as JSONL.")
 @store_option
 def sql(query: str, format_: str, output: str | None, store_path: str | None) -> None:
     """Run QUERY against the store on a read-only connection and print the answer.

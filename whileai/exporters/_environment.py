@@ -312,6 +312,9 @@ def _readme(name: str, spec: dict[str, Any], n_train: int, n_holdout: int, descr
     tools = ", ".join(t.get("function", {}).get("name", "?") for t in spec["tools"]) or "none"
     live = ", ".join(spec.get("tool_refs") or {}) or "none"
     prefix = _fill("__CLASS__", name, "")
+    reward_module = (spec["reward"] or "").partition(":")[0] or "none given"
+    modules = sorted({ref.partition(":")[0] for ref in (spec.get("tool_refs") or {}).values()})
+    live_modules = f" and the live tools' ({', '.join(f'`{m}`' for m in modules)})" if modules else ""
     return f"""# {name}
 
 {description or "A tool-calling environment exported by whileai for GRPO."}
@@ -324,15 +327,21 @@ def _readme(name: str, spec: dict[str, Any], n_train: int, n_holdout: int, descr
 - verifiers: {ENV_VERIFIERS_RANGE} (tested with 0.3.1 and 0.4.0)
 
 ```bash
-pip install -e .
-vf-eval {name} -n 5 -r 3 --model MODEL --client.base-url URL   # verifiers 0.4.x
-vf-eval {name} -n 5 -r 3 -m MODEL -b URL                         # verifiers 0.3.x
+pip install -e . uv
+vf-eval {name} -n 5 -r 3 --model MODEL --client.base-url URL --client.api-key-var OPENAI_API_KEY --env.agent.runtime.type subprocess --push false   # verifiers 0.4.x
+vf-eval {name} -n 5 -r 3 -m MODEL -b URL -k OPENAI_API_KEY -s   # verifiers 0.3.x
 ```
 
-With verifiers 0.4.x the loader takes `{prefix}Taskset` (and `{prefix}Harness`, a chat loop with
-the tools and no shell) from the package's `__all__`; `--env.taskset.split holdout` loads the
-holdout. With the 0.3 line `load_environment()` returns a `vf.MultiTurnEnv` whose tools are
-declared as `tool_defs`.
+Where vf-eval runs, the reward's module (`{reward_module}`){live_modules} must be importable
+(installed, or its folder on `PYTHONPATH`): the environment imports it to score each rollout.
+With verifiers 0.4.x, `--env.agent.runtime.type subprocess` runs the agent on this machine (the
+default runtime is a Prime Intellect hosted sandbox), and that runtime starts the chat harness with `uv`, so
+`uv` must be on `PATH`; `--push false` keeps the results local instead of uploading them (under `outputs/`, or
+`--output-dir`), as `traces.jsonl`, which `wai pass-at` reads. The loader takes
+`{prefix}Taskset` (and `{prefix}Harness`, a chat loop with the tools and no shell) from the
+package's `__all__`; `--env.taskset.split holdout` loads the holdout. With the 0.3 line
+`load_environment()` returns a `vf.MultiTurnEnv` whose tools are declared as `tool_defs`; `-s`
+saves `results.jsonl`, which `wai pass-at` reads too.
 
 `data/train.jsonl` and `data/holdout.jsonl` hold one task per line: `prompt` (messages), `info`
 (task key, pass rate, recorded tool results) and `example_id`. `spec.json` holds the system

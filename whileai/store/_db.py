@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai._version import __version__
-from whileai.defaults import STORE_ENV, STORE_PATH, STORE_STORAGE_VERSION
+from whileai.defaults import DUCKDB_MIN_VERSION, STORE_ENV, STORE_PATH, STORE_STORAGE_VERSION
 from whileai.errors import StoreBusyError, StoreError, WaiError, translate
 from whileai.store import _migrations
 from whileai.store._migrations import migrate, recorded, written_by
@@ -28,7 +28,11 @@ __all__ = ["connect", "errors_as_store_errors", "resolve_path", "store_error", "
 
 
 def resolve_path(path: str | os.PathLike[str] | None) -> Path:
-    """The store file: ``path``, else ``$WAI_STORE``, else ``.wai/store.duckdb`` in the working folder."""
+    """The store file: ``path``, else ``$WAI_STORE``, else ``.wai/store.duckdb`` in the working folder.
+
+    A folder, or a path named like the store's folder (``.wai``) that is not a file, is refused:
+    opening it would create a database file named ``.wai``.
+    """
     if path is None:
         path = os.environ.get(STORE_ENV) or STORE_PATH
     resolved = Path(path).expanduser()
@@ -36,6 +40,14 @@ def resolve_path(path: str | os.PathLike[str] | None) -> Path:
         raise StoreError(
             f"store path must be a file, got the folder {str(resolved)!r}. "
             f"Point {STORE_ENV} (or open(path=)) at a file such as {str(resolved / 'store.duckdb')!r}.",
+            path=str(resolved),
+        )
+    folder_name = Path(STORE_PATH).parent.name
+    if resolved.name == folder_name and not resolved.is_file():
+        raise StoreError(
+            f"store path must be the store file, got {str(path)!r}, the name of the store's folder (a file by that "
+            f"name would be created). Pass {str(resolved / Path(STORE_PATH).name)!r}, or no path for the default "
+            f"{STORE_PATH!r}.",
             path=str(resolved),
         )
     return resolved.absolute()
@@ -62,10 +74,28 @@ def _config() -> dict[str, Any]:
     """
     import duckdb
 
+    check_duckdb(duckdb.__version__)
     config: dict[str, Any] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     if tuple(int(p) for p in duckdb.__version__.split(".")[:2] if p.isdigit()) >= (1, 2):
         config["storage_compatibility_version"] = STORE_STORAGE_VERSION  # older releases write that format anyway
     return config
+
+
+def check_duckdb(version: str) -> None:
+    """Refuse a duckdb older than ``DUCKDB_MIN_VERSION`` (pyproject.toml's floor) before it touches a store.
+
+    Raises:
+        StoreError: The version, the floor and the pip command.
+
+    Examples:
+        >>> check_duckdb("1.1.3"), check_duckdb("2.0.0")
+        (None, None)
+    """
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if parts < DUCKDB_MIN_VERSION:
+        floor = ".".join(map(str, DUCKDB_MIN_VERSION))
+        raise StoreError(f"duckdb must be {floor} or newer to open a whileai store, got duckdb {version} (it cannot "
+                         f"read the store's storage format). Upgrade it: pip install 'duckdb>={floor}'.")
 
 
 def store_error(path: Path, exc: BaseException) -> StoreError:

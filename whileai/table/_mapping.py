@@ -105,9 +105,7 @@ def apply(df: pl.DataFrame, mapping: Mapping[str, str], source: str) -> pl.DataF
         df = df.with_columns(expr.alias(name) for name, expr in plain.items())
         if "reward" in plain:
             reward = pl.col("reward").cast(pl.Float64, strict=False) if df.schema["reward"] == pl.Boolean else pl.col("reward")
-            status = [] if "judge_status" in plain else [
-                pl.when(pl.col("reward").is_null()).then(pl.lit("missing_reward")).otherwise(pl.lit("ok"))
-                .alias("judge_status")]
+            status = [] if "judge_status" in plain else [_status(df, pl.col("reward"))]
             name = [] if "judge_name" in plain else [pl.lit(mapping[next(k for k in mapping if _target(k) == "reward")])
                                                      .alias("judge_name")]
             df = df.with_columns(reward.alias("reward"), *status, *name)
@@ -120,6 +118,11 @@ def apply(df: pl.DataFrame, mapping: Mapping[str, str], source: str) -> pl.DataF
                 if f.name not in markers] if isinstance(have, pl.Struct) else [])
         df = df.with_columns(pl.struct([*old, *(e.alias(n) for n, e in markers.items())]).alias("markers"))
     return df
+
+
+#: The ``judge_status`` values that state why a row has no reward other than a score it lacks
+#: (table/schema.py: the agent's own failure, a judge call that errored or timed out).
+_STATED_CAUSES = ("agent_error", "error", "timeout", "invalid_result")
 
 
 def choose_scorer(df: pl.DataFrame, scorer: str, source: str) -> pl.DataFrame:
@@ -136,5 +139,19 @@ def choose_scorer(df: pl.DataFrame, scorer: str, source: str) -> pl.DataFrame:
     return df.with_columns(
         reward.alias("reward"),
         pl.when(reward.is_null()).then(pl.lit(None, pl.String)).otherwise(pl.lit(scorer)).alias("judge_name"),
-        pl.when(reward.is_null()).then(pl.lit("missing_reward")).otherwise(pl.lit("ok")).alias("judge_status"),
+        _status(df, reward),
     )
+
+
+def _status(df: pl.DataFrame, reward: pl.Expr) -> pl.Expr:
+    """``judge_status`` for a new reward: ``ok`` where it has one; where not, the cause the source stated.
+
+    A row the reader marked ``agent_error``, ``error`` or ``timeout`` (a provider or agent that
+    failed, as the source file says) keeps that cause, so a report does not blame the judge for
+    it; any other row without the reward is ``missing_reward``.
+    """
+    missing = pl.lit("missing_reward")
+    if "judge_status" in df.columns:
+        before = pl.col("judge_status")
+        missing = pl.when(before.is_in(list(_STATED_CAUSES))).then(before).otherwise(missing)
+    return pl.when(reward.is_null()).then(missing).otherwise(pl.lit("ok")).alias("judge_status")

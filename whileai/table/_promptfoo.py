@@ -6,10 +6,14 @@ test case N times). A test case under one prompt is a task: its ``testCase.descr
 ``t-`` plus a hash of its vars), with ``/t-<hash of its vars>`` added when several test cases
 share the description, and ``/p<promptIdx>`` when the eval has several prompts; its repeats and
 providers are the rollouts (``model_version`` is the provider id, so filter on it
-to compare providers). ``score`` (the weighted assertion score in [0, 1]) is the reward,
-``gradingResult.reason`` the reason, ``namedScores`` and ``success`` (as ``pass``) the markers.
-A result that failed with an error (``failureReason`` 2, or ``error`` set) is an agent or
-provider error, not a grading failure.
+to compare providers). ``success`` (promptfoo's PASS or FAIL, which weighs the assertions and
+the test's ``threshold``) is the reward, 1.0 or 0.0, so pass@k and pass^k count what promptfoo
+counts; ``score`` (the weighted assertion score in [0, 1], which can be 0.5 on a FAILED test) is
+kept as the ``score`` marker beside ``namedScores``, and ``gradingResult.reason`` is the reason.
+A result that failed with an error (``failureReason`` 2, or ``error`` set without a grade) is
+an agent or provider error, not a grading failure: it has no reward, so it is left out of the
+graded rows and counted apart, as promptfoo's ``stats.errors`` counts it beside
+``successes`` and ``failures`` (promptfoo ``src/evaluator.ts``).
 """
 
 from __future__ import annotations
@@ -42,6 +46,14 @@ def _test_name(result: Mapping[str, Any]) -> tuple[str, str]:
     vars_hash = "t-" + hashlib.sha256(dumps(_vars_of(result)).encode()).hexdigest()[:12]
     description = _documents.as_map(result.get("testCase")).get("description")
     return (str(description) if description else vars_hash), vars_hash
+
+
+def _passed(result: Mapping[str, Any], grading: Mapping[str, Any]) -> float | None:
+    """The verdict promptfoo gave a graded result, as a reward: ``success`` (else ``gradingResult.pass``), 1.0 or 0.0."""
+    verdict = result.get("success")
+    if not isinstance(verdict, bool):
+        verdict = grading.get("pass")
+    return (1.0 if verdict else 0.0) if isinstance(verdict, bool) else None
 
 
 def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
@@ -81,11 +93,12 @@ def read_promptfoo(path: str | Path) -> list[dict[str, Any]]:
         provider = result.get("provider")
         provider_id = provider.get("id") if isinstance(provider, Mapping) else provider
         errored = result.get("failureReason") == _FAILURE_ERROR or bool(result.get("error") and not grading)
-        reward = None if errored else _documents.number(result.get("score"))
+        reward = None if errored else _passed(result, grading)
         markers = {str(k): v for k, v in ((k, _documents.number(v)) for k, v in (result.get("namedScores") or {}).items())
                    if v is not None}
-        if not errored and isinstance(result.get("success"), bool):
-            markers["pass"] = 1.0 if result["success"] else 0.0
+        score = _documents.number(result.get("score"))
+        if not errored and score is not None:
+            markers.setdefault("score", score)
         output = response.get("output")
         row: dict[str, Any] = {
             "scenario_id": key,

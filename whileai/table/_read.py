@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from whileai import _shapes
 from whileai._lazy import module as deferred
 from whileai.defaults import (
     CHUNK_ROWS,
@@ -28,7 +29,7 @@ from whileai.defaults import (
     JSONL_SCHEMA_HEAD_LINES,
 )
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
-from whileai.table import _formats, _mapping
+from whileai.table import _formats, _hf, _mapping
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
@@ -63,17 +64,16 @@ _JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".js
 
 
 def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empty: bool = False,
-          mapping: Mapping[str, str] | None = None, scorer: str | None = None) -> pl.DataFrame:
+          mapping: Mapping[str, str] | None = None, scorer: str | None = None,
+          shape: str | None = None) -> pl.DataFrame:
     """Read rows from any accepted source into the canonical rollout table.
 
     Accepts a Polars DataFrame or LazyFrame, a pyarrow Table, a pandas DataFrame, a list of row
     dicts, a fluent data object (``SimulationData``, ``ScoredData``, ``Selection``), a path, a
     folder, or a list of paths read as one table. A path is ``.jsonl``, ``.jsonl.gz``,
-    ``.parquet``, ``-`` for stdin, or a file another tool wrote, recognised by its shape: an
-    inspect_ai log (``.eval`` or ``.json``), lm-evaluation-harness ``samples_*.jsonl`` and
-    ``results_*.json``, promptfoo ``-o results.json``, an openai/evals event log, a LangSmith
-    run export, a Braintrust experiment export, or vf-eval ``results.jsonl`` (docs/table.md
-    says what maps to what). A folder of Parquet files is scanned lazily; any other folder is
+    ``.parquet``, ``-`` for stdin, a Hugging Face ``save_to_disk`` folder or ``.arrow`` file, or
+    a file another tool wrote, recognised by its shape (``shape`` below lists them;
+    docs/table.md says what maps to what). A folder of Parquet files is scanned lazily; any other folder is
     read file by file. Known fields are mapped onto the schema (aliases, tool-call arguments as
     canonical JSON, conversations rebuilt from 0.131 ``steps``); every unknown field is kept as
     an extra column. A ``task_key`` column is added (scenario_id, else task_id, else a prompt
@@ -91,6 +91,8 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             dotted ``a.b`` reaching into a struct column.
         scorer: Which score is the reward when the source has several: an inspect_ai scorer
             (``<scorer>.<key>`` for a dict-valued one), or any marker name.
+        shape: Read every file as this shape instead of telling it from the file (a file
+            told wrongly); ``rows`` reads plain rollout rows. One of: {SHAPES}.
 
     Returns:
         The rollout table as a ``polars.DataFrame``.
@@ -106,7 +108,10 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
         ('t1', 1.0)
     """
     source = _describe(rows)
-    with translate(f"reading rows from {source}", path=rows if isinstance(rows, (str, os.PathLike)) else None):
+    if shape is not None:
+        _formats.check_shape(shape)
+    with translate(f"reading rows from {source}", path=rows if isinstance(rows, (str, os.PathLike)) else None), \
+            _formats.forcing(shape):
         if mapping:
             _mapping.check(mapping)
             if columns:
@@ -122,8 +127,17 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             raise EmptyInputError(
                 f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
             )
-        out = _normalize_frame(df, source, build_messages=build_messages)
+        try:
+            out = _normalize_frame(df, source, build_messages=build_messages)
+        except SchemaError as exc:
+            if columns and exc.reason == "no_task_identity" and isinstance(rows, (str, os.PathLike)) \
+                    and str(rows) != "-":  # a projected read: name the columns the file has
+                raise no_identity_error(source, _load(rows, None, scorer, mapped=bool(mapping)).columns) from None
+            raise
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
+
+
+frame.__doc__ = (frame.__doc__ or "").replace("{SHAPES}", _shapes.summary())  # the registry's list
 
 
 def scan(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None) -> pl.LazyFrame:
@@ -371,6 +385,9 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
     if not path.exists():
         raise InputFileError(f"file {text!r} does not exist. Check the path.", path=text)
     name = path.name.lower()
+    if (path.is_dir() and _hf.is_saved_dataset(path)) or name.endswith(".arrow"):  # Hugging Face datasets on disk
+        table = _hf.read_saved(path) if path.is_dir() else _hf.read_arrow_file(path)
+        return _collect_projection(_from_arrow(table).lazy(), columns)
     if path.is_dir() and not parquet_files(path):
         files = _formats.folder_files(path)
         return _concat_frames([_load_path(f, columns, scorer, mapped=mapped) for f in files])
@@ -1221,12 +1238,17 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
     df = _check_roles(df, source)
     df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
-        raise SchemaError(
-            f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(df.columns[:12]) or 'none'}), "
-            "so rows cannot be grouped into tasks. Add a scenario_id (or task_id) field, or a prompt / user message.",
-            source=source,
-        )
+        raise no_identity_error(source, df.columns)
     return _add_task_key(df, source)
+
+
+def no_identity_error(source: str, have: Sequence[str]) -> SchemaError:
+    """Rows with no task identity: the error names the columns the source has and the mapping that fixes it."""
+    return SchemaError(
+        f"{source} has no scenario_id, task_id or prompt (columns: {', '.join(list(have)[:20]) or 'none'}), so rows "
+        "cannot be grouped into tasks. Name the column that identifies the task with --map task=COLUMN "
+        "(mapping={'task': 'COLUMN'} in Python), or add a scenario_id (or task_id) field, or a prompt / user message.",
+        source=source, reason="no_task_identity")
 
 
 def _bad_message(source: str, index: int, what: str) -> SchemaError:

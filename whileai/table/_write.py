@@ -449,14 +449,19 @@ def write_frame(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
 def frame_format(path: str | os.PathLike[str]) -> str:
     """``"csv"``, ``"json"``, ``"jsonl"`` or ``"parquet"`` for a result-table path, by its suffix.
 
+    ``-`` (standard output), a character device and a FIFO take JSONL, as rows do
+    (:func:`output_format`).
+
     Raises:
         ArgumentError: A suffix not in ``FRAME_SUFFIXES``.
     """
     text = os.fspath(path)
     name = Path(text).name.lower()
     kind = next((FRAME_SUFFIXES[s] for s in sorted(FRAME_SUFFIXES, key=len, reverse=True) if name.endswith(s)), None)
+    if kind is None and (text in STDOUT_NAMES or _is_stream(text)):
+        return "jsonl"
     if kind is None:
         raise ArgumentError(f"output must end in {', '.join(FRAME_SUFFIXES)}, got {text!r}. "
-                            "Name the file tasks.csv, tasks.json, tasks.jsonl or tasks.parquet.",
+                            "Name the file tasks.csv, tasks.json, tasks.jsonl or tasks.parquet (or pass - for stdout).",
                             argument="output", value=text)
     return kind
