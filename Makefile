@@ -98,7 +98,8 @@ test-ray: $(STAMP)
 # The proof that an exported environment loads and evaluates in real verifiers releases: 0.4.0
 # (verifiers.v1 Taskset loader) and 0.3.1 (vf.load_environment), each in its own venv from PyPI
 # (with uv, which 0.4's chat harness runs its program with). A release that cannot be installed
-# is skipped and said so; the tests start vf-eval against a loopback fake OpenAI server.
+# is skipped and said so; the tests run the exported README's vf-eval commands against a loopback
+# fake OpenAI server, and read 0.4's traces.jsonl back with wai pass-at (the round trip).
 VF_VENVS := .venv-verifiers=0.4.0 .venv-verifiers-0.3=0.3.1
 test-verifiers: $(STAMP)
 	@for pair in $(VF_VENVS); do dir=$${pair%%=*}; ver=$${pair##*=}; \

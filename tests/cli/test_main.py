@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import signal
 import os
+import signal
 import subprocess
 import time
 

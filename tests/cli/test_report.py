@@ -42,3 +42,13 @@ def test_report_refuses_bad_input_with_one_line(wai, tmp_path):
         r = wai("report", a, "-o", tmp_path / name)
         assert r.code == 2 and r.err.startswith("error: output must be an HTML file (.html)") and not (tmp_path / name).exists()
     assert wai("report", a, "-o", tmp_path / "r.HTM").code == 0
+
+
+def test_report_shape_forces_the_reader(wai, tmp_path):
+    """--shape reaches every file the page reads: a promptfoo file read as an inspect log is refused."""
+    from pathlib import Path
+
+    promptfoo = Path(__file__).parent.parent / "data" / "promptfoo" / "results.json"
+    r = wai("report", promptfoo, "-o", tmp_path / "r.html", "--shape", "inspect")
+    assert r.code == 2 and r.err.startswith("error:") and not (tmp_path / "r.html").exists()
+    assert wai("report", promptfoo, "-o", tmp_path / "r.html", "--shape", "promptfoo").code == 0

@@ -47,19 +47,19 @@ def test_two_inspect_tasks_with_the_same_sample_ids_stay_six_tasks(tmp_path):
     assert by(same, "task_key", "rollout_index", "reward") == by(df, "task_key", "rollout_index", "reward")
 
 
-def test_an_inspect_eval_set_folder_skips_its_manifest(tmp_path):
-    """``inspect eval-set`` writes ``eval-set.json`` (its id and one entry per task) beside the logs: not samples."""
-    folder = tmp_path / "eval-set"
-    folder.mkdir()
-    for log in (ORDERS, GREETINGS):
-        (folder / log.name).write_bytes(log.read_bytes())
-    manifest = {"eval_set_id": "jW4sQ2vNvZ8bXk3sHkVx3r", "tasks": [
-        {"name": name, "task_id": f"id-{name}", "task_file": "make_logs.py", "task_args": {}, "model": "mockllm/model",
-         "model_args": {}, "model_roles": None, "sequence": i} for i, name in enumerate(("orders", "greetings"))]}
-    (folder / "eval-set.json").write_text(json.dumps(manifest))
-    (folder / "logs.json").write_text(json.dumps({ORDERS.name: {"eval": {"task": "orders"}}}))
+def test_an_inspect_eval_set_folder_skips_its_manifests():
+    """A real ``inspect eval-set`` folder (tests/data/inspect/make_eval_set.py): eval-set.json and logs.json beside the logs.
+
+    inspect's own reader (eval_set_counts.json) counts 6 samples in each of two logs of 3-sample
+    datasets; the manifests were read as 2 more rows and 2 more tasks before they were skipped.
+    """
+    folder = DATA / "inspect" / "eval_set"
+    counts = json.loads((DATA / "inspect" / "eval_set_counts.json").read_text())
+    assert {"eval-set.json", "logs.json"} <= set(counts["files"])
     df = table.frame(folder)
-    assert df.height == 12 and df["task_key"].n_unique() == 6
+    assert df.height == sum(log["samples"] for log in counts["logs"].values()) == 12
+    assert df["task_key"].n_unique() == sum(log["dataset"] for log in counts["logs"].values()) == 6
+    assert sorted(df["task_key"].unique()) == [f"{t}/{i}" for t in ("alpha", "beta") for i in (1, 2, 3)]
 
 
 def test_inspect_dict_scores_become_markers_and_the_headline_key_the_reward():

@@ -65,8 +65,11 @@ def check_shape(shape: str) -> str:
 
 @contextlib.contextmanager
 def forcing(shape: str | None) -> Iterator[None]:
-    """Read every file inside the block as ``shape`` (None: detect each file's shape)."""
-    token = _FORCED.set(None if shape is None else check_shape(shape))
+    """Read every file inside the block as ``shape``; None leaves the shape an enclosing block forced, if any."""
+    if shape is None:
+        yield
+        return
+    token = _FORCED.set(check_shape(shape))
     try:
         yield
     finally:
