@@ -1,6 +1,6 @@
 """Coverage, false-alarm rate and power of every interval and test whileai reports, by simulation.
 
-Usage: ``python benchmarks/coverage.py [--section intervals,wai131,hack,trust,compare,band] [--reps 1000]
+Usage: ``python benchmarks/coverage.py [--section intervals,wai131,hack,trust,compare,band,markers,sign_flip] [--reps 1000]
 [--old-reps 200] [--wai131 /tmp/wai131/bin/python]``.
 
 Sections (each prints a table; Monte Carlo error at 1000 reps is about 0.007 on a 95% coverage):
@@ -17,6 +17,11 @@ Sections (each prints a table; Monte Carlo error at 1000 reps is about 0.007 on 
 * ``compare``: compare_runs' false-alarm rate and verdict/p agreement under the null.
 * ``band``: delta_report's noise band: how often a real gain reads moved, and the smallest moved
   delta the report states.
+* ``markers``: marker intervals (the clustered score interval marker_summary gives) against the t
+  interval they used, over rate {0.02, 0.1, 0.5, 0.9, 0.97} x task spread {point, Beta at
+  concentration 10, 2} x (tasks, rollouts) {(8, 4), (16, 2), (30, 8), (100, 4)}.
+* ``sign_flip``: compare_runs' default interval: coverage of the true gain and agreement with the
+  sign-flip verdict, beside how often the score interval alone agreed.
 """
 
 from __future__ import annotations
@@ -307,7 +312,68 @@ def band(reps: int) -> None:
               f"{np.median(mde):+.3f} | {np.median(de):+.3f} |")
 
 
-SECTIONS = ("intervals", "wai131", "hack", "trust", "compare", "band")
+def markers(reps: int) -> None:
+    """Marker intervals: the clustered score interval (marker_summary's now) against the t interval it replaces."""
+    from whileai.stats.intervals import t_quantile
+    from whileai.stats.score import clustered_rate_interval
+
+    print("| rate | task spread | tasks | rollouts | score | t (old) |")
+    print("|---:|---|---:|---:|---:|---:|")
+    cover: dict[str, list[float]] = {"score": [], "t": []}
+    for rate in (0.02, 0.1, 0.5, 0.9, 0.97):
+        for conc in (None, 10.0, 2.0):
+            for tasks, n in ((8, 4), (16, 2), (30, 8), (100, 4)):
+                rng = np.random.default_rng(int(rate * 1000) + tasks * 10 + n)
+                p = (np.full((reps, tasks), rate) if conc is None
+                     else rng.beta(rate * conc, (1.0 - rate) * conc, size=(reps, tasks)))
+                c = rng.binomial(n, p)
+                lo, hi = clustered_rate_interval(c, np.full(tasks, n))
+                v = c / n
+                half = float(t_quantile(0.95, tasks - 1)) * v.std(axis=1, ddof=1) / np.sqrt(tasks)
+                ours = float(np.mean((lo <= rate) & (rate <= hi)))
+                old = float(np.mean((v.mean(1) - half <= rate) & (rate <= v.mean(1) + half)))
+                cover["score"].append(ours)
+                cover["t"].append(old)
+                spread = "point" if conc is None else f"Beta, concentration {conc:g}"
+                print(f"| {rate:g} | {spread} | {tasks} | {n} | {ours:.3f} | {old:.3f} |")
+    for name, vals in cover.items():
+        arr = np.array(vals)
+        print(f"{name}: {arr.size} cells, min {arr.min():.3f}, median {np.median(arr):.3f}, "
+              f"below 0.935 {int((arr < 0.935).sum())}")
+
+
+def sign_flip(reps: int) -> None:
+    """compare_runs' default interval (the sign-flip test's own, joined with the score interval): coverage and agreement."""
+    from whileai.measure._compare import join_intervals
+    from whileai.stats.permutation import sign_flip_interval, sign_flip_test
+    from whileai.stats.score import paired_score_interval
+
+    print("| tasks | k | before | shift (logit) | evals | covers | agrees with verdict | score interval agrees |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
+    runs = max(200, reps // 2)
+    for tasks, k, (a, b), shift in ((12, 2, (0.5, 0.5), 0.5), (30, 4, (2.0, 2.0), 0.0), (30, 4, (2.0, 2.0), 0.5),
+                                    (30, 4, (1.0, 19.0), 1.0), (150, 4, (1.0, 19.0), 0.0), (150, 4, (1.0, 19.0), 0.6)):
+        rng = np.random.default_rng(tasks * 7 + k)
+        p = rng.beta(a, b, size=(runs, tasks))
+        q = 1.0 / (1.0 + np.exp(-(np.log(p / (1.0 - p)) + shift)))
+        va, vb = rng.binomial(k, p) / k, rng.binomial(k, q) / k
+        truth = (q - p).mean(axis=1)
+        slo, shi = paired_score_interval(va, vb, rollouts_before=k, rollouts_after=k)
+        covers = agrees = score_agrees = 0
+        for i in range(runs):
+            d = vb[i] - va[i]
+            t = sign_flip_test(d)
+            p0 = 1.0 if t.method == "none" else t.p_value
+            own = sign_flip_interval(d, p_at_zero=p0, bounds=(-1.0, 1.0))
+            lo, hi = join_intervals((own.lo, own.hi), (float(slo[i]), float(shi[i])), rejects=p0 < 0.05)
+            covers += lo - 1e-12 <= truth[i] <= hi + 1e-12
+            agrees += (lo > 0 or hi < 0) == (p0 < 0.05)
+            score_agrees += (slo[i] > 0 or shi[i] < 0) == (p0 < 0.05)
+        print(f"| {tasks} | {k} | Beta({a:g},{b:g}) | {shift:+g} | {runs} | {covers / runs:.3f} | {agrees / runs:.3f} | "
+              f"{score_agrees / runs:.3f} |")
+
+
+SECTIONS = ("intervals", "wai131", "hack", "trust", "compare", "band", "markers", "sign_flip")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -325,7 +391,8 @@ def main(argv: list[str] | None = None) -> int:
         elif section == "wai131":
             _print_intervals(wai131_cells(min(args.reps, 200), args.wai131 or "/tmp/wai131/bin/python"))
         else:
-            {"hack": hack, "trust": trust, "compare": compare, "band": band}[section](args.reps)
+            {"hack": hack, "trust": trust, "compare": compare, "band": band, "markers": markers,
+             "sign_flip": sign_flip}[section](args.reps)
         print(f"({section}: {time.perf_counter() - t0:.1f} s)\n")
     return 0
 

@@ -156,6 +156,10 @@ HACK_TOP_K = 200
 # A feature seen on fewer rows than this (or missing from fewer) is not scanned: its correlation
 # would rest on a handful of rollouts (whileai 0.131 min_obs=20; convention, untested).
 HACK_MIN_OBS = 20
+# A scan that clears min_obs on fewer features than this reports its power, not a clean bill: at 8
+# tasks x 4 and 15 x 2 about 3 features clear min_obs=20 (docs/guard.md, "hack_scan"; measured in
+# tests/guard/test_hack_power.py). Convention: HACK_TOP_K / 20.
+HACK_MIN_FEATURES = 10
 
 # Pairwise ANDs are tried among this many best single features (whileai 0.131 seeds=12, 66 pairs;
 # convention, untested).

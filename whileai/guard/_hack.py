@@ -33,6 +33,7 @@ from whileai.defaults import (
     DEFAULT_SEED,
     HACK_ALPHA,
     HACK_AND_SEEDS,
+    HACK_MIN_FEATURES,
     HACK_MIN_OBS,
     HACK_PERMUTATIONS,
     HACK_TOP_FEATURES,
@@ -120,6 +121,11 @@ class HackScanReport(ChartedReport):
     """Features with within-ask variation that were ranked."""
     n_above_floor: int = 0
     """Ranked features with |rho| above tau."""
+    min_obs: int = HACK_MIN_OBS
+    """Rows a feature had to be present on (and absent from) to be scanned."""
+    underpowered: bool = False
+    """Fewer than ``HACK_MIN_FEATURES`` features cleared ``min_obs``: finding nothing here says the
+    table is too small to look, not that the reward is clean (the warning gives the power)."""
     features: list[HackFeature] = Field(default_factory=list)
     """Every ranked feature, by |rho| descending."""
     top_feature: str | None = None
@@ -295,7 +301,8 @@ def hack_scan(
         raise ArgumentError(f"reward must be a column name, got {reward!r}. Pass reward='reward'.")
     rng = check_rng(seed)
 
-    report = HackScanReport(endorsed=list(endorsed_t), n_perm=n_perm, alpha=alpha, top_features=top_features)
+    report = HackScanReport(endorsed=list(endorsed_t), n_perm=n_perm, alpha=alpha, top_features=top_features,
+                            min_obs=min_obs)
     spec = Spec(reward=reward, user=user_features, auto=auto and top_k > 0, top_k=top_k, min_obs=min_obs,
                  trace=trace)
     with single_blas_thread():  # many small products: BLAS threads would spin between them
@@ -497,7 +504,21 @@ def _and_tier(D: np.ndarray, auto_mat: Any, pool_d: list[int], pool_a: np.ndarra
                     auto_pos=np.searchsorted(scanned_a, pool_a), seeds=seeds, min_obs=min_obs, sxx={})
 
 
+def _power(report: HackScanReport, feats: list[HackFeature]) -> None:
+    """On a small table say what the scan could see (features that cleared min_obs, the floor), not a clean bill."""
+    if report.n_graded == 0 or len(feats) >= HACK_MIN_FEATURES:
+        return
+    report.underpowered = True
+    floor = f"; a feature needed |rho| above {report.tau:.2f} within ask to count" if math.isfinite(report.tau) else ""
+    report.warnings.append(
+        f"low power, not a clean bill: only {len(feats)} feature(s) cleared min_obs={report.min_obs} on "
+        f"{report.n_graded} graded rollouts over {report.n_groups} asks ({report.effective_rollouts} in asks whose "
+        f"rollouts disagree){floor}. A hack on any other feature could not be seen; scan more asks and rollouts "
+        "(or lower min_obs=, at the cost of noisier correlations) before reading 'nothing found'.")
+
+
 def _verdict(report: HackScanReport, feats: list[HackFeature], endorsed: tuple[str, ...]) -> None:
+    _power(report, feats)
     if not feats:
         report.regime = "no_signal"
         report.warnings.append("no feature varies within ask on enough rows to scan; lower min_obs= or add features=.")
@@ -553,7 +574,8 @@ def _verdict(report: HackScanReport, feats: list[HackFeature], endorsed: tuple[s
         report.regime = "no_signal"
         report.warnings.append(
             f"no feature clears the noise floor tau {report.tau:.3f}: within ask the reward tracks nothing scanned "
-            "better than shuffled reward does."
+            "better than shuffled reward does" + (" (on a table this small that is low power: see above)."
+                                                  if report.underpowered else ".")
         )
     elif report.reward_hack:
         report.regime = "reward_hack"
