@@ -36,7 +36,13 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from whileai.defaults import LEAK_MIN_CHARS, PASS_THRESHOLD, USER_FRAGMENT_CHARS, USER_REPEAT_MIN
+from whileai.defaults import (
+    LEAK_MIN_CHARS,
+    PASS_THRESHOLD,
+    USER_FRAGMENT_CHARS,
+    USER_REPEAT_MIN,
+    USER_SATISFIED_MAX_WORDS,
+)
 
 __all__ = ["USER_FLAG", "USER_FLAGS", "USER_JUDGE_CRITERIA", "UserContext", "asked", "check_user_turns", "context_of_row", "context_of_situation",
            "flag_columns", "stamp_user_flags", "user_error_summary", "user_flag_rows"]
@@ -169,7 +175,8 @@ def check_user_turns(messages: Sequence[Mapping[str, Any]], context: UserContext
         prev = next((m for m in reversed(messages[:i]) if m.get("role") == "assistant"), None)
         prev_text = prev.get("content") if prev is not None else None
         if "user.ended_early" not in found and isinstance(prev_text, str) and asked(prev_text):
-            if _SATISFIED.search(text):
+            # a short thanks-and-goodbye that gives nothing; "Thanks, it's ORD-1234" answers the question
+            if _SATISFIED.search(text) and not _IDENT.search(text) and len(text.split()) <= USER_SATISFIED_MAX_WORDS:
                 found["user.ended_early"] = _fragment(text, 0, len(text))
         # broke role: the assistant's voice, or talk about the simulation
         for pattern in (_ASSISTANT_VOICE, _META):
