@@ -645,6 +645,10 @@ MAX_USER_TURNS = 3
 # and each flag keeps this many characters of the user's turn around what raised it (convention).
 USER_REPEAT_MIN = 3
 USER_FRAGMENT_CHARS = 120
+# A satisfied turn ("thanks, that's all") after an unanswered question is user.ended_early only when
+# it is this short and names no identifier: a longer turn, or "Thanks, it's ORD-1234", answers it
+# (convention; the hand-labelled set in tests/data/user_turns_labelled.jsonl checks it).
+USER_SATISFIED_MAX_WORDS = 8
 
 # Dynamic sampling (DAPO, Yu et al. 2025, section 3.2): rollouts an ask may reach while its group is
 # all-pass or all-fail, as a multiple of repeats (DAPO over-samples until the batch is full of

@@ -64,6 +64,8 @@ def test_a_faithful_user_raises_nothing():
     faithful = _conv(("user", CTX.prompt), ASK, ("user", "Sure, it's ORD-1234."),
                      ("assistant", "ORD-1234 has shipped. Anything else I can help with?"), ("user", "No, thanks!"))
     assert check_user_turns(faithful, CTX) == []
+    # thanks with the answer in it answers the question: not ended early
+    assert check_user_turns(_conv(("user", CTX.prompt), ASK, ("user", "Thanks! It's ORD-1234.")), CTX) == []
     # the opening message is the writer's, not the simulator's: nothing in it is checked
     assert check_user_turns(_conv(("user", "How can I help you? ORD-7777 not_found")), CTX) == []
     # DONE right after a question: ended early, the agent's question is the fragment

@@ -190,7 +190,9 @@ def simulate(
         user_simulator: Who plays the person after the opening message: None (nobody: the
             rollout ends at the agent's first answer), ``"template"`` or True (the offline user,
             which answers a clarifying question from the situation by stance), or a model (name
-            or ``Endpoint``). Rows record every user turn in ``messages``.
+            or ``Endpoint``). Rows record every user turn in ``messages``, the simulated user's own
+            errors in ``user_flags`` (each with the fragment that raised it) and the marker
+            ``user_faithful`` (1.0: no error; docs/simulate.md, "The simulated user, measured").
         max_user_turns: User turns the simulated user may add to one rollout (``MAX_USER_TURNS``).
         mode: ``"rl"`` (k = RL_REPEATS), ``"sft"`` (k = SFT_COMPLETIONS_PER_PROMPT) or ``"eval"``
             (k = EVAL_REPEATS) when ``repeats`` is not given. Stored in ``data.meta["mode"]``.

@@ -139,12 +139,21 @@ class RowBuffer:
             )
 
             contexts: dict[str, Any] = {}
-            flags = []
+            seen: dict[tuple[Any, ...], list[dict[str, str]]] = {}  # a scripted agent repeats whole conversations
+            flags: list[list[dict[str, str]]] = []
             for t, o in zip(tasks, outs):
-                ctx = contexts.get(t.scenario_id)
-                if ctx is None:
-                    ctx = contexts[t.scenario_id] = context_of_situation(t)
-                flags.append(check_user_turns(o.messages, ctx, ended_on_ask=o.ended_on_ask))
+                if sum(1 for m in o.messages if m.get("role") == "user") < 2 and not o.ended_on_ask:
+                    flags.append([])  # the simulator never spoke
+                    continue
+                # what the checks read: each message's role and content (and the context, by task)
+                conv = (t.scenario_id, o.ended_on_ask, *((m.get("role"), str(m.get("content"))) for m in o.messages))
+                hit = seen.get(conv)
+                if hit is None:
+                    ctx = contexts.get(t.scenario_id)
+                    if ctx is None:
+                        ctx = contexts[t.scenario_id] = context_of_situation(t)
+                    hit = seen[conv] = check_user_turns(o.messages, ctx, ended_on_ask=o.ended_on_ask)
+                flags.append(hit)
             made = flag_columns(flags)
             columns["user_flags"] = made["user_flags"]
             columns["markers"] = pl.DataFrame([made["user_faithful"]]).to_struct("markers")

@@ -36,7 +36,13 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from whileai.defaults import LEAK_MIN_CHARS, PASS_THRESHOLD, USER_FRAGMENT_CHARS, USER_REPEAT_MIN
+from whileai.defaults import (
+    LEAK_MIN_CHARS,
+    PASS_THRESHOLD,
+    USER_FRAGMENT_CHARS,
+    USER_REPEAT_MIN,
+    USER_SATISFIED_MAX_WORDS,
+)
 
 __all__ = ["USER_FLAG", "USER_FLAGS", "USER_JUDGE_CRITERIA", "UserContext", "asked", "check_user_turns", "context_of_row", "context_of_situation",
            "flag_columns", "stamp_user_flags", "user_error_summary", "user_flag_rows"]
@@ -129,8 +135,10 @@ def check_user_turns(messages: Sequence[Mapping[str, Any]], context: UserContext
     Returns:
         ``[{"flag": ..., "fragment": ...}]`` in ``USER_FLAGS`` order, one entry a flag at most.
     """
-    found: dict[str, str] = {}
     users = [i for i, m in enumerate(messages) if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    if len(users) < 2 and not ended_on_ask:  # the simulator never spoke: nothing of its to check
+        return []
+    found: dict[str, str] = {}
     turns = users[1:]
     said = [context.prompt, *context.known]
     given: dict[str, str] = {}  # identifier shape -> the first one the user gave
@@ -167,7 +175,8 @@ def check_user_turns(messages: Sequence[Mapping[str, Any]], context: UserContext
         prev = next((m for m in reversed(messages[:i]) if m.get("role") == "assistant"), None)
         prev_text = prev.get("content") if prev is not None else None
         if "user.ended_early" not in found and isinstance(prev_text, str) and asked(prev_text):
-            if _SATISFIED.search(text):
+            # a short thanks-and-goodbye that gives nothing; "Thanks, it's ORD-1234" answers the question
+            if _SATISFIED.search(text) and not _IDENT.search(text) and len(text.split()) <= USER_SATISFIED_MAX_WORDS:
                 found["user.ended_early"] = _fragment(text, 0, len(text))
         # broke role: the assistant's voice, or talk about the simulation
         for pattern in (_ASSISTANT_VOICE, _META):
@@ -236,7 +245,17 @@ def context_of_situation(situation: Any) -> UserContext:
 
 def flag_columns(flags: Sequence[Sequence[Mapping[str, str]]]) -> dict[str, pl.Series]:
     """``user_flags`` and the ``user_faithful`` marker (1.0: no flag) as columns, one entry a row."""
-    return {"user_flags": pl.Series("user_flags", [list(f) for f in flags], dtype=pl.List(USER_FLAG)),
+    import pyarrow as pa
+
+    flat = [f for row in flags for f in row]
+    offsets = [0]
+    for row in flags:
+        offsets.append(offsets[-1] + len(row))
+    values = pa.StructArray.from_arrays([pa.array([f["flag"] for f in flat], pa.string()),
+                                         pa.array([f["fragment"] for f in flat], pa.string())],
+                                        names=["flag", "fragment"])
+    listed = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
+    return {"user_flags": pl.Series("user_flags", listed).cast(pl.List(USER_FLAG)),
             "user_faithful": pl.Series("user_faithful", [0.0 if f else 1.0 for f in flags], dtype=pl.Float64)}
 
 
@@ -244,7 +263,7 @@ def stamp_user_flags(df: pl.DataFrame, flags: Sequence[Sequence[Mapping[str, str
     """``df`` with ``flags`` added to its ``user_flags`` (one list a row) and ``markers.user_faithful`` restamped."""
     old = df["user_flags"].to_list() if "user_flags" in df.columns else [None] * df.height
     merged = [_unique([*(a or []), *b]) for a, b in zip(old, flags)]
-    new = pl.Series("user_flags", merged, dtype=pl.List(USER_FLAG))
+    new = flag_columns(merged)["user_flags"]
     faithful = (new.list.len() == 0).cast(pl.Float64).alias("user_faithful")
     out = df.with_columns(new)
     fields: list[pl.Expr] = []
