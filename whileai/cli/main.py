@@ -67,6 +67,8 @@ EXAMPLES: dict[str, str] = {
     "judge-trust": "wai judge-trust graded.jsonl --labels labels.jsonl",
     "keys": "wai keys create alice",
     "keys create": "wai keys create alice --store .wai/store.duckdb",
+    "keys list": "wai keys list --store .wai/store.duckdb",
+    "keys revoke": "wai keys revoke 3f2a9c01de --store .wai/store.duckdb",
     "login": "wai login --server http://127.0.0.1:8484",
     "logout": "wai logout",
     "pass-at": "wai pass-at graded.jsonl --k 4 -o tasks.csv",
