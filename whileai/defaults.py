@@ -548,6 +548,10 @@ CODE_MAX_OUTPUT_BYTES = 1 << 20
 CODE_MAX_PROCS = 32
 # RLIMIT_FSIZE: the largest file the program may write, in MB (convention, untested).
 CODE_FSIZE_MB = 64
+# The sandbox's own /tmp (the work folder) is a tmpfs of at most this many MB, so a program
+# cannot fill the host's disk (one call wrote 968 MB into the host's /tmp in 10 s). Convention:
+# far above the few files a test writes, four times CODE_FSIZE_MB.
+CODE_TMP_MB = 256
 # Default wall-clock timeouts, so a hang no longer waits forever; None turns each off.
 # A judge call (grade/run_judge): a model judge behind ENDPOINT_TIMEOUT_S with its retries
 # stays far below it; CodeExec's own CODE_TIMEOUT_S is 10 s (convention, untested).
