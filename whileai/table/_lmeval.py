@@ -102,8 +102,14 @@ def read_samples(path: str | Path, *, model: str | None = None) -> list[dict[str
     lines = [v for v in value if isinstance(v, dict)] if whole and isinstance(value, list) \
         else _documents.iter_json_lines(path)
     docs: dict[str, list[dict[str, Any]]] = {}
-    for line in lines:
-        docs.setdefault(str(line.get("doc_id")), []).append(line)
+    for number, line in enumerate(lines, 1):
+        seen = docs.setdefault(str(line.get("doc_id")), [])
+        if any(v.get("filter") == line.get("filter") for v in seen):  # lm-eval writes one line per doc and filter
+            raise SchemaError(f"lm-eval samples must hold one line per doc_id and filter, got doc_id "
+                              f"{line.get('doc_id')!r} (filter {line.get('filter')!r}) again on record {number} of "
+                              f"{str(path)!r}. Two runs or a file concatenated twice: keep one run per file.",
+                              path=str(path), row=number)
+        seen.append(line)
     rows: list[dict[str, Any]] = []
     for doc_id, variants in docs.items():
         base = variants[0]
