@@ -1,8 +1,9 @@
 """Tracked agents and runs in the DuckDB store: the one implementation both backends and the server use.
 
 :class:`PlatformDB` opens the store for the length of each call (a notebook's
-``track(..., store=PATH)``), while any request needs it (``shared=True``, ``wai server``: closed
-when none is in flight, so the CLI and notebooks use the file between requests), or once
+``track(..., store=PATH)``), while requests need it (``shared=True``, ``wai server``: closed
+``SERVER_STORE_IDLE_S`` after the last one, so the CLI and notebooks use the file between
+bursts of requests), or once
 (``persistent=True``). One process's writes are serialised by a lock; reads use their own cursors.
 Every write is one transaction committed before the call returns, so an acknowledged write
 survives the process being killed (DuckDB replays its write-ahead log on the next open).
@@ -27,7 +28,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from whileai.defaults import LOCAL_ACCOUNT, ROWS_PER_SCORE, STORE_BUSY_TIMEOUT_S
+from whileai.defaults import (
+    LOCAL_ACCOUNT,
+    ROWS_PER_SCORE,
+    SERVER_STORE_IDLE_S,
+    STORE_BUSY_TIMEOUT_S,
+)
 from whileai.errors import PlatformError
 from whileai.platform import _rules
 from whileai.platform._models import (
@@ -119,13 +125,14 @@ class KeyInfo:
 class PlatformDB:
     """The store file, opened per call, held while in use, or held for good (see the module docstring).
 
-    ``shared=True`` (``wai server``): the file is opened when a request needs it and closed when
-    the last request in flight is done, so between requests other processes (the CLI, a notebook)
-    open it, and requests that overlap share one connection.
+    ``shared=True`` (``wai server``): the file is opened when a request needs it and closed
+    ``idle_s`` seconds after the last request in flight is done, so between bursts of requests
+    other processes (the CLI, a notebook) open it, and requests that overlap share one connection.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, persistent: bool = False,
-                 shared: bool = False, timeout: float = STORE_BUSY_TIMEOUT_S) -> None:
+                 shared: bool = False, timeout: float = STORE_BUSY_TIMEOUT_S,
+                 idle_s: float = SERVER_STORE_IDLE_S) -> None:
         self.path = resolve_path(path)
         self.timeout = float(timeout)
         self.persistent = persistent
@@ -133,6 +140,8 @@ class PlatformDB:
         self._lock = threading.Lock()
         self._lease_lock = threading.Lock()
         self._users = 0
+        self.idle_s = float(idle_s)
+        self._timer: threading.Timer | None = None
         self._ctx: Any = None
         self._con: Any = None
         if persistent:
@@ -141,6 +150,9 @@ class PlatformDB:
 
     def close(self) -> None:
         """Close a held connection (no-op when the store is opened per call, or none is in use)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._ctx is not None and self._users == 0:
             ctx, self._ctx, self._con = self._ctx, None, None
             ctx.__exit__(None, None, None)
@@ -150,19 +162,33 @@ class PlatformDB:
         if not self.shared:
             return
         with self._lease_lock:
-            if self._users == 0:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._con is None:
                 ctx = connect(self.path, timeout=self.timeout)
                 self._con = ctx.__enter__()
                 self._ctx = ctx
             self._users += 1
 
     def release(self) -> None:
-        """Let go of :meth:`acquire`; the last holder closes the file, so other processes can open it."""
+        """Let go of :meth:`acquire`; ``idle_s`` after the last holder, the file is closed for other processes."""
         if not self.shared:
             return
         with self._lease_lock:
             self._users -= 1
             if self._users == 0:
+                if self.idle_s <= 0:
+                    self.close()
+                else:
+                    self._timer = threading.Timer(self.idle_s, self._close_if_idle)
+                    self._timer.daemon = True
+                    self._timer.start()
+
+    def _close_if_idle(self) -> None:
+        with self._lease_lock:
+            if self._users == 0:
+                self._timer = None
                 self.close()
 
     @contextlib.contextmanager
