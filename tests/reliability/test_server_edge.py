@@ -14,7 +14,7 @@ import pytest
 from whileai.defaults import SERVER_BODY_MAX_BYTES
 from whileai.platform.server import create_app
 
-from ._support import RunningServer, wai_process
+from ._support import RunningServer, wai
 
 JSON = {"content-type": "application/json"}
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
@@ -164,38 +164,37 @@ def test_server_huge_integer_is_422(client, body, field):
     assert client.get(f"/runs/{run}").status_code == 200
 
 
-def test_keys_list_and_revoke_answer_401_at_once(tmp_path):
+def test_keys_list_and_revoke_answer_401_at_once(tmp_path, capsys, monkeypatch):
     """wai keys list / revoke on the store of a running server: the revoked key answers 401 on its next request."""
     import httpx
 
     store = tmp_path / "s.duckdb"
-    made = wai_process("keys", "create", "alice", "--store", store)
-    assert made.returncode == 0, made.stderr
-    key = made.stdout.strip()
+    made = wai(capsys, monkeypatch, "keys", "create", "alice", "--store", store)
+    assert made.code == 0, made.err
+    key = made.out.strip()
     key_id = key.split("_")[1]
     server = RunningServer(store, tmp_path / "server.log")
     try:
         with httpx.Client(base_url=server.url, timeout=10, headers={"X-Api-Key": key}) as c:
             assert c.get("/runs").status_code == 200
-            listed = wai_process("keys", "list", "--json", "--store", store)
-            assert listed.returncode == 0, listed.stderr
-            assert json.loads(listed.stdout) == [{"key_id": key_id, "account": "alice",
-                                                  "created_at": json.loads(listed.stdout)[0]["created_at"],
-                                                  "revoked": False}]
-            assert key not in listed.stdout
-            revoked = wai_process("keys", "revoke", key_id, "--store", store)
-            assert revoked.returncode == 0, revoked.stderr
+            listed = wai(capsys, monkeypatch, "keys", "list", "--json", "--store", store)
+            assert listed.code == 0, listed.err
+            (row,) = json.loads(listed.out)
+            assert row == {"key_id": key_id, "account": "alice", "created_at": row["created_at"], "revoked": False}
+            assert key not in listed.out
+            revoked = wai(capsys, monkeypatch, "keys", "revoke", key_id, "--store", store)
+            assert revoked.code == 0, revoked.err
             assert c.get("/runs").status_code == 401
             assert c.get("/runs", headers={"X-Api-Key": ""}).status_code == 401  # keys stay on
-        listed = wai_process("keys", "list", "--json", "--store", store)
-        assert json.loads(listed.stdout)[0]["revoked"] is True
-        unknown = wai_process("keys", "revoke", "nope", "--store", store)
-        assert unknown.returncode == 2 and key_id in unknown.stderr, unknown.stderr
+        listed = wai(capsys, monkeypatch, "keys", "list", "--json", "--store", store)
+        assert json.loads(listed.out)[0]["revoked"] is True
+        unknown = wai(capsys, monkeypatch, "keys", "revoke", "nope", "--store", store)
+        assert unknown.code == 2 and key_id in unknown.err, unknown.err
     finally:
         server.stop()
 
 
-def test_store_cli_reads_while_the_server_runs(tmp_path):
+def test_store_cli_reads_while_the_server_runs(tmp_path, capsys, monkeypatch):
     """The server does not hold the store between requests: CLI reads and writes run beside it."""
     import httpx
 
@@ -204,12 +203,12 @@ def test_store_cli_reads_while_the_server_runs(tmp_path):
     try:
         with httpx.Client(base_url=server.url, timeout=10) as c:
             assert c.post("/runs", json={"name": "r1"}).status_code == 201
-        listed = wai_process("sql", "SELECT name FROM tracked_runs", "--format", "json", "--store", store)
-        assert listed.returncode == 0, listed.stderr
-        assert "r1" in listed.stdout
-        made = wai_process("keys", "create", "alice", "--store", store)  # a write, too
-        assert made.returncode == 0, made.stderr
-        with httpx.Client(base_url=server.url, timeout=10, headers={"X-Api-Key": made.stdout.strip()}) as c:
+        listed = wai(capsys, monkeypatch, "sql", "SELECT name FROM tracked_runs", "--format", "json", "--store", store)
+        assert listed.code == 0, listed.err
+        assert "r1" in listed.out
+        made = wai(capsys, monkeypatch, "keys", "create", "alice", "--store", store)  # a write, too
+        assert made.code == 0, made.err
+        with httpx.Client(base_url=server.url, timeout=10, headers={"X-Api-Key": made.out.strip()}) as c:
             assert c.post("/runs", json={"name": "r2"}).status_code == 201
     finally:
         server.stop()
