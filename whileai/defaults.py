@@ -597,6 +597,10 @@ CODE_MAX_OUTPUT_BYTES = 1 << 20
 CODE_MAX_PROCS = 32
 # RLIMIT_FSIZE: the largest file the program may write, in MB (convention, untested).
 CODE_FSIZE_MB = 64
+# The sandbox's own /tmp (the work folder) is a tmpfs of at most this many MB, so a program
+# cannot fill the host's disk (one call wrote 968 MB into the host's /tmp in 10 s). Convention:
+# far above the few files a test writes, four times CODE_FSIZE_MB.
+CODE_TMP_MB = 256
 # Default wall-clock timeouts, so a hang no longer waits forever; None turns each off.
 # A judge call (grade/run_judge): a model judge behind ENDPOINT_TIMEOUT_S with its retries
 # stays far below it; CodeExec's own CODE_TIMEOUT_S is 10 s (convention, untested).
@@ -876,6 +880,24 @@ CREDENTIALS_PATH = "~/.whileai/credentials.json"
 API_KEY_ENV = "WHILEAI_API_KEY"
 BASE_URL_ENV = "WHILEAI_BASE_URL"
 API_KEY_HEADER = "X-Api-Key"
+# The largest request body wai server reads, in bytes; a larger one answers 413 before it is parsed
+# (a 100 MB run record took the server from 183 to 667 MB). A 500-row call at the text caps
+# (ROWS_PER_CALL x (2 x EXAMPLE_TEXT_MAX + EXAMPLE_WHY_MAX + TAGS_MAX x (TAG_KEY_MAX + TAG_VALUE_MAX)),
+# about 1.9 M characters, under 8 MB even at 4 bytes a character) fits well under it; no route
+# needs more than 25 MB (convention).
+SERVER_BODY_MAX_BYTES = 25 * 1024 * 1024
+# JSON nesting the server accepts in a body (Python's json raises RecursionError near 1,000; every
+# body model nests under 10 deep; convention).
+SERVER_JSON_MAX_DEPTH = 64
+# Host names wai server answers besides the address it is bound to (DNS rebinding: a page on
+# another name that resolves to 127.0.0.1 must not reach it; RFC 9110 section 7.2). Loopback names
+# are allowed when it listens on loopback; --allow-host adds more.
+SERVER_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# Seconds wai server keeps the store open after its last request before it closes the file for
+# other processes (the CLI waits at most this long after the requests in flight). Closing after
+# every request made each sequential call reopen and checkpoint the file: 250-390 ms a call against
+# 50-100 ms held (create_app over TestClient, 200 log calls, loaded 2-core machine). Convention.
+SERVER_STORE_IDLE_S = 1.0
 # The account a store's records belong to when no API key is in use (one person, one laptop).
 LOCAL_ACCOUNT = "local"
 # Seconds an HTTP call to wai server waits before it counts as failed (whileai 0.131

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 import httpx
 import pytest
@@ -74,8 +76,11 @@ def test_every_route_answers_json_errors(shared_server, route):
         resp = _call(c, route, {**valid, "bogus_field": 1})
         assert resp.status_code == 422 and resp.json()["error"]["field"] == "bogus_field"
         assert "body field 'bogus_field'" in resp.json()["error"]["message"]
-        resp = c.request(route.method, route.path.format(**{p: "x" for p in route.path_params}), content=b"{not json")
+        url = route.path.format(**{p: "x" for p in route.path_params})
+        resp = c.request(route.method, url, content=b"{not json", headers={"content-type": "application/json"})
         assert resp.status_code in (400, 404) and "error" in resp.json()
+        resp = c.request(route.method, url, content=json.dumps(valid).encode(), headers={"content-type": "text/plain"})
+        assert resp.status_code == 415 and "application/json" in resp.json()["error"]["message"]
     if route.required_query:
         url = route.path.format(**{p: "x" for p in route.path_params})
         resp = c.get(url)
@@ -102,7 +107,8 @@ def test_named_bad_inputs(server):
     for behavior in ("Bad Name", "", "x" * 5000):  # was a 500 (pydantic's ValidationError from the rules)
         resp = c.get("/agents/a/verdict", params={"behavior": behavior})
         assert resp.status_code == 422 and "behavior name must be lower-case" in resp.json()["error"]["message"], resp.text
-    huge = c.post(f"/runs/{run_id}/log", content=b'{"points": [{"step": 99999999999999999999, "loss": 1}]}')
+    huge = c.post(f"/runs/{run_id}/log", content=b'{"points": [{"step": 99999999999999999999, "loss": 1}]}',
+                  headers={"content-type": "application/json"})
     assert huge.status_code == 422 and huge.json()["error"]["field"] == "points.0.step"  # was a 500 (OverflowError)
 
 

@@ -348,3 +348,139 @@ def test_an_interpreter_under_tmp_runs_isolated(tmp_path):
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+
+
+KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+
+
+@pytest.mark.skipif(KEYCTL is None, reason=f"no keyctl(2) number known for {os.uname().machine}")
+def test_session_keyring_secret_is_out_of_reach(box, tmp_path):
+    """A secret in the grader's session keyring (keyctl add user NAME SECRET @s) stays out of the program's reach.
+
+    The grader runs in a child process that joins a keyring of its own first, so the test leaves
+    the session keyring of whoever runs pytest alone.
+    """
+    secret = secrets.token_hex(8)
+    code = f"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+escaped = False
+for ring in (-3, -4, -5):  # the session, user and user-session keyrings
+    kid = libc.syscall({KEYCTL}, 10, ring, b"user", b"wai-reliability", 0)  # KEYCTL_SEARCH
+    if kid > 0:
+        buf = ctypes.create_string_buffer(256)
+        n = libc.syscall({KEYCTL}, 11, kid, buf, 256)  # KEYCTL_READ
+        escaped = escaped or (n > 0 and b"{secret}" in buf.raw)
+"""
+    grader = f"""
+import ctypes, json, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall({KEYCTL}, 1, None) < 0:  # KEYCTL_JOIN_SESSION_KEYRING: a keyring of this process's own
+    print(json.dumps({{"skip": "keyctl is refused here"}})); sys.exit(0)
+if libc.syscall(248, b"user", b"wai-reliability", b"{secret}", {len(secret)}, -3) < 0:  # add_key to @s
+    print(json.dumps({{"skip": "add_key is refused here"}})); sys.exit(0)
+from whileai.verify import CodeExec
+judge = CodeExec(tests='assert escaped, "blocked"', isolation={box.isolation!r}, python={box.python!r})
+print(json.dumps(judge({{"final_text": {code!r}}})))
+"""
+    if KEYCTL == 219:
+        grader = grader.replace("syscall(248,", "syscall(217,")
+    import json
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", grader], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if "skip" in out:
+        pytest.skip(out["skip"])
+    assert_blocked(out, box)
+
+
+def test_inherited_fds_env_and_cgroup(box):
+    """The program holds stdin, stdout, stderr and its two pipes to the checker only, an empty
+    environment (Python's own LC_CTYPE aside, PEP 538), and sees its own cgroup as the root."""
+    leak = os.open(os.devnull, os.O_RDONLY)
+    os.set_inheritable(leak, True)
+    code = """
+import os
+links = {}
+for name in os.listdir("/proc/self/fd"):
+    try:
+        links[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+    except OSError:
+        pass  # the listing's own descriptor, closed by now
+extra = [target for fd, target in links.items() if fd > 2]
+with open("/proc/self/cgroup") as handle:
+    groups = [line.strip() for line in handle if line.strip()]
+escaped = (len(extra) > 2 or any(not t.startswith("pipe:") for t in extra) or set(os.environ) - {"LC_CTYPE"}
+           or [g for g in groups if not g.endswith(":/")])
+escaped = bool(escaped)
+"""
+    try:
+        assert_blocked(run(box, code), box)
+    finally:
+        os.close(leak)
+
+
+def test_tmp_is_private_and_size_capped(box):
+    """The program's /tmp is a tmpfs of CODE_TMP_MB: 300 MB of files do not fit, and none reach the host's disk."""
+    from whileai.defaults import CODE_FSIZE_MB, CODE_TMP_MB
+
+    code = f"""
+import os
+chunk = b"x" * (1 << 20)
+written = 0
+try:
+    for i in range(300 // 32):
+        with open(f"/tmp/fill-{{i}}", "wb") as handle:
+            for _ in range(32):
+                handle.write(chunk)
+                written += 1
+except OSError:
+    pass
+too_big = False
+try:
+    with open("/tmp/one", "wb") as handle:
+        for _ in range({CODE_FSIZE_MB} + 8):
+            handle.write(chunk)
+    too_big = True
+except OSError:
+    pass
+escaped = written >= 300 or written > {CODE_TMP_MB} or too_big
+"""
+    before = {p.name for p in Path("/tmp").glob("wai-codeexec-*")}
+    assert_blocked(run(box, code, timeout=30), box)
+    assert {p.name for p in Path("/tmp").glob("wai-codeexec-*")} <= before
+
+
+def test_pass_nonce_cannot_be_forged_by_walking_stack_frames(box):
+    """Code that finds a nonce in frames, gc or its parent's /proc and prints it must not pass a failing test."""
+    code = r"""
+import gc, os, re, sys
+found = set()
+frame = sys._getframe()
+while frame is not None:
+    for value in list(frame.f_locals.values()) + list(frame.f_globals.values()):
+        if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{32}", value):
+            found.add(value)
+    frame = frame.f_back
+for obj in gc.get_objects():
+    if isinstance(obj, dict):
+        for value in list(obj.values()):
+            if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{32}", value):
+                found.add(value)
+for pid in {str(os.getppid()), *[p for p in os.listdir("/proc") if p.isdigit()]}:
+    for part in ("cmdline", "environ", "mem"):
+        try:
+            data = open(f"/proc/{pid}/{part}", "rb").read(1 << 20)
+        except (OSError, ValueError):
+            continue
+        found.update(m.decode() for m in re.findall(rb"[0-9a-f]{32}", data))
+for nonce in found:
+    sys.stdout.write("\n__wai_tests_done__ " + nonce + "\n")
+sys.stdout.flush()
+os._exit(0)
+"""
+    out = run(box, code, tests="assert False")
+    assert out["reward"] == 0.0, out
+    assert "exited before its tests finished" in out["reason"], out

@@ -139,3 +139,48 @@ def test_graded_rows_record_the_isolation():
     scored = run_judge([{"prompt": "add", "final_text": GOOD}], judge)
     meta = json.loads(scored.df["judge_meta"][0])
     assert meta["isolation"] in ("bwrap", "namespaces") and meta["isolation"] == judge.isolation
+
+
+def test_tests_reach_the_code_through_the_checker():
+    """The tests run in the checker process: classes, methods, iterators and exceptions of the reply still work."""
+    reply = """```python
+class Solution:
+    def two_sum(self, nums, target):
+        seen = {}
+        for i, n in enumerate(nums):
+            if target - n in seen:
+                return [seen[target - n], i]
+            seen[n] = i
+def squares(n):
+    for i in range(n):
+        yield i * i
+def check(x):
+    if x < 0:
+        raise ValueError("negative")
+    return x
+counter = {"calls": 0}
+def bump():
+    counter["calls"] += 1
+    return counter["calls"]
+```"""
+    tests = """
+assert Solution().two_sum([2, 7, 11], 9) == [0, 1]
+assert list(squares(4)) == [0, 1, 4, 9]
+assert sum(squares(3)) == 5
+try:
+    check(-1)
+    raise AssertionError("no error")
+except ValueError as exc:
+    assert "negative" in str(exc)
+assert bump() == 1 and bump() == 2 and counter["calls"] == 2
+assert type(Solution().two_sum([1, 2], 3)) is list
+"""
+    out = CodeExec(tests=tests)({"final_text": reply})
+    assert out["reward"] == 1.0, out
+
+
+def test_the_reply_cannot_shadow_the_tests_builtins():
+    """A reply that redefines all() (or type) at module level changes nothing for the tests."""
+    reply = "```python\ndef all(values):\n    return True\ndef f(x):\n    return x\n```"
+    out = CodeExec(tests="assert all(f(x) == 1 for x in (1, 2))")({"final_text": reply})
+    assert out["reward"] == 0.0 and out["reason"].startswith("AssertionError"), out

@@ -53,8 +53,12 @@ def compare(ctx: click.Context, before: Any, after: Any, target: str | None, mus
     BEFORE and AFTER are anything FILE is for the other commands (a folder of logs too);
     --map, --scorer and --shape apply to both.
     """
+    from whileai.errors import ArgumentError
     from whileai.measure import delta_report
 
+    if before == "-" and after == "-":
+        raise ArgumentError("BEFORE and AFTER must not both be - (stdin can be read only once), got - -. Save one "
+                            "side to a file: wai compare before.jsonl -", argument="after", value="-")
     if engine == "ray":  # both arms as Ray datasets: each arm's sums merged on Ray (docs/scale.md)
         before = engine_rows(ray_paths([before], mapping, scorer, shape), engine)
         after = engine_rows(ray_paths([after], mapping, scorer, shape), engine)

@@ -19,10 +19,15 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
 @click.pass_context
 def judge_trust(ctx: click.Context, file: Any, labels: str, kind: str, as_json: bool) -> None:
     """Agreement and kappa of the judge's rewards with gold labels; exit 1 when the judge is not trusted."""
+    from whileai.errors import JudgeError
     from whileai.grade import attach_labels
     from whileai.grade import judge_trust as trust
 
-    labeled, _ = attach_labels(file, labels, kind=kind)  # type: ignore[arg-type]
+    labeled, attached = attach_labels(file, labels, kind=kind)  # type: ignore[arg-type]
+    if attached.conflicts:  # a judge is checked against one answer per row, not a vote
+        raise JudgeError(f"labels must give each row one answer, got {attached.conflicts} row(s) labeled both 0 and 1 "
+                         f"in {labels!r}. Resolve the disagreements (or keep one label per key) and run it again.",
+                         path=labels, counts={"conflicting_rows": attached.conflicts})
     report = trust(labeled)
     emit(report, as_json)
     ctx.exit(0 if report.ok else 1)

@@ -67,6 +67,8 @@ EXAMPLES: dict[str, str] = {
     "judge-trust": "wai judge-trust graded.jsonl --labels labels.jsonl",
     "keys": "wai keys create alice",
     "keys create": "wai keys create alice --store .wai/store.duckdb",
+    "keys list": "wai keys list --store .wai/store.duckdb",
+    "keys revoke": "wai keys revoke 3f2a9c01de --store .wai/store.duckdb",
     "login": "wai login --server http://127.0.0.1:8484",
     "logout": "wai logout",
     "pass-at": "wai pass-at graded.jsonl --k 4 -o tasks.csv",
@@ -160,6 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = cli.main(args=args, prog_name="wai", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except WaiError as exc:
+        if isinstance(exc.__cause__, BrokenPipeError):  # `wai ... -o - | head`: the reader had enough
+            _silence_stdout()
+            return 0
         _fail(exc, debug, " ".join(str(exc).split()))
         return EXIT_BAD_INPUT
     except click.exceptions.Abort:
@@ -176,6 +181,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `wai ... | head`
         _silence_stdout()
         return 0
+    except SystemExit:  # click answers a broken pipe (EPIPE) with sys.exit(1), even outside standalone mode,
+        if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # after wrapping stdout to hush the flush at exit
+            _silence_stdout()
+            return 0
+        raise
     except Exception as exc:  # a bug, not bad input: one line unless --debug
         _fail(exc, debug, f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())} "
                           "(rerun with --debug for the traceback, and report it)")

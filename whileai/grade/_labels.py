@@ -47,6 +47,8 @@ class LabelReport(Report):
     """Rows that now carry a gold label from this call."""
     ties: int = 0
     """Rows whose labels split evenly (left without a gold label)."""
+    conflicts: int = 0
+    """Rows given both a 0 and a 1 label (a majority decided those that did not tie)."""
     kind: str = "human"
     """The gold kind stamped: human, program or model."""
     by_form: dict[str, int] = Field(default_factory=dict)
@@ -293,6 +295,7 @@ def attach_labels(
     per_row = matched.group_by("_row").agg(pl.col("_label").mean().alias("_mean"), pl.len().alias("_n"))
     ties = per_row.filter(pl.col("_mean") == 0.5)
     report.ties = ties.height
+    report.conflicts = per_row.filter((pl.col("_mean") > 0) & (pl.col("_mean") < 1)).height
     if ties.height:
         report.warnings.append(f"{ties.height} rows got as many 0 as 1 labels and were left without a gold label; "
                                "add a tie-breaking label.")

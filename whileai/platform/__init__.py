@@ -52,7 +52,7 @@ from whileai.platform._rules import (
     noise_floor_points,
     verdict_of,
 )
-from whileai.platform._service import KeyInfo, create_key
+from whileai.platform._service import KeyInfo, create_key, list_keys, revoke_key
 from whileai.platform._sweep import HarnessSweep, SweepArm, SweepReport
 from whileai.platform._views import (
     AgentState,
@@ -71,6 +71,7 @@ __all__ = [
     "LiveDay", "LocalBackend", "LogBody", "PlatformError", "RowsBody", "Run", "RunMissing", "RunPatch", "RunRecord",
     "RunSpec", "ScoreBody", "ScoreRecord", "SweepArm", "SweepReport", "Tracked", "TrainPoint", "Verdict", "attach_delta",
     "attach_holdout", "brief_of", "cost_of", "create_key", "cut_middle", "dashboard_of", "describe", "eval_checks",
-    "evals_of", "logout", "noise_floor_points", "push_file", "push_rows", "resolve_api_key", "resolve_base_url", "save_login", "status",
+    "evals_of", "list_keys", "logout", "noise_floor_points", "push_file", "push_rows", "resolve_api_key", "resolve_base_url",
+    "revoke_key", "save_login", "status",
     "track", "verdict_of",
 ]

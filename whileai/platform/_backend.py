@@ -148,7 +148,7 @@ def backend_for(*, base_url: str | None = None, api_key: str | None = None, stor
         return LocalBackend(store, api_key=api_key)
     url, _ = resolve_base_url(base_url)
     if url is None and transport is not None:
-        url = "http://wai.local"
+        url = "http://localhost"
     if url is None:
         return LocalBackend(None, api_key=api_key)
     key, _ = resolve_api_key(api_key)

@@ -1,8 +1,10 @@
 """Tracked agents and runs in the DuckDB store: the one implementation both backends and the server use.
 
-:class:`PlatformDB` opens the store either for the length of each call (a notebook's
-``track(..., store=PATH)``, so other processes can share the file) or once for a server's lifetime
-(``persistent=True``: one connection, writes serialised by a lock, reads on their own cursors).
+:class:`PlatformDB` opens the store for the length of each call (a notebook's
+``track(..., store=PATH)``), while requests need it (``shared=True``, ``wai server``: closed
+``SERVER_STORE_IDLE_S`` after the last one, so the CLI and notebooks use the file between
+bursts of requests), or once
+(``persistent=True``). One process's writes are serialised by a lock; reads use their own cursors.
 Every write is one transaction committed before the call returns, so an acknowledged write
 survives the process being killed (DuckDB replays its write-ahead log on the next open).
 
@@ -26,7 +28,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from whileai.defaults import LOCAL_ACCOUNT, ROWS_PER_SCORE, STORE_BUSY_TIMEOUT_S
+from whileai.defaults import (
+    LOCAL_ACCOUNT,
+    ROWS_PER_SCORE,
+    SERVER_STORE_IDLE_S,
+    STORE_BUSY_TIMEOUT_S,
+)
 from whileai.errors import PlatformError
 from whileai.platform import _rules
 from whileai.platform._models import (
@@ -60,7 +67,7 @@ from whileai.platform._views import (
 from whileai.store._db import connect, resolve_path, transaction
 from whileai.store._migrations import utcnow
 
-__all__ = ["KeyInfo", "PlatformDB", "Service", "create_key"]
+__all__ = ["KeyInfo", "PlatformDB", "Service", "create_key", "list_keys", "revoke_key"]
 
 #: DuckDB strftime pattern of the ISO 8601 UTC timestamps every record carries.
 _ISO = "%Y-%m-%dT%H:%M:%S.%gZ"
@@ -116,14 +123,25 @@ class KeyInfo:
 
 
 class PlatformDB:
-    """The store file, opened per call or held for a server's lifetime (see the module docstring)."""
+    """The store file, opened per call, held while in use, or held for good (see the module docstring).
+
+    ``shared=True`` (``wai server``): the file is opened when a request needs it and closed
+    ``idle_s`` seconds after the last request in flight is done, so between bursts of requests
+    other processes (the CLI, a notebook) open it, and requests that overlap share one connection.
+    """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, persistent: bool = False,
-                 timeout: float = STORE_BUSY_TIMEOUT_S) -> None:
+                 shared: bool = False, timeout: float = STORE_BUSY_TIMEOUT_S,
+                 idle_s: float = SERVER_STORE_IDLE_S) -> None:
         self.path = resolve_path(path)
         self.timeout = float(timeout)
         self.persistent = persistent
+        self.shared = shared and not persistent
         self._lock = threading.Lock()
+        self._lease_lock = threading.Lock()
+        self._users = 0
+        self.idle_s = float(idle_s)
+        self._timer: threading.Timer | None = None
         self._ctx: Any = None
         self._con: Any = None
         if persistent:
@@ -131,38 +149,85 @@ class PlatformDB:
             self._con = self._ctx.__enter__()
 
     def close(self) -> None:
-        """Close a held connection (no-op when the store is opened per call)."""
-        if self._ctx is not None:
+        """Close a held connection (no-op when the store is opened per call, or none is in use)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._ctx is not None and self._users == 0:
             ctx, self._ctx, self._con = self._ctx, None, None
             ctx.__exit__(None, None, None)
+
+    def acquire(self) -> None:
+        """Hold the store open (``shared``): the first holder opens it; a no-op otherwise."""
+        if not self.shared:
+            return
+        with self._lease_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if self._con is None:
+                ctx = connect(self.path, timeout=self.timeout)
+                self._con = ctx.__enter__()
+                self._ctx = ctx
+            self._users += 1
+
+    def release(self) -> None:
+        """Let go of :meth:`acquire`; ``idle_s`` after the last holder, the file is closed for other processes."""
+        if not self.shared:
+            return
+        with self._lease_lock:
+            self._users -= 1
+            if self._users == 0:
+                if self.idle_s <= 0:
+                    self.close()
+                else:
+                    self._timer = threading.Timer(self.idle_s, self._close_if_idle)
+                    self._timer.daemon = True
+                    self._timer.start()
+
+    def _close_if_idle(self) -> None:
+        with self._lease_lock:
+            if self._users == 0:
+                self._timer = None
+                self.close()
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Any]:
         """A connection (or cursor) to read with."""
-        if self._con is not None:
-            cur = self._con.cursor()
-            try:
-                yield cur
-            finally:
-                cur.close()
-        else:
-            with connect(self.path, timeout=self.timeout) as con:
-                yield con
+        with self._held():
+            if self._con is not None:
+                cur = self._con.cursor()
+                try:
+                    yield cur
+                finally:
+                    cur.close()
+            else:
+                with connect(self.path, timeout=self.timeout) as con:
+                    yield con
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Any]:
         """A connection inside one transaction, committed when the block ends."""
-        if self._con is not None:
-            with self._lock:
-                cur = self._con.cursor()
-                try:
-                    with transaction(cur):
-                        yield cur
-                finally:
-                    cur.close()
-        else:
-            with connect(self.path, timeout=self.timeout) as con, transaction(con):
-                yield con
+        with self._held():
+            if self._con is not None:
+                with self._lock:
+                    cur = self._con.cursor()
+                    try:
+                        with transaction(cur):
+                            yield cur
+                    finally:
+                        cur.close()
+            else:
+                with self._lock, connect(self.path, timeout=self.timeout) as con, transaction(con):
+                    yield con
 
     # --- accounts and keys --------------------------------------------------------------------
 
@@ -225,6 +290,48 @@ def create_key(name: str, *, store: str | os.PathLike[str] | None = None) -> Key
         con.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?)",
                     [key_id, account_id, hashlib.sha256(key.encode("utf-8")).hexdigest(), utcnow()])
     return KeyInfo(key, key_id, name)
+
+
+#: What a revoked key's hash is replaced with: no sha256 hex digest equals it, and the row stays, so
+#: the store keeps asking every request for a key after its last key is revoked.
+_REVOKED = "revoked"
+
+
+def list_keys(*, store: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """Every API key of the store by public id: its account, when it was made, and whether it is revoked.
+
+    The key text is never stored, so it is never listed (``wai keys list``).
+    """
+    db = PlatformDB(store)
+    with db.read() as con:
+        rows = con.execute("SELECT k.id, a.name, strftime(k.created_at, '%Y-%m-%dT%H:%M:%SZ'), k.key_hash "
+                           "FROM api_keys k LEFT JOIN accounts a ON a.id = k.account_id "
+                           "ORDER BY k.created_at, k.id").fetchall()
+    return [{"key_id": r[0], "account": r[1], "created_at": r[2], "revoked": str(r[3]).startswith(_REVOKED)}
+            for r in rows]
+
+
+def revoke_key(key_id: str, *, store: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Revoke the key with public id ``key_id`` (the ``<id>`` of ``wai_<id>_...``): it answers 401 from then on.
+
+    Its hash is erased and the row kept, so a store whose last key is revoked still asks every
+    request for a key (it never falls back to the open local account).
+
+    Raises:
+        ArgumentError: No key has that id (the message lists the ids there are).
+    """
+    from whileai.errors import ArgumentError
+
+    key_id = key_id.removeprefix("wai_").split("_", 1)[0] if key_id.startswith("wai_") else key_id
+    db = PlatformDB(store)
+    with db.write() as con:
+        row = _one(con.execute("SELECT key_hash FROM api_keys WHERE id = ?", [key_id]))
+        if row is None:
+            ids = [r[0] for r in con.execute("SELECT id FROM api_keys ORDER BY created_at").fetchall()]
+            raise ArgumentError(f"key id must be one of this store's keys ({', '.join(ids) or 'none'}), got "
+                                f"{key_id!r}. List them with wai keys list.", argument="key_id", value=key_id)
+        con.execute("UPDATE api_keys SET key_hash = ? WHERE id = ?", [f"{_REVOKED} {utcnow().isoformat()}", key_id])
+    return {"key_id": key_id, "revoked": True, "was_revoked": str(row[0]).startswith(_REVOKED)}
 
 
 class Service:

@@ -108,6 +108,10 @@ def store_error(path: Path, exc: BaseException) -> StoreError:
     if "sqlite" in low or _header(path).startswith(b"SQLite format 3"):
         return StoreError(f"store file {where!r} must be a DuckDB database, got a SQLite file. Point {STORE_ENV} "
                           "(or open(path=)) at a .duckdb file; whileai never converts it.", path=where)
+    if "no space left" in low or getattr(exc, "errno", None) == errno.ENOSPC:  # whatever DuckDB calls it
+        return StoreError(f"store file {where!r} cannot be written: the disk is full ({text}). Free space on the disk "
+                          f"that holds it, or set {STORE_ENV} to a file on another disk; the store itself is fine.",
+                          path=where, reason="disk_full")
     if "not a valid duckdb database" in low or "extension" in low:
         return StoreError(f"store file {where!r} cannot be opened as a DuckDB database ({text}). If it is not a "
                           f"whileai store, point {STORE_ENV} elsewhere; if it is damaged, move it aside.", path=where)

@@ -105,10 +105,17 @@ def _check_meta(meta: Any) -> dict[str, Any]:
         return {}
     if not isinstance(meta, Mapping):
         raise ArgumentError(f"meta must be a dict, got {type(meta).__name__}. Pass meta={{'note': '...'}}.")
-    try:
-        return json.loads(json.dumps(dict(meta), default=str))
-    except (TypeError, ValueError) as exc:
-        raise ArgumentError(f"meta must be JSON-serialisable, got {meta!r} ({exc}). Pass plain values.") from exc
+    try:  # no default=: an object stored as its repr() would read back as a different value
+        return json.loads(json.dumps(dict(meta), allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ArgumentError(f"meta must hold JSON values (text, finite numbers, booleans, None, lists, dicts), got "
+                            f"{_shown(meta)} ({exc}). Pass plain values, e.g. str() of a date.",
+                            argument="meta") from exc
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _parse_ref(ref: Any, what: str) -> tuple[str, int | None]:
@@ -127,7 +134,9 @@ def _table_stats(df: pl.DataFrame) -> dict[str, int]:
         "n_rows": df.height,
         "n_tasks": counts.height,
         "k": int(counts["len"].max() or 0) if counts.height else 0,  # type: ignore[arg-type]
-        "n_graded": int(df["reward"].count()) if "reward" in df.columns else 0,
+        # NaN is a float that is not null: a NaN reward is not a grade (Polars counts it as a value)
+        "n_graded": int(df.select(pl.col("reward").cast(pl.Float64).is_not_nan().sum()).item() or 0)
+        if "reward" in df.columns else 0,
     }
 
 

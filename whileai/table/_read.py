@@ -430,6 +430,13 @@ def _read_stdin(columns: Sequence[str] | None) -> pl.DataFrame:
     before, so the frame and any error (``stdin: line N``) are the same.
     """
     raw = getattr(sys.stdin, "buffer", None)
+    if raw is not None and hasattr(raw, "peek") and raw.peek(2)[:2] == b"\x1f\x8b":  # gzip magic (RFC 1952)
+        import gzip
+        import io
+
+        text = io.TextIOWrapper(gzip.GzipFile(fileobj=raw, mode="rb"), encoding="utf-8")
+        unzipped = _from_dicts(read_jsonl_rows(text, "stdin (gzip)"), "stdin")
+        return _select(unzipped.lazy(), columns).collect() if columns else unzipped
     if not columns or raw is None:
         return _from_dicts(read_jsonl_rows(sys.stdin, "stdin"), "stdin")
     with tempfile.TemporaryDirectory(prefix="whileai-stdin-") as folder:

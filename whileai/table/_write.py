@@ -127,6 +127,9 @@ def atomic_path(path: str | os.PathLike[str], *, folder: bool = False) -> Iterat
                 tmp_path.unlink()
             if isinstance(exc, OSError) and not isinstance(exc, WaiError):
                 raise _write_error(text, exc) from exc
+            if isinstance(exc, Exception) and not isinstance(exc, WaiError) and _disk_full(exc):
+                # Polars and pyarrow say a full disk in their own exception types (os error 28)
+                raise _write_error(text, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))) from exc
             raise
 
 
@@ -261,6 +264,8 @@ def _new_temp(folder: Path, name: str) -> Path:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         except FileExistsError:
             continue
+        except OSError as exc:  # a read-only or 0555 folder, a full disk: the old file is untouched
+            raise _write_error(str(folder / name), exc) from exc
         except BaseException:  # a SIGTERM as it was made: the name is ours (O_EXCL), so is any file
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -336,6 +341,12 @@ def _is_stream(text: str) -> bool:
     except OSError:
         return False
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Whether a writer library's error is the OS saying the disk is full (ENOSPC)."""
+    text = str(exc)
+    return "No space left on device" in text or "os error 28" in text
 
 
 def _write_error(text: str, exc: OSError) -> InputFileError:
@@ -423,8 +434,9 @@ def write_frame(df: pl.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write a result table (per-task stats, a SQL answer) by its suffix, atomically.
 
     ``.csv`` (nested values as JSON text), ``.json`` (one array of row objects), ``.jsonl`` /
-    ``.ndjson`` (one object a line) or ``.parquet``; any other suffix is refused before anything
-    is written (docs/cli.md, "Output formats").
+    ``.ndjson`` (one object a line) or ``.parquet``; ``-``, a character device (``/dev/null``)
+    or a FIFO takes JSONL; any other suffix is refused before anything is written (docs/cli.md,
+    "Output formats").
 
     Raises:
         ArgumentError: A suffix not in ``FRAME_SUFFIXES``.
@@ -459,7 +471,7 @@ def frame_format(path: str | os.PathLike[str]) -> str:
     name = Path(text).name.lower()
     kind = next((FRAME_SUFFIXES[s] for s in sorted(FRAME_SUFFIXES, key=len, reverse=True) if name.endswith(s)), None)
     if kind is None and (text in STDOUT_NAMES or _is_stream(text)):
-        return "jsonl"
+        return "jsonl"  # -, /dev/null, a FIFO: written in place, as rows are (docs/reliability.md, "Writes")
     if kind is None:
         raise ArgumentError(f"output must end in {', '.join(FRAME_SUFFIXES)}, got {text!r}. "
                             "Name the file tasks.csv, tasks.json, tasks.jsonl or tasks.parquet (or pass - for stdout).",

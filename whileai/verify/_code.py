@@ -12,9 +12,11 @@ with only the work folder writable, a fresh ``/proc``, an empty environment, and
   ``RLIMIT_FSIZE`` (``CODE_FSIZE_MB``), ``RLIMIT_NPROC`` (``max_procs``), no core files;
 - at most ``max_output_bytes`` of output kept: past it the program is killed and fails.
 
-A pass needs exit status 0 *and* a per-call random nonce, printed by the runner only after the
-last test returned: a program that calls ``sys.exit(0)`` or ``os._exit(0)`` before its tests
-fails. Otherwise the reason names the failure: the exception line and the failing line of the
+A pass needs exit status 0 *and* a per-call random nonce, printed only after the last test
+returned by a checker process the reply's code cannot reach (``_runner.py``): the code runs in a
+process of its own, which never holds the nonce, and the tests reach its functions and objects
+through a pipe. A program that calls ``sys.exit(0)`` or ``os._exit(0)`` before its tests, or walks
+stack frames for the nonce, fails. Otherwise the reason names the failure: the exception line and the failing line of the
 tests, a timeout, the memory limit, or the output cap. ``judge_meta["isolation"]`` records which
 isolation ran.
 """
@@ -29,6 +31,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from whileai.defaults import (
@@ -38,6 +41,7 @@ from whileai.defaults import (
     CODE_MAX_PROCS,
     CODE_MEM_MB,
     CODE_TIMEOUT_S,
+    CODE_TMP_MB,
 )
 from whileai.errors import ArgumentError, JudgeError, SandboxError
 from whileai.verify._base import Verifier
@@ -52,56 +56,10 @@ from whileai.verify._sandbox import (
 __all__ = ["CodeExec", "extract_code"]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
-#: Printed (with the nonce) on its own line by the runner after the tests returned.
+#: Printed (with the nonce) on its own line by the checker after the tests returned.
 _DONE = b"\n__wai_tests_done__ "
-
-# Runs in the child: read the nonce from stdin (then stdin is /dev/null), set limits, block
-# Internet sockets at the Python level too (a clear reason; the network namespace is what
-# holds), run the program as __main__, and only if it returned print the nonce.
-_BOOT = r'''
-import os, sys
-def _boot():
-    nonce = sys.stdin.readline().strip()
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    path, mem, cpu, fsize, nproc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-    import resource
-    limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, fsize), (resource.RLIMIT_NPROC, nproc),
-              (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, mem)]
-    for kind, value in limits:
-        if value > 0 or kind == resource.RLIMIT_CORE:
-            try:
-                resource.setrlimit(kind, (value, value))
-            except (ValueError, OSError):
-                pass
-    if sys.argv[6] != "1":
-        import socket as _socket_mod, _socket
-        _base = _socket_mod.socket
-        _local = {getattr(_socket_mod, "AF_UNIX", None)}
-        def _refuse(*args, **kwargs):
-            raise OSError("network access is disabled in CodeExec")
-        class _GuardedSocket(_base):
-            def __init__(self, family=-1, type=-1, proto=-1, fileno=None):
-                if fileno is None and (family == -1 or family not in _local):
-                    _refuse()
-                super().__init__(family, type, proto, fileno)
-        _socket_mod.socket = _GuardedSocket
-        _socket_mod.SocketType = _GuardedSocket
-        for _name in ("create_connection", "getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr",
-                      "create_server"):
-            if hasattr(_socket_mod, _name):
-                setattr(_socket_mod, _name, _refuse)
-            if hasattr(_socket, _name):
-                setattr(_socket, _name, _refuse)
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(path))
-    import runpy
-    runpy.run_path(path, run_name="__main__")
-    sys.stdout.flush()
-    os.write(1, ("\n__wai_tests_done__ " + nonce + "\n").encode())
-_boot()
-'''
+#: The runner (checker and code process), copied into each call's work folder.
+_RUNNER = Path(__file__).with_name("_runner.py")
 
 
 def extract_code(text: str) -> str:
@@ -218,6 +176,8 @@ class CodeExec(Verifier):
         if not code.strip():
             return False, "no code found in the reply", {"returncode": None, "isolation": self.isolation}
         program = f"{self.setup}\n{code}\n\n# ---- tests ----\n{tests}\n"
+        setup_last = f"{self.setup}\n".count("\n")
+        code_last = f"{self.setup}\n{code}\n".count("\n")
         lines = program.splitlines()
         nonce = secrets.token_hex(16)
         cpu = self.cpu_seconds or math.ceil(self.timeout) + 1
@@ -225,15 +185,16 @@ class CodeExec(Verifier):
             work = os.path.join(folder, "work")
             os.makedirs(work)
             path = os.path.join(work, "program.py")
-            boot = os.path.join(work, "boot.py")
+            runner = os.path.join(work, "runner.py")
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(program)
-            with open(boot, "w", encoding="utf-8") as handle:
-                handle.write(_BOOT)
-            argv = [self.python, "-I", boot, path, str(self.mem_mb << 20), str(cpu), str(CODE_FSIZE_MB << 20),
-                    str(self.max_procs), "1" if self.network else "0"]
+            with open(runner, "w", encoding="utf-8") as handle:
+                handle.write(_RUNNER.read_text(encoding="utf-8"))
+            argv = [self.python, "-I", runner, "check", path, str(setup_last), str(code_last), str(self.mem_mb << 20),
+                    str(cpu), str(CODE_FSIZE_MB << 20), str(self.max_procs), "1" if self.network else "0"]
             run = run_sandboxed(argv, isolation=self.isolation, folder=folder, stdin=f"{nonce}\n".encode(),
-                                timeout=self.timeout, max_output_bytes=self.max_output_bytes)
+                                timeout=self.timeout, max_output_bytes=self.max_output_bytes,
+                                tmp_bytes=CODE_TMP_MB << 20)
         stdout, stderr = run.stdout, run.stderr.decode("utf-8", "replace")
         meta: dict[str, Any] = {"returncode": run.returncode, "seconds": round(run.seconds, 3),
                                 "isolation": self.isolation, "stderr_tail": stderr[-500:] if stderr else ""}

@@ -5,13 +5,14 @@ calls ``unshare(2)``, ``mount(2)`` and ``pivot_root(2)`` through ctypes, since `
 exists only from Python 3.12. One JSON argument describes the sandbox (built by
 ``whileai.verify._sandbox``). The steps, in the order the kernel needs them:
 
-1. fork; the child unshares new user, mount, network, PID, IPC and UTS namespaces;
+1. fork; the child unshares new user, mount, network, PID, IPC, UTS and cgroup namespaces;
 2. the launcher, still in the parent namespaces, writes the child's uid/gid map: the sandbox's
    uid maps to itself (the caller's own uid, or ``CODE_SANDBOX_UID`` when the caller is root:
    the kernel does not enforce ``RLIMIT_NPROC`` for root, so a fork bomb would not be capped);
 3. the child forks PID 1 of the new PID namespace. It builds a tmpfs root, binds the sources
-   read-only (the work folder read-write) while its file access is still the caller's, mounts a
-   fresh ``/proc``, remounts every mount read-only except the work folder, pivots
+   read-only while its file access is still the caller's, mounts a size-capped tmpfs at ``/tmp``
+   (the work folder's files bound read-only into it), a fresh ``/proc``, remounts every mount
+   read-only except that ``/tmp``, pivots
    into it and detaches the old root;
 4. PID 1 forks the program, which takes the sandbox's uid (non-zero: every capability goes at
    ``execve``), sets ``no_new_privs`` and starts with an empty environment. PID 1 reaps until
@@ -29,6 +30,7 @@ import signal
 import sys
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
@@ -106,6 +108,8 @@ def build_root(cfg):
     # files as the sandbox's uid: a file owned by an unmapped uid cannot be made in here.
     fds = {}
     for bind in cfg["binds"]:
+        if bind.get("tmpfs"):
+            continue
         try:
             fds[bind["src"]] = os.open(bind["src"], os.O_PATH | os.O_CLOEXEC)
         except OSError as exc:
@@ -116,6 +120,10 @@ def build_root(cfg):
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
     for bind in cfg["binds"]:
         target = root + bind["dest"]
+        if bind.get("tmpfs"):  # the sandbox's own /tmp, size-capped: the program writes here only
+            os.makedirs(target, exist_ok=True)
+            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={int(bind['size'])}")
+            continue
         if bind["dir"]:
             os.makedirs(target, exist_ok=True)
         else:
@@ -179,8 +187,9 @@ def main():
     if child == 0:
         os.close(ready_r)
         os.close(mapped_w)
-        check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS),
-              "unshare user, mount, network and PID namespaces")
+        flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+        if libc.unshare(flags | CLONE_NEWCGROUP) != 0:  # a kernel without cgroup namespaces: the rest still holds
+            check(libc.unshare(flags), "unshare user, mount, network and PID namespaces")
         os.write(ready_w, b"1")
         if os.read(mapped_r, 1) != b"1":
             os._exit(SETUP_FAILED)

@@ -32,9 +32,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from whileai.defaults import CODE_SANDBOX_GID, CODE_SANDBOX_UID
+from whileai.defaults import CODE_SANDBOX_GID, CODE_SANDBOX_UID, CODE_TMP_MB
 from whileai.errors import SandboxError
 
 __all__ = ["ISOLATIONS", "Isolation", "SandboxRun", "available_isolation", "run_sandboxed", "sandbox_reasons"]
@@ -92,8 +92,12 @@ def _prefixes(python: str) -> tuple[str, ...]:
     return tuple(keep)
 
 
-def _layout(python: str, work: str) -> tuple[list[dict[str, object]], list[tuple[str, str]]]:
-    """Binds (read-only except the work folder) and symlinks that make the sandbox's root."""
+def _layout(python: str, work: str, tmp_bytes: int) -> tuple[list[dict[str, object]], list[tuple[str, str]]]:
+    """Binds (all read-only), the size-capped tmpfs at ``/tmp`` and symlinks that make the sandbox's root.
+
+    The work folder's files are bound read-only into the sandbox's own ``/tmp``, a tmpfs of at most
+    ``tmp_bytes``: the program writes there, never onto the host's disk.
+    """
     binds: list[dict[str, object]] = []
     links: list[tuple[str, str]] = []
     for path in _SYSTEM:
@@ -113,19 +117,25 @@ def _layout(python: str, work: str) -> tuple[list[dict[str, object]], list[tuple
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         links.append((target, f"/dev/{name}"))
-    binds.append({"src": work, "dest": WORK_DEST, "dir": True, "rw": True})
+    binds.append({"tmpfs": True, "dest": WORK_DEST, "size": int(tmp_bytes), "dir": True, "rw": True})
+    for name in sorted(os.listdir(work)):
+        path = os.path.join(work, name)
+        binds.append({"src": path, "dest": f"{WORK_DEST}/{name}", "dir": os.path.isdir(path), "rw": False})
     # Parents before children: an interpreter prefix under the work folder's mount point (a venv in
     # /tmp, as a CI checkout has) must be mounted on top of it, not hidden beneath it.
     binds.sort(key=lambda b: str(b["dest"]).rstrip("/").count("/"))
     return binds, links
 
 
-def _bwrap_command(python: str, work: str, argv: Sequence[str]) -> list[str]:
-    binds, links = _layout(python, work)
+def _bwrap_command(python: str, work: str, argv: Sequence[str], tmp_bytes: int) -> list[str]:
+    binds, links = _layout(python, work, tmp_bytes)
     cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
            "--tmpfs", "/"]
     for bind in binds:
         if str(bind["dest"]).startswith("/dev/"):
+            continue
+        if bind.get("tmpfs"):
+            cmd += ["--perms", "1777", "--size", str(bind["size"]), "--tmpfs", str(bind["dest"])]
             continue
         cmd += ["--bind" if bind["rw"] else "--ro-bind", str(bind["src"]), str(bind["dest"])]
     for target, link in links:
@@ -135,8 +145,8 @@ def _bwrap_command(python: str, work: str, argv: Sequence[str]) -> list[str]:
     return cmd
 
 
-def _namespaces_command(python: str, work: str, root: str, argv: Sequence[str]) -> list[str]:
-    binds, links = _layout(python, work)
+def _namespaces_command(python: str, work: str, root: str, argv: Sequence[str], tmp_bytes: int) -> list[str]:
+    binds, links = _layout(python, work, tmp_bytes)
     uid, gid = _sandbox_ids()
     if uid is None:
         uid, gid = os.getuid(), os.getgid()
@@ -158,14 +168,15 @@ def _prepare(folder: str) -> tuple[str, str]:
     return work, root
 
 
-def _command(isolation: str, python: str, folder: str, argv: Sequence[str]) -> tuple[list[str], dict[str, object]]:
+def _command(isolation: str, python: str, folder: str, argv: Sequence[str],
+             tmp_bytes: int) -> tuple[list[str], dict[str, object]]:
     work, root = _prepare(folder)
     if isolation == "bwrap":
         uid, gid = _sandbox_ids()
         extra: dict[str, object] = {} if uid is None else {"user": uid, "group": gid, "extra_groups": []}
-        return _bwrap_command(python, work, argv), {"cwd": "/", **extra}
+        return _bwrap_command(python, work, argv, tmp_bytes), {"cwd": "/", **extra}
     if isolation == "namespaces":
-        return _namespaces_command(python, work, root, argv), {"cwd": "/"}
+        return _namespaces_command(python, work, root, argv, tmp_bytes), {"cwd": "/"}
     return list(argv), {"cwd": work}
 
 
@@ -263,17 +274,22 @@ def available_isolation(isolation: str, python: str | None = None) -> str:
 
 
 def run_sandboxed(argv: Sequence[str], *, isolation: str, folder: str, stdin: bytes, timeout: float,
-                  max_output_bytes: int) -> SandboxRun:
-    """Run ``argv`` under ``isolation`` with ``folder``'s ``work`` subfolder as its only writable place.
+                  max_output_bytes: int, tmp_bytes: int = CODE_TMP_MB << 20) -> SandboxRun:
+    """Run ``argv`` under ``isolation`` with ``folder``'s ``work`` files in its own ``/tmp``.
 
     ``argv`` names files of the work folder by their host path; they are rewritten to the path
-    the program sees. ``stdin`` is written to the program's stdin, which is then closed.
+    the program sees (read-only, in a tmpfs ``/tmp`` of at most ``tmp_bytes`` the program may
+    write; with ``isolation="none"`` the work folder itself). ``stdin`` is written to the
+    program's stdin, which is then closed. The program starts in a session keyring of its own
+    with no inherited descriptor beyond stdin, stdout and stderr, and an empty environment.
     """
     argv = [_inside(a, isolation, folder) if a.startswith(os.path.join(folder, "work") + "/") else a for a in argv]
-    cmd, extra = _command(isolation, argv[0], folder, argv)
+    cmd, extra = _command(isolation, argv[0], folder, argv, tmp_bytes)
+    _KEYRING_CALL[0] = _keyring_call()
     started = time.monotonic()
     proc = subprocess.Popen(cmd, env={}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, **extra)  # type: ignore[call-overload]
+                            start_new_session=True, close_fds=True, preexec_fn=_own_keyring,
+                            **extra)  # type: ignore[call-overload]
     try:
         return _collect(proc, stdin, started, timeout, max_output_bytes)
     finally:
@@ -281,6 +297,38 @@ def run_sandboxed(argv: Sequence[str], *, isolation: str, folder: str, stdin: by
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+#: keyctl(2) by machine (asm-generic and x86_64 numbering) and KEYCTL_JOIN_SESSION_KEYRING.
+_KEYCTL = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219}
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _keyring_call() -> Any:
+    """The libc call that joins a new session keyring, resolved in the parent (no import after fork)."""
+    import ctypes
+    import platform
+
+    number = _KEYCTL.get(platform.machine().lower())
+    if number is None:
+        return None
+    return functools.partial(ctypes.CDLL(None, use_errno=True).syscall, number, _KEYCTL_JOIN_SESSION_KEYRING, None)
+
+
+def _own_keyring() -> None:
+    """In the child before exec: join a new anonymous session keyring (keyctl(2)).
+
+    The grader's session keyring (secrets ``keyctl add ... @s`` put there) is then out of the
+    program's reach: keys are readable by their possessor, and the program no longer possesses
+    them. A kernel without keyrings (or a seccomp filter refusing keyctl) has none to leak.
+    """
+    call = _KEYRING_CALL[0]
+    if call is not None:
+        call()
+
+
+_KEYRING_CALL: list[Any] = [None]
 
 
 def _collect(proc: subprocess.Popen[bytes], stdin: bytes, started: float, timeout: float,

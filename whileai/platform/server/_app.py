@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import json
 import logging
 import os
 import socket
@@ -19,10 +18,18 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from whileai.defaults import API_KEY_HEADER, LOCAL_ACCOUNT, SERVER_HOST, SERVER_PORT
+from whileai.defaults import (
+    API_KEY_HEADER,
+    LOCAL_ACCOUNT,
+    SERVER_BODY_MAX_BYTES,
+    SERVER_HOST,
+    SERVER_LOOPBACK_HOSTS,
+    SERVER_PORT,
+)
 from whileai.errors import ArgumentError, PlatformError, WaiError
 from whileai.platform._routes import ROUTES, Route, field_message
 from whileai.platform._service import PlatformDB, Service
+from whileai.platform.server._guard import EdgeGuard, finite_json, parse_json
 
 __all__ = ["create_app", "is_loopback", "openapi", "serve", "service_for"]
 
@@ -67,6 +74,17 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
     async def endpoint(request: Any) -> Any:
         started = time.perf_counter()
         request.state.key_id = None
+        db: PlatformDB = request.app.state.db
+        try:
+            await run_in_threadpool(db.acquire)  # one open of the store for the whole request
+        except WaiError as exc:
+            return _error(503, "store_busy", exc.message)
+        try:
+            return await _answer(request, started)
+        finally:
+            await run_in_threadpool(db.release)
+
+    async def _answer(request: Any, started: float) -> Any:
         try:
             kwargs: dict[str, Any] = dict(request.path_params)
             for q in route.query:
@@ -78,12 +96,7 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
                                                         f"Add ?{q}=... to the URL.", argument=q)
             if route.body is not None:
                 name, model = route.body
-                raw = await request.body()
-                try:
-                    data = json.loads(raw or b"null")
-                except ValueError as exc:
-                    raise PlatformError(400, "invalid_json", f"the body must be JSON, got {raw[:80]!r} ({exc}). "
-                                                             "Send Content-Type: application/json.") from exc
+                data = parse_json(await request.body(), request.headers.get("content-type"))
                 try:
                     kwargs[name] = model.model_validate(data)
                 except ValidationError as exc:
@@ -91,7 +104,7 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
                     raise PlatformError(422, "invalid", message, argument=loc) from exc
             service = await service_for(request)
             result = await run_in_threadpool(getattr(service, route.op), **kwargs)
-            content = adapter.dump_python(result, mode="json")
+            content = finite_json(adapter.dump_python(result, mode="json"))
             if route.op == "create_run":
                 content["runId"] = content["id"]
             response = JSONResponse(content, status_code=route.status)
@@ -180,11 +193,14 @@ def _negotiated(rest: Callable[[Any], Any], page: Callable[[Any], Any]) -> Calla
 
 
 def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[Any] = (),
-               db: PlatformDB | None = None, html_routes: dict[tuple[str, str], Any] | None = None) -> Any:
+               db: PlatformDB | None = None, html_routes: dict[tuple[str, str], Any] | None = None,
+               allowed_hosts: Sequence[str] | None = SERVER_LOOPBACK_HOSTS,
+               max_body: int = SERVER_BODY_MAX_BYTES) -> Any:
     """The ASGI app: the REST routes over one store, ``/openapi.json``, ``/whoami``, and ``routes``.
 
-    The store is held open for the app's lifetime (writes serialised, each committed before its
-    answer) and closed on shutdown.
+    The store is opened for each request and closed after it (writes serialised, each committed
+    before its answer), so the CLI and notebooks read and write the same file between requests
+    (docs/reliability.md, "Store").
 
     Args:
         store: The store file (default ``$WAI_STORE``, else ``.wai/store.duckdb``).
@@ -194,6 +210,10 @@ def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[
         html_routes: ``(method, path) -> endpoint`` for REST paths a browser gets a page on (the
             Runs page at ``GET /agents/{name}``); a request with an API key or without
             ``Accept: text/html`` still gets the JSON.
+        allowed_hosts: The host names a request's ``Host`` may carry (``SERVER_LOOPBACK_HOSTS``;
+            ``serve`` adds the bound address and ``--allow-host``); None checks no Host (for an
+            app run in-process only). Cross-site writes are refused either way (``_guard.py``).
+        max_body: The largest request body in bytes (``SERVER_BODY_MAX_BYTES``); larger is 413.
 
     Returns:
         A ``starlette.applications.Starlette`` app; ``app.state.db`` is the store.
@@ -205,7 +225,7 @@ def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[
     from starlette.responses import JSONResponse
     from starlette.routing import Route as StarletteRoute
 
-    database = db if db is not None else PlatformDB(store, persistent=True)
+    database = db if db is not None else PlatformDB(store, shared=True)
     document = openapi()
 
     async def openapi_json(request: Any) -> Any:
@@ -235,7 +255,11 @@ def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[
                             if (r.method, r.path) in pages else _endpoint(r), methods=[r.method]) for r in ROUTES]
     table += [StarletteRoute("/openapi.json", openapi_json, methods=["GET"]),
               StarletteRoute("/whoami", whoami, methods=["GET"]), *routes]
-    app = Starlette(routes=table, exception_handlers={HTTPException: not_found}, lifespan=lifespan)
+    from starlette.middleware import Middleware
+
+    guard = Middleware(EdgeGuard, allowed_hosts=allowed_hosts, max_body=max_body)  # type: ignore[arg-type]
+    app = Starlette(routes=table, exception_handlers={HTTPException: not_found}, lifespan=lifespan,
+                    middleware=[guard])
     app.state.db = database
     return app
 
@@ -251,11 +275,13 @@ def is_loopback(host: str) -> bool:
 
 
 def serve(host: str = SERVER_HOST, port: int = SERVER_PORT, *, store: str | os.PathLike[str] | None = None,
-          log_level: str = "info", on_start: Callable[[str], None] | None = None) -> None:
+          log_level: str = "info", on_start: Callable[[str], None] | None = None,
+          allow_hosts: Sequence[str] = ()) -> None:
     """Run ``wai server`` until interrupted: uvicorn over :func:`create_app`.
 
     A non-loopback ``host`` is refused unless the store holds API keys (``wai keys create NAME``),
-    so nothing answers other machines without a key.
+    so nothing answers other machines without a key. A request's ``Host`` must name ``host``, a
+    loopback name when ``host`` is loopback, or one of ``allow_hosts`` (DNS rebinding).
 
     Raises:
         ArgumentError: A non-loopback host with keys off, or a port outside 1-65535.
@@ -266,7 +292,7 @@ def serve(host: str = SERVER_HOST, port: int = SERVER_PORT, *, store: str | os.P
         raise ArgumentError(f"port must be an integer from 1 to 65535, got {port!r}. Pass --port {SERVER_PORT}.")
     sock = _bound_socket(host, port)  # before the store is opened or made, and before the URL is printed
     try:
-        db = PlatformDB(store, persistent=True)
+        db = PlatformDB(store, shared=True)
     except BaseException:
         sock.close()
         raise
@@ -285,7 +311,8 @@ def serve(host: str = SERVER_HOST, port: int = SERVER_PORT, *, store: str | os.P
         on_start(f"wai server: {url} (store {db.path}; API keys {'on' if db.keys_on() else 'off'})")
         on_start(f"Runs pages: open {pages.login_url(url)}" if not db.keys_on() else
                  f"Runs pages: open {url}/login and sign in with an API key (or {url}/login?token=KEY)")
-    app = create_app(db=db, routes=pages.routes(), html_routes=pages.html_routes())
+    allowed = [host, *allow_hosts, *(SERVER_LOOPBACK_HOSTS if is_loopback(host) else ())]
+    app = create_app(db=db, routes=pages.routes(), html_routes=pages.html_routes(), allowed_hosts=allowed)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False)
     with sock:
         uvicorn.Server(config).run(sockets=[sock])
