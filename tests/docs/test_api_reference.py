@@ -10,11 +10,11 @@ import importlib
 import inspect
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import ROOT
-
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_gen"))
 import reference  # noqa: E402
 
