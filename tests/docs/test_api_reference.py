@@ -99,3 +99,11 @@ def test_every_nav_entry_exists():
     assert len(nav) > 40
     missing = [p for p in nav if p not in PAGES and not (ROOT / "docs" / p).exists()]
     assert not missing, missing
+
+
+def test_every_wai_command_is_in_the_cli_page():
+    from whileai.cli.main import COMMANDS
+
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    missing = [name for name in COMMANDS if f"`wai {name}" not in page]
+    assert not missing, f"commands docs/cli.md does not document: {missing}"
