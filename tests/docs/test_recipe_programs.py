@@ -31,6 +31,11 @@ PROGRAMS = {
     "03-grade/verifiers/verifiers.py": "CodeExec c2: reward 0  (AssertionError at `assert add(2, 3) == 5`)",
     "05-export/trl/trl_rows.py": "preference export (trl):",
     "05-export/verifiers/environment.py": "reward: order_judges:reward",
+    "06-guides/simulator/simulator.py": "pairwise coverage",
+    "06-guides/character-training/character.py": "preference pairs:",
+    "06-guides/harness-optimization/harness_sweep.py": "harness sweep on orders: 2 variant(s)",
+    "06-guides/safety-evals/safety.py": "trajectory flags over 80 rows",
+    "06-guides/platform/tracked_runs.py": "sft-v1 beats base on refunds by +11.0 points",
 }
 
 
