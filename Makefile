@@ -35,7 +35,7 @@ install-sandbox:
 		echo "install-sandbox: apt-get could not install bubblewrap; the bwrap escape tests will skip"; fi
 
 unit: $(STAMP) install-sandbox
-	$(PY) -m pytest -p no:cacheprovider $(TEST_WORKERS) --ignore=tests/exporters/test_trl.py --ignore=tests/train --ignore=tests/browser --ignore=tests/engines --ignore=tests/docs/test_docs_run.py whileai tests
+	$(PY) -m pytest -p no:cacheprovider $(TEST_WORKERS) --ignore=tests/exporters/test_trl.py --ignore=tests/train --ignore=tests/browser --ignore=tests/engines --ignore=tests/docs/test_docs_run.py --ignore=tests/docs/test_recipe_programs.py whileai tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check whileai tests benchmarks
@@ -137,7 +137,8 @@ docs: $(DOCS_STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # Every Python and terminal block of README.md and docs/ run as a reader pastes it, one fresh temp
-# folder per page (tests/docs); prints how many blocks ran and which were skipped, and why.
+# folder per page (tests/docs), and every lesson and offline recipe program; prints how many blocks
+# ran and which were skipped, and why.
 docs-test: $(DOCS_STAMP)
 	$(PY) -m pytest -p no:cacheprovider -rs tests/docs
 
