@@ -7,12 +7,13 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook test-ray test-floor clean \
-	bench-wai131 install-sandbox test-browser docs-screenshots
+	bench-wai131 install-sandbox test-browser docs-screenshots docs docs-test
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev]'
+	@echo "installing whileai and its dependencies into $(VENV) (a few minutes the first time; pip lists each package)"
+	$(PIP) install --progress-bar on -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -34,7 +35,7 @@ install-sandbox:
 		echo "install-sandbox: apt-get could not install bubblewrap; the bwrap escape tests will skip"; fi
 
 unit: $(STAMP) install-sandbox
-	$(PY) -m pytest -p no:cacheprovider $(TEST_WORKERS) --ignore=tests/exporters/test_trl.py --ignore=tests/train --ignore=tests/browser --ignore=tests/engines whileai tests
+	$(PY) -m pytest -p no:cacheprovider $(TEST_WORKERS) --ignore=tests/exporters/test_trl.py --ignore=tests/train --ignore=tests/browser --ignore=tests/engines --ignore=tests/docs/test_docs_run.py --ignore=tests/docs/test_recipe_programs.py whileai tests
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check whileai tests benchmarks
@@ -124,6 +125,23 @@ test-browser: $(STAMP)
 # The screenshots docs/pages.md shows, taken by the browser test.
 docs-screenshots: test-browser
 	WAI_SCREENSHOT_DIR=docs/img $(PY) -m pytest -p no:cacheprovider -q tests/browser
+
+# The documentation site (mkdocs.yml): the docs extra (mkdocs-material, mkdocstrings-python,
+# markdown-exec), then an offline --strict build into site/ (a broken link or reference fails it;
+# the API pages are generated from the package by docs/_gen/reference.py).
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(PIP) install -q -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+# Every Python and terminal block of README.md and docs/ run as a reader pastes it, one fresh temp
+# folder per page (tests/docs), and every lesson and offline recipe program; prints how many blocks
+# ran and which were skipped, and why.
+docs-test: $(DOCS_STAMP)
+	$(PY) -m pytest -p no:cacheprovider -rs tests/docs
 
 # whileai 0.131 in its own venv for the reference column (benchmarks/_harness.py finds it there;
 # without a registry the table says it is missing rather than leaving the column empty).

@@ -10,7 +10,7 @@ RECIPES = Path(__file__).resolve().parent.parent / "recipes"
 
 
 def test_reward_hacking_recipe_names_the_shortcut(capsys):
-    runpy.run_path(str(RECIPES / "02-measure" / "reward_hacking.py"), run_name="__main__")
+    runpy.run_path(str(RECIPES / "02-measure" / "reward-hacking" / "reward_hacking.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert out.startswith("REWARD_HACK")
     assert "would learn to say 'certainly'" in out
@@ -18,7 +18,7 @@ def test_reward_hacking_recipe_names_the_shortcut(capsys):
 
 def test_before_after_recipe_passes_with_a_noise_band(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    runpy.run_path(str(RECIPES / "02-measure" / "before_after.py"), run_name="__main__")
+    runpy.run_path(str(RECIPES / "02-measure" / "before-after" / "before_after.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "\nPASS\n" in out and "eval noise: run_std" in out and "t(df=4)" in out
 

@@ -166,6 +166,7 @@ def _struct(series: pl.Series) -> list[Any]:
 
 
 def _column(series: pl.Series) -> list[Any]:
+    """One column as the Python values ``row_dicts`` puts in each row (messages and structs as dicts)."""
     dtype = series.dtype
     if series.name == "messages" and dtype == _MESSAGES:
         return _messages(series)

@@ -5,7 +5,7 @@ every candidate feature within ask, ranks them, floors them against shuffled rew
 the reward should track (endorsed=), says what the policy would learn instead. select carries the
 same scan, and the publish gate reports it.
 
-Run: python recipes/02-measure/reward_hacking.py
+Run: python recipes/02-measure/reward-hacking/reward_hacking.py
 """
 
 import whileai as wai

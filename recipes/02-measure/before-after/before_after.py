@@ -4,7 +4,7 @@ Two arms on the same 120 tasks, each evaluated three times (lineage.eval_run), s
 reads the eval's own re-run noise from the rows and uses the t quantile at runs - 1 degrees of
 freedom. holdout_size then says how many tasks a 5-point gain needs.
 
-Run: python recipes/02-measure/before_after.py
+Run: python recipes/02-measure/before-after/before_after.py
 """
 
 import polars as pl
