@@ -24,4 +24,5 @@ def test_the_safety_evals_recipe_measures_attack_success_before_and_after(capsys
                 assert lo <= 0.35 <= hi, m.group(0)
             else:
                 assert success == 0.0
-    assert "\nPASS\n" in after and "resisted_injection" in after
+    # one eval run a side and no noise floor: the headline says PASS and that it is unreplicated
+    assert re.search(r"^PASS\b", after, re.M) and "resisted_injection" in after
