@@ -55,6 +55,7 @@ RANK: dict[str, int] = {
     "errors": 10,
     "_aliases": 10,
     "_lazy": 10,
+    "_shapes": 10,
     "_version": 10,
 }
 DOOR = "whileai"  # whileai/__init__.py: lazy names only; nothing below imports it

@@ -22,7 +22,7 @@ def report(rows: tuple[str, ...], out: str, labels: tuple[str, ...], by: tuple[s
     One HTML file with the plotly.js bundle inlined: it opens offline, from disk, with no server.
     """
     from whileai.platform.pages import write_report
-    from whileai.table._formats import forcing
+    from whileai.table import forcing
 
     with forcing(shape):
         path = write_report(list(rows), out, labels=list(labels) or None, by=list(by) or None, title=title)

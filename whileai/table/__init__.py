@@ -41,6 +41,7 @@ from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL
 #: (whileai/_lazy.py): a call on a DataFrame in memory never pays for them.
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.table._arrow": ("list_series",),
+    "whileai.table._formats": ("forcing",),
     "whileai.table._lazy": ("lazy_frame",),
     "whileai.table._read": ("frame", "parquet_files", "read_jsonl_rows", "scan"),
     "whileai.table._spool": ("spooled",),
@@ -53,6 +54,7 @@ __getattr__, __dir__ = exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
     from whileai.table._arrow import list_series as list_series
+    from whileai.table._formats import forcing as forcing
     from whileai.table._lazy import lazy_frame as lazy_frame
     from whileai.table._read import frame as frame
     from whileai.table._read import parquet_files as parquet_files
@@ -92,6 +94,7 @@ __all__ = [
     "check_output",
     "column_values",
     "final_reply",
+    "forcing",
     "frame",
     "frame_format",
     "is_fluent",
