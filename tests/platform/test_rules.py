@@ -230,3 +230,13 @@ def test_the_judge_gate_reads_the_lower_bound_like_judge_trust():
         report = judge_trust(rows)
         assert report.agreement_low == pytest.approx(agreement_gate(a / 30, 30).lower, abs=1e-12)
         assert (report.agreement_low >= 0.8) == agreement_gate(a / 30, 30).ok
+
+
+def test_a_beats_with_no_noise_floor_says_unreplicated_first():
+    """With no floor declared the platform said "beats" to pure noise 8.8% of the time; the line now says so up front."""
+    b = TRUSTED.model_copy(update={"noise_floor": None})
+    v = verdict_of(state([("r0", "v0", "refunds", 60, 3, 100), ("r1", "v1", "refunds", 70, 3, 100)], [b]), "refunds")
+    assert v.word == "beats" and v.line.startswith("UNREPLICATED (no noise floor declared")
+    floored = verdict_of(state([("r0", "v0", "refunds", 60, 3, 100), ("r1", "v1", "refunds", 70, 3, 100)], [TRUSTED]),
+                         "refunds")
+    assert floored.word == "beats" and "UNREPLICATED" not in floored.line

@@ -145,7 +145,7 @@ class DeltaReport(ChartedReport):
     level: float = CI_LEVEL
     """Confidence level of every interval."""
     ci_method: str = COMPARE_CI_METHOD
-    """Interval method asked for on paired gains (``score``: the MOVER interval, ``COMPARE_CI_METHOD``);
+    """Interval method asked for on paired gains (``sign_flip``: the deciding test's own, ``COMPARE_CI_METHOD``);
     each metric's ``ci_method`` names the one it used."""
     n_paired_tasks: int = 0
     """Tasks both arms graded (pass_at_1)."""

@@ -251,6 +251,8 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
             if v.replicated_on:
                 body += f", moved, replicated on {', '.join(v.replicated_on)}"
         body += "."
+        if spec.noise_floor is None and not v.replicated_on:  # a skimmer reads the first word: say it could be noise
+            body = f"UNREPLICATED (no noise floor declared, not replicated, so it could be eval noise): {body}"
     mine, theirs = idx.by_version.get(cand_version, {}), idx.by_version.get(served, {})
     v.lower_elsewhere = sorted(b for b, s in mine.items() if b != behavior and b in theirs and s.value < theirs[b].value)
     if v.lower_elsewhere:
