@@ -307,7 +307,7 @@ def holdout_size(effect: float, *, base: float = BASE_PASS_RATE, k: int | None =
 
     Examples:
         >>> holdout_size(0.05).n_tasks
-        369
+        383
         >>> holdout_size(0.05).n_tasks_concentrated
         411
     """
