@@ -107,3 +107,29 @@ def test_no_token_bad_names_and_hub_refusals_are_wai_errors(hub, monkeypatch):
     with pytest.raises(EndpointError, match=r"'me/denied'.*401.*HF_TOKEN"):
         push_to_hub(rollout_table(2, 2), "me/denied", token="bad-token", endpoint=hub.url)
     assert "me/denied" not in hub.repos
+
+
+def test_a_scored_selection_pushes_with_its_run_lineage_on_the_card(hub):
+    import whileai as wai
+
+    @wai.tool
+    def get_order(order_id: str) -> dict:
+        """Look up an order by id."""
+        return {"order_id": order_id}
+
+    data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order], system_prompt="Help.", simulator=False,
+                        repeats=2, budget=8)
+    rows = data.grade(judge=lambda row: {"reward": int(not row["seeded"])}).select(mode="sft")
+    push = rows.push_to_hub("me/sel", token="t", endpoint=hub.url, format="trl")
+    card = hub.repos["me/sel"].files(push.revision)["README.md"].decode()
+    run_id = rows.meta["run_id"]
+    assert f"- train.run_id: `{run_id}`" in card and "- train.mode: `sft`" in card
+    assert "- train.judge: `lambda_judge`" in card and "- train.scoring_run_id: `score_" in card
+    assert "(format `trl`)" in card
+
+
+def test_the_fake_hub_branches_from_a_tag_as_the_hub_does(hub):
+    push = push_to_hub(rollout_table(2, 2), "me/b", token="t", endpoint=hub.url)
+    api = hf.HfApi(endpoint=hub.url, token="t")
+    api.create_branch("me/b", branch="keep", revision=push.revision, repo_type="dataset")
+    assert hub.repos["me/b"].refs["keep"] == push.commit

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import polars as pl
+
 from whileai import table
 from whileai._version import __version__
 from whileai.defaults import EXPORT_FORMAT, HUB_PRIVATE, HUB_REVISION_PREFIX, HUB_SPLIT
@@ -18,6 +20,12 @@ from whileai.errors import ArgumentError, EndpointError, missing_extra
 from whileai.table import IntoRows
 
 __all__ = ["HubPush", "push_to_hub"]
+
+#: The run context a fluent object's ``meta`` gives the card's lineage, when present.
+_META_LINEAGE = ("name", "version", "parent_id", "run_id", "mode", "seed", "repeats", "writer", "policy", "judge",
+                 "harness")
+#: Distinct values of a lineage column listed on the card before "(+N more)".
+_LINEAGE_SHOWN = 5
 
 
 @dataclass
@@ -69,6 +77,28 @@ def _card(repo_id: str, revision: str, splits: Mapping[str, dict[str, Any]], fmt
              "content hash.", "", "## Lineage", ""]
     body += [f"- {key}: `{value}`" for key, value in lineage.items()] or ["- rows passed in directly"]
     return "\n".join(header + body) + "\n"
+
+
+def _lineage(source: Any, frame: pl.DataFrame, meta: Mapping[str, Any]) -> dict[str, str]:
+    """Where a split's rows came from: the run context it carries and the distinct values of its lineage columns."""
+    out = {key: str(meta[key]) for key in _META_LINEAGE if meta.get(key) is not None}
+    if isinstance(source, (str, os.PathLike)):
+        out["source"] = Path(source).name
+    columns = {"judge": pl.col("judge_name") if "judge_name" in frame.columns else None,
+               "policy_version": pl.col("policy_version") if "policy_version" in frame.columns else None}
+    if "lineage" in frame.columns and isinstance(frame.schema["lineage"], pl.Struct):
+        fields = {f.name for f in frame.schema["lineage"].fields}  # type: ignore[union-attr]
+        for key in ("run_id", "scoring_run_id", "system_prompt_sha"):
+            if key in fields:
+                columns[key] = pl.col("lineage").struct.field(key)
+    for key, expr in columns.items():
+        if expr is None:
+            continue
+        values = frame.select(expr.drop_nulls().unique().sort().cast(pl.String)).to_series().to_list()
+        if values:
+            out[key] = ", ".join(values[:_LINEAGE_SHOWN]) + (f" (+{len(values) - _LINEAGE_SHOWN} more)"
+                                                            if len(values) > _LINEAGE_SHOWN else "")
+    return out
 
 
 def _hub_error(exc: Exception, repo_id: str) -> EndpointError:
@@ -151,18 +181,9 @@ def push_to_hub(
             frame = table.frame(source)
             digest = content_hash(frame)
             report = export_dataset(source, folder / "data" / f"{name}.parquet", format=format, progress=False)
-            meta = table.meta_of(source)
             splits[name] = {"dataset_id": f"ds_{short(digest)}", "content_hash": digest, "n_rows": report.n_written,
                             "n_tasks": report.groups, "path": f"data/{name}.parquet"}
-            for key in ("name", "version", "parent_id", "policy", "judge", "harness", "seed"):
-                if meta.get(key) is not None:
-                    lineage[f"{name}.{key}"] = meta[key]
-            if isinstance(source, (str, os.PathLike)):
-                lineage[f"{name}.source"] = Path(source).name
-            if "policy_version" in frame.columns:
-                versions = frame["policy_version"].drop_nulls().unique().sort().to_list()
-                if versions:
-                    lineage[f"{name}.policy_version"] = ", ".join(map(str, versions[:5]))
+            lineage.update({f"{name}.{k}": v for k, v in _lineage(source, frame, table.meta_of(source)).items()})
         push_id = "ds_" + hashlib.sha256("".join(s["content_hash"] for s in splits.values()).encode()).hexdigest()[:12]
         revision = f"{HUB_REVISION_PREFIX}{push_id}"
         (folder / "README.md").write_text(_card(repo_id, revision, splits, format, lineage), encoding="utf-8")

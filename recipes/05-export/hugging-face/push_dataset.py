@@ -38,7 +38,8 @@ if real and "WAI_HF_REPO" not in os.environ:
     print("HF_TOKEN is set: name the repo to push to with WAI_HF_REPO=you/orders-sft")
     raise SystemExit(0)
 with contextlib.nullcontext(None) if real else fake_hf_hub() as hub:
-    push = wai.push_to_hub(rows, repo, token=None if real else "offline", endpoint=None if hub is None else hub.url)
+    push = rows.push_to_hub(repo, token=None if real else "offline", endpoint=None if hub is None else hub.url)
+    # = wai.push_to_hub(rows, repo, ...); a mapping {"train": rows, "test": held_out} pushes several splits
     print(push)
     if hub is not None:
         files = hub.repos[repo].files(push.revision)
