@@ -2,7 +2,8 @@
 
 It answers ``huggingface_hub.HfApi(endpoint=...)`` for ``create_repo``, ``preupload`` (every file
 ``"regular"``, so its content is inlined in the commit), ``create_commit``, ``create_branch``,
-``create_tag``, ``validate-yaml`` (the card's header), and ``hf_hub_download`` (``resolve``) at a branch, tag or commit. It binds
+``create_tag``, ``validate-yaml`` (the card's header), and the reads back: ``hf_hub_download`` (``resolve``) at a branch, tag or commit, and the repo info, tree and paths-info
+``datasets.load_dataset`` lists files with. It binds
 127.0.0.1 on a free port, keeps every repo in memory, and stops when its ``with`` block ends.
 Any token is accepted except one starting with ``bad``, which is refused with a 401.
 """
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 _API = re.compile(r"^/api/(datasets|models|spaces)/([^/]+/[^/]+)/(preupload|commit|tag|branch)/(.+)$")
+_READ = re.compile(r"^/api/(datasets)/([^/]+/[^/]+)(?:/(revision|tree|paths-info)/([^/]+)(/.*)?)?$")
 _RESOLVE = re.compile(r"^/(?:(datasets|spaces)/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)$")
 
 
@@ -78,6 +80,8 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             path = unquote(urlsplit(self.path).path)
+            if self._api_read(path):  # paths-info: a read, though a POST
+                return None
             auth = self.headers.get("Authorization") or ""
             if not auth.startswith("Bearer ") or auth.startswith("Bearer bad"):  # a token "bad..." is refused
                 return self._error(401, "Invalid credentials in Authorization header")
@@ -165,8 +169,53 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             self._send(200, content, {"Content-Type": "application/octet-stream", "X-Repo-Commit": oid,
                                       "ETag": f'"{etag}"'}, head=head)
 
+        def _entries(self, repo: FakeRepo, oid: str, under: str, recursive: bool) -> list[dict[str, Any]]:
+            files = repo.commits[oid]
+            prefix = f"{under}/" if under else ""
+            out: dict[str, dict[str, Any]] = {}
+            for path, content in sorted(files.items()):
+                if not path.startswith(prefix):
+                    continue
+                rest = path[len(prefix):].split("/")
+                for depth in range(1, len(rest)):  # the folders on the way
+                    folder = prefix + "/".join(rest[:depth])
+                    if recursive or depth == 1:
+                        out.setdefault(folder, {"type": "directory", "path": folder, "size": 0,
+                                                "oid": hashlib.sha1(folder.encode()).hexdigest()})
+                if recursive or len(rest) == 1:
+                    out[path] = {"type": "file", "path": path, "size": len(content),
+                                 "oid": hashlib.sha1(content).hexdigest()}
+            return list(out.values())
+
+        def _api_read(self, path: str) -> bool:
+            """The repo info, tree and paths-info reads ``datasets.load_dataset`` makes; False: not one."""
+            match = _READ.match(path)
+            if match is None:
+                return False
+            repo_id, action, revision, under = match.group(2), match.group(3), match.group(4), match.group(5) or ""
+            repo = hub.repos.get(repo_id)
+            revision = unquote(revision or "main")
+            if repo is None or (revision not in repo.refs and revision not in repo.commits):
+                self._error(404, "Repository Not Found")
+                return True
+            oid = repo.refs.get(revision, revision)
+            if action == "tree":
+                recursive = "recursive=true" in (urlsplit(self.path).query or "").lower()
+                self._json(200, self._entries(repo, oid, under.strip("/"), recursive))
+            elif action == "paths-info":
+                from urllib.parse import parse_qs
+
+                wanted = set(parse_qs(self._body().decode()).get("paths", []))
+                entries = self._entries(repo, oid, "", True)
+                self._json(200, [e for e in entries if e["path"] in wanted])
+            else:
+                self._json(200, {"id": repo_id, "sha": oid, "private": repo.private, "disabled": False,
+                                 "siblings": [{"rfilename": f} for f in sorted(repo.commits[oid])], "tags": []})
+            return True
+
         def do_GET(self) -> None:  # noqa: N802
-            self._resolve(head=False)
+            if not self._api_read(unquote(urlsplit(self.path).path)):
+                self._resolve(head=False)
 
         def do_HEAD(self) -> None:  # noqa: N802
             self._resolve(head=True)

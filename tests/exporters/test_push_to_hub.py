@@ -9,6 +9,9 @@ error is tested in test_push_to_hub_extra.py, which runs either way.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import polars as pl
 import pytest
@@ -119,3 +122,20 @@ def test_the_fake_hub_branches_from_a_tag_as_the_hub_does(hub):
     api = hf.HfApi(endpoint=hub.url, token="t")
     api.create_branch("me/b", branch="keep", revision=push.revision, repo_type="dataset")
     assert hub.repos["me/b"].refs["keep"] == push.commit
+
+
+def test_load_dataset_reads_each_split_at_the_pinned_revision(hub, tmp_path):
+    pytest.importorskip("datasets", reason="datasets is not installed: pip install 'whileai[trl]'")
+    train, test = rollout_table(3, 2, seed=5), rollout_table(2, 3, seed=6)
+    push = push_to_hub({"train": train, "test": test}, "me/ld", token="t", endpoint=hub.url)
+    push_to_hub(rollout_table(4, 4, seed=7), "me/ld", token="t", endpoint=hub.url)  # main moves on; the tag does not
+    code = ("from datasets import load_dataset\n"
+            f"for split in ('train', 'test'):\n"
+            f"    d = load_dataset('me/ld', split=split, revision='{push.revision}', token='t')\n"
+            "    print(split, d.num_rows, 'loss_mask' in d.column_names)\n")
+    # the endpoint is read when huggingface_hub is imported: a fresh interpreter with HF_ENDPOINT set
+    env = dict(os.environ, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"), HF_HUB_DISABLE_TELEMETRY="1",
+               HF_DATASETS_CACHE=str(tmp_path / "ds"))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:2] == [f"train {train.height} True", f"test {test.height} True"]
