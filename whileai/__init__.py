@@ -107,6 +107,7 @@ _PUBLIC: dict[str, str] = {
     "load_environment": "whileai.exporters",
     "loss_mask": "whileai.exporters",
     "preference_rows": "whileai.exporters",
+    "push_to_hub": "whileai.exporters",
     "to_trl": "whileai.exporters",
     "tool_call_roundtrip": "whileai.exporters",
     "training_rows": "whileai.exporters",
@@ -265,6 +266,9 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: _PUBLIC and ALIA
     )
     from whileai.exporters import (
         preference_rows as preference_rows,
+    )
+    from whileai.exporters import (
+        push_to_hub as push_to_hub,
     )
     from whileai.exporters import (
         to_trl as to_trl,

@@ -207,6 +207,12 @@ class RolloutData:
 
         return export_dataset(self, path, **options)
 
+    def push_to_hub(self, repo_id: str, **options: Any) -> Any:
+        """Push training rows to a Hugging Face Hub dataset repo (see ``whileai.exporters.push_to_hub``)."""
+        from whileai.exporters import push_to_hub
+
+        return push_to_hub(self, repo_id, **options)
+
 
 class SimulationData(RolloutData):
     """What ``simulate`` returns: the rollouts, ungraded unless a grader ran in the loop.

@@ -292,6 +292,15 @@ EXPORT_MASK_MODE = "assistant"
 # (docs/export.md, "What a row holds": "[... N chars of tool output truncated]").
 TOOL_OUTPUT_TRUNCATION_MARKER = "[... {n} chars of tool output truncated]"
 
+# push_to_hub: the split a single table goes to, and repos private unless asked (the Hub's
+# datasets library loads split="train" when none is named; docs/export.md, "Push to the Hugging
+# Face Hub": private unless private=False).
+HUB_SPLIT = "train"
+HUB_PRIVATE = True
+# The revision each push pins, "zp-<id>", so load_dataset(..., revision="zp-ds_...") reads that
+# exact push (docs/export.md, "Push to the Hugging Face Hub").
+HUB_REVISION_PREFIX = "zp-"
+
 # Hex characters of FNV-1a-64(task_key) in an exported row's group_id (whileai 0.131 group_id is
 # 12 hex; 48 bits, so a collision among a million tasks has probability about 2e-3; convention).
 EXPORT_GROUP_ID_HEX = 12

@@ -15,11 +15,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from whileai._fake_hub import fake_hub as fake_hf_hub  # noqa: F401 - the loopback Hub push_to_hub tests run on
 from whileai.defaults import DEFAULT_SEED, PASS_THRESHOLD
 from whileai.stats.rng import check_rng
 from whileai.table.schema import MESSAGE, TOOL_CALL
 
-__all__ = ["ScriptedPolicy", "rollout_table", "scripted_judge", "true_pass_rates", "word_table"]
+__all__ = ["ScriptedPolicy", "fake_hf_hub", "rollout_table", "scripted_judge", "true_pass_rates", "word_table"]
 
 TOOLS = ("get_order", "refund_order", "cancel_order", "update_address")
 FAULTS = (None, "timeout", "server_error", "rate_limit", "malformed_output", "empty_result", "partial_result")

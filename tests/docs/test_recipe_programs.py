@@ -30,6 +30,7 @@ PROGRAMS = {
     "03-grade/judge-trust/judge_trust.py": "FAIL  judge against human labels",
     "03-grade/verifiers/verifiers.py": "CodeExec c2: reward 0  (AssertionError at `assert add(2, 3) == 5`)",
     "05-export/trl/trl_rows.py": "preference export (trl):",
+    "05-export/hugging-face/push_dataset.py": "rows of the sft selection to push",
     "05-export/verifiers/environment.py": "reward: order_judges:reward",
     "06-guides/simulator/simulator.py": "pairwise coverage",
     "06-guides/character-training/character.py": "preference pairs:",

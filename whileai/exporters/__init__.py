@@ -1,7 +1,7 @@
 """Export: training rows a trainer takes as they are.
 
 OpenAI wire rows, TRL rows, preference pairs and a ``verifiers`` environment, written streaming
-and atomically to JSONL or Parquet.
+and atomically to JSONL or Parquet, or pushed to the Hugging Face Hub with a dataset card.
 """
 
 from whileai.exporters._environment import export_environment, load_environment
@@ -13,6 +13,7 @@ from whileai.exporters._export import (
     training_rows,
     trl_dataset,
 )
+from whileai.exporters._hub import HubPush, push_to_hub
 from whileai.exporters._preference import export_preference, preference_rows
 from whileai.exporters._report import (
     EnvironmentReport,
@@ -24,6 +25,7 @@ from whileai.exporters._report import (
 __all__ = [
     "EnvironmentReport",
     "ExportReport",
+    "HubPush",
     "PreferenceExportReport",
     "ToolCallRoundtrip",
     "export_dataset",
@@ -32,6 +34,7 @@ __all__ = [
     "load_environment",
     "loss_mask",
     "preference_rows",
+    "push_to_hub",
     "to_trl",
     "tool_call_roundtrip",
     "training_rows",
