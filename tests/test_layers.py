@@ -40,6 +40,8 @@ RANK: dict[str, int] = {
     "simulation": 50,
     # test helpers over rows and kernels (a scripted policy's table); apps and tests use them
     "testing": 40,
+    # a loopback stand-in for the Hugging Face Hub that whileai.testing hands out (stdlib only)
+    "_fake_hub": 39,
     # the report base draws its figure with charts
     "report": 31,
     # rows, figures and kernels: none of them imports another
