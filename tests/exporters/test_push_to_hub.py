@@ -18,7 +18,7 @@ import pytest
 
 from whileai.errors import ArgumentError, EndpointError
 from whileai.exporters import push_to_hub
-from whileai.store._hash import content_hash
+from whileai.table import content_hash
 from whileai.table import frame
 from whileai.testing import fake_hf_hub, rollout_table
 

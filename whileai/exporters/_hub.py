@@ -157,7 +157,8 @@ def push_to_hub(
     except ImportError as exc:
         raise missing_extra("huggingface_hub", "hf", "push_to_hub") from exc
     from whileai.exporters._export import export_dataset
-    from whileai.store._hash import content_hash, short
+    from whileai.table import content_hash
+    from whileai.table import short_hash as short
 
     if not isinstance(repo_id, str) or repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise ArgumentError(f"repo_id must be 'namespace/name', got {repo_id!r}. Pass e.g. 'my-org/orders-sft'.",

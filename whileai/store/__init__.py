@@ -10,7 +10,7 @@ only when a store call runs, never by ``import whileai``.
 """
 
 from whileai.store._describe import RolloutSummary, describe
-from whileai.store._hash import content_hash, tasks_hash
+from whileai.table import content_hash, tasks_hash
 from whileai.store._reports import (
     DatasetDiff,
     DatasetInfo,

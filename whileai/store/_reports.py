@@ -12,7 +12,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai.report import Report, fmt_ci, fmt_num, html_table, markdown_table
-from whileai.store._hash import short
+from whileai.table import short_hash as short
 
 __all__ = ["DatasetDiff", "DatasetInfo", "EvalSetInfo", "Listing", "RunDiff", "RunInfo", "SplitInfo"]
 

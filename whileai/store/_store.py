@@ -31,7 +31,8 @@ from whileai.store._db import (
     store_error,
     transaction,
 )
-from whileai.store._hash import content_hash, short, tasks_hash
+from whileai.table import content_hash, tasks_hash
+from whileai.table import short_hash as short
 from whileai.store._migrations import utcnow
 from whileai.store._reports import (
     DatasetDiff,

@@ -42,6 +42,7 @@ from whileai.table.schema import COLUMNS, MESSAGE, PRIVILEGED_COLUMNS, TOOL_CALL
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.table._arrow": ("list_series",),
     "whileai.table._formats": ("forcing",),
+    "whileai.table._hash": ("content_hash", "short_hash", "tasks_hash"),
     "whileai.table._lazy": ("lazy_frame",),
     "whileai.table._read": ("frame", "parquet_files", "read_jsonl_rows", "scan"),
     "whileai.table._spool": ("spooled",),
@@ -55,6 +56,9 @@ __getattr__, __dir__ = exports(__name__, _EXPORTS)
 if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
     from whileai.table._arrow import list_series as list_series
     from whileai.table._formats import forcing as forcing
+    from whileai.table._hash import content_hash as content_hash
+    from whileai.table._hash import short_hash as short_hash
+    from whileai.table._hash import tasks_hash as tasks_hash
     from whileai.table._lazy import lazy_frame as lazy_frame
     from whileai.table._read import frame as frame
     from whileai.table._read import parquet_files as parquet_files
@@ -93,6 +97,7 @@ __all__ = [
     "canonical_json",
     "check_output",
     "column_values",
+    "content_hash",
     "final_reply",
     "forcing",
     "frame",
@@ -122,10 +127,12 @@ __all__ = [
     "row_dicts",
     "rows",
     "scan",
+    "short_hash",
     "spooled",
     "sweep_temp_files",
     "task_key",
     "task_key_expr",
+    "tasks_hash",
     "to_arrow",
     "tools_used",
     "write",

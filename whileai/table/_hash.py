@@ -18,7 +18,7 @@ from whileai._progress import ProgressArg, Tracker
 from whileai.defaults import CHUNK_ROWS, PROGRESS_MIN_ROWS
 from whileai.table.schema import DERIVED_COLUMNS
 
-__all__ = ["ROWS_HASH", "TASKS_HASH", "content_hash", "tasks_hash"]
+__all__ = ["ROWS_HASH", "TASKS_HASH", "content_hash", "short_hash", "tasks_hash"]
 
 #: Tag of the rows hash: version 1 of the canonical row form, digested with sha256.
 ROWS_HASH = "rows-v1-sha256"
@@ -101,6 +101,6 @@ def tasks_hash(task_keys: Iterable[str]) -> str:
     return f"{TASKS_HASH}:{hashlib.sha256(text.encode('utf-8')).hexdigest()}"
 
 
-def short(hash_text: str, n: int = 12) -> str:
+def short_hash(hash_text: str, n: int = 12) -> str:
     """The first ``n`` hex characters of a tagged hash, for display."""
     return hash_text.split(":", 1)[-1][:n]
