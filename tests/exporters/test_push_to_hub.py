@@ -18,8 +18,7 @@ import pytest
 
 from whileai.errors import ArgumentError, EndpointError
 from whileai.exporters import push_to_hub
-from whileai.table import content_hash
-from whileai.table import frame
+from whileai.table import content_hash, frame
 from whileai.testing import fake_hf_hub, rollout_table
 
 hf = pytest.importorskip("huggingface_hub", reason="huggingface_hub is not installed: pip install 'whileai[hf]'")

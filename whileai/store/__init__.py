@@ -10,7 +10,6 @@ only when a store call runs, never by ``import whileai``.
 """
 
 from whileai.store._describe import RolloutSummary, describe
-from whileai.table import content_hash, tasks_hash
 from whileai.store._reports import (
     DatasetDiff,
     DatasetInfo,
@@ -22,6 +21,7 @@ from whileai.store._reports import (
 )
 from whileai.store._split import Split, split
 from whileai.store._store import Purpose, Store, harness_fingerprint, open
+from whileai.table import content_hash, tasks_hash
 
 __all__ = [
     "DatasetDiff",

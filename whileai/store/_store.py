@@ -31,8 +31,6 @@ from whileai.store._db import (
     store_error,
     transaction,
 )
-from whileai.table import content_hash, tasks_hash
-from whileai.table import short_hash as short
 from whileai.store._migrations import utcnow
 from whileai.store._reports import (
     DatasetDiff,
@@ -44,6 +42,8 @@ from whileai.store._reports import (
     SplitInfo,
 )
 from whileai.store._split import split
+from whileai.table import content_hash, tasks_hash
+from whileai.table import short_hash as short
 
 __all__ = ["Purpose", "Store", "harness_fingerprint", "open"]
 
