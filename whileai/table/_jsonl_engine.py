@@ -75,23 +75,26 @@ def head_keys(path: Path) -> list[str]:
     return list(keys)
 
 
-def _plain_conversation(m: str) -> str:
-    """SQL: the conversation is a list of OpenAI turns (a known role, text content, a list of tool calls)."""
+# The turns of a conversation as DuckDB structs: the role as text, content and tool calls as JSON.
+_TURNS = """'[{"role": "VARCHAR", "content": "JSON", "tool_calls": "JSON"}]'"""
+
+
+def _plain_conversation(m: str, t: str) -> str:
+    """SQL: the conversation ``m`` (its turns ``t``) is a list of OpenAI turns (a known role, text content, a list of tool calls)."""
     roles = ", ".join(_literal(r) for r in ROLES)
-    return (f"(json_type({m}) = 'ARRAY' AND coalesce(list_bool_and(list_transform(json_extract({m}, '$[*]'), "
-            f"lambda t: json_type(t) = 'OBJECT' AND (t->>'$.role') IN ({roles}) "
-            "AND coalesce(json_type(t, '$.content'), 'NULL') IN ('VARCHAR', 'NULL') "
-            "AND coalesce(json_type(t, '$.tool_calls'), 'NULL') IN ('ARRAY', 'NULL'))), true))")
+    return (f"(json_type({m}) = 'ARRAY' AND coalesce(list_bool_and(list_transform({t}, "
+            f"lambda x: x.role IN ({roles}) "
+            "AND coalesce(json_type(x.content), 'NULL') IN ('VARCHAR', 'NULL') "
+            "AND coalesce(json_type(x.tool_calls), 'NULL') IN ('ARRAY', 'NULL'))), true))")
 
 
-def _derived(m: str) -> dict[str, str]:
-    """SQL: what ``frame`` takes from a plain conversation for a row that leaves it out."""
+def _derived(t: str) -> dict[str, str]:
+    """SQL: what ``frame`` takes from a plain conversation's turns ``t`` for a row that leaves it out."""
     return {
-        "prompt": f"(list_filter(json_extract({m}, '$[*]'), lambda t: (t->>'$.role') = 'user')[1])->>'$.content'",
-        "final_text": (f"CASE WHEN ({m}->>'$[#-1].role') = 'assistant' "
-                       f"AND coalesce(json_array_length({m}, '$[#-1].tool_calls'), 0) = 0 "
-                       f"THEN {m}->>'$[#-1].content' END"),
-        "system_prompt": f"CASE WHEN ({m}->>'$[0].role') = 'system' THEN {m}->>'$[0].content' END",
+        "prompt": f"list_filter({t}, lambda x: x.role = 'user')[1].content ->> '$'",
+        "final_text": (f"CASE WHEN {t}[-1].role = 'assistant' AND coalesce(json_array_length({t}[-1].tool_calls), 0) = 0 "
+                       f"THEN {t}[-1].content ->> '$' END"),
+        "system_prompt": f"CASE WHEN {t}[1].role = 'system' THEN {t}[1].content ->> '$' END",
     }
 
 
@@ -157,6 +160,7 @@ def read(path: Path, columns: Sequence[str], source: str, expand: Any, rows: Any
     names = sorted(wanted if conversation_wanted else wanted - set(sources))
     declared = {n: "JSON" for n in names}
     extra: list[str] = []
+    inner: list[str] = []
     if fills and not conversation_wanted:
         for n in sources:
             declared[n] = "JSON"
@@ -164,15 +168,18 @@ def read(path: Path, columns: Sequence[str], source: str, expand: Any, rows: Any
         extra.append(f"{conv} IS NOT NULL AS __conv")
         # messages (or an alias of it) is the conversation the texts come from
         m = "coalesce(" + ", ".join(_quote(n) for n in sources if aliases.get(n, n) == "messages") + ")"
-        extra.append(f"{m} IS NOT NULL AS __msgs")
-        extra.append(f"({m} IS NOT NULL AND {_plain_conversation(m)}) AS __plain")
-        extra.extend(f"{sql} AS {_quote('__' + name)}" for name, sql in _derived(m).items())
+        inner.append(f"{m} AS __m")
+        inner.append(f"json_transform({m}, {_TURNS}) AS __t")  # the turns parsed once
+        extra.append("__m IS NOT NULL AS __msgs")
+        extra.append(f"(__m IS NOT NULL AND {_plain_conversation('__m', '__t')}) AS __plain")
+        extra.extend(f"{sql} AS {_quote('__' + name)}" for name, sql in _derived("__t").items())
     struct = "{" + ", ".join(f"{_literal(n)}: 'JSON'" for n in declared) + "}"
     select = ", ".join([*(_quote(n) for n in names), *extra]) or "1 AS __one"
     try:
         with _plain_name(path) as target:
-            query = (f"SELECT {select} FROM read_json({_literal(str(target))}, format='newline_delimited', "
-                     f"columns={struct}, maximum_object_size={JSONL_MAX_LINE_BYTES})")
+            scan = (f"read_json({_literal(str(target))}, format='newline_delimited', "
+                    f"columns={struct}, maximum_object_size={JSONL_MAX_LINE_BYTES})")
+            query = f"SELECT {select} FROM (SELECT {', '.join(['*', *inner])} FROM {scan})"
             con = duckdb.connect()
             try:
                 raw = pl.from_arrow(con.sql(query).to_arrow_table())
