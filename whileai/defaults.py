@@ -977,27 +977,20 @@ RAY_SIM_TASK_CPUS = 1.0
 # MB of conversations (about 1.2 KB a row in memory on the benchmark's rows, docs/performance.md).
 EXPORT_BLOCK_ROWS = 4 * CHUNK_ROWS
 
-# ---- reading JSONL natively (projected reads: a step that needs task key and reward) ----
-# Lines at the head of a JSONL file parsed in Python to learn which fields a row has and what
-# kind of value each holds; the file is then parsed by Polars with exactly those dtypes (strict:
-# a value of another kind anywhere in the file, or a wanted field the head did not show, hands
-# the file to the inferring batch readers). A cost knob, not a statistic: every row is read
-# whichever reader takes it (convention; 1,024 lines cost about 10 ms).
+# ---- reading JSONL projected (whileai/table/_jsonl_engine.py: DuckDB's JSON reader) ----
+# Lines at the head of a JSONL file parsed in Python to learn which fields rows have: a wanted
+# field they show is kept as a column even where every row holds null (as the full read keeps it);
+# one they do not show is kept only where some row holds a value. A cost knob, not a statistic
+# (convention; 1,024 lines cost about 10 ms).
 JSONL_SCHEMA_HEAD_LINES = 1_024
-# Bytes of JSONL the native reader parses at once (whole lines): memory stays at a few times
-# this while a file of any size is read. 16 MiB (about 10,000 OpenAI-shaped rows) measured 13%
-# less CPU than 64 MiB at 1M rows (a buffer under the allocator's 32 MiB mmap threshold is
-# reused, not faulted in afresh; benchmarks/bench_files.py).
+# Longest JSONL line (one row) DuckDB's JSON reader takes in a projected read (its
+# ``maximum_object_size``; DuckDB's own default is 16 MiB). A row past it is read by the
+# line-by-line parser instead, so no row is refused for its size (convention: 64 MiB holds a
+# conversation of some 60,000 turns).
+JSONL_MAX_LINE_BYTES = 64 * 2**20
+# Bytes of stdin copied at once to the file a projected read parses (convention: 16 MiB, a
+# buffer under the allocator's 32 MiB mmap threshold is reused, not faulted in afresh).
 JSONL_NATIVE_BLOCK_BYTES = 16 * 2**20
-
-# ---- reading JSONL natively, whole (projected reads at Polars' own speed) ----
-# Largest plain JSONL file the native reader hands Polars whole (its parallel reader over the
-# mapped file); larger files, .jsonl.gz streams and stdin spools are parsed a block of
-# JSONL_NATIVE_BLOCK_BYTES at a time. The mapped pages are the file's own page cache (clean,
-# given back under memory pressure), so resident memory rises by up to the file's size while
-# anonymous memory stays at the output: whole measured about 10% less CPU than 16 MiB blocks
-# on the 1.5 GB 1M-row OpenAI-shaped file (docs/performance.md, JSONL section).
-JSONL_NATIVE_WHOLE_BYTES = 2 * 2**30
 
 # ---- select from a Parquet file: fetching the kept rows ----------------------------------------------
 # Rows of a row group decoded at once while select reads its kept rows' conversations: the read
@@ -1036,17 +1029,6 @@ EXPORT_MASK_BITS = 48
 # Up to this many distinct loss masks in a chunk, each is written once and gathered; more are
 # written by numpy into one buffer (the same text; convention).
 EXPORT_MASK_KINDS = 4096
-
-# ---- reading JSONL natively, whole: mapped or in ranges (issue 20, compare of two 1.5 GB files) ----
-# Largest plain JSONL file read whole over Polars' mapping of it; a larger one (up to
-# JSONL_NATIVE_WHOLE_BYTES) is handed to Polars as a file:// URI, which it reads in ranges with the
-# streaming engine. The mapping's pages stay resident until the parse ends, so they count in the
-# process's peak memory up to the file's size: 1,609 of the 1,885 MiB peak reading the 1.5 GB
-# 1M-row OpenAI-shaped file, where the ranged read peaked at 530 MiB for about 5% more parse CPU
-# (4.9 against 4.4 CPU s at best of three, same process; docs/performance.md, "compare of two
-# 1M-row JSONL files"). Up to 1 GiB the mapped read keeps its speed (the 0.131-shaped 1M-row file,
-# 740 MB, is mapped) and its pages keep a 1M-row compare under 2 GB.
-JSONL_NATIVE_MAPPED_BYTES = 2**30
 
 
 # ---- the Student-t quantile without scipy (whileai.stats.intervals.t_quantile) -------------------

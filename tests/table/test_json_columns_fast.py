@@ -40,7 +40,7 @@ def path(tmp_path: Path) -> Path:
 def _per_row(path: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object) -> object:
     with monkeypatch.context() as m:
         m.setattr(read, "_jsonl_fast", lambda data: None)
-        m.setattr(read, "_jsonl_projected", lambda data, columns: None)
+        m.setattr(read._jsonl_engine, "read", lambda *a: None)
         return table.frame(path, **kwargs)
 
 

@@ -74,20 +74,17 @@ W131_ROWS = [
 @pytest.mark.parametrize("shape", ["w131", "openai_tools", "generated"])
 @pytest.mark.parametrize("columns", [["reward"], ["reward", "markers", "rollout_index"], ["task_key"]])
 def test_projected_read_is_the_full_read_narrowed(tmp_path, monkeypatch, shape, columns):
-    """columns= without the conversation: the native reader parses only those fields, in any row
-    shape, and the rows and values are the full read's, narrowed; the per-row path agrees."""
+    """columns= without the conversation: the engine parses only those fields, in any row shape
+    (no row goes through the row normaliser), and the rows and values are the full read's, narrowed."""
     rows = W131_ROWS if shape == "w131" else CASES[shape]()
     path = _write(tmp_path, rows)
     full = table.frame(path)
-    called = []
-    real = _read._jsonl_projected
-    monkeypatch.setattr(_read, "_jsonl_projected", lambda d, c: called.append(1) or real(d, c))
+    normalised = []
+    real = _read._normalize_row
+    monkeypatch.setattr(_read, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
     narrow = table.frame(path, columns=columns)
-    assert called and "messages" not in narrow.columns
+    assert not normalised and "messages" not in narrow.columns
     assert narrow.equals(full.select(narrow.columns))
-    monkeypatch.setattr(_read, "_jsonl_projected", lambda d, c: None)
-    monkeypatch.setattr(_read, "_jsonl_fast", lambda d: None)
-    assert table.frame(path, columns=columns).select(narrow.columns).equals(narrow)
 
 
 def test_projected_read_names_a_broken_line(tmp_path):

@@ -6,12 +6,10 @@ import functools
 import gzip
 import io
 import itertools
-import json
 import os
 import shutil
 import sys
 import tempfile
-import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,12 +22,9 @@ from whileai._lazy import module as deferred
 from whileai.defaults import (
     CHUNK_ROWS,
     JSONL_NATIVE_BLOCK_BYTES,
-    JSONL_NATIVE_MAPPED_BYTES,
-    JSONL_NATIVE_WHOLE_BYTES,
-    JSONL_SCHEMA_HEAD_LINES,
 )
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
-from whileai.table import _formats, _hf, _mapping
+from whileai.table import _formats, _hf, _jsonl_engine, _mapping
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
@@ -404,12 +399,12 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         shape = None  # the mapping says which fields are the task and the reply
     if shape is not None:
         return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
+    if columns and not _starts_with_array(path):
+        projected = _jsonl_engine.read(path, columns, f"file {text!r}", _expand_columns, _from_dicts)
+        if projected is not None:
+            return projected
     if not name.endswith(".gz") and not _starts_with_array(path):
         return _read_plain_jsonl(path, f"file {text!r}", columns)
-    if columns and name.endswith(".gz"):
-        native = _jsonl_projected(path, columns)
-        if native is not None:
-            return native
     opener = gzip.open if name.endswith(".gz") else open
     try:
         with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
@@ -443,13 +438,13 @@ def _read_stdin(columns: Sequence[str] | None) -> pl.DataFrame:
         spool = Path(folder) / "stdin.jsonl"
         with open(spool, "wb") as out:
             shutil.copyfileobj(raw, out, JSONL_NATIVE_BLOCK_BYTES)
-        native = _jsonl_projected(spool, columns)
-        if native is not None:
-            return native
+        projected = _jsonl_engine.read(spool, columns, "stdin", _expand_columns, _from_dicts)
+        if projected is not None:
+            return projected
         encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
         errors = getattr(sys.stdin, "errors", None) or "strict"
         with open(spool, encoding=encoding, errors=errors, newline=None) as handle:
-            return _from_dicts(read_jsonl_rows(handle, "stdin"), "stdin")
+            return _select(_from_dicts(read_jsonl_rows(handle, "stdin"), "stdin").lazy(), columns).collect()
 
 
 def _from_reader_rows(rows: list[dict[str, Any]], source: str) -> pl.DataFrame:
@@ -473,23 +468,12 @@ def _starts_with_array(path: Path) -> bool:
 
 
 def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """Read JSONL through the fastest reader that fits it.
+    """The full read of a JSONL file, in batches of CHUNK_ROWS lines (narrowed to ``columns`` when given).
 
-    With ``columns`` that need no conversation (a measure reads task key and reward), Polars'
-    native reader parses only those fields, with the dtypes the file's head shows
-    (``_jsonl_native``: 0.131 rows with ``steps``, OpenAI rows, anything whose wanted fields are
-    plain). Otherwise, or when any part of the file does not fit those dtypes, the file is read
-    in batches of CHUNK_ROWS lines: a projected batch by Polars inferring its schema, else a
-    batch in the plain OpenAI row shape natively, else by the per-row reader (which names a bad
-    line). Memory stays at one block or batch: the native reader holds several times its input
-    while it parses.
+    A batch in a known shape is read columnar (``_jsonl_fast``), any other by the row reader,
+    which names a bad line. A projected read goes through ``_jsonl_engine`` first and comes here
+    only when DuckDB cannot parse the file (a broken line, to be named).
     """
-    if columns:
-        native = _jsonl_projected(path, columns)
-        if native is None:
-            native = _projected_batches(path, columns)
-        if native is not None:
-            return native
     chunks = list(_plain_chunks(path, source, columns))
     return _concat_chunks(chunks) if chunks else pl.DataFrame()
 
@@ -509,7 +493,7 @@ def _plain_chunks(path: Path, source: str, columns: Sequence[str] | None = None)
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise SchemaError(f"{source} is not UTF-8 text ({exc}). Pass JSONL, JSONL.gz or Parquet.") from exc
-                rows = list(_iter_jsonl(io.StringIO(text), source, first_line=line_start))
+                rows = list(_jsonl_engine.iter_jsonl(io.StringIO(text), source, first_line=line_start))
                 df = _from_dicts(rows, source, row_offset)
             if columns:  # the full read of each batch, narrowed
                 df = _select(df.lazy(), columns).collect()
@@ -518,183 +502,9 @@ def _plain_chunks(path: Path, source: str, columns: Sequence[str] | None = None)
             row_offset += df.height
 
 
-def _projected_batches(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
-    """Every batch of CHUNK_ROWS lines through ``_jsonl_projected``; None as soon as one declines.
-
-    A batch the projected reader cannot take goes to the full readers, which add what they derive
-    from a conversation (a prompt, a reply): the file is then read by them batch by batch, so that
-    every row of the frame comes from the same reader.
-    """
-    chunks: list[pl.DataFrame] = []
-    with open(path, "rb") as handle:
-        while True:
-            lines = list(itertools.islice(handle, CHUNK_ROWS))
-            if not lines:
-                break
-            df = _jsonl_projected(b"".join(lines), columns)
-            if df is None:
-                return None
-            chunks.append(df)
-    return _concat_chunks(chunks) if chunks else None
-
-
-_JSON_COLUMN_NAMES = tuple(c.name for c in COLUMNS if c.kind == "json")
-_PLAIN_NATIVE = (pl.Float64, pl.Int64, pl.Boolean, pl.List(pl.String))
-
-
-def _jsonl_native(path: Path, columns: Sequence[str]) -> pl.DataFrame | None:
-    """Polars' native JSONL reader on the fields ``columns`` need, with their dtypes given.
-
-    The file's first lines are parsed in Python to learn which fields rows have and what kind
-    of value each holds; Polars then parses the file with exactly those dtypes and skips every
-    other field (the conversation is never built): a plain file of up to
-    ``JSONL_NATIVE_WHOLE_BYTES`` whole, by Polars' own parallel reader, over the mapped file up
-    to ``JSONL_NATIVE_MAPPED_BYTES`` (its resident pages count in the process's memory up to
-    the file's size) and as a ``file://`` URI above it (read in ranges by the streaming engine:
-    memory stays at the output and a few ranges); a larger one, a ``.jsonl.gz`` (decompressed
-    as a stream) or a path Polars would read as a glob, a block of ``JSONL_NATIVE_BLOCK_BYTES``
-    at a time. Inferring a schema over a batch of
-    conversations costs more than the parse itself. Every dtype is strict: numbers as Float64
-    or Int64, flags as Boolean, ``markers`` as JSON text decoded to the head's fields with a
-    check that no row has another. Text is parsed as String, which turns a number or an object
-    into its JSON text; when any text value looks like one (a JSON number, ``true``, ``false``,
-    or text opening with ``{`` or ``[``), that part is parsed again as Categorical, which
-    refuses them, so a genuine text such as ``"12"`` costs a second parse, never a wrong row.
-
-    Fields the head shows only null, and wanted ones it does not show, are read as Null, which
-    refuses any value.
-
-    Returns None, so that the batch readers take the file (and name any bad line), when a head
-    line is not a JSON object, a wanted field holds something else than the head showed
-    anywhere in the file, a wanted field the head did not show holds a value, a line is not
-    JSON (a byte-order mark included), the step needs the conversation, or a field is one this
-    reader does not type (free-form JSON columns, dict-valued extras). A wanted field that no
-    head line has and that is null or absent in every other row is read as absent.
-    """
-    aliases = alias_map()
-    gz = path.name.lower().endswith(".gz")
-    try:
-        with (gzip.open(path, "rb") if gz else open(path, "rb")) as handle:
-            plan = _native_plan(list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES)), columns)
-            if plan is None:
-                return None
-            schema, unseen, marker_fields, filled = plan
-            markers = next((n for n in schema if n not in unseen and aliases.get(n, n) == "markers"), None)
-            whole = not gz and not _GLOB_CHARS & set(str(path)) and path.stat().st_size <= JSONL_NATIVE_WHOLE_BYTES
-            if not whole:
-                handle.seek(0)
-            blocks: list[pl.DataFrame] = []
-            for source in ([path] if whole else _line_blocks(handle)):
-                df = _native_parse(source, schema)
-                if df is None:  # a value of another kind, a broken line: the batch readers report it
-                    return None
-                if filled and df.select(pl.any_horizontal(pl.col(filled).is_null()).any()).item():
-                    return None  # a row the full read gives the conversation's prompt or reply
-                if markers is not None:  # decoded a block at a time: the text of one block is held, not the file's
-                    decoded = _decode_markers(df[markers], marker_fields)
-                    if decoded is None:
-                        return None
-                    df = df.with_columns(decoded)
-                blocks.append(df.drop(unseen))
-    except (OSError, EOFError, zlib.error):  # a broken .gz stream: the batch readers say what it is
-        return None
-    if not blocks:
-        return None
-    out = pl.concat(blocks, how="vertical") if len(blocks) > 1 else blocks[0]
-    return out if out.height else None
-
-
-_GLOB_CHARS = set("*?[")
-# A text value that could be Polars' rendering of a number, a flag, an object or a list read as String.
-_NOT_PLAIN_TEXT = r"^[\[{]|^(?:-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
-
-
-def _line_blocks(handle: Any) -> Iterator[bytes]:
-    """The stream's bytes in blocks of about ``JSONL_NATIVE_BLOCK_BYTES``, each ending at a line end."""
-    while True:
-        data = handle.read(JSONL_NATIVE_BLOCK_BYTES)
-        if not data:
-            return
-        if not data.endswith(b"\n"):
-            data += handle.readline()
-        yield data
-
-
-def _native_parse(source: Path | bytes, schema: dict[str, Any]) -> pl.DataFrame | None:
-    """One file or block parsed with ``schema`` (Categorical fields as String, see ``_jsonl_native``); None if refused."""
-    text = [name for name, dtype in schema.items() if dtype == pl.Categorical]
-
-    def parse(dtypes: dict[str, Any]) -> pl.DataFrame:
-        if isinstance(source, Path) and source.stat().st_size <= JSONL_NATIVE_MAPPED_BYTES:
-            return pl.scan_ndjson(source, schema=dtypes).collect()
-        if isinstance(source, Path):  # as a file:// URI, which Polars reads in ranges instead of mapping it whole
-            return pl.scan_ndjson(source.resolve().as_uri(), schema=dtypes).collect(engine="streaming")
-        return pl.read_ndjson(io.BytesIO(source), schema=dtypes)
-
-    try:
-        df = parse({name: pl.String if name in text else dtype for name, dtype in schema.items()})
-        if text and df.select(pl.any_horizontal(pl.col(text).str.contains(_NOT_PLAIN_TEXT)).any()).item():
-            df = parse(schema)  # a value that may not have been text: parsed again, strictly
-            df = df.with_columns(pl.col(text).cast(pl.String))
-    except Exception:  # a value of another kind, a broken line
-        return None
-    return df
-
-
-def _native_plan(head: Sequence[bytes],
-                 columns: Sequence[str]) -> tuple[dict[str, Any], list[str], list[str], list[str]] | None:
-    """The schema of the native read, the fields dropped after it, the head's markers, and the fields never null.
-
-    Where the head holds a conversation, a row without its prompt, reply or system prompt gets the
-    conversation's in the full read (``_normalize_row``): those fields must then be in every head
-    row, and a null in any later row hands the file on (the caller checks). Where the head holds
-    none, the conversation fields are parsed as Null, so a later row that holds one refuses the parse.
-    """
-    kinds: dict[str, set[type]] = {}
-    marker_kinds: dict[str, set[type]] = {}
-    aliases = alias_map()
-    rows = nz.json_objects(head)
-    if rows is None:
-        return None
-    for row in rows:
-        for key, value in row.items():
-            kinds.setdefault(key, set()).add(type(value))
-            if isinstance(value, dict) and aliases.get(key, key) == "markers":
-                for field, score in value.items():
-                    marker_kinds.setdefault(field, set()).add(type(score))
-    if not kinds:
-        return None
-    if not all(k <= {int, float, type(None)} for k in marker_kinds.values()):
-        return None  # flags or text among the markers: the row reader says what they mean
-    wanted = _expand_columns(columns, list(kinds))
-    if wanted & {"messages", "steps"} and {"messages", "steps"} & set(kinds):  # a conversation, or 0.131 steps
-        return None
-    schema: dict[str, Any] = {}
-    for name in kinds:
-        if name not in wanted:
-            continue
-        if name in aliases and aliases[name] in kinds:
-            return None  # alias and canonical both given: the alias is an extra column, typed by inference
-        dtype = _native_dtype(aliases.get(name, name), kinds[name])
-        if dtype is None:
-            return None
-        schema[name] = dtype
-    unseen = sorted(wanted - set(kinds))
-    if not schema:
-        return None
-    filled = _filled_from_conversation(kinds, list(schema))
-    if any(type(None) in kinds[name] or any(name not in row for row in rows) for name in filled):
-        return None
-    if not filled and not _CONVERSATION_FIELDS & {aliases.get(n, n) for n in kinds}:
-        unseen += [n for n in _CONVERSATION_SOURCES if n not in kinds and n not in schema]
-    for name in unseen:
-        schema[name] = pl.Null  # strict: a value there means the head did not show the file
-    return schema, unseen, list(marker_kinds), filled
 
 
 _CONVERSATION_FIELDS = frozenset({"messages", "steps"})
-# every source name of a conversation field (aliases included)
-_CONVERSATION_SOURCES = tuple(sorted({"messages", "steps", *(a for a, c in alias_map().items() if c in ("messages", "steps"))}))
 
 
 def _filled_from_conversation(have: Iterable[str], read: Sequence[str]) -> list[str]:
@@ -710,109 +520,6 @@ def _filled_from_conversation(have: Iterable[str], read: Sequence[str]) -> list[
         return []
     fills = {"prompt", "final_text"} | ({"system_prompt"} if "messages" in present else set())
     return [n for n in read if aliases.get(n, n) in fills]
-
-
-def _native_dtype(name: str, kinds: set[type]) -> Any:
-    """The strict dtype Polars reads a field with, from the kinds of value the head showed; None: not natively."""
-    seen = kinds - {type(None)}
-    if not seen:
-        return pl.Null  # only nulls so far: strict, a value later hands the file to inference
-    spec = COLUMN_BY_NAME.get(name)
-    if name == "markers":
-        return pl.String if seen == {dict} else None
-    if spec is None:  # an extra column: a scalar kind the head shows, as the row reader would type it
-        if seen == {str}:
-            return pl.Categorical
-        if seen == {int}:
-            return pl.Int64
-        if seen <= {int, float}:
-            return pl.Float64
-        if seen == {bool}:
-            return pl.Boolean
-        return None
-    if spec.kind != "plain":
-        return None
-    if spec.dtype == pl.String:
-        return pl.Categorical if seen == {str} else None
-    if spec.dtype in _PLAIN_NATIVE:
-        return spec.dtype
-    return None
-
-
-def _decode_markers(raw: pl.Series, fields: Sequence[str]) -> pl.Series | None:
-    """``markers`` read as JSON text, as a struct of numbers with the fields the head showed.
-
-    None when any row holds something else: a field the head did not show (each row's text has
-    as many ``": `` separators as it has fields with a value or an explicit null), a value that
-    is not a number.
-    """
-    dtype = pl.Struct({name: pl.Float64 for name in fields})
-    try:
-        decoded = raw.str.json_decode(dtype=dtype)
-    except Exception:  # a text or nested value: the row reader types it
-        return None
-    frame = pl.DataFrame({"raw": raw, "m": decoded})
-    given = pl.col("raw").str.count_matches('": ', literal=True).fill_null(0)
-    nulls = pl.col("raw").str.count_matches('": null', literal=True).fill_null(0)
-    valued = pl.sum_horizontal([pl.col("m").struct.field(n).is_not_null() for n in fields]) if fields else pl.lit(0)
-    if not frame.select((given == valued + nulls).all()).item():
-        return None
-    return decoded
-
-
-def _jsonl_projected(data: bytes | Path, columns: Sequence[str]) -> pl.DataFrame | None:
-    """Polars' native JSONL reader on the fields ``columns`` need (plus task identity) only.
-
-    Given a path, the whole file with the dtypes its head shows (``_jsonl_native``); given a
-    batch's bytes, as follows.
-
-    One scan infers the batch's schema and then parses those columns alone (free-form JSON
-    columns among them as raw text, which takes a second scan). None when they need the
-    conversation (``messages`` or ``steps``: asked for, or the only task identity the rows have)
-    or anything read is outside the plain shapes (a broken line, a non-numeric reward): the
-    other readers then take the batch and name any bad line.
-    """
-    if isinstance(data, Path):
-        return _jsonl_native(data, columns)
-    try:
-        lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None)
-        have = lf.collect_schema().names()
-        wanted = _expand_columns(columns, have)
-        if wanted & {"messages", "steps"} and {"messages", "steps"} & set(have):  # messages are built from steps
-            return None
-        keep = [c for c in have if c in wanted]
-        overrides = {name: pl.String for name in _JSON_COLUMN_NAMES if name in keep}
-        if overrides:
-            lf = pl.scan_ndjson(io.BytesIO(data), infer_schema_length=None, schema_overrides=overrides)
-        df = lf.select(keep).collect() if keep else pl.DataFrame(height=lf.select(pl.len()).collect().item())
-        # inference types a field of text and of other kinds (a list, an object, a number, a flag)
-        # as text, each value its JSON text: where a text value could be one, parse it strictly
-        text = [n for n in keep if df.schema[n] == pl.String and n not in overrides]
-        if text and df.select(pl.any_horizontal(pl.col(text).str.contains(_NOT_PLAIN_TEXT)).any()).item():
-            strict = {n: pl.Categorical if n in text else df.schema[n] for n in keep}
-            df = pl.read_ndjson(io.BytesIO(data), schema=strict).with_columns(pl.col(text).cast(pl.String))
-    except Exception:  # any reader failure, a value that is not text: the per-row path reports it properly
-        return None
-    if not (df.height and _plain_types(df.schema)):
-        return None
-    aliases = alias_map()
-    needed = {aliases.get(n, n) for n in _filled_from_conversation(have, sorted(wanted))}
-    filled = _filled_from_conversation(have, keep)
-    if needed - {aliases.get(n, n) for n in filled} or (
-            filled and df.select(pl.any_horizontal(pl.col(filled).is_null()).any()).item()):
-        return None  # a row the full read gives the conversation's prompt, reply or system prompt
-    cells = nz.json_cells(data, list(overrides), df.height)
-    return None if cells is None else df.with_columns(pl.Series(n, v, dtype=pl.String) for n, v in cells.items())
-
-
-def _plain_types(schema: Any) -> bool:
-    """Whether natively read columns have the types the canonical frame builds on."""
-    if "reward" in schema and not (schema["reward"].is_numeric() or schema["reward"] in (pl.Null, pl.Boolean)):
-        return False
-    for name in ("markers", "lineage", "calibration"):
-        if name in schema and not isinstance(schema[name], pl.Struct):
-            return False
-    return not ("prompt" in schema and schema["prompt"] not in (pl.String, pl.Null))
 
 
 def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
@@ -842,7 +549,7 @@ def _jsonl_batches(handle: io.TextIOBase | Any, source: str,
     size = size or CHUNK_ROWS
     batch: list[dict[str, Any]] = []
     offset = 0
-    for row in _iter_jsonl(handle, source):
+    for row in _jsonl_engine.iter_jsonl(handle, source):
         batch.append(row)
         if len(batch) >= size:
             yield offset, batch
@@ -890,47 +597,7 @@ def read_jsonl_rows(handle: io.TextIOBase | Any, source: str) -> list[dict[str, 
 
     A file holding one JSON array of rows is accepted too.
     """
-    return list(_iter_jsonl(handle, source))
-
-
-def _iter_jsonl(handle: io.TextIOBase | Any, source: str, *, first_line: int = 1) -> Iterator[dict[str, Any]]:
-    first = first_line == 1
-    loads = json.loads
-    for lineno, line in enumerate(handle, start=first_line):
-        if lineno == 1 and line.startswith("\ufeff"):  # a byte-order mark, as Excel and PowerShell write UTF-8
-            line = line[1:]
-        if not line.strip():
-            continue
-        if first and line.lstrip().startswith("["):
-            rest = line + handle.read()
-            try:
-                data = loads(rest)
-            except ValueError as exc:
-                raise SchemaError(f"{source}: line {lineno} is not valid JSON ({exc.args[0]}). Fix or remove that line.",
-                                  line=lineno) from exc
-            if not isinstance(data, list):
-                data = [data]
-            yield from (_as_row(item, source, i + 1) for i, item in enumerate(data))
-            return
-        first = False
-        try:
-            item = loads(line)
-        except ValueError as exc:
-            raise SchemaError(
-                f"{source}: line {lineno} is not valid JSON ({exc.args[0] if exc.args else exc}). "
-                "Fix or remove that line; every line must be one JSON object.",
-                line=lineno,
-            ) from exc
-        yield _as_row(item, source, lineno)
-
-
-def _as_row(item: Any, source: str, lineno: int) -> dict[str, Any]:
-    if not isinstance(item, dict):
-        raise SchemaError(
-            f"{source}: line {lineno} is a JSON {type(item).__name__}, not an object. Every line must be one row object.",
-            line=lineno,
-        )
-    return item
+    return list(_jsonl_engine.iter_jsonl(handle, source))
 
 
 # ------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
-"""The native projected JSONL read gives exactly the full read's frame, narrowed, on every shape.
+"""The projected JSONL read (DuckDB's JSON reader) gives exactly the full read's frame, narrowed.
 
-``table.frame(path, columns=[...])`` parses only the wanted fields with the dtypes the file's
-head shows; the full read (``table.frame(path)``, conversations and all) is the reference:
-values and dtypes of every column read must match, and any row outside those dtypes must hand
-the file to the batch readers, which give the same frame or the same error with its line.
+``table.frame(path, columns=[...])`` parses only the wanted fields through DuckDB and types each
+column once; the full read (``table.frame(path)``, conversations and all) is the reference:
+values and dtypes of every column read must match, on every row shape and whatever a later row
+holds, and a broken line gives the full read's error with its line.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 from whileai import table
 from whileai.errors import SchemaError
 from whileai.measure._common import MEASURE_COLUMNS
-from whileai.table import _read
+from whileai.table import _jsonl_engine, _read
 from whileai.testing import rollout_table
 
 
@@ -27,14 +27,14 @@ def _write(tmp_path, rows, name="r.jsonl"):
     return path
 
 
-def _native_taken(path, columns, monkeypatch):
-    """Whether the file-level native reader produced the frame (not a batch reader)."""
-    taken = []
-    real = _read._jsonl_native
-    monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: taken.append(out := real(p, c)) or out)
+def _columnar(path, columns, monkeypatch):
+    """Whether the projected read typed every column without the row normaliser."""
+    normalised = []
+    real = _read._normalize_row
+    monkeypatch.setattr(_read, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
     table.frame(path, columns=columns)
     monkeypatch.undo()
-    return taken and taken[0] is not None
+    return not normalised
 
 
 def _openai_rows():
@@ -74,28 +74,13 @@ COLUMN_SETS = [["reward"], list(MEASURE_COLUMNS), ["reward", "markers", "rollout
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 @pytest.mark.parametrize("columns", COLUMN_SETS, ids=["reward", "measure", "markers"])
-@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "ranges"])
-def test_native_read_is_the_full_read_narrowed(tmp_path, monkeypatch, shape, columns, mapped):
-    if not mapped:
-        monkeypatch.setattr(_read, "JSONL_NATIVE_MAPPED_BYTES", 0)
+def test_projected_read_is_the_full_read_narrowed(tmp_path, monkeypatch, shape, columns):
     path = _write(tmp_path, SHAPES[shape]())
     narrow = table.frame(path, columns=columns)
     full = table.frame(path)
     assert "messages" not in narrow.columns
     assert_frame_equal(narrow, full.select(narrow.columns))  # values and dtypes
-    assert _native_taken(path, columns, monkeypatch), "the native reader should take these rows"
-    monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: None)
-    assert_frame_equal(table.frame(path, columns=columns), narrow)  # the batch readers agree
-
-
-def test_native_read_spans_blocks(tmp_path, monkeypatch):
-    rows = _openai_rows() * 20
-    path = _write(tmp_path, rows)
-    monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 4096)
-    monkeypatch.setattr(_read, "JSONL_SCHEMA_HEAD_LINES", 3)
-    narrow = table.frame(path, columns=list(MEASURE_COLUMNS))
-    assert narrow.height == len(rows)
-    assert_frame_equal(narrow, table.frame(path).select(narrow.columns))
+    assert _columnar(path, columns, monkeypatch), "these rows are typed columnar"
 
 
 @pytest.mark.parametrize("late", [
@@ -108,13 +93,12 @@ def test_native_read_spans_blocks(tmp_path, monkeypatch):
     {"temperature": 0.7},              # an extra the head did not show
     {"system_prompt": None, "task_id": "x9"},
 ])
-def test_a_late_row_outside_the_head_falls_back_to_the_same_frame(tmp_path, monkeypatch, late):
-    monkeypatch.setattr(_read, "JSONL_SCHEMA_HEAD_LINES", 4)
+def test_a_late_row_outside_the_head_reads_as_the_full_read(tmp_path, monkeypatch, late):
+    monkeypatch.setattr(_jsonl_engine, "JSONL_SCHEMA_HEAD_LINES", 4)
     rows = _w131_rows()
     rows[-1] = {**rows[-1], **late}
     path = _write(tmp_path, rows)
     columns = list(MEASURE_COLUMNS)
-    assert not _native_taken(path, columns, monkeypatch)
     narrow = table.frame(path, columns=columns)
     assert_frame_equal(narrow, table.frame(path).select(narrow.columns))
 
@@ -165,33 +149,24 @@ def _same_as_full(path, columns=None):
     return narrow
 
 
-@pytest.mark.parametrize("whole", [True, False], ids=["whole", "blocks"])
-def test_text_that_looks_like_a_number_stays_text(tmp_path, monkeypatch, whole):
-    # ids such as "12" or "[INST]" prompts parse as String first, then again strictly: same frame, still native
-    if not whole:
-        monkeypatch.setattr(_read, "JSONL_NATIVE_WHOLE_BYTES", 0)
-        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 256)
+def test_text_that_looks_like_a_number_stays_text(tmp_path, monkeypatch):
+    # ids such as "12" or "[INST]" prompts are JSON text, typed as text: same frame, columnar
     rows = [{"scenario_id": str(i // 2), "prompt": "[INST] q" if i % 3 else "true", "reward": i % 2,
              "policy_version": "-1.5e3"} for i in range(12)]
     path = _write(tmp_path, rows)
     narrow = _same_as_full(path)
     assert narrow["scenario_id"].to_list()[:3] == ["0", "0", "1"] and narrow["prompt"][0] == "true"
-    assert _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
+    assert _columnar(path, list(MEASURE_COLUMNS), monkeypatch)
 
 
-@pytest.mark.parametrize("whole", [True, False], ids=["whole", "blocks"])
 @pytest.mark.parametrize("late", [{"scenario_id": 17}, {"prompt": 12}, {"reward": True}, {"model_version": "v2"},
                                   {"reward": "1"}])
-def test_a_type_change_past_the_head_falls_back(tmp_path, monkeypatch, whole, late):
-    monkeypatch.setattr(_read, "JSONL_SCHEMA_HEAD_LINES", 4)
-    if not whole:
-        monkeypatch.setattr(_read, "JSONL_NATIVE_WHOLE_BYTES", 0)
-        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 512)
+def test_a_type_change_past_the_head_reads_as_the_full_read(tmp_path, monkeypatch, late):
+    monkeypatch.setattr(_jsonl_engine, "JSONL_SCHEMA_HEAD_LINES", 4)
     rows = [{"scenario_id": f"t{i // 4}", "rollout_index": i % 4, "prompt": f"q{i}", "reward": float(i % 2),
              "policy_version": "v1"} for i in range(40)]
     rows[-3] = {**rows[-3], **late}
     path = _write(tmp_path, rows)
-    assert not _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
     _same_as_full(path)
 
 
@@ -204,7 +179,7 @@ def test_nulls_blank_lines_crlf_and_a_last_line_without_newline(tmp_path, monkey
     path.write_bytes(("\r\n".join(lines)).encode())  # CRLF, no newline after the last line
     narrow = _same_as_full(path, ["reward", "tier"])
     assert narrow.height == 3 and narrow["reward"].to_list() == [1.0, None, 0.0]
-    assert _native_taken(path, ["reward", "tier"], monkeypatch)
+    assert _columnar(path, ["reward", "tier"], monkeypatch)
 
 
 def test_a_byte_order_mark_reads_as_the_full_read_does(tmp_path, monkeypatch):
@@ -214,61 +189,40 @@ def test_a_byte_order_mark_reads_as_the_full_read_does(tmp_path, monkeypatch):
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
     plain = tmp_path / "plain.jsonl"
     plain.write_text(text)
-    assert not _native_taken_or_error(path, ["reward"], monkeypatch)
     projected = table.frame(path, columns=["reward"])
     assert projected["reward"].to_list() == table.frame(path)["reward"].to_list()
     assert table.frame(path).equals(table.frame(plain))
 
 
-def _native_taken_or_error(path, columns, monkeypatch):
-    """Whether the native reader produced a frame, whatever the batch readers then do."""
-    taken = []
-    real = _read._jsonl_native
-    monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: taken.append(out := real(p, c)) or out)
-    try:
-        table.frame(path, columns=columns)
-    except SchemaError:
-        pass
-    monkeypatch.undo()
-    return bool(taken) and taken[0] is not None
-
-
-def test_a_path_polars_would_read_as_a_glob(tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["run[1]*.jsonl", "it's a run%20 #2 ü.jsonl", 'say "x".jsonl'])
+def test_a_path_with_glob_quote_or_other_characters(tmp_path, monkeypatch, name):
     rows = _openai_rows()
-    path = _write(tmp_path, rows, name="run[1]*.jsonl")
-    _write(tmp_path, rows[:3], name="run1x.jsonl")  # what the glob would also match
+    path = _write(tmp_path, rows, name=name)
+    _write(tmp_path, rows[:3], name="run1x.jsonl")  # what a glob would also match
     narrow = _same_as_full(path)
     assert narrow.height == len(rows)
-    assert _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
+    assert _columnar(path, list(MEASURE_COLUMNS), monkeypatch)
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_a_gzipped_file_is_read_natively_as_the_full_read(tmp_path, monkeypatch, shape):
+def test_a_gzipped_file_is_read_as_the_full_read(tmp_path, monkeypatch, shape):
     import gzip
 
-    monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 1024)
     path = tmp_path / "r.jsonl.gz"
     path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in SHAPES[shape]() * 3).encode(), 1))
-    full = table.frame(path)
     for columns in COLUMN_SETS:
-        narrow = _same_as_full(path, columns)
-        assert _native_taken(path, columns, monkeypatch)
-        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 1024)
-        monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: None)  # the batch readers agree
-        assert_frame_equal(table.frame(path, columns=columns), full.select(narrow.columns))
-        monkeypatch.undo()
-        monkeypatch.setattr(_read, "JSONL_NATIVE_BLOCK_BYTES", 1024)
+        _same_as_full(path, columns)
+        assert _columnar(path, columns, monkeypatch)
 
 
 def test_a_gzipped_file_with_a_late_change_or_a_broken_stream(tmp_path, monkeypatch):
     import gzip
 
-    monkeypatch.setattr(_read, "JSONL_SCHEMA_HEAD_LINES", 4)
+    monkeypatch.setattr(_jsonl_engine, "JSONL_SCHEMA_HEAD_LINES", 4)
     rows = _w131_rows()
     rows[-1] = {**rows[-1], "reward": "0.5"}
     path = tmp_path / "late.jsonl.gz"
     path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
-    assert not _native_taken(path, list(MEASURE_COLUMNS), monkeypatch)
     _same_as_full(path)
     broken = tmp_path / "broken.jsonl.gz"
     broken.write_bytes(path.read_bytes()[:-40])  # a truncated stream
@@ -286,23 +240,23 @@ def _stdin(monkeypatch, data: bytes):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
 
 
-def test_stdin_is_spooled_and_read_natively(tmp_path, monkeypatch):
+def test_stdin_is_spooled_and_read_by_the_engine(tmp_path, monkeypatch):
     rows = _openai_rows()
     data = "".join(json.dumps(r) + "\n" for r in rows).encode()
     path = tmp_path / "r.jsonl"
     path.write_bytes(data)
-    taken = []
-    real = _read._jsonl_native
-    monkeypatch.setattr(_read, "_jsonl_native", lambda p, c: taken.append(out := real(p, c)) or out)
+    normalised = []
+    real = _read._normalize_row
+    monkeypatch.setattr(_read, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
     _stdin(monkeypatch, data)
     narrow = table.frame("-", columns=list(MEASURE_COLUMNS))
-    assert taken and taken[0] is not None
+    assert not normalised
     assert_frame_equal(narrow, table.frame(path, columns=list(MEASURE_COLUMNS)))
     _stdin(monkeypatch, data)
     assert_frame_equal(table.frame("-"), table.frame(path))  # the full read from stdin as before
 
 
-def test_stdin_that_the_native_reader_declines_reads_as_before(monkeypatch):
+def test_a_broken_line_on_stdin_is_named_as_before(monkeypatch):
     bad = b'{"scenario_id": "a", "reward": 1}\n{"scenario_id": "b", "reward": \n'
     _stdin(monkeypatch, bad)
     with pytest.raises(SchemaError, match=r"stdin: line 2 is not valid JSON") as projected:
@@ -313,22 +267,3 @@ def test_stdin_that_the_native_reader_declines_reads_as_before(monkeypatch):
     assert str(projected.value) == str(full.value)
     _stdin(monkeypatch, b'[{"scenario_id": "a", "reward": 1}, {"scenario_id": "b", "reward": 0}]')
     assert table.frame("-", columns=["reward"])["reward"].to_list() == [1.0, 0.0]
-
-
-@pytest.mark.parametrize("name", ["r.jsonl", "a run%20 #2 ü.jsonl"])
-def test_a_file_read_in_ranges_is_named_by_its_uri_whatever_its_name(tmp_path, monkeypatch, name):
-    # a large file is handed to Polars as a file:// URI: spaces, %, # and non-ASCII must name the same file
-    folder = tmp_path / "sub dir%41#x"
-    folder.mkdir()
-    monkeypatch.setattr(_read, "JSONL_NATIVE_MAPPED_BYTES", 0)  # every file read in ranges
-    rows = _openai_rows()
-    path = _write(folder, rows, name=name)
-    sources = []
-    real = _read._native_parse
-    monkeypatch.setattr(_read, "_native_parse", lambda s, schema: sources.append(s) or real(s, schema))
-    monkeypatch.chdir(folder)
-    narrow = table.frame(name, columns=list(MEASURE_COLUMNS))  # a relative path too
-    assert sources and all(isinstance(s, type(path)) for s in sources), "the whole file, not blocks"
-    assert narrow.height == len(rows)
-    assert_frame_equal(narrow, table.frame(path).select(narrow.columns))
-    assert _native_taken(path, list(MEASURE_COLUMNS), monkeypatch), "the native reader should take the file"
