@@ -749,6 +749,10 @@ MONITOR_SCAN_PERMUTATIONS = 50
 # Bradley-Terry score's sigmoid (convention).
 REWARD_MODEL_THRESHOLD = 0.5
 
+# The behavior a training run's held-out pass rate is posted on as a score (run.score), so the brief
+# and the verdicts read what the trainer measured (docs/platform.md, "Report a training run").
+HOLDOUT_BEHAVIOR = "holdout"
+
 # GRPO prompts per optimizer step (each with `generations` completions) when not given
 # (convention, untested: TRL's batch must be a multiple of the group size).
 TRAIN_PROMPTS_PER_STEP = 4

@@ -94,8 +94,8 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/agents/{agent}/dashboard", "dashboard", "The Runs page as data.", Dashboard, tags=_A),
     Route("POST", "/runs", "create_run", "Open a run (name, dataset_id, base_model, total_steps); returns runId. "
           "An id that exists is refused with 409.", RunRecord, body=("spec", RunSpec), status=201),
-    Route("GET", "/runs", "runs", "The account's runs, oldest first (of one agent with ?agent=).", list[RunRecord],
-          query=("agent",)),
+    Route("GET", "/runs", "runs", "The account's runs, oldest first (of one agent with ?agent=; archived ones with "
+          "?archived=true).", list[RunRecord], query=("agent", "archived")),
     Route("GET", "/runs/{run_id}", "run", "One run record.", RunRecord),
     Route("PATCH", "/runs/{run_id}", "patch_run", "Fill what a run is missing: record, summary, hours, cost, notes.",
           RunRecord, body=("patch", RunPatch)),

@@ -315,7 +315,7 @@ class Service:
         Raises:
             PlatformError: 404 for an unknown agent, 422 for a version none of its runs has.
         """
-        runs = self.runs(agent)
+        runs = self.runs(agent, archived=True)
         mine = [r for r in runs if (r.version or r.id) == version]
         if not mine:
             known = sorted({r.version or r.id for r in runs})
@@ -431,8 +431,12 @@ class Service:
             raise not_found("run", run_id, "List the ids with tracked.runs() (GET /runs).")
         return self._runs([row])[0]
 
-    def runs(self, agent: str | None = None, *, archived: bool = True) -> list[RunRecord]:
-        """The account's runs (of one agent when given), oldest first."""
+    def runs(self, agent: str | None = None, *, archived: bool | str | None = False) -> list[RunRecord]:
+        """The account's runs (of one agent when given), oldest first; archived ones only when asked.
+
+        ``archived`` is a flag, or its query-string spelling (``true``/``1``/``yes``).
+        """
+        archived = archived is True or str(archived).lower() in ("true", "1", "yes")
         sql = f"{_RUN_SELECT} WHERE r.account_id = ?"
         params: list[Any] = [self.account]
         if agent is not None:
@@ -619,7 +623,7 @@ class Service:
     # --- the page's data ----------------------------------------------------------------------
 
     def state(self, agent: str, *, train: bool = True) -> AgentState:
-        """Every row the rules read about one agent."""
+        """Every row the rules read about one agent; an archived run and its scores are left out."""
         info = self.agent(agent)
         runs = self.runs(agent)
         with self.db.read() as con:
@@ -630,7 +634,8 @@ class Service:
             live = con.execute("SELECT day, version, replies, flagged FROM live_days WHERE account_id = ? AND agent = ? "
                                "ORDER BY day, version", [self.account, agent]).fetchall()
             points = con.execute("SELECT p.run_id, p.step, p.loss, p.lr, p.metrics FROM run_points p JOIN tracked_runs r "
-                                 "ON r.id = p.run_id WHERE r.account_id = ? AND r.agent = ? ORDER BY p.seq",
+                                 "ON r.id = p.run_id WHERE r.account_id = ? AND r.agent = ? AND NOT r.archived "
+                                 "ORDER BY p.seq",
                                  [self.account, agent]).fetchall() if train else []
         curves: dict[str, list[dict[str, Any]]] = {}
         for run_id, step, loss, lr, metrics in points:
@@ -638,7 +643,7 @@ class Service:
                                                   **(json.loads(metrics) if metrics else {})})
         return AgentState(
             agent=info, behaviors=self.behaviors(agent), runs=runs,
-            scores=self._scores("r.agent = ?", [agent]),
+            scores=self._scores("r.agent = ? AND NOT r.archived", [agent]),
             experiment=Experiment.model_validate_json(exp) if exp else None,
             figures=[FigureRecord(name=f[0], caption=f[1], figure=json.loads(f[2])) for f in figs],
             live=[LiveRecord(day=d, version=v, replies=r, flagged=f) for d, v, r, f in live],

@@ -81,7 +81,11 @@ class Verdict(Report):
     replicated_on: list[str] = Field(default_factory=list)
     """Other behaviors where a different run of the candidate version also beats the served one."""
     lower_elsewhere: list[str] = Field(default_factory=list)
-    """Other behaviors where the candidate's point estimate is lower (no interval: a prompt to look)."""
+    """Other behaviors where the candidate's point estimate is lower (significant or not)."""
+    trails_elsewhere: list[str] = Field(default_factory=list)
+    """Of those, the ones where the difference interval lies below zero and clears the floor."""
+    served_because: str = ""
+    """``"promoted"``, or why the served version is the default it is (the first scored, frontier skipped)."""
     n: int | None = None
     """The smaller n of the two scores."""
     rests_on: str = ""
@@ -203,6 +207,8 @@ class Dashboard(Report):
     missing: list[RunMissing] = Field(default_factory=list)
     figures: list[FigureRecord] = Field(default_factory=list)
     brief: Brief | None = None
+    served_because: str = ""
+    """``"promoted"``, or why the served version is the default it is (the first scored, frontier skipped)."""
 
     def render(self) -> str:
         """A text summary: the verdict lines and the gaps."""
