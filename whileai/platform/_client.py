@@ -53,7 +53,15 @@ from whileai.platform._models import (
     non_finite,
 )
 from whileai.platform._routes import build
-from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
+from whileai.platform._views import (
+    Brief,
+    Dashboard,
+    EvalHealth,
+    FigureRecord,
+    LiveRecord,
+    Verdict,
+    VersionDiff,
+)
 from whileai.table import IntoRows
 
 __all__ = ["HOLDOUT_KEYS", "Run", "Tracked", "attach_delta", "attach_holdout", "describe", "holdout_block", "track"]
@@ -286,6 +294,15 @@ class Tracked:
     def dashboard(self) -> Dashboard:
         """The Runs page as data."""
         return self.backend.call("dashboard", agent=self.name)
+
+    def diff(self, behavior: str, a: str, b: str) -> VersionDiff:
+        """Version ``b`` against version ``a`` on one behavior, task by task (paired by task, not row position).
+
+        The tasks that improved, regressed and stayed, with the paired delta over the shared tasks
+        and its 95% interval in points (``compare_runs`` on the graded rows behind each version's
+        newest score; ``_rules.diff_of``). Rows pair on ``Example(task=...)``, else on the prompt.
+        """
+        return self.backend.call("diff", agent=self.name, behavior=check_behavior_name(behavior), a=a, b=b)
 
     def experiment(self, question: str, *, hypothesis: str | None = None, method: str | None = None,
                    measure: str | None = None, decide: str | None = None, notes: str | None = None) -> Experiment:

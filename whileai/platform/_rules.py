@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 
 from whileai._cost import gpu_cost
@@ -16,6 +17,7 @@ from whileai.defaults import (
     BRIEF_MAX_ITEMS,
     CANNOT_READ_SHOWN,
     CI_LEVEL,
+    DEFAULT_SEED,
     LENGTH_BIAS_MAX,
     SAMPLE_FAILURES,
     SAMPLE_PASSES,
@@ -32,12 +34,14 @@ from whileai.platform._views import (
     EvalCheck,
     EvalHealth,
     RunMissing,
+    TaskChange,
     Verdict,
+    VersionDiff,
 )
 
 __all__ = [
     "brief_of", "candidate_of", "cost_of", "dashboard_of", "eval_checks", "evals_of", "latest_scores",
-    "frontier_versions", "noise_floor_points", "sample_of", "served_because", "served_of", "trained", "verdict_of",
+    "diff_of", "frontier_versions", "noise_floor_points", "sample_of", "served_because", "served_of", "trained", "verdict_of",
 ]
 
 # A version name that carries settings instead of what changed: a learning rate, a seed, a step
@@ -311,6 +315,72 @@ def _replications(state: AgentState, idx: _Index, behavior: str, version: str, r
                 out.append(other)
                 break
     return out
+
+
+# --- version against version ----------------------------------------------------------------------
+
+
+def diff_of(behavior: str, a: str, b: str, rows_a: Sequence[Example], rows_b: Sequence[Example], *,
+            seed: int = DEFAULT_SEED) -> VersionDiff:
+    """Two versions' graded rows on one behavior, paired by task: improved, regressed, same.
+
+    A row's task is its ``task`` key, else its prompt, never its position. Each task's pass rate
+    on each side is the share of its rows that passed; a task improved when ``b``'s rate is
+    higher, regressed when lower. The paired delta over the shared tasks, its 95% interval and
+    p-value are ``compare_runs`` on pass@1 (the library's paired statistic: score interval and
+    sign-flip permutation test over tasks; Miller 2024, "Adding Error Bars to Evals",
+    arXiv:2411.00640), in points.
+
+    Args:
+        behavior: The behavior both scores are on.
+        a: The version compared from.
+        b: The version compared to.
+        rows_a: ``a``'s graded rows on it.
+        rows_b: ``b``'s graded rows on it.
+        seed: Seed of the comparison's resampling.
+
+    Returns:
+        A :class:`VersionDiff`; ``str()`` is its line.
+    """
+    from whileai.measure import compare_runs
+
+    def by_task(rows: Sequence[Example]) -> dict[str, list[Example]]:
+        out: dict[str, list[Example]] = {}
+        for r in rows:
+            out.setdefault(r.key, []).append(r)
+        return out
+
+    ta, tb = by_task(rows_a), by_task(rows_b)
+    shared = [k for k in ta if k in tb]
+    diff = VersionDiff(behavior=behavior, a=a, b=b, n_paired=len(shared), only_a=len(set(ta) - set(tb)),
+                       only_b=len(set(tb) - set(ta)))
+    for key in shared:
+        ra, rb = ta[key], tb[key]
+        rate_a, rate_b = sum(r.ok for r in ra) / len(ra), sum(r.ok for r in rb) / len(rb)
+        change = TaskChange(task=key, a_rate=rate_a, b_rate=rate_b, a_n=len(ra), b_n=len(rb), prompt=ra[0].prompt,
+                            a_reply=ra[0].reply, b_reply=rb[0].reply, a_why=ra[0].why, b_why=rb[0].why)
+        (diff.improved if rate_b > rate_a else diff.regressed if rate_b < rate_a else diff.same).append(change)
+    diff.improved.sort(key=lambda c: c.a_rate - c.b_rate)
+    diff.regressed.sort(key=lambda c: c.a_rate - c.b_rate, reverse=True)
+    head = f"{b} against {a} on {behavior}, task by task"
+    if not shared:
+        diff.line = (f"{head}: no task in common ({len(ta)} on {a}, {len(tb)} on {b}); score both on the same test "
+                     "set, with task= on each row, to pair them.")
+        return diff
+    rows = [[{"scenario_id": k, "reward": float(r.ok)} for k, rs in t.items() for r in rs] for t in (ta, tb)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cmp = compare_runs(rows[0], rows[1], seed=seed)
+    diff.delta = None if cmp.delta is None or math.isnan(cmp.delta) else 100.0 * cmp.delta
+    diff.ci95 = None if cmp.ci95 is None else (100.0 * cmp.ci95[0], 100.0 * cmp.ci95[1])
+    diff.p_value, diff.verdict, diff.note = cmp.p_value, cmp.verdict, cmp.note or ""
+    interval = "" if diff.ci95 is None else f" (95% {_signed(diff.ci95[0])}..{_signed(diff.ci95[1])})"
+    delta = "n/a" if diff.delta is None else _signed(diff.delta)
+    unpaired = f"; {diff.only_a} task(s) only on {a} and {diff.only_b} only on {b} left out" if (
+        diff.only_a or diff.only_b) else ""
+    diff.line = (f"{head}: {delta} points{interval} over {len(shared)} paired task(s), {cmp.verdict}; "
+                 f"{len(diff.improved)} improved, {len(diff.regressed)} regressed, {len(diff.same)} same{unpaired}.")
+    return diff
 
 
 # --- eval checks ----------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from whileai.platform._models import (
     FinishBody,
     LiveDay,
     LogBody,
+    Message,
     Promote,
     RowsBody,
     RunPatch,
@@ -56,6 +57,7 @@ from whileai.platform._views import (
     FigureRecord,
     LiveRecord,
     Verdict,
+    VersionDiff,
 )
 from whileai.store._db import connect, resolve_path, transaction
 from whileai.store._migrations import utcnow
@@ -580,6 +582,10 @@ class Service:
             "reference": pa.array([r.reference for r in rows], pa.string()),
             "detail": pa.array([r.detail for r in rows], pa.string()),
             "tags": pa.array([_dumps(r.tags) for r in rows], pa.string()),
+            "task": pa.array([r.task for r in rows], pa.string()),
+            "messages": pa.array([None if r.messages is None else _dumps([m.model_dump(exclude_defaults=True)
+                                                                          for m in r.messages]) for r in rows],
+                                 pa.string()),
         })
         with self.db.write() as con:
             if self._batch_seen(con, run_id, body.batch_id):
@@ -590,8 +596,9 @@ class Service:
                                                           f"got {have + len(rows):,}. Post a sample of the graded set.")
             con.register("_wai_rows", tbl)
             try:
-                con.execute("INSERT INTO score_rows SELECT ?, nextval('platform_seq'), prompt, reply, ok, why, "
-                            "reference, detail, tags FROM _wai_rows", [score_id])
+                con.execute("INSERT INTO score_rows (score_id, seq, prompt, reply, ok, why, reference, detail, tags, "
+                            "task, messages) SELECT ?, nextval('platform_seq'), prompt, reply, ok, why, reference, "
+                            "detail, tags, task, messages FROM _wai_rows", [score_id])
             finally:
                 con.unregister("_wai_rows")
         return {"accepted": len(rows), "duplicate": False}
@@ -601,11 +608,17 @@ class Service:
         mine = [s for s in self.scores(run_id) if s.behavior == behavior]
         if not mine:
             raise not_found("score", behavior, f"Run {run_id} has no score on it; post run.score({behavior!r}, ...).")
+        return self._score_rows(mine[-1].id)
+
+    def _score_rows(self, score_id: str) -> list[Example]:
         with self.db.read() as con:
-            rows = con.execute("SELECT prompt, reply, ok, why, reference, detail, tags FROM score_rows "
-                               "WHERE score_id = ? ORDER BY seq", [mine[-1].id]).fetchall()
+            rows = con.execute("SELECT prompt, reply, ok, why, reference, detail, tags, task, messages FROM score_rows "
+                               "WHERE score_id = ? ORDER BY seq", [score_id]).fetchall()
         return [Example.model_construct(prompt=r[0], reply=r[1], ok=r[2], why=r[3], reference=r[4], detail=r[5],
-                                        tags=json.loads(r[6]) if r[6] else {}) for r in rows]
+                                        tags=json.loads(r[6]) if r[6] else {}, task=r[7],
+                                        messages=None if r[8] is None else
+                                        [Message.model_validate(m) for m in json.loads(r[8])])
+                for r in rows]
 
     # --- datasets -----------------------------------------------------------------------------
 
@@ -665,3 +678,28 @@ class Service:
     def dashboard(self, agent: str) -> Dashboard:
         """``_rules.dashboard_of`` on the agent's rows."""
         return _rules.dashboard_of(self.state(agent))
+
+    def diff(self, agent: str, behavior: str, a: str, b: str) -> VersionDiff:
+        """``_rules.diff_of`` on the graded rows behind each version's newest score on ``behavior``.
+
+        Raises:
+            PlatformError: 404 for an unknown agent or a version not scored on ``behavior``; 422 for
+                a score posted without its graded rows.
+        """
+        state = self.state(agent, train=False)
+        latest = _rules.latest_scores(state.scores, behavior)
+        rows = []
+        for version in (a, b):
+            score = latest.get((behavior, version))
+            if score is None:
+                scored = ", ".join(sorted(v for _, v in latest)) or "none"
+                raise not_found("score", f"{version} on {behavior}",
+                                f"Versions scored on {behavior!r}: {scored}. Post run.score({behavior!r}, ..., rows=[...]) "
+                                "on it first.")
+            got = self._score_rows(score.id)
+            if not got:
+                raise PlatformError(422, "no_rows", f"graded rows must be posted behind {version}'s score on "
+                                                    f"{behavior!r} to diff it, got none. Post run.score({behavior!r}, "
+                                                    "value, ..., rows=[Example(..., task=...)]).", argument="rows")
+            rows.append(got)
+        return _rules.diff_of(behavior, a, b, rows[0], rows[1])

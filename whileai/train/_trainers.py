@@ -172,7 +172,7 @@ def _grade(judge: TrlReward, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
     return rows
 
 
-def _holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any, tok: Any, *, seed: int,
+def holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any, tok: Any, *, seed: int,
                    max_new_tokens: int, run: Any) -> dict[str, Any]:
     """Sample the holdout before and after, grade both with the judge, and read the delta report."""
     from whileai.measure import delta_report
@@ -343,7 +343,7 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
         held = {"metric": "loss", "before": float(loss_before), "after": float(loss_after),
                 "delta": float(loss_after - loss_before), "lower_is_better": True, "n": len(eval_ds)}
     elif before is not None and tasks is not None and gold is not None:
-        held = _holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
+        held = holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
     return _finish(trainer, method="sft", base_model=base_model, out=out, started=started, device=device, knobs=knobs,
                    curve=curve, selection=selection, run=run, n_train=len(train_ds), gpu_usd_per_hour=gpu_usd_per_hour,
                    holdout=held)
@@ -435,7 +435,7 @@ def dpo(pairs: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[
     trainer.train()
     held = None
     if before is not None and tasks is not None and gold is not None:
-        held = _holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
+        held = holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
     return _finish(trainer, method="dpo", base_model=base_model, out=out, started=started, device=device, knobs=knobs,
                    curve=curve, selection=selection, run=run, n_train=len(train_ds), gpu_usd_per_hour=gpu_usd_per_hour,
                    holdout=held)
@@ -553,7 +553,7 @@ def grpo(rows: Any, base_model: str, /, *, reward: Callable[[dict[str, Any]], An
                           peft_config=_lora(lora), callbacks=callbacks)
     started = time.perf_counter()
     trainer.train()
-    held = _holdout_delta(tasks, final_judge, before or [], trainer.model, tok, seed=seed, max_new_tokens=max_len,
+    held = holdout_delta(tasks, final_judge, before or [], trainer.model, tok, seed=seed, max_new_tokens=max_len,
                           run=run) if before is not None else None
     stopped = mon is not None and mon.stopped
     summary = mon.summary() if mon is not None else None
