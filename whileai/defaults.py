@@ -825,6 +825,15 @@ MONITOR_SCAN_PERMUTATIONS = 50
 # Bradley-Terry score's sigmoid (convention).
 REWARD_MODEL_THRESHOLD = 0.5
 
+# The behavior a training run's held-out pass rate is posted on as a score (run.score), so the brief
+# and the verdicts read what the trainer measured (docs/platform.md, "Report a training run").
+HOLDOUT_BEHAVIOR = "holdout"
+
+# Turns a graded row's transcript keeps (whileai's cap: the API's caps are per text, and a 20,000-row
+# score of long agent loops would otherwise hold millions of turns); past it the middle turns go,
+# the first and last kept, as cut_middle does for one text.
+TRANSCRIPT_MESSAGES_MAX = 64
+
 # GRPO prompts per optimizer step (each with `generations` completions) when not given
 # (convention, untested: TRL's batch must be a multiple of the group size).
 TRAIN_PROMPTS_PER_STEP = 4

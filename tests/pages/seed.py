@@ -22,8 +22,20 @@ def _rows(n: int, passes: int) -> list[wp.Example]:
         out.append(wp.Example(prompt=f"Refund order #{1000 + i}", reply="Refunded." if ok else "I refunded #9999.",
                               ok=ok, why="matched the order" if ok else "invented an order id",
                               reference=f"refund #{1000 + i}", tags={"tier": "hard" if i % 3 == 0 else "easy",
-                                                                    "fault": "timeout" if i % 2 else "none"}))
+                                                                    "fault": "timeout" if i % 2 else "none"},
+                              messages=_transcript(i, ok) if i < 2 or i == passes else None))
     return out
+
+
+def _transcript(i: int, ok: bool) -> list[dict]:
+    """A refund conversation with a tool call and its result, as the rollout table holds it."""
+    order = 1000 + i if ok else 9999
+    return [{"role": "system", "content": "You handle refunds."},
+            {"role": "user", "content": f"Refund order #{1000 + i} {SCRIPT}"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"c{i}", "type": "function", "function": {"name": "lookup_order", "arguments": {"order": order}}}]},
+            {"role": "tool", "name": "lookup_order", "tool_call_id": f"c{i}", "content": '{"status": "paid"}'},
+            {"role": "assistant", "content": "Refunded." if ok else "I refunded #9999."}]
 
 
 def seed(store: str | Path) -> wp.Tracked:

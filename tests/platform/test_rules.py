@@ -185,10 +185,13 @@ def test_the_served_version_is_not_its_own_candidate():
 def test_dashboard_candidate_slot_and_missing():
     s = state([("r0", "v0", "refunds", 60, 3, 100), ("r1", "v1", "refunds", 70, 3, 100)], [TRUSTED],
               runs=[("r0", "v0"), ("r1", "v1"), ("r2", "v2")])
+    s.runs[2].base_model = "tiny"  # r2 trained: it owes hours and cost; r0 and r1 did not
     d = dashboard_of(s)
     assert d.agent.served == "v0" and d.agent.candidate == "v1"
     r2 = next(m for m in d.missing if m.run_id == "r2")
     assert r2.missing == ["record", "score", "hours + cost"] and set(r2.patch) == {"record", "hours", "cost_usd"}
+    assert r2.patch["hours"] == r2.patch["cost_usd"] == "..."
+    assert [m.missing for m in d.missing if m.run_id != "r2"] == [["record"], ["record"]]
 
 
 def test_noise_floor_is_t_times_run_std_times_sqrt2_in_points():

@@ -148,7 +148,7 @@ def test_saved_login_and_environment_resolution(server, monkeypatch):
     assert wp.resolve_api_key(None) == ("wai_abc_envkey", "WHILEAI_API_KEY")
     assert wp.resolve_api_key("wai_arg_k")[1] == "argument"
     monkeypatch.setenv("WHILEAI_BASE_URL", "http://127.0.0.1:1")
-    assert wp.resolve_base_url(None)[0] == server.url  # saved login before the environment
+    assert wp.resolve_base_url(None)[0] == "http://127.0.0.1:1"  # the environment before the saved login, as for keys
     wp.logout()
     assert wp.resolve_base_url(None) == ("http://127.0.0.1:1", "WHILEAI_BASE_URL")
 

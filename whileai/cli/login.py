@@ -15,7 +15,7 @@ def login(base_url: str, api_key: str | None) -> None:
     from whileai.platform._credentials import key_id, resolve_api_key, save_login
     from whileai.platform.server._login import check_login
 
-    key = api_key or resolve_api_key(None)[0]
+    key = api_key or resolve_api_key(None, server=base_url)[0]
     who = check_login(base_url, key)
     path = save_login(base_url, key)
     click.echo(f"logged in to {base_url} as {who['account']} (key {key_id(key) or 'none'}); saved to {path}")

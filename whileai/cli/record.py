@@ -15,14 +15,14 @@ from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument, sto
 @click.option("--version", "version", required=True, help="The agent version that produced the rows (the run's policy).")
 @click.option("--judge", default=None, help="The judge (default: read off the rows).")
 @click.option("--save-as", default=None, metavar="NAME",
-              help="Also save the rows as dataset NAME (purpose eval), so runs diff pairs them by task.")
+              help="Also save the rows as dataset NAME (purpose eval), so wai records diff pairs them by task.")
 @store_option
 @json_option
 def record(file: Any, agent: str, version: str, judge: str | None, save_as: str | None, store_path: str | None,
            as_json: bool) -> None:
     """Record FILE (an inspect, lm-eval, vf-eval or whileai eval) as a run: pass rates with intervals.
 
-    The run joins the same history as runs recorded from Python (wai runs list, wai runs diff).
+    The run joins the same history as runs recorded from Python (wai records list, wai records diff).
     It is recorded in the local store; a server is not contacted.
     """
     from whileai import store

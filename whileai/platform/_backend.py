@@ -137,9 +137,10 @@ def backend_for(*, base_url: str | None = None, api_key: str | None = None, stor
                 transport: Any = None) -> Backend:
     """The backend a call should use.
 
-    ``store=`` writes into that store directly. Otherwise the server is ``base_url=``, else the saved
-    login, else ``WHILEAI_BASE_URL`` (with ``transport=`` and no URL, an in-process app); the key is
-    ``api_key=``, else ``WHILEAI_API_KEY``, else the saved one. With no server anywhere, the local
+    ``store=`` writes into that store directly. Otherwise the server is ``base_url=``, else
+    ``WHILEAI_BASE_URL``, else the saved login (with ``transport=`` and no URL, an in-process app);
+    the key is ``api_key=``, else ``WHILEAI_API_KEY``, else the saved one when the server is the
+    saved one (a saved key is never sent to another server). With no server anywhere, the local
     store (``$WAI_STORE``, else ``.wai/store.duckdb``): offline, no account.
     """
     from whileai.platform._credentials import resolve_api_key, resolve_base_url
@@ -151,5 +152,5 @@ def backend_for(*, base_url: str | None = None, api_key: str | None = None, stor
         url = "http://localhost"
     if url is None:
         return LocalBackend(None, api_key=api_key)
-    key, _ = resolve_api_key(api_key)
+    key, _ = resolve_api_key(api_key, server=url)
     return HttpBackend(url, api_key=key, transport=transport)

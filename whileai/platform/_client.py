@@ -53,10 +53,18 @@ from whileai.platform._models import (
     non_finite,
 )
 from whileai.platform._routes import build
-from whileai.platform._views import Brief, Dashboard, EvalHealth, FigureRecord, LiveRecord, Verdict
+from whileai.platform._views import (
+    Brief,
+    Dashboard,
+    EvalHealth,
+    FigureRecord,
+    LiveRecord,
+    Verdict,
+    VersionDiff,
+)
 from whileai.table import IntoRows
 
-__all__ = ["Run", "Tracked", "attach_delta", "attach_holdout", "describe", "track"]
+__all__ = ["HOLDOUT_KEYS", "Run", "Tracked", "attach_delta", "attach_holdout", "describe", "holdout_block", "track"]
 
 log = logging.getLogger("whileai.platform")
 
@@ -205,9 +213,9 @@ class Tracked:
         """Bind to a run that exists, from any later session, with one GET (404 when unknown)."""
         return Run(self.backend, self.backend.call("run", run_id=run_id), tracked=self)
 
-    def runs(self) -> list[str]:
-        """The ids of the agent's runs, oldest first."""
-        return [r.id for r in self.backend.call("runs", agent=self.name)]
+    def runs(self, *, archived: bool = False) -> list[str]:
+        """The ids of the agent's runs, oldest first; archived runs only with ``archived=True``."""
+        return [r.id for r in self.backend.call("runs", agent=self.name, archived=archived or None)]
 
     def delete_run(self, run_id: str) -> None:
         """Remove one run with its points, scores and rows."""
@@ -229,10 +237,18 @@ class Tracked:
     # --- behaviors ----------------------------------------------------------------------------
 
     def define(self, behavior: Behavior) -> Behavior:
-        """Create or replace a behavior's definition (rubric, grader, test version, floor, judge)."""
+        """Create or update a behavior's definition (rubric, grader, test version, floor, judge).
+
+        Fields this ``Behavior`` does not set keep their stored values, so a noise floor measured
+        by :meth:`noise_floor` survives a later ``define(Behavior(name, rubric=...))``; pass a
+        field explicitly (``noise_floor=None``) to clear it.
+        """
         if not isinstance(behavior, Behavior):
             raise ArgumentError(f"behavior must be a Behavior(...), got {type(behavior).__name__}. "
                                 "Pass Behavior('refunds', rubric=...).")
+        stored = self.behaviors().get(behavior.name)
+        if stored is not None:  # what this Behavior does not set (a floor measured earlier) is kept
+            behavior = stored.model_copy(update={k: getattr(behavior, k) for k in behavior.model_fields_set})
         return self.backend.call("put_behavior", agent=self.name, behavior=behavior)
 
     def behaviors(self) -> dict[str, Behavior]:
@@ -278,6 +294,15 @@ class Tracked:
     def dashboard(self) -> Dashboard:
         """The Runs page as data."""
         return self.backend.call("dashboard", agent=self.name)
+
+    def diff(self, behavior: str, a: str, b: str) -> VersionDiff:
+        """Version ``b`` against version ``a`` on one behavior, task by task (paired by task, not row position).
+
+        The tasks that improved, regressed and stayed, with the paired delta over the shared tasks
+        and its 95% interval in points (``compare_runs`` on the graded rows behind each version's
+        newest score; ``_rules.diff_of``). Rows pair on ``Example(task=...)``, else on the prompt.
+        """
+        return self.backend.call("diff", agent=self.name, behavior=check_behavior_name(behavior), a=a, b=b)
 
     def experiment(self, question: str, *, hypothesis: str | None = None, method: str | None = None,
                    measure: str | None = None, decide: str | None = None, notes: str | None = None) -> Experiment:
@@ -424,10 +449,7 @@ class Run:
             if self._tracked is None:
                 raise ArgumentError("behavior must be a name on a run opened without its agent, got a Behavior. "
                                     "Open the run with tracked.open(id), or pass the name.")
-            stored = self._tracked.behaviors().get(behavior.name)
-            if stored is not None:  # what this Behavior does not set (a floor measured earlier) is kept
-                behavior = stored.model_copy(update={k: getattr(behavior, k) for k in behavior.model_fields_set})
-            self._tracked.define(behavior)
+            behavior = self._tracked.define(behavior)  # keeps what this Behavior does not set
             name = behavior.name
         else:
             name = check_behavior_name(behavior)
@@ -483,17 +505,30 @@ class Run:
         self.record = self.backend.call("patch_run", run_id=self.id, patch=build(RunPatch, **fields))
         return self.record
 
-    def note(self, markdown: str) -> RunRecord:
-        """Put markdown (at most 8192 chars) under the run record; kept on ``run.notes``."""
+    def note(self, markdown: str, *, append: bool = False) -> RunRecord:
+        """Put markdown (at most 8192 chars) under the run record; kept on ``run.notes``.
+
+        ``append=True`` adds it under the notes already there (a blank line between), so a
+        monitor that raises several alarms keeps every one.
+        """
         if not isinstance(markdown, str) or len(markdown) > NOTE_MAX:
             size = len(markdown) if isinstance(markdown, str) else type(markdown).__name__
             raise ArgumentError(f"note must be markdown of at most {NOTE_MAX} chars, got {size}. Shorten it.")
+        if append and self.notes:
+            markdown = f"{self.notes}\n\n{markdown}"
+            if len(markdown) > NOTE_MAX:
+                raise ArgumentError(f"note must be markdown of at most {NOTE_MAX} chars, got {len(markdown)} with the "
+                                    "notes already on the run. Shorten it, or replace them with append=False.")
         record = self._patch(notes=markdown)
         self.notes = record.notes
         return record
 
     def archive(self) -> RunRecord:
-        """Hide the run from the default listing (it stays in the store)."""
+        """Hide the run everywhere unless asked.
+
+        ``tracked.runs()``, the run table, its count, the missing list, the verdicts and the brief
+        leave it out; it stays in the store and ``tracked.runs(archived=True)`` lists it.
+        """
         return self._patch(archived=True)
 
     def delta(self, before: IntoRows, after: IntoRows, **delta_report_kwargs: Any) -> Any:
@@ -501,7 +536,7 @@ class Run:
         from whileai.measure import delta_report
 
         report = delta_report(before, after, **delta_report_kwargs)
-        block = _holdout_block(before, after, report)
+        block = holdout_block(before, after, report)
         self._patch(delta=report.to_dict(), summary={"holdout": block})
         self.holdout_summary = block
         return report
@@ -510,20 +545,32 @@ class Run:
         """Add ``summary["holdout"]``: each side's pass rate with n_tasks, k and ci95, and the verdict word."""
         from whileai.measure import delta_report
 
-        block = _holdout_block(before, after, delta_report(before, after, **delta_report_kwargs))
+        block = holdout_block(before, after, delta_report(before, after, **delta_report_kwargs))
         self._patch(summary={"holdout": block})
         self.holdout_summary = block
         return block
 
 
-def _holdout_block(before: Any, after: Any, report: Any) -> dict[str, Any]:
+#: The keys of ``summary["holdout"]``, whichever path wrote it (run.delta, run.holdout, a trainer).
+HOLDOUT_KEYS = ("metric", "before", "after", "delta", "ci95", "verdict")
+
+
+def holdout_block(before: IntoRows, after: IntoRows, report: Any) -> dict[str, Any]:
+    """``summary["holdout"]``: the one shape every path writes.
+
+    ``metric`` (``pass_at_1``), each side's ``pass_rate`` with ``n_tasks``, ``k`` and its 95%
+    bootstrap ``ci95`` over tasks (``pass_at``), the paired ``delta`` and its ``ci95`` from
+    ``delta_report`` (``compare_runs``), and its verdict word. Rates are 0 to 1.
+    """
     from whileai.measure import pass_at
 
-    block: dict[str, Any] = {}
+    block: dict[str, Any] = {"metric": "pass_at_1"}
     for side, rows in (("before", before), ("after", after)):
         pa = pass_at(rows)
         block[side] = {"pass_rate": pa.pass_at_1, "n_tasks": pa.n_tasks, "k": pa.k,
                        "ci95": list(pa.ci95) if pa.ci95 is not None else None}
+    block["delta"] = report.target_delta
+    block["ci95"] = list(report.target_ci95) if report.target_ci95 is not None else None
     block["verdict"] = report.target_verdict
     return block
 

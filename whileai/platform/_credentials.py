@@ -1,7 +1,8 @@
 """The saved login (``~/.whileai/credentials.json``, mode 0600) and how a key and a server resolve.
 
-Key: ``api_key=`` argument, then ``WHILEAI_API_KEY``, then the key ``wai login`` saved. Server:
-``base_url=`` argument, then the saved login, then ``WHILEAI_BASE_URL``.
+Both in one order: the argument, then the environment (``WHILEAI_API_KEY``, ``WHILEAI_BASE_URL``),
+then what ``wai login`` saved. The saved key belongs to the saved server: it is sent to that server
+only, never to one named by an argument or the environment (which then needs its own key).
 """
 
 from __future__ import annotations
@@ -64,25 +65,35 @@ def logout() -> bool:
     return True
 
 
-def resolve_api_key(api_key: str | None = None) -> tuple[str | None, str | None]:
-    """(key, where it came from): the argument, ``WHILEAI_API_KEY``, then the saved login."""
+def resolve_api_key(api_key: str | None = None, *, server: str | None = None) -> tuple[str | None, str | None]:
+    """(key, where it came from): the argument, ``WHILEAI_API_KEY``, then the saved login.
+
+    Args:
+        api_key: The key passed in, if any.
+        server: The server the key is for. The saved key is used only when this is the saved
+            server (or not given), so a key saved for one server is never sent to another.
+    """
     if api_key:
         return api_key, "argument"
     if os.environ.get(API_KEY_ENV):
         return os.environ[API_KEY_ENV], API_KEY_ENV
-    saved = load_login().get("api_key")
-    return (saved, str(credentials_path())) if saved else (None, None)
+    login = load_login()
+    saved = login.get("api_key")
+    saved_url = str(login.get("base_url") or "").rstrip("/")
+    if saved and (server is None or server.rstrip("/") == saved_url):
+        return saved, str(credentials_path())
+    return None, None
 
 
 def resolve_base_url(base_url: str | None = None) -> tuple[str | None, str | None]:
-    """(server URL, where it came from): the argument, the saved login, then ``WHILEAI_BASE_URL``."""
+    """(server URL, where it came from): the argument, ``WHILEAI_BASE_URL``, then the saved login (the key's order)."""
     if base_url:
         return base_url.rstrip("/"), "argument"
+    if os.environ.get(BASE_URL_ENV):
+        return os.environ[BASE_URL_ENV].rstrip("/"), BASE_URL_ENV
     saved = load_login().get("base_url")
     if saved:
         return str(saved).rstrip("/"), str(credentials_path())
-    if os.environ.get(BASE_URL_ENV):
-        return os.environ[BASE_URL_ENV].rstrip("/"), BASE_URL_ENV
     return None, None
 
 
@@ -97,6 +108,6 @@ def key_id(api_key: str | None) -> str | None:
 def status() -> dict[str, Any]:
     """Which server and key the client would use now, and where each came from (never the key itself)."""
     url, url_source = resolve_base_url()
-    key, key_source = resolve_api_key()
+    key, key_source = resolve_api_key(server=url)
     return {"server": url, "server_source": url_source, "key_id": key_id(key), "key_source": key_source,
             "credentials": str(credentials_path()), "saved": credentials_path().exists()}

@@ -7,6 +7,7 @@ hosted API's (``defaults.py``, platform section; docs/platform.md, "What a row c
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import warnings
@@ -30,6 +31,7 @@ from whileai.defaults import (
     TAG_KEY_MAX,
     TAG_VALUE_MAX,
     TAGS_MAX,
+    TRANSCRIPT_MESSAGES_MAX,
 )
 
 #: The largest step the store keeps (DuckDB's BIGINT, a signed 64-bit integer).
@@ -37,8 +39,8 @@ INT64_MAX = 2**63 - 1
 
 __all__ = [
     "AgentInfo", "AgentSpec", "Behavior", "CutWarning", "DatasetPush", "Example", "Experiment", "Figure", "FinishBody",
-    "Harness", "LiveDay", "LogBody", "Promote", "RowsBody", "RunPatch", "RunRecord", "RunSpec", "ScoreBody",
-    "ScoreRecord", "TrainPoint", "check_behavior_name", "cut_middle", "harness_version", "non_finite",
+    "Harness", "LiveDay", "LogBody", "Message", "Promote", "RowsBody", "RunPatch", "RunRecord", "RunSpec", "ScoreBody",
+    "ScoreRecord", "ToolCall", "TrainPoint", "check_behavior_name", "cut_middle", "harness_version", "non_finite",
 ]
 
 _BEHAVIOR = re.compile(BEHAVIOR_NAME_PATTERN)
@@ -193,6 +195,68 @@ class Behavior(_Model):
         return _cap(value, RUBRIC_MAX, "rubric")
 
 
+class ToolCall(_Model):
+    """One tool call an assistant turn made: id, tool name, arguments (JSON text, capped like row text)."""
+
+    id: str | None = None
+    """The call id a tool turn answers (``tool_call_id``)."""
+    name: str = ""
+    """The tool called."""
+    arguments: str = ""
+    """The arguments as JSON text (a dict is encoded)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        fn = data.pop("function", None)  # the OpenAI wire shape {id, type, function: {name, arguments}}
+        data.pop("type", None)
+        if isinstance(fn, dict):
+            data.setdefault("name", fn.get("name") or "")
+            data.setdefault("arguments", fn.get("arguments"))
+        args = data.get("arguments")
+        if args is None:
+            data["arguments"] = ""
+        elif not isinstance(args, str):
+            data["arguments"] = json.dumps(args, ensure_ascii=False, default=str)
+        data["arguments"] = _cap(data["arguments"], ROW_TEXT_MAX, "tool call arguments")
+        return data
+
+
+class Message(_Model):
+    """One turn of a graded row's conversation, as the rollout table holds it (role, content, tool calls).
+
+    Content is capped at ``ROW_TEXT_MAX`` like the row's other texts (cut in the middle, one warning).
+    """
+
+    role: Literal["system", "user", "assistant", "tool"]
+    """Who spoke: the tool turn carries a call's result."""
+    content: str = ""
+    """The text (a tool turn: the result)."""
+    name: str | None = None
+    """The tool's name on a tool turn."""
+    tool_call_id: str | None = None
+    """The call a tool turn answers."""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    """The calls an assistant turn made."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _caps(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = {k: v for k, v in data.items() if v is not None or k == "role"}
+        content = data.get("content")
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        data["content"] = _cap("" if content is None else str(content), ROW_TEXT_MAX, "message content")
+        if data.get("tool_calls") is None:
+            data.pop("tool_calls", None)
+        return data
+
+
 class Example(_Model):
     """One graded row: the ask, the reply, pass or fail and why, the gold answer, tags to break down by.
 
@@ -214,6 +278,13 @@ class Example(_Model):
     """Expected against got."""
     tags: dict[str, str] = Field(default_factory=dict)
     """Up to 8 tags (``{"difficulty": "hard"}``) the rows page breaks the score down by."""
+    task: str | None = Field(default=None, max_length=ROW_TEXT_MAX)
+    """The task's key (``scenario_id``): two versions' rows pair on it (``tracked.diff``); a row
+    without one pairs on its prompt."""
+    messages: list[Message] | None = None
+    """The conversation (roles, tool calls and results), as the rollout table holds it; each text is
+    capped like the row's, and past ``TRANSCRIPT_MESSAGES_MAX`` turns the middle ones are dropped
+    and counted in a system turn."""
 
     @model_validator(mode="before")
     @classmethod
@@ -237,7 +308,21 @@ class Example(_Model):
                 warnings.warn(f"tags: keys over {TAG_KEY_MAX} or values over {TAG_VALUE_MAX} chars were cut "
                               f"({', '.join(map(str, long_keys + long_values))}).", CutWarning, stacklevel=3)
             data["tags"] = {cut_middle(str(k), TAG_KEY_MAX): cut_middle(str(v), TAG_VALUE_MAX) for k, v in tags.items()}
+        msgs = data.get("messages")
+        if isinstance(msgs, list) and len(msgs) > TRANSCRIPT_MESSAGES_MAX:
+            head = TRANSCRIPT_MESSAGES_MAX // 2
+            tail = TRANSCRIPT_MESSAGES_MAX - head - 1
+            dropped = len(msgs) - head - tail
+            warnings.warn(f"messages has {len(msgs)} turns, over the cap of {TRANSCRIPT_MESSAGES_MAX}; the middle "
+                          f"{dropped} were dropped.", CutWarning, stacklevel=3)
+            data["messages"] = [*msgs[:head], {"role": "system", "content": f"[... {dropped} turns cut ...]"},
+                                *msgs[len(msgs) - tail:]]
         return data
+
+    @property
+    def key(self) -> str:
+        """What two versions' rows pair on: the task, else the prompt."""
+        return self.task if self.task else self.prompt
 
     def sample(self) -> Example:
         """This row as the score card shows it: prompt and reply at ``EXAMPLE_TEXT_MAX``."""

@@ -31,6 +31,7 @@ from whileai.platform._models import (
     RunRecord,
     ScoreRecord,
 )
+from whileai.platform._rules import frontier_versions
 from whileai.platform._views import (
     Brief,
     Dashboard,
@@ -135,6 +136,9 @@ class RunsPage(BaseModel):
     versions: list[str] = Field(default_factory=list)
     """Versions scored, oldest first: what Promote can choose."""
     frontier: str | None = None
+    promote_default: str | None = None
+    """What the Promote selector starts on: a candidate a proven verdict says beats the served version,
+    else the served version (promoting it changes nothing), never merely the newest scored."""
 
     def charts(self) -> list[Chart]:
         """Every chart on the page, in page order."""
@@ -144,10 +148,6 @@ class RunsPage(BaseModel):
         if self.cost_chart is not None:
             out.append(self.cost_chart)
         return [*out, *self.figures]
-
-
-def _frontier_versions(runs: Sequence[RunRecord]) -> set[str]:
-    return {r.version or r.id for r in runs if (r.record or {}).get("frontier")}
 
 
 def _score_charts(dash: Dashboard, frontier: set[str]) -> list[Chart]:
@@ -251,7 +251,7 @@ def runs_page(dash: Dashboard) -> RunsPage:
         A :class:`RunsPage`.
     """
     brief = dash.brief or Brief(agent=dash.agent.name)
-    frontier = _frontier_versions(dash.runs)
+    frontier = frontier_versions(dash.runs)
     exp: Experiment | None = dash.experiment
     experiment = [(label, getattr(exp, field)) for label, field in EXPERIMENT_FIELDS
                   if exp is not None and getattr(exp, field)]
@@ -282,7 +282,16 @@ def runs_page(dash: Dashboard) -> RunsPage:
                  for i, f in enumerate(dash.figures)],
         missing=[_missing_row(m) for m in dash.missing if m.missing],
         live=dash.live, versions=[v for v in versions if v not in frontier], frontier=min(frontier) if frontier else None,
+        promote_default=_promote_default(dash, frontier),
     )
+
+
+def _promote_default(dash: Dashboard, frontier: set[str]) -> str | None:
+    """A candidate that a proven verdict says beats the served version (then any that beats), else the served one."""
+    beats = [v for v in dash.verdicts if v.word == "beats" and v.candidate and v.candidate not in frontier]
+    for verdict in sorted(beats, key=lambda v: v.unproven):
+        return verdict.candidate
+    return dash.agent.served
 
 
 def _missing_row(m: RunMissing) -> MissingRow:

@@ -41,6 +41,7 @@ from whileai.platform._views import (
     FigureRecord,
     LiveRecord,
     Verdict,
+    VersionDiff,
 )
 
 __all__ = ["ROUTES", "Route", "build", "field_message"]
@@ -92,10 +93,13 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/agents/{agent}/evals", "evals", "One eval health per behavior, with the eight checks.",
           list[EvalHealth], tags=_A),
     Route("GET", "/agents/{agent}/dashboard", "dashboard", "The Runs page as data.", Dashboard, tags=_A),
+    Route("GET", "/agents/{agent}/diff", "diff", "Two versions scored on one behavior, task by task: improved, "
+          "regressed, same, with the paired delta and its interval.", VersionDiff, query=("behavior", "a", "b"),
+          required_query=("behavior", "a", "b"), tags=_A),
     Route("POST", "/runs", "create_run", "Open a run (name, dataset_id, base_model, total_steps); returns runId. "
           "An id that exists is refused with 409.", RunRecord, body=("spec", RunSpec), status=201),
-    Route("GET", "/runs", "runs", "The account's runs, oldest first (of one agent with ?agent=).", list[RunRecord],
-          query=("agent",)),
+    Route("GET", "/runs", "runs", "The account's runs, oldest first (of one agent with ?agent=; archived ones with "
+          "?archived=true).", list[RunRecord], query=("agent", "archived")),
     Route("GET", "/runs/{run_id}", "run", "One run record.", RunRecord),
     Route("PATCH", "/runs/{run_id}", "patch_run", "Fill what a run is missing: record, summary, hours, cost, notes.",
           RunRecord, body=("patch", RunPatch)),

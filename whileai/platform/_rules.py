@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 
 from whileai._cost import gpu_cost
@@ -16,6 +17,7 @@ from whileai.defaults import (
     BRIEF_MAX_ITEMS,
     CANNOT_READ_SHOWN,
     CI_LEVEL,
+    DEFAULT_SEED,
     JUDGE_AGREEMENT_FLOOR,
     LENGTH_BIAS_MAX,
     SAMPLE_FAILURES,
@@ -32,13 +34,15 @@ from whileai.platform._views import (
     EvalCheck,
     EvalHealth,
     RunMissing,
+    TaskChange,
     Verdict,
+    VersionDiff,
 )
 from whileai.stats.agreement import agreement_gate
 
 __all__ = [
     "brief_of", "candidate_of", "cost_of", "dashboard_of", "eval_checks", "evals_of", "latest_scores",
-    "noise_floor_points", "sample_of", "served_of", "verdict_of",
+    "diff_of", "frontier_versions", "noise_floor_points", "sample_of", "served_because", "served_of", "trained", "verdict_of",
 ]
 
 # A version name that carries settings instead of what changed: a learning rate, a seed, a step
@@ -79,7 +83,8 @@ class _Index:
         for (b, ver), s in self.latest.items():
             self.by_version.setdefault(ver, {})[b] = s
         self.behaviors = sorted(self.by_behavior)
-        self.served = _served(state, {s.run_id for s in self.scores})
+        self.frontier = frontier_versions(state.runs)
+        self.served, self.served_because = _served(state, {s.run_id for s in self.scores}, self.frontier)
 
 
 def _index(state: AgentState) -> _Index:
@@ -88,14 +93,20 @@ def _index(state: AgentState) -> _Index:
     return state._index  # type: ignore[no-any-return]
 
 
-def _served(state: AgentState, scored: set[str]) -> str | None:
-    if state.agent.served:
-        return state.agent.served
-    for run in state.runs:
-        if run.id in scored:
-            return run.version or run.id
-    return None
+def frontier_versions(runs: Iterable[RunRecord]) -> set[str]:
+    """The versions of runs marked ``record={"frontier": True}``: a line to beat, never served."""
+    return {r.version or r.id for r in runs if (r.record or {}).get("frontier")}
 
+
+def _served(state: AgentState, scored: set[str], frontier: set[str]) -> tuple[str | None, str]:
+    if state.agent.served:
+        return state.agent.served, "promoted"
+    for run in state.runs:
+        version = run.version or run.id
+        if run.id in scored and version not in frontier:
+            return version, (f"not promoted: {version} is the first version scored that is not a frontier run; "
+                             f"tracked.promote(VERSION) names the one in production")
+    return None, ("nothing to serve yet: only frontier runs are scored" if scored else "no version scored yet")
 
 
 def latest_scores(scores: Iterable[ScoreRecord], behavior: str | None = None) -> dict[tuple[str, str], ScoreRecord]:
@@ -116,12 +127,18 @@ def latest_scores(scores: Iterable[ScoreRecord], behavior: str | None = None) ->
 
 
 def served_of(state: AgentState) -> str | None:
-    """The served version: the agent's ``served`` slot, else the version of the first run scored.
+    """The served version: the agent's ``served`` slot, else the first run scored that is not a frontier run.
 
-    The first version scored is the baseline the others are measured against until the agent
-    says which one is in production (``track(..., served=)``).
+    A frontier run (``record={"frontier": True}``) is the line to beat, never the baseline, so it
+    is skipped whatever order it was posted in. The default is said, not silent:
+    :func:`served_because` gives the sentence every verdict and the brief carry.
     """
     return _index(state).served
+
+
+def served_because(state: AgentState) -> str:
+    """Why :func:`served_of` is what it is: ``"promoted"``, or the default's sentence."""
+    return str(_index(state).served_because)
 
 
 def candidate_of(state: AgentState, behavior: str, version: str | None = None) -> str | None:
@@ -130,7 +147,8 @@ def candidate_of(state: AgentState, behavior: str, version: str | None = None) -
     The newest version scored on that behavior that is not the served one, ordered by when the
     score was posted, so two held-out sets with one arm each get two verdicts whatever order the
     arms were posted in, and re-scoring the served version demotes nothing (whileai 0.131 verdict).
-    ``version`` names the candidate instead; it must be scored on ``behavior``.
+    A frontier run is the line to beat, never a default candidate. ``version`` names the candidate
+    instead; it must be scored on ``behavior``.
 
     Raises:
         ArgumentError: ``version`` is not scored on ``behavior``, or is the served version.
@@ -138,6 +156,8 @@ def candidate_of(state: AgentState, behavior: str, version: str | None = None) -
     idx = _index(state)
     served = idx.served
     versions = [s.version or s.run_id for s in idx.by_behavior.get(behavior, [])]
+    if version is None:  # a frontier run is the line to beat, never a candidate by default
+        versions = [v for v in versions if v not in idx.frontier]
     if version is not None and version == served:
         can_be = ", ".join(sorted({v for v in versions if v != served})) or "none scored yet"
         raise ArgumentError(f"version must be a candidate, not the served version, got {version!r}, which is "
@@ -219,12 +239,13 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
     latest = idx.latest
     s_score = latest.get((behavior, served)) if served else None
     c_score = latest.get((behavior, cand_version)) if cand_version else None
-    v = Verdict(behavior=behavior, candidate=cand_version, served=served, noise_floor=spec.noise_floor)
+    v = Verdict(behavior=behavior, candidate=cand_version, served=served, noise_floor=spec.noise_floor,
+                served_because=idx.served_because)
     if c_score is None or s_score is None or cand_version is None or served is None:
         scored = sorted({k[1] for k in latest if k[0] == behavior})
         v.line = (f"{behavior}: no comparison yet ({', '.join(scored) or 'no version'} scored"
                   + (f"; the served version {served} is not" if served and s_score is None and scored else "")
-                  + "); score a candidate and the served version on it to get a verdict.")
+                  + "); score a candidate and the served version on it to get a verdict." + _served_note(idx))
         return v
     v.candidate_score, v.served_score = c_score.value, s_score.value
     word, delta, ci = _compare(c_score, s_score, spec.noise_floor)
@@ -254,27 +275,117 @@ def verdict_of(state: AgentState, behavior: str, version: str | None = None) -> 
         if spec.noise_floor is None and not v.replicated_on:  # a skimmer reads the first word: say it could be noise
             body = f"UNREPLICATED (no noise floor declared, not replicated, so it could be eval noise): {body}"
     mine, theirs = idx.by_version.get(cand_version, {}), idx.by_version.get(served, {})
-    v.lower_elsewhere = sorted(b for b, s in mine.items() if b != behavior and b in theirs and s.value < theirs[b].value)
-    if v.lower_elsewhere:
-        body += (f" {len(v.lower_elsewhere)} other behavior(s) lower on point estimates "
-                 f"({', '.join(v.lower_elsewhere)}; no interval yet: a prompt to look).")
+    significant, pointwise = [], []
+    for b in sorted(mine):
+        if b == behavior or b not in theirs or not mine[b].value < theirs[b].value:
+            continue
+        floor_b = (state.behaviors.get(b) or Behavior(name=b)).noise_floor
+        word_b, delta_b, ci_b = _compare(mine[b], theirs[b], floor_b)
+        if word_b == "trails" and ci_b is not None:
+            significant.append(f"{b} {_signed(delta_b)} (95% {_signed(ci_b[0])}..{_signed(ci_b[1])})")
+            v.trails_elsewhere.append(b)
+        else:
+            why_b = "no interval yet" if ci_b is None else (
+                "inside the re-run band" if word_b == "within_noise" else "interval includes zero")
+            pointwise.append(f"{b} {_signed(delta_b)}, {why_b}")
+    v.lower_elsewhere = sorted(v.trails_elsewhere + [p.split(" ")[0] for p in pointwise])
+    if significant:
+        body += f" Lower on {len(significant)} other behavior(s), interval below zero: {'; '.join(significant)}."
+    if pointwise:
+        body += (f" {len(pointwise)} other behavior(s) lower on point estimates only "
+                 f"({'; '.join(pointwise)}): a prompt to look.")
     body += f" Rests on: {v.rests_on}."
     v.line = ("unproven: " if v.unproven else "") + body + (
-        f" Unproven because: {'; '.join(v.unproven_because)}." if v.unproven else "")
+        f" Unproven because: {'; '.join(v.unproven_because)}." if v.unproven else "") + _served_note(idx)
     return v
 
 
+def _served_note(idx: _Index) -> str:
+    """The sentence a verdict ends with when the served version is a default, not a promotion."""
+    return "" if idx.served_because == "promoted" else f" Served version {idx.served}: {idx.served_because}."
+
+
 def _replications(state: AgentState, idx: _Index, behavior: str, version: str, run_id: str, served: str) -> list[str]:
-    out = []
+    """Other behaviors a different run of ``version`` beats ``served`` on, each proven (n, judge, reward)."""
+    out: list[str] = []
     for other in idx.behaviors:
         base = idx.latest.get((other, served))
         if other == behavior or base is None:
             continue
-        floor = (state.behaviors.get(other) or Behavior(name=other)).noise_floor
+        spec = state.behaviors.get(other) or Behavior(name=other)
         runs = [s for s in idx.by_pair.get((other, version), []) if s.run_id != run_id]
-        if any(_compare(s, base, floor)[0] == "beats" for s in runs):
-            out.append(other)
+        for s in runs:  # a replication on a behavior that is itself unproven proves nothing
+            n = min(s.n, base.n) if s.n is not None and base.n is not None else None
+            if _compare(s, base, spec.noise_floor)[0] == "beats" and not _rests_on(spec, n)[1]:
+                out.append(other)
+                break
     return out
+
+
+# --- version against version ----------------------------------------------------------------------
+
+
+def diff_of(behavior: str, a: str, b: str, rows_a: Sequence[Example], rows_b: Sequence[Example], *,
+            seed: int = DEFAULT_SEED) -> VersionDiff:
+    """Two versions' graded rows on one behavior, paired by task: improved, regressed, same.
+
+    A row's task is its ``task`` key, else its prompt, never its position. Each task's pass rate
+    on each side is the share of its rows that passed; a task improved when ``b``'s rate is
+    higher, regressed when lower. The paired delta over the shared tasks, its 95% interval and
+    p-value are ``compare_runs`` on pass@1 (the library's paired statistic: score interval and
+    sign-flip permutation test over tasks; Miller 2024, "Adding Error Bars to Evals",
+    arXiv:2411.00640), in points.
+
+    Args:
+        behavior: The behavior both scores are on.
+        a: The version compared from.
+        b: The version compared to.
+        rows_a: ``a``'s graded rows on it.
+        rows_b: ``b``'s graded rows on it.
+        seed: Seed of the comparison's resampling.
+
+    Returns:
+        A :class:`VersionDiff`; ``str()`` is its line.
+    """
+    from whileai.measure import compare_runs
+
+    def by_task(rows: Sequence[Example]) -> dict[str, list[Example]]:
+        out: dict[str, list[Example]] = {}
+        for r in rows:
+            out.setdefault(r.key, []).append(r)
+        return out
+
+    ta, tb = by_task(rows_a), by_task(rows_b)
+    shared = [k for k in ta if k in tb]
+    diff = VersionDiff(behavior=behavior, a=a, b=b, n_paired=len(shared), only_a=len(set(ta) - set(tb)),
+                       only_b=len(set(tb) - set(ta)))
+    for key in shared:
+        ra, rb = ta[key], tb[key]
+        rate_a, rate_b = sum(r.ok for r in ra) / len(ra), sum(r.ok for r in rb) / len(rb)
+        change = TaskChange(task=key, a_rate=rate_a, b_rate=rate_b, a_n=len(ra), b_n=len(rb), prompt=ra[0].prompt,
+                            a_reply=ra[0].reply, b_reply=rb[0].reply, a_why=ra[0].why, b_why=rb[0].why)
+        (diff.improved if rate_b > rate_a else diff.regressed if rate_b < rate_a else diff.same).append(change)
+    diff.improved.sort(key=lambda c: c.a_rate - c.b_rate)
+    diff.regressed.sort(key=lambda c: c.a_rate - c.b_rate, reverse=True)
+    head = f"{b} against {a} on {behavior}, task by task"
+    if not shared:
+        diff.line = (f"{head}: no task in common ({len(ta)} on {a}, {len(tb)} on {b}); score both on the same test "
+                     "set, with task= on each row, to pair them.")
+        return diff
+    rows = [[{"scenario_id": k, "reward": float(r.ok)} for k, rs in t.items() for r in rs] for t in (ta, tb)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cmp = compare_runs(rows[0], rows[1], seed=seed)
+    diff.delta = None if cmp.delta is None or math.isnan(cmp.delta) else 100.0 * cmp.delta
+    diff.ci95 = None if cmp.ci95 is None else (100.0 * cmp.ci95[0], 100.0 * cmp.ci95[1])
+    diff.p_value, diff.verdict, diff.note = cmp.p_value, cmp.verdict, cmp.note or ""
+    interval = "" if diff.ci95 is None else f" (95% {_signed(diff.ci95[0])}..{_signed(diff.ci95[1])})"
+    delta = "n/a" if diff.delta is None else _signed(diff.delta)
+    unpaired = f"; {diff.only_a} task(s) only on {a} and {diff.only_b} only on {b} left out" if (
+        diff.only_a or diff.only_b) else ""
+    diff.line = (f"{head}: {delta} points{interval} over {len(shared)} paired task(s), {cmp.verdict}; "
+                 f"{len(diff.improved)} improved, {len(diff.regressed)} regressed, {len(diff.same)} same{unpaired}.")
+    return diff
 
 
 # --- eval checks ----------------------------------------------------------------------------------
@@ -403,6 +514,8 @@ def brief_of(state: AgentState, *, verdicts: Mapping[str, Verdict] | None = None
     behaviors = idx.behaviors
     if scored_runs:
         brief.happened.append(f"{len(scored_runs)} scored run(s) of {len(state.runs)}.")
+        if idx.served_because != "promoted":
+            brief.happened.append(f"Served version {idx.served or 'none'}: {idx.served_because}.")
     per_behavior: dict[str, list[str]] = {}
     for (b, ver), s in sorted(latest.items(), key=lambda kv: kv[1].seq):
         per_behavior.setdefault(b, []).append(f"{ver} {_pts(s.value)}" + (f" (±{s.ci:.1f})" if s.ci is not None else ""))
@@ -483,7 +596,7 @@ def dashboard_of(state: AgentState) -> Dashboard:
     """
     idx = _index(state)
     served, latest = idx.served, idx.latest
-    others = [s for s in idx.scores if (s.version or s.run_id) != served]
+    others = [s for s in idx.scores if (s.version or s.run_id) not in idx.frontier | {served}]
     agent = state.agent.model_copy(update={"served": served, "candidate": (others[-1].version or others[-1].run_id)
                                            if others else None})
     versions = sorted(latest.values(), key=lambda s: s.seq)
@@ -502,13 +615,20 @@ def dashboard_of(state: AgentState) -> Dashboard:
         live=state.live,
         verdicts=list(verdicts.values()),
         evals=evals,
-        missing=[_missing(r, r.id in scored) for r in state.runs],
+        missing=[_missing(r, r.id in scored, (r.version or r.id) in idx.frontier) for r in state.runs],
         figures=state.figures,
         brief=brief_of(state, verdicts=verdicts, evals=evals),
+        served_because=idx.served_because,
     )
 
 
-def _missing(run: RunRecord, has_score: bool) -> RunMissing:
+def trained(run: RunRecord, frontier: bool = False) -> bool:
+    """Whether a run trained (points logged, steps, a dataset or a base model): only those owe hours and cost."""
+    return not frontier and (run.n_points > 0 or run.total_steps is not None or run.dataset_id is not None
+                             or run.base_model is not None or run.hours is not None or run.cost_usd is not None)
+
+
+def _missing(run: RunRecord, has_score: bool, frontier: bool = False) -> RunMissing:
     out = RunMissing(run_id=run.id, version=run.version)
     if not run.record:
         out.missing.append("record")
@@ -516,10 +636,9 @@ def _missing(run: RunRecord, has_score: bool) -> RunMissing:
     if not has_score:
         out.missing.append("score")
         out.call = f'tracked.open("{run.id}").score("behavior", value, ci=, n=, rows=[...])'
-    if run.hours is None or run.cost_usd is None:
-        out.missing.append("hours + cost")
-        out.patch.update({"hours": run.hours if run.hours is not None else 0.0,
-                          "cost_usd": run.cost_usd if run.cost_usd is not None else 0.0})
+    if trained(run, frontier) and (run.hours is None or run.cost_usd is None):
+        out.missing.append("hours + cost")  # placeholders to replace, never a plausible number
+        out.patch.update({k: "..." for k, v in (("hours", run.hours), ("cost_usd", run.cost_usd)) if v is None})
     return out
 
 

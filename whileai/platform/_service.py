@@ -47,6 +47,7 @@ from whileai.platform._models import (
     FinishBody,
     LiveDay,
     LogBody,
+    Message,
     Promote,
     RowsBody,
     RunPatch,
@@ -63,6 +64,7 @@ from whileai.platform._views import (
     FigureRecord,
     LiveRecord,
     Verdict,
+    VersionDiff,
 )
 from whileai.store._db import connect, resolve_path, transaction
 from whileai.store._migrations import utcnow
@@ -422,7 +424,7 @@ class Service:
         Raises:
             PlatformError: 404 for an unknown agent, 422 for a version none of its runs has.
         """
-        runs = self.runs(agent)
+        runs = self.runs(agent, archived=True)
         mine = [r for r in runs if (r.version or r.id) == version]
         if not mine:
             known = sorted({r.version or r.id for r in runs})
@@ -538,8 +540,12 @@ class Service:
             raise not_found("run", run_id, "List the ids with tracked.runs() (GET /runs).")
         return self._runs([row])[0]
 
-    def runs(self, agent: str | None = None, *, archived: bool = True) -> list[RunRecord]:
-        """The account's runs (of one agent when given), oldest first."""
+    def runs(self, agent: str | None = None, *, archived: bool | str | None = False) -> list[RunRecord]:
+        """The account's runs (of one agent when given), oldest first; archived ones only when asked.
+
+        ``archived`` is a flag, or its query-string spelling (``true``/``1``/``yes``).
+        """
+        archived = archived is True or str(archived).lower() in ("true", "1", "yes")
         sql = f"{_RUN_SELECT} WHERE r.account_id = ?"
         params: list[Any] = [self.account]
         if agent is not None:
@@ -683,6 +689,10 @@ class Service:
             "reference": pa.array([r.reference for r in rows], pa.string()),
             "detail": pa.array([r.detail for r in rows], pa.string()),
             "tags": pa.array([_dumps(r.tags) for r in rows], pa.string()),
+            "task": pa.array([r.task for r in rows], pa.string()),
+            "messages": pa.array([None if r.messages is None else _dumps([m.model_dump(exclude_defaults=True)
+                                                                          for m in r.messages]) for r in rows],
+                                 pa.string()),
         })
         with self.db.write() as con:
             if self._batch_seen(con, run_id, body.batch_id):
@@ -693,8 +703,9 @@ class Service:
                                                           f"got {have + len(rows):,}. Post a sample of the graded set.")
             con.register("_wai_rows", tbl)
             try:
-                con.execute("INSERT INTO score_rows SELECT ?, nextval('platform_seq'), prompt, reply, ok, why, "
-                            "reference, detail, tags FROM _wai_rows", [score_id])
+                con.execute("INSERT INTO score_rows (score_id, seq, prompt, reply, ok, why, reference, detail, tags, "
+                            "task, messages) SELECT ?, nextval('platform_seq'), prompt, reply, ok, why, reference, "
+                            "detail, tags, task, messages FROM _wai_rows", [score_id])
             finally:
                 con.unregister("_wai_rows")
         return {"accepted": len(rows), "duplicate": False}
@@ -704,11 +715,17 @@ class Service:
         mine = [s for s in self.scores(run_id) if s.behavior == behavior]
         if not mine:
             raise not_found("score", behavior, f"Run {run_id} has no score on it; post run.score({behavior!r}, ...).")
+        return self._score_rows(mine[-1].id)
+
+    def _score_rows(self, score_id: str) -> list[Example]:
         with self.db.read() as con:
-            rows = con.execute("SELECT prompt, reply, ok, why, reference, detail, tags FROM score_rows "
-                               "WHERE score_id = ? ORDER BY seq", [mine[-1].id]).fetchall()
+            rows = con.execute("SELECT prompt, reply, ok, why, reference, detail, tags, task, messages FROM score_rows "
+                               "WHERE score_id = ? ORDER BY seq", [score_id]).fetchall()
         return [Example.model_construct(prompt=r[0], reply=r[1], ok=r[2], why=r[3], reference=r[4], detail=r[5],
-                                        tags=json.loads(r[6]) if r[6] else {}) for r in rows]
+                                        tags=json.loads(r[6]) if r[6] else {}, task=r[7],
+                                        messages=None if r[8] is None else
+                                        [Message.model_validate(m) for m in json.loads(r[8])])
+                for r in rows]
 
     # --- datasets -----------------------------------------------------------------------------
 
@@ -726,7 +743,7 @@ class Service:
     # --- the page's data ----------------------------------------------------------------------
 
     def state(self, agent: str, *, train: bool = True) -> AgentState:
-        """Every row the rules read about one agent."""
+        """Every row the rules read about one agent; an archived run and its scores are left out."""
         info = self.agent(agent)
         runs = self.runs(agent)
         with self.db.read() as con:
@@ -737,7 +754,8 @@ class Service:
             live = con.execute("SELECT day, version, replies, flagged FROM live_days WHERE account_id = ? AND agent = ? "
                                "ORDER BY day, version", [self.account, agent]).fetchall()
             points = con.execute("SELECT p.run_id, p.step, p.loss, p.lr, p.metrics FROM run_points p JOIN tracked_runs r "
-                                 "ON r.id = p.run_id WHERE r.account_id = ? AND r.agent = ? ORDER BY p.seq",
+                                 "ON r.id = p.run_id WHERE r.account_id = ? AND r.agent = ? AND NOT r.archived "
+                                 "ORDER BY p.seq",
                                  [self.account, agent]).fetchall() if train else []
         curves: dict[str, list[dict[str, Any]]] = {}
         for run_id, step, loss, lr, metrics in points:
@@ -745,7 +763,7 @@ class Service:
                                                   **(json.loads(metrics) if metrics else {})})
         return AgentState(
             agent=info, behaviors=self.behaviors(agent), runs=runs,
-            scores=self._scores("r.agent = ?", [agent]),
+            scores=self._scores("r.agent = ? AND NOT r.archived", [agent]),
             experiment=Experiment.model_validate_json(exp) if exp else None,
             figures=[FigureRecord(name=f[0], caption=f[1], figure=json.loads(f[2])) for f in figs],
             live=[LiveRecord(day=d, version=v, replies=r, flagged=f) for d, v, r, f in live],
@@ -767,3 +785,28 @@ class Service:
     def dashboard(self, agent: str) -> Dashboard:
         """``_rules.dashboard_of`` on the agent's rows."""
         return _rules.dashboard_of(self.state(agent))
+
+    def diff(self, agent: str, behavior: str, a: str, b: str) -> VersionDiff:
+        """``_rules.diff_of`` on the graded rows behind each version's newest score on ``behavior``.
+
+        Raises:
+            PlatformError: 404 for an unknown agent or a version not scored on ``behavior``; 422 for
+                a score posted without its graded rows.
+        """
+        state = self.state(agent, train=False)
+        latest = _rules.latest_scores(state.scores, behavior)
+        rows = []
+        for version in (a, b):
+            score = latest.get((behavior, version))
+            if score is None:
+                scored = ", ".join(sorted(v for _, v in latest)) or "none"
+                raise not_found("score", f"{version} on {behavior}",
+                                f"Versions scored on {behavior!r}: {scored}. Post run.score({behavior!r}, ..., rows=[...]) "
+                                "on it first.")
+            got = self._score_rows(score.id)
+            if not got:
+                raise PlatformError(422, "no_rows", f"graded rows must be posted behind {version}'s score on "
+                                                    f"{behavior!r} to diff it, got none. Post run.score({behavior!r}, "
+                                                    "value, ..., rows=[Example(..., task=...)]).", argument="rows")
+            rows.append(got)
+        return _rules.diff_of(behavior, a, b, rows[0], rows[1])

@@ -81,7 +81,11 @@ class Verdict(Report):
     replicated_on: list[str] = Field(default_factory=list)
     """Other behaviors where a different run of the candidate version also beats the served one."""
     lower_elsewhere: list[str] = Field(default_factory=list)
-    """Other behaviors where the candidate's point estimate is lower (no interval: a prompt to look)."""
+    """Other behaviors where the candidate's point estimate is lower (significant or not)."""
+    trails_elsewhere: list[str] = Field(default_factory=list)
+    """Of those, the ones where the difference interval lies below zero and clears the floor."""
+    served_because: str = ""
+    """``"promoted"``, or why the served version is the default it is (the first scored, frontier skipped)."""
     n: int | None = None
     """The smaller n of the two scores."""
     rests_on: str = ""
@@ -203,6 +207,8 @@ class Dashboard(Report):
     missing: list[RunMissing] = Field(default_factory=list)
     figures: list[FigureRecord] = Field(default_factory=list)
     brief: Brief | None = None
+    served_because: str = ""
+    """``"promoted"``, or why the served version is the default it is (the first scored, frontier skipped)."""
 
     def render(self) -> str:
         """A text summary: the verdict lines and the gaps."""
@@ -210,3 +216,48 @@ class Dashboard(Report):
         lines += [f"  {v.line}" for v in self.verdicts]
         lines += [f"  run {m.run_id} is missing {', '.join(m.missing)}" for m in self.missing if m.missing]
         return "\n".join(lines)
+
+
+class TaskChange(BaseModel):
+    """One task of a version-against-version diff: each side's pass rate over its rows, and a row each."""
+
+    task: str
+    """The task key the rows paired on (the row's ``task``, else its prompt)."""
+    a_rate: float
+    b_rate: float
+    a_n: int
+    b_n: int
+    prompt: str = ""
+    a_reply: str = ""
+    b_reply: str = ""
+    a_why: str | None = None
+    b_why: str | None = None
+
+
+class VersionDiff(Report):
+    """Two versions scored on one behavior, task by task: improved, regressed, same, and the paired delta."""
+
+    behavior: str
+    a: str
+    """The version compared from (the served one, say)."""
+    b: str
+    """The version compared to."""
+    n_paired: int = 0
+    """Tasks both versions' rows hold."""
+    only_a: int = 0
+    only_b: int = 0
+    delta: float | None = None
+    """b - a over the paired tasks, in points (``compare_runs`` on pass@1 x 100)."""
+    ci95: tuple[float, float] | None = None
+    """Its 95% interval, in points (``compare_runs``'s interval)."""
+    p_value: float | None = None
+    verdict: str | None = None
+    """``compare_runs``' verdict word."""
+    note: str = ""
+    improved: list[TaskChange] = Field(default_factory=list)
+    regressed: list[TaskChange] = Field(default_factory=list)
+    same: list[TaskChange] = Field(default_factory=list)
+    line: str = ""
+
+    def __str__(self) -> str:
+        return self.line

@@ -302,3 +302,10 @@ def m003_platform(con: Any) -> None:
         )
         """
     )
+
+
+@migration
+def m004_score_row_transcripts(con: Any) -> None:
+    """A graded row's task key (two versions' rows pair on it) and its conversation (JSON messages)."""
+    con.execute("ALTER TABLE score_rows ADD COLUMN task VARCHAR")
+    con.execute("ALTER TABLE score_rows ADD COLUMN messages VARCHAR")

@@ -654,7 +654,7 @@ class Store:
     def run(self, ref: str, /) -> RunInfo:
         """One recorded run, by id (a unique prefix is enough) or by name (the newest with it)."""
         if not isinstance(ref, str) or not ref:
-            raise ArgumentError(f"run must be a run id or name, got {ref!r}. List them with `wai runs list`.")
+            raise ArgumentError(f"run must be a run id or name, got {ref!r}. List them with `wai records list`.")
         if self.exists:
             with self._connect(write=False) as con:
                 rows = con.execute(f"SELECT {_RUN_COLS} FROM runs WHERE id = ? OR starts_with(id, ?) OR name = ? "
@@ -665,7 +665,7 @@ class Store:
                     raise ArgumentError(f"run must name one run, got {ref!r}, which starts {len(rows)} run ids. "
                                         "Give more of the id.")
                 return self._run_info((exact or rows)[0])
-        raise ArgumentError(f"run must name a recorded run, got {ref!r}. List them with `wai runs list`.")
+        raise ArgumentError(f"run must name a recorded run, got {ref!r}. List them with `wai records list`.")
 
     def runs(self, *, limit: int | None = None) -> Listing[RunInfo]:
         """Recorded runs, newest first."""
@@ -705,7 +705,7 @@ class Store:
         warnings = []
         if run_a.id == run_b.id:
             warnings.append(f"{a!r} and {b!r} are the same run ({run_a.id}): nothing changed by construction. Name "
-                            "two runs (`wai runs list` shows them; a name picks its newest run).")
+                            "two runs (`wai records list` shows them; a name picks its newest run).")
         if run_a.eval_set and run_b.eval_set and run_a.eval_set != run_b.eval_set:
             warnings.append(f"the runs were scored on different eval sets ({run_a.eval_set}, {run_b.eval_set}); "
                             "their numbers are not comparable task for task.")

@@ -8,6 +8,7 @@ trains on the eval's judge (``trl_reward``) under a ``HackMonitor``; the held-ou
 every run. See docs/train.md.
 """
 
+from whileai.train._callback import tracked_callback
 from whileai.train._extra import require_extra
 from whileai.train._knobs import check_knobs, paper_value
 from whileai.train._monitor import ALARMS, HackMonitor, format_hack_monitor
@@ -38,5 +39,6 @@ __all__ = [
     "selection_report",
     "sft",
     "tiny_rollouts",
+    "tracked_callback",
     "trl_reward",
 ]

@@ -5,9 +5,9 @@ runs ``hack_scan`` on them (feature: the reward pays for something not endorsed)
 steps it samples the holdout from the live policy and scores it with the training reward (the
 proxy) and with ``gold``, a scorer the proxy cannot see (Gao et al. 2023, "Scaling Laws for Reward
 Model Overoptimization", arXiv:2210.10760: the proxy keeps rising after gold turns down). From
-those points: divergence (proxy up by ``delta`` over ``window`` holdout points while gold's paired
-interval does not move up; not checked until gold has scored the holdout, since a rising proxy
-alone is what training is for), length (holdout completions grow by ``length_pct`` while gold does
+those points: divergence (the paired proxy-minus-gold difference per task grows by ``delta`` over
+``window`` holdout points with its 95% interval above zero; not checked until gold has scored the
+holdout, since a rising proxy alone is what training is for), length (holdout completions grow by ``length_pct`` while gold does
 not; Singhal et al. 2023, arXiv:2310.03716), drift (the trainer's KL past ``kl_budget``).
 """
 
@@ -115,7 +115,7 @@ class HackMonitor:
         gold: A judge the proxy cannot see (the judge contract), scoring the holdout samples.
         every: Steps between holdout samples (and scans).
         window: Holdout points the divergence and length alarms read.
-        delta: Proxy gain over the window that, with gold flat, is divergence.
+        delta: Growth of the paired proxy-minus-gold difference over the window that is divergence.
         kl_budget: KL (as the trainer logs it) past which drift fires; None never.
         stop_on: Alarms that stop training; the run finishes as stopped with the reason.
         endorsed: What the reward should track, as hack_scan feature substrings; without it the
@@ -235,12 +235,16 @@ class HackMonitor:
                        lengths: Sequence[float], task_keys: Sequence[str]) -> dict[str, Any]:
         """Add one holdout point from per-completion scores; log it to the run; return it."""
         by_task: dict[str, list[float]] = {}
+        gap_by_task: dict[str, list[float]] = {}
         if gold is not None:
-            for key, g in zip(task_keys, gold):
+            for key, g, p in zip(task_keys, gold, proxy):
                 if g is not None:
                     by_task.setdefault(str(key), []).append(float(g))
+                    if p is not None:  # the paired proxy-minus-gold difference on one completion
+                        gap_by_task.setdefault(str(key), []).append(float(p) - float(g))
         point: dict[str, Any] = {"step": int(step), "proxy_reward": _mean(proxy), "gold_reward": _mean(gold or []),
-                 "holdout_length": _mean(lengths), "gold_by_task": {k: float(np.mean(v)) for k, v in by_task.items()}}
+                 "holdout_length": _mean(lengths), "gold_by_task": {k: float(np.mean(v)) for k, v in by_task.items()},
+                 "gap_by_task": {k: float(np.mean(v)) for k, v in gap_by_task.items()}}
         self.points.append(point)
         if self.run is not None:
             metrics = {k: point[k] for k in ("proxy_reward", "gold_reward", "holdout_length") if not math.isnan(point[k])}
@@ -251,10 +255,12 @@ class HackMonitor:
         """Note the trainer's KL at ``step`` (the drift alarm reads it)."""
         self.kl.append((int(step), float(kl)))
 
-    def _gold_moved_up(self, first: dict[str, Any], last: dict[str, Any]) -> tuple[bool, float, tuple[float, float]]:
-        """Paired gold change over the window: (its 95% interval lies above zero, mean, interval)."""
-        keys = sorted(set(first["gold_by_task"]) & set(last["gold_by_task"]))
-        diffs = np.array([last["gold_by_task"][k] - first["gold_by_task"][k] for k in keys], dtype=float)
+    @staticmethod
+    def _paired_change(first: dict[str, Any], last: dict[str, Any], field: str) -> tuple[bool, float, tuple[float, float]]:
+        """Per-task change of ``field`` over the window: (its 95% t interval lies above zero, mean, interval)."""
+        a, b = first.get(field) or {}, last.get(field) or {}
+        keys = sorted(set(a) & set(b))
+        diffs = np.array([b[k] - a[k] for k in keys], dtype=float)
         if diffs.size == 0:
             return False, math.nan, (math.nan, math.nan)
         mean = float(diffs.mean())
@@ -262,6 +268,10 @@ class HackMonitor:
             return mean > 0, mean, (mean, mean)
         lo, hi = t_interval(diffs)
         return bool(float(lo) > 0), mean, (float(lo), float(hi))
+
+    def _gold_moved_up(self, first: dict[str, Any], last: dict[str, Any]) -> tuple[bool, float, tuple[float, float]]:
+        """Paired gold change over the window: (its 95% interval lies above zero, mean, interval)."""
+        return self._paired_change(first, last, "gold_by_task")
 
     def check(self, step: int | None = None) -> list[dict[str, Any]]:
         """Evaluate the four alarms; return those raised now (each alarm is raised once)."""
@@ -277,10 +287,15 @@ class HackMonitor:
             gold_words = (f"while gold {gold_mean:+.2f} (95% {glo:+.2f}..{ghi:+.2f}) did not move up" if gold_scored
                           else "with gold not scored")
             gain = last["proxy_reward"] - first["proxy_reward"]
-            if "divergence" not in raised and gold_scored and gain >= self.delta and not up:
+            # divergence reads the paired proxy-minus-gold difference per task: it must grow by delta with its
+            # interval above zero (a proxy that is gold, or moves with it, has a gap that does not move)
+            apart, gap_mean, (dlo, dhi) = self._paired_change(first, last, "gap_by_task")
+            if "divergence" not in raised and gold_scored and apart and gap_mean >= self.delta:
                 new.append(self._alarm("divergence", step,
-                                       f"divergence at step {step}: proxy {gain:+.2f} over {self.window} holdout points "
-                                       f"({first['proxy_reward']:.2f} -> {last['proxy_reward']:.2f}) {gold_words}"))
+                                       f"divergence at step {step}: proxy minus gold {gap_mean:+.2f} per task over "
+                                       f"{self.window} holdout points (95% {dlo:+.2f}..{dhi:+.2f}); proxy "
+                                       f"{first['proxy_reward']:.2f} -> {last['proxy_reward']:.2f} ({gain:+.2f}), "
+                                       f"gold {gold_mean:+.2f} (95% {glo:+.2f}..{ghi:+.2f})"))
             l0, l1 = first["holdout_length"], last["holdout_length"]
             if "length" not in raised and l0 > 0 and (l1 / l0 - 1) >= self.length_pct and not up:
                 new.append(self._alarm("length", step,
@@ -303,7 +318,10 @@ class HackMonitor:
         alarm = {"name": name, "step": step, "line": line, "stops": name in self.stop_on}
         self.alarms.append(alarm)
         if self.run is not None and hasattr(self.run, "note"):
-            self.run.note(line)
+            try:  # every alarm stays on the run's notes, not only the last
+                self.run.note(line, append=True)
+            except TypeError:  # a run object whose note() takes no append=
+                self.run.note(line)
         if name in self.stop_on and not self.stopped:
             self.stopped, self.stop_reason = True, line
         return alarm
@@ -321,7 +339,7 @@ class HackMonitor:
         scan = self.last_scan
         return {
             "notes": self.notes(),
-            "points": [{k: v for k, v in p.items() if k != "gold_by_task"} for p in self.points],
+            "points": [{k: v for k, v in p.items() if k not in ("gold_by_task", "gap_by_task")} for p in self.points],
             "alarms": [dict(a) for a in self.alarms],
             "stopped": self.stopped,
             "stop_reason": self.stop_reason,

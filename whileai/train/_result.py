@@ -85,6 +85,8 @@ class TrainResult(Report):
     """GRPO: the hack monitor's summary."""
     threshold: float | None = None
     """Reward model: the judge threshold on sigmoid(score)."""
+    threshold_basis: str | None = None
+    """Reward model: where the threshold came from (calibrated on held-out pairs, given, or the fallback)."""
     n_train: int = 0
     """Rows (SFT), pairs (DPO, RM) or prompts (GRPO) trained on."""
 
@@ -99,7 +101,8 @@ class TrainResult(Report):
             lines.append(f"  loss {losses[0]:.4f} -> {losses[-1]:.4f} over {len(losses)} logged steps")
         if self.holdout:
             h = self.holdout
-            lines.append(f"  held-out {h.get('metric')}: {_num(h.get('before'))} -> {_num(h.get('after'))}"
+            side = {k: (v.get("pass_rate") if isinstance(v, dict) else v) for k, v in h.items() if k in ("before", "after")}
+            lines.append(f"  held-out {h.get('metric')}: {_num(side.get('before'))} -> {_num(side.get('after'))}"
                          + (f", {h['verdict']}" if h.get("verdict") else ""))
         if self.stop_reason:
             lines.append(f"  stopped: {self.stop_reason}")

@@ -6,9 +6,53 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from whileai.errors import ArgumentError
 
-__all__ = ["RewardModelJudge", "score_texts"]
+__all__ = ["RewardModelJudge", "calibrated_cut", "score_texts"]
+
+
+def calibrated_cut(passes: list[float], fails: list[float]) -> tuple[float, str]:
+    """The judge's cut on sigmoid(score), where held-out passing and failing replies part best.
+
+    Every cut between two neighbouring distinct raw scores is tried; the one with the highest
+    balanced accuracy (the mean of the pass rate on passing replies and the fail rate on failing
+    ones, so a skewed held-out set does not pull the cut to its majority) wins, ties going to the
+    cut nearest raw 0 (sigmoid 0.5). The classic threshold choice on a scored validation set
+    (Fawcett 2006, "An introduction to ROC analysis", Pattern Recognition Letters 27; Youden's J
+    is the same maximum).
+
+    Args:
+        passes: Raw reward-model scores of replies that pass (the pairs' chosen sides).
+        fails: Raw scores of replies that fail (the rejected sides).
+
+    Returns:
+        (cut on sigmoid(score), a sentence saying how it was chosen).
+
+    Raises:
+        ArgumentError: Either side is empty.
+
+    Examples:
+        >>> cut, basis = calibrated_cut([2.0, 3.0, 2.5], [1.0, 0.5, 1.5])
+        >>> round(cut, 4), basis.startswith("calibrated on 3 held-out pairs")
+        (0.852, True)
+    """
+    p, f = np.asarray(passes, dtype=float), np.asarray(fails, dtype=float)
+    if p.size == 0 or f.size == 0:
+        raise ArgumentError(f"calibrated_cut needs passing and failing scores, got {p.size} and {f.size}. "
+                            "Pass held-out pairs with both sides.")
+    levels = np.unique(np.concatenate([p, f]))
+    cuts = np.concatenate([[levels[0] - 1.0], (levels[:-1] + levels[1:]) / 2.0, [levels[-1] + 1.0]])
+    ps, fs = np.sort(p), np.sort(f)
+    tpr = 1.0 - np.searchsorted(ps, cuts, side="left") / p.size  # share of passes scored >= cut
+    tnr = np.searchsorted(fs, cuts, side="left") / f.size  # share of failures scored < cut
+    balanced = (tpr + tnr) / 2.0
+    best = np.flatnonzero(balanced >= balanced.max() - 1e-12)
+    raw = float(cuts[best[np.argmin(np.abs(cuts[best]))]])
+    cut = float(1.0 / (1.0 + math.exp(-raw)))
+    return cut, (f"calibrated on {p.size} held-out pairs: sigmoid cut {cut:.4f} (raw {raw:+.3f}), balanced accuracy "
+                 f"{float(balanced.max()):.3f}")
 
 
 def score_texts(model: Any, tok: Any, texts: list[str], *, batch: int = 16) -> list[float]:
@@ -49,8 +93,9 @@ class RewardModelJudge:
     model's chat template and scored; the reward is 1 when sigmoid(score) reaches the threshold.
     """
 
-    def __init__(self, path: str, *, threshold: float, name: str = "reward_model") -> None:
+    def __init__(self, path: str, *, threshold: float, name: str = "reward_model", basis: str | None = None) -> None:
         self.path, self.threshold, self.name = path, float(threshold), name
+        self.basis = basis or f"given: threshold={float(threshold):g}"
         self._model: Any = None
         self._tok: Any = None
 
@@ -94,7 +139,7 @@ class RewardModelJudge:
         return {"reward": float(1.0 / (1.0 + math.exp(-s)) >= self.threshold), "rm_score": s}
 
     def __repr__(self) -> str:
-        return f"RewardModelJudge({self.path!r}, threshold={self.threshold:g})"
+        return f"RewardModelJudge({self.path!r}, threshold={self.threshold:g}; {self.basis})"
 
 
 def as_judge(result: Any, *, threshold: float | None = None) -> RewardModelJudge:
@@ -104,6 +149,15 @@ def as_judge(result: Any, *, threshold: float | None = None) -> RewardModelJudge
     if method != "rm" or not adapter:
         raise ArgumentError(f"result must be a reward-model TrainResult (method 'rm' with an adapter), got method {method!r}. "
                             "Train one with wai.train.reward_model(rows, base_model).")
-    thr = threshold if threshold is not None else (getattr(result, "threshold", None) if not isinstance(result, dict)
-                                                   else result.get("threshold"))
-    return RewardModelJudge(str(adapter), threshold=float(thr if thr is not None else 0.5))
+    from whileai.defaults import REWARD_MODEL_THRESHOLD
+
+    def field(name: str) -> Any:
+        return result.get(name) if isinstance(result, dict) else getattr(result, name, None)
+
+    if threshold is not None:
+        thr, basis = float(threshold), f"given: threshold={float(threshold):g}"
+    elif field("threshold") is not None:
+        thr, basis = float(field("threshold")), field("threshold_basis") or "the training result's threshold"
+    else:
+        thr, basis = REWARD_MODEL_THRESHOLD, f"fallback {REWARD_MODEL_THRESHOLD:g}: the result carries no calibrated cut"
+    return RewardModelJudge(str(adapter), threshold=thr, basis=basis)

@@ -17,9 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from whileai import table
 from whileai.defaults import (
     DEFAULT_SEED,
+    HOLDOUT_BEHAVIOR,
     MONITOR_K,
     MONITOR_MAX_NEW_TOKENS,
     MONITOR_N_PROMPTS,
@@ -42,6 +45,7 @@ from whileai.train._monitor import HackMonitor
 from whileai.train._profile import profile, selection_report
 from whileai.train._result import TrainResult, cost_line
 from whileai.train._reward import TrlReward, trl_reward
+from whileai.train._rm import calibrated_cut
 from whileai.train._sample import prompt_tasks, sample_rows
 
 __all__ = ["dpo", "grpo", "reward_model", "sft"]
@@ -168,7 +172,7 @@ def _grade(judge: TrlReward, rows: list[dict[str, Any]]) -> list[dict[str, Any]]
     return rows
 
 
-def _holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any, tok: Any, *, seed: int,
+def holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any, tok: Any, *, seed: int,
                    max_new_tokens: int, run: Any) -> dict[str, Any]:
     """Sample the holdout before and after, grade both with the judge, and read the delta report."""
     from whileai.measure import delta_report
@@ -181,16 +185,35 @@ def _holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report = delta_report(before_rows, after_rows, seed=seed)
-    if run is not None and callable(getattr(run, "delta", None)):
+    from whileai.platform._client import holdout_block
+
+    block = holdout_block(before_rows, after_rows, report)
+    if run is not None:
+        post_holdout(run, before_rows, after_rows, block)
+    return {**block, "judge": judge.name, "headline": report.headline, "judge_errors": judge.n_errors}
+
+
+def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any]) -> None:
+    """Keep the held-out delta on a tracked run and post the trained version's held-out score.
+
+    ``run.delta`` keeps the delta report and ``summary["holdout"]``; the after side's pass rate
+    goes up as a score on the ``HOLDOUT_BEHAVIOR`` behavior, in points with its 95% half-width
+    and task count, so the brief and the verdicts read it. Never raises into training: a failed
+    send is a warning.
+    """
+    if callable(getattr(run, "delta", None)):
         try:
-            run.delta(before_rows, after_rows)
+            run.delta(before, after)
         except Exception as exc:  # noqa: BLE001
-            warnings.warn(f"run.delta failed and was skipped: {exc}", stacklevel=2)
-    m = report.metrics.get("pass_at_1", {})
-    return {"metric": "pass_at_1", "judge": judge.name, "n_tasks": len(holdout), "k": MONITOR_K,
-            "before": m.get("mean_a", m.get("before")), "after": m.get("mean_b", m.get("after")),
-            "delta": report.target_delta, "ci95": report.target_ci95, "verdict": report.target_verdict,
-            "headline": report.headline, "judge_errors": judge.n_errors}
+            warnings.warn(f"run.delta failed and was skipped: {exc}", stacklevel=3)
+    after_side = block.get("after") or {}
+    rate, ci, n = after_side.get("pass_rate"), after_side.get("ci95"), after_side.get("n_tasks")
+    if callable(getattr(run, "score", None)) and rate is not None and math.isfinite(rate):
+        half = None if not ci or None in ci else max(rate - ci[0], ci[1] - rate)
+        try:
+            run.score(HOLDOUT_BEHAVIOR, rate, ci=half, n=n, fraction=True)
+        except Exception as exc:  # noqa: BLE001
+            warnings.warn(f"run.score({HOLDOUT_BEHAVIOR!r}) failed and was skipped: {exc}", stacklevel=3)
 
 
 def _before(holdout: list[dict[str, Any]] | None, judge: TrlReward | None, model: Any, tok: Any, *, seed: int,
@@ -217,8 +240,11 @@ def _finish(trainer: Any, *, method: str, base_model: Any, out: Path, started: f
     if bad:
         result.warnings.append(f"{len(bad)} logged loss values are not finite (first at step {bad[0]['step']}); lower learning_rate.")
     if run is not None:
+        from whileai.platform._client import HOLDOUT_KEYS
+
         summary = {"method": method, "base_model": str(base_model), "steps": result.steps, "seconds": result.seconds,
-                   "device": device, "cost_usd": cost, "cost_basis": basis, "holdout": holdout}
+                   "device": device, "cost_usd": cost, "cost_basis": basis,
+                   "holdout": {k: holdout.get(k) for k in HOLDOUT_KEYS} if holdout else None}
         if result.monitor:
             summary["alarms"] = [a["line"] for a in result.monitor.get("alarms", [])]
         if stop_reason:
@@ -317,7 +343,7 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
         held = {"metric": "loss", "before": float(loss_before), "after": float(loss_after),
                 "delta": float(loss_after - loss_before), "lower_is_better": True, "n": len(eval_ds)}
     elif before is not None and tasks is not None and gold is not None:
-        held = _holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
+        held = holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
     return _finish(trainer, method="sft", base_model=base_model, out=out, started=started, device=device, knobs=knobs,
                    curve=curve, selection=selection, run=run, n_train=len(train_ds), gpu_usd_per_hour=gpu_usd_per_hour,
                    holdout=held)
@@ -409,7 +435,7 @@ def dpo(pairs: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[
     trainer.train()
     held = None
     if before is not None and tasks is not None and gold is not None:
-        held = _holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
+        held = holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
     return _finish(trainer, method="dpo", base_model=base_model, out=out, started=started, device=device, knobs=knobs,
                    curve=curve, selection=selection, run=run, n_train=len(train_ds), gpu_usd_per_hour=gpu_usd_per_hour,
                    holdout=held)
@@ -527,7 +553,7 @@ def grpo(rows: Any, base_model: str, /, *, reward: Callable[[dict[str, Any]], An
                           peft_config=_lora(lora), callbacks=callbacks)
     started = time.perf_counter()
     trainer.train()
-    held = _holdout_delta(tasks, final_judge, before or [], trainer.model, tok, seed=seed, max_new_tokens=max_len,
+    held = holdout_delta(tasks, final_judge, before or [], trainer.model, tok, seed=seed, max_new_tokens=max_len,
                           run=run) if before is not None else None
     stopped = mon is not None and mon.stopped
     summary = mon.summary() if mon is not None else None
@@ -543,8 +569,8 @@ def grpo(rows: Any, base_model: str, /, *, reward: Callable[[dict[str, Any]], An
 # ---------------------------------------------------------------------------------------------
 
 
-def _pair_accuracy(model: Any, tok: Any, ds: Any) -> float:
-    """Share of pairs whose chosen side scores above the rejected side."""
+def _pair_scores(model: Any, tok: Any, ds: Any) -> tuple[list[float], list[float]]:
+    """The raw scores of each pair's chosen (passing) and rejected (failing) side."""
     import torch
 
     from whileai.train._rm import score_texts
@@ -555,13 +581,30 @@ def _pair_accuracy(model: Any, tok: Any, ds: Any) -> float:
         chosen.append(tok.apply_chat_template([*prompt, *ex["chosen"]], tokenize=False))
         rejected.append(tok.apply_chat_template([*prompt, *ex["rejected"]], tokenize=False))
     with torch.no_grad():
-        a, b = score_texts(model, tok, chosen), score_texts(model, tok, rejected)
+        return score_texts(model, tok, chosen), score_texts(model, tok, rejected)
+
+
+def _pair_accuracy(model: Any, tok: Any, ds: Any) -> float:
+    """Share of pairs whose chosen side scores above the rejected side."""
+    a, b = _pair_scores(model, tok, ds)
     return float(sum(x > y for x, y in zip(a, b)) / max(len(a), 1))
+
+
+def _pair_block(before: float, after: float, n_pairs: int) -> dict[str, Any]:
+    """The reward model's held-out pair accuracy in the one ``summary["holdout"]`` shape (Wilson intervals)."""
+    from whileai.stats.wilson import wilson
+
+    def side(acc: float) -> dict[str, Any]:
+        lo, hi = wilson(np.array([round(acc * n_pairs)]), np.array([max(n_pairs, 1)]))
+        return {"pass_rate": acc, "n_tasks": n_pairs, "k": 1, "ci95": [float(lo[0]), float(hi[0])]}
+
+    return {"metric": "pair_accuracy", "before": side(before), "after": side(after), "delta": after - before,
+            "ci95": None, "verdict": None}
 
 
 def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: int | None = None,
                  learning_rate: float | None = None, lora: bool = True, batch_size: int = 4,
-                 system_prompt: str | None = None, threshold: float = REWARD_MODEL_THRESHOLD,
+                 system_prompt: str | None = None, threshold: float | None = None,
                  min_mixed_tasks: int = TRAIN_MIN_MIXED_TASKS, output: str | os.PathLike[str] | None = None,
                  run: Any = None, gpu_usd_per_hour: float | None = None, seed: int = DEFAULT_SEED) -> TrainResult:
     """Train a Bradley-Terry reward model on pass-versus-fail pairs with TRL's ``RewardTrainer``.
@@ -580,7 +623,9 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
         lora: Train a LoRA adapter (the score head is trained in full).
         batch_size: Pairs per device step.
         system_prompt: System prompt added to every pair.
-        threshold: The judge passes a reply at sigmoid(score) >= threshold.
+        threshold: The judge passes a reply at sigmoid(score) >= threshold. None (the default)
+            calibrates it on the held-out pairs (:func:`calibrated_cut`); without ``holdout=`` it
+            falls back to ``REWARD_MODEL_THRESHOLD`` and warns. ``threshold_basis`` says which.
         min_mixed_tasks: Fewest mixed tasks before the warning.
         output: Directory for the model.
         run: A tracked run (see :func:`sft`).
@@ -591,7 +636,7 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
         A :class:`TrainResult` with ``threshold`` and ``holdout`` = pair accuracy before/after.
     """
     knobs = check_knobs("rm", {"steps": steps, "learning_rate": learning_rate})
-    if not (isinstance(threshold, (int, float)) and 0 < threshold < 1):
+    if threshold is not None and not (isinstance(threshold, (int, float)) and 0 < threshold < 1):
         raise ArgumentError(f"threshold must be a number in (0, 1), got {threshold!r}. Pass threshold=0.5.")
     _check_args(base_model, run)
     pair_rows, selection = _pairs(rows, "rm", min_mixed_tasks)
@@ -621,10 +666,19 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
     started = time.perf_counter()
     trainer.train()
     acc_after = _pair_accuracy(trainer.model, tok, eval_ds)
-    held = {"metric": "pair_accuracy", "before": acc_before, "after": acc_after, "delta": acc_after - acc_before,
-            "n_pairs": len(eval_ds), "on": "holdout" if holdout is not None else "train"}
+    held = _pair_block(acc_before, acc_after, len(eval_ds))
+    held["on"] = "holdout" if holdout is not None else "train"
+    if threshold is not None:
+        cut, basis = float(threshold), f"given: threshold={float(threshold):g}"
+    elif holdout is not None:
+        passes, fails = _pair_scores(trainer.model, tok, eval_ds)
+        cut, basis = calibrated_cut(passes, fails)
+    else:
+        cut, basis = REWARD_MODEL_THRESHOLD, (f"fallback {REWARD_MODEL_THRESHOLD:g}: no holdout= pairs to calibrate on "
+                                              "(pass holdout= to cut where held-out passes and failures part)")
+        warnings.warn(f"reward_model: the judge's cut is the {basis}.", stacklevel=2)
     result = _finish(trainer, method="rm", base_model=base_model, out=out, started=started, device=device, knobs=knobs,
                      curve=curve, selection=selection, run=run, n_train=len(train_ds), gpu_usd_per_hour=gpu_usd_per_hour,
-                     holdout=held, threshold=float(threshold))
+                     holdout=held, threshold=cut, threshold_basis=basis)
     tok.save_pretrained(result.adapter)
     return result

@@ -184,6 +184,7 @@ class Pages:
     def html_routes(self) -> dict[tuple[str, str], Any]:
         """REST paths a browser asking for HTML gets a page on instead of JSON: (method, path) -> handler."""
         return {("GET", "/agents/{name}"): self._guard(self._runs_page),
+                ("GET", "/agents/{agent}/diff"): self._guard(self._diff_page),
                 ("GET", "/runs/{run_id}"): self._guard(self._run_page)}
 
     def _guard(self, handler: Any) -> Any:
@@ -278,6 +279,15 @@ class Pages:
         spec = specs.get(behavior) or Behavior(name=behavior)
         view = rows_view(run_id, spec, scores[-1], rows, show=request.query_params.get("show", "all"))
         return self._page("rows.html", request, session, view=view, shown_cap=ROWS_LISTED)
+
+    def _diff_page(self, request: Any, session: Session, service: Service, body: bytes) -> Any:
+        agent, q = request.path_params["agent"], request.query_params
+        missing = [k for k in ("behavior", "a", "b") if not q.get(k)]
+        if missing:
+            raise PlatformError(422, "invalid", f"query parameter {missing[0]!r} is required, got none. Open "
+                                                f"/agents/{agent}/diff?behavior=NAME&a=SERVED&b=CANDIDATE.")
+        d = service.diff(agent, q["behavior"], q["a"], q["b"])
+        return self._page("diff.html", request, session, d=d, agent=agent, shown_cap=ROWS_LISTED)
 
     def _promote(self, request: Any, session: Session, service: Service, body: bytes) -> Any:
         name = request.path_params["name"]

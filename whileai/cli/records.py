@@ -1,4 +1,7 @@
-"""``wai runs``: list, show and diff the runs recorded in the local store."""
+"""``wai records``: list, show and diff the eval records in the local store (what ``wai record`` writes).
+
+Tracked runs (``wp.track``, the Runs page) are ``wai runs``; these are the store's eval records.
+"""
 
 from __future__ import annotations
 
@@ -8,39 +11,39 @@ from whileai.cli._common import emit, json_option, store_option
 
 
 @click.group()
-def runs() -> None:
-    """Runs recorded in the local store: setup, pass rates with intervals, verdicts (whileai.store)."""
+def records() -> None:
+    """Eval records in the local store (wai record): setup, pass rates with intervals (whileai.store)."""
 
 
-@runs.command("list")
+@records.command("list")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the newest N runs.")
 @store_option
 @json_option
 def list_(limit: int | None, store_path: str | None, as_json: bool) -> None:
-    """Recorded runs, newest first."""
+    """Eval records, newest first."""
     from whileai import store
 
     emit(store.open(store_path).runs(limit=limit), as_json)
 
 
-@runs.command()
+@records.command()
 @click.argument("ref")
 @store_option
 @json_option
 def show(ref: str, store_path: str | None, as_json: bool) -> None:
-    """One run: REF is its id (a unique prefix is enough) or its name."""
+    """One record: REF is its id (a unique prefix is enough) or its name."""
     from whileai import store
 
     emit(store.open(store_path).run(ref), as_json)
 
 
-@runs.command()
+@records.command()
 @click.argument("a")
 @click.argument("b")
 @store_option
 @json_option
 def diff(a: str, b: str, store_path: str | None, as_json: bool) -> None:
-    """Run A against run B: setup changes and each number's change."""
+    """Record A against record B: setup changes and each number's change."""
     from whileai import store
 
     emit(store.open(store_path).diff_runs(a, b), as_json)
