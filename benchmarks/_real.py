@@ -267,10 +267,9 @@ def source(path: Path | str, columns: dict[str, str] | None = None) -> str:
     return f"read_json({_quote(p)}, format='newline_delimited', columns={{{cols}}})"
 
 
-#: The text a hack scan reads: the generator writes ``final_text``; whileai's writer keeps the
-#: conversation, whose last message is the final reply.
-def _reply(path: Path | str) -> tuple[dict[str, str], str]:
-    return {"scenario_id": "VARCHAR", "reward": "DOUBLE", "final_text": "VARCHAR"}, "final_text"
+#: The columns the hack-scan floor reads: the final reply, which the generator writes as
+#: ``final_text`` and whileai's writer keeps.
+_REPLY = {"scenario_id": "VARCHAR", "reward": "DOUBLE", "final_text": "VARCHAR"}
 
 
 def per_task_sql(path: Path | str) -> str:
@@ -316,9 +315,8 @@ def floor_sql(step: str, a: Path | str, b: Path | str | None = None, *, eval_pat
                 f"QUALIFY row_number() OVER (PARTITION BY scenario_id ORDER BY hash(rollout_index)) = 1 "
                 f"ORDER BY hash(scenario_id, rollout_index) LIMIT {SELECT_TARGET}"]
     if step == "hack_scan":
-        cols, text = _reply(a)
         return [f"WITH d AS (SELECT row_number() OVER () AS rid, reward - avg(reward) OVER (PARTITION BY scenario_id) AS dr, "
-                f"{text} AS text FROM {source(a, cols)}), "
+                f"final_text AS text FROM {source(a, _REPLY)}), "
                 "w AS (SELECT DISTINCT rid, dr, unnest(string_split(lower(text), ' ')) AS word FROM d) "
                 "SELECT word, count(*) AS n, avg(dr) AS lift FROM w GROUP BY word HAVING count(*) >= 20 "
                 "ORDER BY abs(avg(dr)) DESC LIMIT 20"]

@@ -42,11 +42,12 @@ WAI131_SIZES = ("100k",)
 
 
 def checkout_label(python: str, env: dict[str, str]) -> str:
-    """Which whileai a child imports, as ``<path> @ <commit>`` (the commit of its git checkout, if any)."""
+    """Which whileai a child imports, as ``<path> @ <commit>``: the last commit of its checkout that changed ``whileai/``,
+    and whether ``whileai/`` has uncommitted changes on top."""
     out = subprocess.run([python, "-c", "import whileai, os; print(os.path.dirname(os.path.dirname(whileai.__file__)))"],
                          capture_output=True, text=True, env=env, cwd="/tmp")
     where = out.stdout.strip() or f"import failed: {out.stderr.strip()[-200:]}"
-    rev = subprocess.run(["git", "-C", where, "log", "-1", "--format=%h %cI"], capture_output=True, text=True)
+    rev = subprocess.run(["git", "-C", where, "log", "-1", "--format=%h %cI", "--", "whileai"], capture_output=True, text=True)
     dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--untracked-files=no", "whileai"],
                            capture_output=True, text=True).stdout.strip()
     commit = rev.stdout.strip() or "no git"
@@ -115,19 +116,21 @@ def _cell(r: dict[str, Any] | None) -> str:
         return "-"
     if r["status"] != "ok":
         s = r["status"]
-        return s if s.startswith(("killed", "timed out")) else "failed"
+        if s.startswith(("killed", "timed out")):  # what it had spent when stopped
+            return f"{s.replace('timed out after', 'stopped at')} wall, over {r['cpu']:.1f} s, {r['peak_mib']:,.0f} MiB"
+        return "failed"
     return f"{r['cpu']:.2f} s, {r['peak_mib']:,.0f} MiB"
 
 
-def table(records: list[dict[str, Any]]) -> str:
-    """The markdown table: one line per (step, input, size); one whileai column per checkout measured."""
+def table(records: list[dict[str, Any]], names: list[str] | None = None) -> str:
+    """The markdown table: one line per (step, input, size); one whileai column per checkout measured (named by ``names``)."""
     labels = list(dict.fromkeys(r["label"] for r in records if r["who"] == "whileai"))
     by: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for r in records:  # the last measurement of a cell wins
         by[(r["step"], r["input"], r["size"], r["label"] if r["who"] == "whileai" else r["who"])] = r
     keys = list(dict.fromkeys((r["step"], r["input"], r["size"]) for r in records))
     keys.sort(key=lambda k: (list(_real.SIZES).index(k[2]), STEPS.index(k[0]), list(KINDS).index(k[1])))
-    names = [f"whileai ({chr(ord('A') + i)})" for i in range(len(labels))]
+    names = [f"whileai {names[i]}" if names and i < len(names) else f"whileai ({chr(ord('A') + i)})" for i in range(len(labels))]
     head = ["step", "input", "rows", *[f"{n}: CPU s, peak" for n in names], "DuckDB floor: CPU s, peak",
             *[f"{n} / floor" for n in names], "0.131: CPU s, peak"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -142,7 +145,7 @@ def table(records: list[dict[str, Any]]) -> str:
         n = f"{rows['rows']:,}" if rows else size
         lines.append("| " + " | ".join([step, KINDS.get(kind, kind), n, *[_cell(r) for r in ours], _cell(floor), *ratios,
                                          _cell(by.get((step, kind, size, "wai131")))]) + " |")
-    legend = [f"- whileai ({chr(ord('A') + i)}): {lab}" for i, lab in enumerate(labels)]
+    legend = [f"- {n}: {lab}" for n, lab in zip(names, labels, strict=True)]
     return "\n".join(lines + [""] + legend)
 
 
@@ -168,10 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="kill a cell after this many wall seconds")
     parser.add_argument("--results", default=None, help="append each cell's record to this JSON-lines file")
     parser.add_argument("--table", nargs="+", default=None, metavar="RESULTS", help="print the markdown table of result files")
+    parser.add_argument("--names", default="", help="with --table: comma-separated names of the whileai columns, in order")
     args = parser.parse_args(argv)
     if args.table:
         records = [json.loads(line) for p in args.table for line in Path(p).read_text().splitlines() if line.strip()]
-        print(table(records))
+        print(table(records, [n for n in args.names.split(",") if n]))
         print()
         print(queries(records))
         return 0

@@ -22,6 +22,7 @@ import itertools
 import json
 import os
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,12 @@ def write_logs(folder: Path, source: Path, samples: int, per_log: int) -> Path:
     created = datetime(2026, 12, 1, tzinfo=timezone.utc).isoformat()
     with open(source, encoding="utf-8") as fh, tqdm(total=samples, desc="inspect logs", unit="sample") as bar:
         for n in range(-(-samples // per_log)):
-            rows = [json.loads(line) for line in itertools.islice(fh, min(per_log, samples - n * per_log))]
+            target = folder / f"2026-12-01T00-00-00+00-00_orders-{n:03d}_eval{n:03d}.eval"
+            lines = list(itertools.islice(fh, min(per_log, samples - n * per_log)))
+            if target.exists() and zipfile.is_zipfile(target):  # written by an earlier run: resume after it
+                bar.update(len(lines))
+                continue
+            rows = [json.loads(line) for line in lines]
             task_ids: dict[str, int] = {}
             batch = [_sample(r, task_ids.setdefault(r["scenario_id"], len(task_ids) + 1)) for r in rows]
             spec = EvalSpec(created=created, task=f"orders_{n:03d}", task_id=f"task{n:03d}", eval_id=f"eval{n:03d}",
@@ -94,7 +100,7 @@ def write_logs(folder: Path, source: Path, samples: int, per_log: int) -> Path:
             log = EvalLog(eval=spec, status="success", samples=batch,
                           results=EvalResults(total_samples=len(batch), completed_samples=len(batch),
                                               scores=[EvalScore(name="match", scorer="match", metrics={})]))
-            write_eval_log(log, str(folder / f"2026-12-01T00-00-00+00-00_orders-{n:03d}_eval{n:03d}.eval"))
+            write_eval_log(log, str(target))
             bar.update(len(batch))
     done.write_text(f"{samples} samples\n")
     return folder
@@ -124,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0)
     parser.add_argument("--results", default=None, help="append each cell's record to this JSON-lines file")
     parser.add_argument("--write-only", action="store_true", help="write the logs' folder and stop")
+    parser.add_argument("--no-write", action="store_true", help="measure the folder as it is (the logs written so far)")
     args = parser.parse_args(argv)
     tag = "1m" if args.samples > 100_000 else "100k"
     try:
@@ -132,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_real_logs: {exc}", file=sys.stderr)
         return 2
     folder = Path(args.folder) if args.folder else _real.OWN_DATA / f"inspect-{args.samples}"
-    write_logs(folder, ins.files["gen"][0], args.samples, args.per_log)
+    if not args.no_write:
+        write_logs(folder, ins.files["gen"][0], args.samples, args.per_log)
+    for log in folder.glob("*.eval"):
+        if not zipfile.is_zipfile(log):  # cut short by a stopped writer
+            log.unlink()
     if args.write_only:
         return 0
     env = dict(os.environ)
@@ -142,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 
     label = checkout_label(sys.executable, env)
     print(f"whileai under test: {label}\n")
-    print(f"| {args.samples:,} inspect-ai samples in {len(list(folder.glob('*.eval')))} .eval logs | CPU s | peak MiB | result |")
+    print(f"| inspect-ai samples in {len(list(folder.glob('*.eval')))} .eval logs | CPU s | peak MiB | result |")
     print("|---|---|---|---|")
     for who, code in cells(folder):
         m = _real.run_python(code, env=env, memory_mib=int(args.memory_gb * 1024), timeout=args.timeout)
