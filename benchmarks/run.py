@@ -1,9 +1,13 @@
 """Run every benchmark and print one table: call, rows, seconds, peak MiB, reference.
 
 Usage: ``python benchmarks/run.py [--sizes 10000,100000,1000000] [--only measure,table] [--10m]
-[--files]``. Each ``benchmarks/bench_<step>.py`` defines ``run(sizes) -> list[dict]``; ``--files``
-runs ``bench_files.py`` alone (every step from JSONL and Parquet on disk, a fresh process per cell,
-CPU seconds and peak RSS). The table ends with each call's growth exponent (the slope of
+[--files]``, or ``python benchmarks/run.py --real [bench_real options]``. The headline table
+(docs/performance.md) is ``--real``: every step from the rows users have (``bench_real.py``: the
+0.131-shaped rows of ``make_rollouts.py`` and whileai's own writer's JSONL and Parquet) against the
+DuckDB floor and whileai 0.131. Each ``benchmarks/bench_<step>.py`` defines ``run(sizes) ->
+list[dict]`` and times one step on ``whileai.testing`` tables in memory; ``--files`` runs
+``bench_files.py`` alone (every step from files of ``whileai.testing`` rows, a fresh process per
+cell; lean rows without ``privileged`` or ``lineage``, so not the headline). The table ends with each call's growth exponent (the slope of
 log-seconds against log-rows; 1.0 is linear) and says which whileai 0.131 the reference column ran,
 or that it is missing.
 """
@@ -31,18 +35,25 @@ def _fmt(value: object, digits: int = 2) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--real" in argv:
+        import bench_real
+
+        return bench_real.main([a for a in argv if a != "--real"])
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default=",".join(str(s) for s in DEFAULT_SIZES))
     parser.add_argument("--only", default="", help="comma-separated step names (table, measure, ...)")
     parser.add_argument("--10m", dest="ten_m", action="store_true", help="add 10,000,000 rows")
-    parser.add_argument("--files", action="store_true", help="every step from JSONL and Parquet files on disk")
+    parser.add_argument("--files", action="store_true", help="every step from files of whileai.testing rows")
+    parser.add_argument("--real", action="store_true", help="the headline: bench_real.py (its options follow)")
     args = parser.parse_args(argv)
     from _harness import growth, wai131_status
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.ten_m:
         sizes.append(10_000_000)
     wanted = {s.strip() for s in args.only.split(",") if s.strip()}
-    modules = ["bench_files"] if args.files else sorted(p.stem for p in HERE.glob("bench_*.py") if p.stem != "bench_files")
+    modules = ["bench_files"] if args.files else sorted(p.stem for p in HERE.glob("bench_*.py")
+                                                              if p.stem not in ("bench_files", "bench_real", "bench_real_logs"))
     rows: list[dict] = []
     for name in modules:
         step = name.removeprefix("bench_")
