@@ -187,7 +187,7 @@ def test_divergence_needs_gold_scores_and_the_summary_says_so():
     scored = HackMonitor(every=1, window=2, delta=0.1, stop_on=["divergence"])
     _rising_proxy(scored, gold=([0.5, 0.5], [0.5, 0.5]))
     assert [a["name"] for a in scored.check(20)] == ["divergence"] and scored.stopped
-    assert "while gold +0.00" in scored.stop_reason and scored.summary()["notes"] == []
+    assert "gold +0.00" in scored.stop_reason and scored.summary()["notes"] == []
 
 
 def test_format_hack_monitor_takes_the_monitor_and_prints_n_a():

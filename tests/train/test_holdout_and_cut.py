@@ -9,8 +9,8 @@ import pytest
 
 from whileai.defaults import HOLDOUT_BEHAVIOR
 from whileai.errors import ArgumentError
+from whileai.measure import HOLDOUT_KEYS, holdout_block
 from whileai.platform import track
-from whileai.platform._client import HOLDOUT_KEYS, holdout_block
 from whileai.train._rm import RewardModelJudge, as_judge, calibrated_cut
 
 

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.measure._delta": ("DeltaReport", "delta_report", "format_delta_report"),
     "whileai.measure._failures": ("FailureGroup", "FailureTable", "failure_table"),
     "whileai.measure._holdout": ("HoldoutSizeReport", "detectable_effect", "holdout_size"),
+    "whileai.measure._holdout_block": ("HOLDOUT_KEYS", "holdout_block"),
     "whileai.measure._passat": ("PassAt", "pass_at"),
     "whileai.measure._selfcheck": ("SelfCheckReport", "self_check"),
     "whileai.measure._summary": ("MarkerSummary", "MetricSummary", "marker_summary", "metric_summary"),
@@ -41,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.measure._holdout import HoldoutSizeReport as HoldoutSizeReport
     from whileai.measure._holdout import detectable_effect as detectable_effect
     from whileai.measure._holdout import holdout_size as holdout_size
+    from whileai.measure._holdout_block import HOLDOUT_KEYS as HOLDOUT_KEYS
+    from whileai.measure._holdout_block import holdout_block as holdout_block
     from whileai.measure._passat import PassAt as PassAt
     from whileai.measure._passat import pass_at as pass_at
     from whileai.measure._selfcheck import SelfCheckReport as SelfCheckReport
@@ -61,6 +64,7 @@ __all__ = [
     "EvalVarianceReport",
     "FailureGroup",
     "FailureTable",
+    "HOLDOUT_KEYS",
     "HoldoutSizeReport",
     "MarkerSummary",
     "MetricSummary",
@@ -73,6 +77,7 @@ __all__ = [
     "failure_table",
     "format_delta_report",
     "group_stats",
+    "holdout_block",
     "holdout_size",
     "marker_summary",
     "metric_summary",

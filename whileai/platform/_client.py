@@ -64,7 +64,7 @@ from whileai.platform._views import (
 )
 from whileai.table import IntoRows
 
-__all__ = ["HOLDOUT_KEYS", "Run", "Tracked", "attach_delta", "attach_holdout", "describe", "holdout_block", "track"]
+__all__ = ["Run", "Tracked", "attach_delta", "attach_holdout", "describe", "track"]
 
 log = logging.getLogger("whileai.platform")
 
@@ -533,7 +533,7 @@ class Run:
 
     def delta(self, before: IntoRows, after: IntoRows, **delta_report_kwargs: Any) -> Any:
         """Keep the whole ``delta_report(before, after, ...)`` on the run, and its holdout block in the summary."""
-        from whileai.measure import delta_report
+        from whileai.measure import delta_report, holdout_block
 
         report = delta_report(before, after, **delta_report_kwargs)
         block = holdout_block(before, after, report)
@@ -543,7 +543,7 @@ class Run:
 
     def holdout(self, before: IntoRows, after: IntoRows, **delta_report_kwargs: Any) -> dict[str, Any]:
         """Add ``summary["holdout"]``: each side's pass rate with n_tasks, k and ci95, and the verdict word."""
-        from whileai.measure import delta_report
+        from whileai.measure import delta_report, holdout_block
 
         block = holdout_block(before, after, delta_report(before, after, **delta_report_kwargs))
         self._patch(summary={"holdout": block})
@@ -552,29 +552,6 @@ class Run:
 
 
 #: The keys of ``summary["holdout"]``, whichever path wrote it (run.delta, run.holdout, a trainer).
-HOLDOUT_KEYS = ("metric", "before", "after", "delta", "ci95", "verdict")
-
-
-def holdout_block(before: IntoRows, after: IntoRows, report: Any) -> dict[str, Any]:
-    """``summary["holdout"]``: the one shape every path writes.
-
-    ``metric`` (``pass_at_1``), each side's ``pass_rate`` with ``n_tasks``, ``k`` and its 95%
-    bootstrap ``ci95`` over tasks (``pass_at``), the paired ``delta`` and its ``ci95`` from
-    ``delta_report`` (``compare_runs``), and its verdict word. Rates are 0 to 1.
-    """
-    from whileai.measure import pass_at
-
-    block: dict[str, Any] = {"metric": "pass_at_1"}
-    for side, rows in (("before", before), ("after", after)):
-        pa = pass_at(rows)
-        block[side] = {"pass_rate": pa.pass_at_1, "n_tasks": pa.n_tasks, "k": pa.k,
-                       "ci95": list(pa.ci95) if pa.ci95 is not None else None}
-    block["delta"] = report.target_delta
-    block["ci95"] = list(report.target_ci95) if report.target_ci95 is not None else None
-    block["verdict"] = report.target_verdict
-    return block
-
-
 def _bound(run_id: str, base_url: str | None, api_key: str | None, store: Any, transport: Any) -> Run:
     backend = backend_for(base_url=base_url, api_key=api_key, store=store, transport=transport)
     return Run(backend, backend.call("run", run_id=run_id))

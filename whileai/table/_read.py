@@ -116,6 +116,10 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             df = _mapping.apply(df, mapping, source)
         # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
         build_messages = not columns or "messages" in columns
+        if df.height == 0 and df.width == 0 and columns and isinstance(rows, (str, os.PathLike)) and str(rows) != "-":
+            df = _load(rows, None, scorer, mapped=bool(mapping))  # no asked field in the file: read it whole to say what it holds
+            if mapping:
+                df = _mapping.apply(df, mapping, source)
         if df.height == 0:
             if allow_empty:
                 return _normalize_frame(df, source, build_messages=build_messages)

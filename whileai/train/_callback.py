@@ -141,7 +141,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
             stopped = monitor is not None and monitor.stopped
             summary: dict[str, Any] = {"steps": int(state.global_step)}
             if block is not None:
-                from whileai.platform._client import HOLDOUT_KEYS
+                from whileai.measure import HOLDOUT_KEYS
 
                 summary["holdout"] = {k: block.get(k) for k in HOLDOUT_KEYS}
             if monitor is not None:

@@ -185,7 +185,7 @@ def holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         report = delta_report(before_rows, after_rows, seed=seed)
-    from whileai.platform._client import holdout_block
+    from whileai.measure import holdout_block
 
     block = holdout_block(before_rows, after_rows, report)
     if run is not None:
@@ -240,7 +240,7 @@ def _finish(trainer: Any, *, method: str, base_model: Any, out: Path, started: f
     if bad:
         result.warnings.append(f"{len(bad)} logged loss values are not finite (first at step {bad[0]['step']}); lower learning_rate.")
     if run is not None:
-        from whileai.platform._client import HOLDOUT_KEYS
+        from whileai.measure import HOLDOUT_KEYS
 
         summary = {"method": method, "base_model": str(base_model), "steps": result.steps, "seconds": result.seconds,
                    "device": device, "cost_usd": cost, "cost_basis": basis,
