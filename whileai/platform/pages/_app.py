@@ -128,7 +128,7 @@ class Pages:
         from starlette.responses import HTMLResponse
 
         return HTMLResponse(body, status_code=status, headers={
-            "Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+            "Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
             "Cache-Control": "no-store"})
 
     def _page(self, template: str, request: Any, session: Session | None, status: int = 200, **context: Any) -> Any:

@@ -122,7 +122,9 @@ class EdgeGuard:
             return (403, "cross_site", f"a {method} must come from this server's own pages, got Sec-Fetch-Site: "
                                        f"{site!r}. Another site's page cannot change records here.")
         origin = headers.get("origin")
-        if origin is not None:
+        # A page served with a strict Referrer-Policy makes a browser send ``Origin: null`` on its
+        # own form posts; Sec-Fetch-Site (set by the browser, not by script) then says same-origin.
+        if origin is not None and not (origin == "null" and site == "same-origin"):
             parts = urlsplit(origin)
             same = parts.netloc.lower() == headers.get("host", "").lower() and parts.scheme in ("http", "https")
             if not same:
