@@ -7,7 +7,7 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck unit bench test-trl test-train torch-cpu test-store-compat test-notebook test-ray test-floor clean \
-	bench-wai131 install-sandbox test-browser docs-screenshots docs docs-test
+	bench-wai131 install-sandbox test-browser docs-screenshots docs docs-test test-client131
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -150,6 +150,16 @@ bench-wai131:
 	test -x $(WAI131_VENV)/bin/python || $(PYTHON) -m venv $(WAI131_VENV)
 	$(WAI131_VENV)/bin/python -c "import importlib.metadata as m; m.version('whileai')" 2>/dev/null || $(WAI131_VENV)/bin/python -m pip install -q whileai==0.131 || \
 		echo "bench: whileai 0.131 could not be installed; its column will say it is missing"
+
+# whileai 0.131's own client against wai server on 127.0.0.1 (docs/platform.md, "0.131's client"):
+# the same venv as the reference column; without a registry the test skips and says so.
+test-client131: $(STAMP)
+	test -x $(WAI131_VENV)/bin/python || $(PYTHON) -m venv $(WAI131_VENV)
+	$(WAI131_VENV)/bin/python -I -c "import whileai; assert whileai.__version__ == '0.131'" 2>/dev/null || \
+		$(WAI131_VENV)/bin/python -m pip install -q whileai==0.131 || \
+		echo "test-client131: whileai 0.131 could not be installed into $(WAI131_VENV); the test will skip"
+	WAI_CLIENT131_PYTHON=$(CURDIR)/$(WAI131_VENV)/bin/python $(PY) -m pytest -p no:cacheprovider -rs \
+		tests/platform/test_client131.py
 
 # The headline table (docs/performance.md): every step from the rows users have against the DuckDB
 # floor and 0.131; `make bench BENCH_ARGS="--data DIR --generator PATH"`. The per-step tables on

@@ -465,6 +465,8 @@ class RunPatch(_Model):
     """Hide the run from the default listing."""
     delta: dict[str, Any] | None = None
     """The whole ``delta_report`` of the run's before and after."""
+    total_steps: int | None = Field(default=None, ge=0)
+    """Steps planned, for the progress bar (a trainer that learns its length late)."""
 
 
 class ScoreBody(_Model):

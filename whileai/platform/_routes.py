@@ -44,7 +44,7 @@ from whileai.platform._views import (
     VersionDiff,
 )
 
-__all__ = ["ROUTES", "Route", "build", "field_message"]
+__all__ = ["ALIASES_0131", "ROUTES", "Alias", "Route", "build", "field_message"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,88 @@ ROUTES: tuple[Route, ...] = (
 
 #: Routes by Service method name (the HTTP client's lookup).
 BY_OP: dict[str, Route] = {r.op: r for r in ROUTES}
+
+
+@dataclass(frozen=True)
+class Alias:
+    """One route whileai 0.131's client calls, and what answers it here (docs/platform.md, "0.131's client").
+
+    ``handler`` names the translation in ``server/_compat.py`` (None: the route has no equivalent and
+    answers 410 naming ``equivalent``). ``shared`` marks a method and path that are also ours: the
+    request is read as 0.131's by its body's keys (``body``), or by 0.131's ``User-Agent:
+    whileai-sdk`` (``agent``) where only the answer's shape differs.
+    """
+
+    method: str
+    path: str
+    equivalent: str
+    handler: str | None = None
+    note: str = ""
+    shared: str | None = None
+    status: int = 200
+
+
+ALIASES_0131: tuple[Alias, ...] = (
+    Alias("POST", "/agents", "POST /agents", "agent_put", "id is the agent's name; harness instructions, tools and "
+          "model land on the agent; name (display) and frontier are not kept", shared="body"),
+    Alias("GET", "/agents", "GET /agents", "agents_list", "answered as {agents: [...]}", shared="agent"),
+    Alias("PUT", "/agents/{agent}/behaviors/{name}", "PUT /agents/{agent}/behaviors", "behavior_put",
+          "judge.agreement, humanN, lengthBias become the behavior's; n (it goes with each score) and description are "
+          "not kept"),
+    Alias("GET", "/agents/{agent}/behaviors", "GET /agents/{agent}/behaviors", "behaviors_list",
+          "answered as {behaviors: [...]}", shared="agent"),
+    Alias("GET", "/agents/{agent}/experiment", "GET /agents/{agent}/dashboard (experiment)", "experiment_get",
+          "404 when none was posted, as 0.131 reads it"),
+    Alias("PUT", "/agents/{agent}/figures/{name}", "PUT /agents/{agent}/figures", "figure_put",
+          "run (a figure's run) is not kept: a figure belongs to the agent"),
+    Alias("GET", "/agents/{agent}/figures", "GET /agents/{agent}/dashboard (figures)", "figures_list"),
+    Alias("GET", "/agents/{agent}/dashboard", "GET /agents/{agent}/dashboard", "dashboard_get",
+          "0.131's screen shape (agent, behavior, versions, verdict); the client resolves its verdict from it",
+          shared="agent"),
+    Alias("POST", "/live", "POST /agents/{agent}/live", "live_post", "one call per day; p50s and costUsd are not kept"),
+    Alias("POST", "/runs", "POST /runs", "run_post", "base, method, targets, trainedOn, gpu, trainer, config and "
+          "after_dataset_id land in the run record", shared="body", status=201),
+    Alias("GET", "/runs", "GET /runs?agent=", "runs_list", "answered as {runs: [...]}, each with its evals",
+          shared="agent"),
+    Alias("GET", "/runs/{run_id}", "GET /runs/{run_id}", "run_get", "with its evals and train points",
+          shared="agent"),
+    Alias("PATCH", "/runs/{run_id}", "POST /runs/{run_id}/finish, PATCH /runs/{run_id}", "run_patch",
+          "a body with status finishes the run (evaluated reads as done); steps set total_steps; error lands in "
+          "the summary", shared="body"),
+    Alias("POST", "/runs/{run_id}/train", "POST /runs/{run_id}/log", "train_post", "a list of points"),
+    Alias("POST", "/runs/{run_id}/log", "POST /runs/{run_id}/log", "log_post",
+          "total_steps sets the run's; a point's ts (wall clock) is not kept as a metric", shared="body"),
+    Alias("POST", "/runs/{run_id}/finish", "POST /runs/{run_id}/finish", "finish_post",
+          "error lands in the summary", shared="body"),
+    Alias("POST", "/runs/{run_id}/evals", "POST /runs/{run_id}/scores", "evals_post",
+          "score is the value in points; testVersion and version (the behavior's and the run's) and a row's score "
+          "are not kept", status=201),
+    Alias("GET", "/runs/{run_id}/evals/{behavior}/rows", "GET /runs/{run_id}/rows?behavior=", "eval_rows_get"),
+    Alias("POST", "/runs/{run_id}/evals/{behavior}/rows", "POST /runs/{run_id}/scores/{score_id}/rows",
+          "eval_rows_post", "appended behind the run's newest score on the behavior; offset is not needed"),
+    Alias("DELETE", "/runs/{run_id}/evals/{behavior}/rows", "POST /runs/{run_id}/scores (a new score)",
+          "eval_rows_delete", "rows behind a score are kept as posted: a score with none answers 200, one with "
+          "rows 409"),
+    Alias("*", "/datasets/{dataset}/train", "wai.train (sft, grpo, dpo, reward_model) on your machine, reported "
+          "with wai.train.tracked_callback", note="0.131's hosted training"),
+    Alias("*", "/models", "recipes/04-train/serve (serve the adapter with vLLM yourself)",
+          note="0.131's hosted serving"),
+    Alias("*", "/models/{rest:path}", "recipes/04-train/serve (serve the adapter with vLLM yourself)",
+          note="0.131's hosted serving"),
+    Alias("*", "/runs/{run_id}/score", "wai.reward_model(run) on your machine", note="0.131's hosted reward model"),
+    Alias("*", "/runs/{run_id}/hf-publish", "push_to_hub (docs/export.md)", note="0.131's hosted Hub publishing"),
+    Alias("*", "/datasets/{dataset}/{rest:path}", "POST /datasets (push rows), then read them from the store "
+          "(wai.store)", note="0.131's hosted datasets"),
+    Alias("*", "/catalog{rest:path}", "POST /datasets and the store (wai.store)", note="0.131's hosted catalog"),
+    Alias("*", "/device/{rest:path}", "wai keys create NAME on the server, then wai login --server URL --api-key KEY",
+          note="0.131's hosted sign-in"),
+    Alias("*", "/me", "GET /whoami", note="0.131's hosted account"),
+    Alias("*", "/signup", "wai keys create NAME on the server", note="0.131's hosted sign-up"),
+    Alias("*", "/auth/{rest:path}", "wai keys create NAME (a key per person or job)", note="0.131's delegated "
+          "credentials"),
+    Alias("*", "/traces{rest:path}", "graded rows with their messages (POST /runs/{run_id}/scores/{score_id}/rows)",
+          note="0.131's hosted traces"),
+)
 
 
 def field_message(exc: ValidationError, where: str = "body") -> tuple[str, str]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import json
 import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -27,13 +28,17 @@ from whileai.defaults import (
     SERVER_PORT,
 )
 from whileai.errors import ArgumentError, PlatformError, WaiError
-from whileai.platform._routes import ROUTES, Route, field_message
+from whileai.platform._routes import ALIASES_0131, ROUTES, Alias, Route, field_message
 from whileai.platform._service import PlatformDB, Service
+from whileai.platform.server._compat import HANDLERS, gone_message, is_0131
 from whileai.platform.server._guard import EdgeGuard, finite_json, parse_json
 
 __all__ = ["create_app", "is_loopback", "openapi", "serve", "service_for"]
 
 log = logging.getLogger("whileai.server")
+
+#: Every method a route with no equivalent answers 410 on.
+_ANY = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 def _error(status: int, code: str, message: str, **extra: Any) -> Any:
@@ -65,6 +70,88 @@ async def service_for(request: Any) -> Service:
     return Service(db, account)
 
 
+async def _held(request: Any, answer: Callable[[Any, float], Awaitable[Any]]) -> Any:
+    """Run ``answer`` with the store opened once for the whole request (503 when it is busy)."""
+    from starlette.concurrency import run_in_threadpool
+
+    started = time.perf_counter()
+    request.state.key_id = None
+    db: PlatformDB = request.app.state.db
+    try:
+        await run_in_threadpool(db.acquire)  # one open of the store for the whole request
+    except WaiError as exc:
+        return _error(503, "store_busy", exc.message)
+    try:
+        return await answer(request, started)
+    finally:
+        await run_in_threadpool(db.release)
+
+
+def _failure(request: Any, exc: Exception) -> Any:
+    """The JSON error a route's exception answers (a bug is a 500 whose traceback goes to the log)."""
+    if isinstance(exc, PlatformError):
+        return _error(exc.status, exc.code, exc.message, **({"field": exc.argument} if exc.argument else {}))
+    if isinstance(exc, WaiError):
+        return _error(422, "invalid", exc.message, **({"field": exc.argument} if exc.argument else {}))
+    log.exception("%s %s failed", request.method, request.url.path)
+    return _error(500, "internal", f"the server failed on this request ({type(exc).__name__}); "
+                                   "its log has the traceback.")
+
+
+def _compat_endpoint(alias: Alias) -> Callable[[Any], Any]:
+    """A route of whileai 0.131's client: its body through the edge, its handler (``_compat``), JSON."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse
+
+    handler = HANDLERS[alias.handler or ""]
+
+    async def answer(request: Any, started: float) -> Any:
+        try:
+            body = None
+            if request.method in ("POST", "PUT", "PATCH"):
+                body = parse_json(await request.body(), request.headers.get("content-type"))
+            service = await service_for(request)
+            result = await run_in_threadpool(handler, service, dict(request.path_params), request.query_params, body)
+            response = JSONResponse(finite_json(result), status_code=alias.status)
+        except Exception as exc:
+            response = _failure(request, exc)
+        log.info("%s %s %d key=%s %.1f ms (0.131 client)", request.method, request.url.path, response.status_code,
+                 request.state.key_id or "-", (time.perf_counter() - started) * 1000)
+        return response
+
+    async def endpoint(request: Any) -> Any:
+        return await _held(request, answer)
+
+    endpoint.__name__ = f"compat_{alias.handler}"
+    return endpoint
+
+
+def _shared(alias: Alias, ours: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """One of our routes that 0.131's client also calls: its requests (``_compat.is_0131``) go to the alias."""
+    theirs = _compat_endpoint(alias)
+
+    async def endpoint(request: Any) -> Any:
+        body = None
+        if alias.shared == "body":
+            try:
+                body = json.loads(await request.body() or b"null")
+            except ValueError:
+                body = None  # not JSON: our route answers with the edge's error
+        if is_0131(alias, request.headers, body):
+            return await theirs(request)
+        return await ours(request)
+
+    endpoint.__name__ = getattr(ours, "__name__", "endpoint")
+    return endpoint
+
+
+def _gone(alias: Alias) -> Callable[[Any], Any]:
+    async def endpoint(request: Any) -> Any:
+        return _error(410, "gone", gone_message(alias, request.method, request.url.path))
+
+    return endpoint
+
+
 def _endpoint(route: Route) -> Callable[[Any], Any]:
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse
@@ -72,17 +159,7 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
     adapter: TypeAdapter[Any] = TypeAdapter(route.returns)
 
     async def endpoint(request: Any) -> Any:
-        started = time.perf_counter()
-        request.state.key_id = None
-        db: PlatformDB = request.app.state.db
-        try:
-            await run_in_threadpool(db.acquire)  # one open of the store for the whole request
-        except WaiError as exc:
-            return _error(503, "store_busy", exc.message)
-        try:
-            return await _answer(request, started)
-        finally:
-            await run_in_threadpool(db.release)
+        return await _held(request, _answer)
 
     async def _answer(request: Any, started: float) -> Any:
         try:
@@ -108,15 +185,8 @@ def _endpoint(route: Route) -> Callable[[Any], Any]:
             if route.op == "create_run":
                 content["runId"] = content["id"]
             response = JSONResponse(content, status_code=route.status)
-        except PlatformError as exc:
-            extra = {"field": exc.argument} if exc.argument else {}
-            response = _error(exc.status, exc.code, exc.message, **extra)
-        except WaiError as exc:
-            response = _error(422, "invalid", exc.message, **({"field": exc.argument} if exc.argument else {}))
-        except Exception as exc:  # a bug: answer JSON, log the traceback
-            log.exception("%s %s failed", request.method, request.url.path)
-            response = _error(500, "internal", f"the server failed on this request ({type(exc).__name__}); "
-                                               "its log has the traceback.")
+        except Exception as exc:  # a PlatformError or WaiError answers its status; a bug 500, logged
+            response = _failure(request, exc)
         log.info("%s %s %d key=%s %.1f ms", request.method, request.url.path, response.status_code,
                  request.state.key_id or "-", (time.perf_counter() - started) * 1000)
         return response
@@ -251,10 +321,19 @@ def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[
         database.close()
 
     pages = html_routes or {}
-    table = [StarletteRoute(r.path, _negotiated(_endpoint(r), pages[(r.method, r.path)])
-                            if (r.method, r.path) in pages else _endpoint(r), methods=[r.method]) for r in ROUTES]
+    shared = {(a.method, a.path): a for a in ALIASES_0131 if a.shared}
+    table = []
+    for r in ROUTES:
+        rest = _endpoint(r)
+        if (r.method, r.path) in shared:
+            rest = _shared(shared.pop((r.method, r.path)), rest)
+        table.append(StarletteRoute(r.path, _negotiated(rest, pages[(r.method, r.path)])
+                                    if (r.method, r.path) in pages else rest, methods=[r.method]))
     table += [StarletteRoute("/openapi.json", openapi_json, methods=["GET"]),
               StarletteRoute("/whoami", whoami, methods=["GET"]), *routes]
+    # whileai 0.131's client (docs/platform.md, "0.131's client"): its other routes, after ours
+    table += [StarletteRoute(a.path, _compat_endpoint(a) if a.handler else _gone(a),
+                             methods=_ANY if a.method == "*" else [a.method]) for a in ALIASES_0131 if not a.shared]
     from starlette.middleware import Middleware
 
     guard = Middleware(EdgeGuard, allowed_hosts=allowed_hosts, max_body=max_body)  # type: ignore[arg-type]
