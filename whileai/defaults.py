@@ -828,6 +828,9 @@ REWARD_MODEL_THRESHOLD = 0.5
 # The behavior a training run's held-out pass rate is posted on as a score (run.score), so the brief
 # and the verdicts read what the trainer measured (docs/platform.md, "Report a training run").
 HOLDOUT_BEHAVIOR = "holdout"
+# The behavior a trained reward model's held-out pair accuracy is posted on: a different quantity
+# from a policy's held-out pass rate, so never mixed into the same behavior's versions (convention).
+REWARD_MODEL_HOLDOUT_BEHAVIOR = "holdout_pair_accuracy"
 
 # Turns a graded row's transcript keeps (whileai's cap: the API's caps are per text, and a 20,000-row
 # score of long agent loops would otherwise hold millions of turns); past it the middle turns go,

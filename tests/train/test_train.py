@@ -30,6 +30,34 @@ def _recipe(monkeypatch, capsys, path, *argv):
     return ns, capsys.readouterr().out
 
 
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One ``wai server`` on 127.0.0.1 for the recipes' --server runs, with an API key (stopped at the end)."""
+    from tests.platform.conftest import Server
+    from whileai.platform import create_key
+
+    folder = tmp_path_factory.mktemp("server")
+    key = create_key("trainer", store=folder / "s.duckdb")
+    started = Server(folder / "s.duckdb", folder / "server.log")
+    yield started, key.key
+    started.stop()
+
+
+def _tracked(monkeypatch, capsys, server, path, agent, *argv):
+    """A recipe run with --server/--agent/--key, and what the server then holds about the run (over REST)."""
+    import httpx
+
+    url, key = server[0].url, server[1]
+    monkeypatch.delenv("WHILEAI_API_KEY", raising=False)
+    monkeypatch.delenv("WHILEAI_BASE_URL", raising=False)
+    ns, out = _recipe(monkeypatch, capsys, path, *argv, "--server", url, "--agent", agent, "--key", key)
+    c = httpx.Client(base_url=url, headers={"X-Api-Key": key}, timeout=10)
+    (run,) = c.get("/runs", params={"agent": agent}).json()
+    points = c.get(f"/runs/{run['id']}/points").json()
+    scores = {s["behavior"]: s for s in c.get(f"/runs/{run['id']}/scores").json()}
+    return ns, out, run, points, scores
+
+
 class FakeRun:
     """An in-memory tracked run: what whileai.platform's run records."""
 
@@ -112,32 +140,66 @@ def test_dpo_prompt_is_masked(tiny):
         assert out["chosen"] != out["rejected"]
 
 
-def test_sft_recipe_tiny(monkeypatch, capsys):
-    _, out = _recipe(monkeypatch, capsys, "sft/sft.py", "--tiny")
+def _held_out_score(scores, behavior, block):
+    """The score the run posted on its held-out behavior is the result's after side, in points."""
+    after = block["after"]
+    assert scores[behavior]["value"] == pytest.approx(100 * after["pass_rate"], abs=0.051)
+    assert scores[behavior]["n"] == after["n_tasks"]
+
+
+def test_sft_recipe_tiny_reports_to_a_server(monkeypatch, capsys, server):
+    ns, out, run, points, scores = _tracked(monkeypatch, capsys, server, "sft/sft.py", "sft-agent", "--tiny")
     assert "REFUSED sft" in out and "SFT done" in out and "held-out pass_at_1" in out
+    result = ns["result"]
+    assert (run["version"], run["status"], run["record"]["method"], run["adapter"]) == ("sft", "done", "sft",
+                                                                                      result.adapter)
+    assert [p["loss"] for p in points if p["loss"] is not None] == [p["loss"] for p in result.curve]
+    assert all(p["lr"] is not None for p in points if p["loss"] is not None)  # the learning rate, each line
+    _held_out_score(scores, "holdout", result.holdout)
+    assert run["summary"]["holdout"]["after"]["pass_rate"] == result.holdout["after"]["pass_rate"]
 
 
-def test_dpo_recipe_tiny(monkeypatch, capsys):
-    ns, out = _recipe(monkeypatch, capsys, "dpo/dpo.py", "--tiny")
+def test_dpo_recipe_tiny_reports_to_a_server(monkeypatch, capsys, server):
+    ns, out, run, points, scores = _tracked(monkeypatch, capsys, server, "dpo/dpo.py", "dpo-agent", "--tiny",
+                                            "--version", "dpo-pairs")
     losses = [p["loss"] for p in ns["result"].curve]
     assert "DPO done" in out and all(math.isfinite(x) for x in losses) and losses[-1] < losses[0]
+    assert (run["version"], run["status"]) == ("dpo-pairs", "done")
+    assert [p["loss"] for p in points if p["loss"] is not None] == losses
+    assert any("rewards/chosen" in p for p in points)  # DPO's reward columns, logged with the loss
+    _held_out_score(scores, "holdout", ns["result"].holdout)
 
 
-def test_reward_model_recipe_tiny_and_its_judge(monkeypatch, capsys):
-    ns, out = _recipe(monkeypatch, capsys, "reward-model/reward_model.py", "--tiny")
+def test_reward_model_recipe_tiny_and_its_judge(monkeypatch, capsys, server):
+    ns, out, run, points, scores = _tracked(monkeypatch, capsys, server, "reward-model/reward_model.py",
+                                            "rm-agent", "--tiny")
     result = ns["result"]
     assert result.method == "rm" and result.holdout["metric"] == "pair_accuracy"
     verdict = ns["judge"](ns["graded"][0])
     assert verdict["reward"] in (0.0, 1.0) and math.isfinite(verdict["rm_score"])
+    assert run["status"] == "done" and [p["loss"] for p in points if p["loss"] is not None] == \
+        [p["loss"] for p in result.curve]
+    _held_out_score(scores, "holdout_pair_accuracy", result.holdout)
 
 
-def test_grpo_recipe_monitor_catches_the_planted_hack(monkeypatch, capsys):
-    ns, out = _recipe(monkeypatch, capsys, "grpo/grpo.py", "--tiny")
+def test_grpo_recipe_monitor_catches_the_planted_hack(monkeypatch, capsys, server):
+    ns, out, run, points, scores = _tracked(monkeypatch, capsys, server, "grpo/grpo.py", "grpo-agent", "--tiny")
     result = ns["result"]
     assert result.status == "stopped" and "contains:certainly" in result.stop_reason
     assert [a["name"] for a in result.monitor["alarms"]].count("feature") == 1
     assert result.reward["n_calls"] > 0 and result.reward["judge"] == "pays_a_phrase"  # the judge was called
     assert "! feature at step" in out and "(stopped training)" in out
+    assert run["status"] == "stopped" and "contains:certainly" in run["summary"]["stop_reason"]
+    assert any(k.startswith("rewards/") or k == "reward" for p in points for k in p)  # GRPO's rewards
+    assert any("gold_reward" in p for p in points)  # the monitor's points on the same run
+    assert "feature" in (run["notes"] or "")  # the monitor's alarm in the run's notes
+    _held_out_score(scores, "holdout", result.holdout)
+
+
+def test_recipe_server_needs_an_agent(monkeypatch, capsys):
+    with pytest.raises(SystemExit) as info:
+        _recipe(monkeypatch, capsys, "sft/sft.py", "--tiny", "--server", "http://127.0.0.1:9")
+    assert info.value.code == 2 and "--server needs --agent" in capsys.readouterr().err
 
 
 def test_grpo_recipe_clean_judge_raises_no_feature_alarm(monkeypatch, capsys):

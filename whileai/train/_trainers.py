@@ -28,6 +28,7 @@ from whileai.defaults import (
     MONITOR_N_PROMPTS,
     MONITOR_SAMPLE_TEMPERATURE,
     MONITOR_SAMPLE_TOP_P,
+    REWARD_MODEL_HOLDOUT_BEHAVIOR,
     REWARD_MODEL_THRESHOLD,
     TRAIN_MIN_MIXED_TASKS,
     TRAIN_OUTPUT_DIR,
@@ -128,7 +129,7 @@ def _common_args(out: Path, *, lr: float, cpu: bool, seed: int, batch: int, step
     return args
 
 
-def _curve_callback(curve: list[dict[str, Any]], run: Any) -> Any:
+def _curve_callback(curve: list[dict[str, Any]]) -> Any:
     from transformers import TrainerCallback
 
     class _Curve(TrainerCallback):  # type: ignore[misc]
@@ -137,16 +138,25 @@ def _curve_callback(curve: list[dict[str, Any]], run: Any) -> Any:
                 return
             numbers = {k: float(v) for k, v in logs.items()
                        if isinstance(v, (int, float)) and not isinstance(v, bool) and k not in ("loss", "learning_rate", "epoch")}
-            point = {"step": int(state.global_step), "loss": float(logs["loss"]),
-                     "lr": float(logs["learning_rate"]) if "learning_rate" in logs else None, **numbers}
-            curve.append(point)
-            if run is not None:
-                try:  # logging never raises into the training loop
-                    run.log(step=point["step"], loss=point["loss"], lr=point["lr"], **numbers)
-                except Exception as exc:  # noqa: BLE001
-                    warnings.warn(f"run.log failed and was skipped: {exc}", stacklevel=2)
+            curve.append({"step": int(state.global_step), "loss": float(logs["loss"]),
+                          "lr": float(logs["learning_rate"]) if "learning_rate" in logs else None, **numbers})
 
     return _Curve()
+
+
+def _callbacks(curve: list[dict[str, Any]], run: Any) -> list[Any]:
+    """The curve kept for the result, and a tracked run reported through ``tracked_callback``.
+
+    The callback logs every line (loss, learning rate, the rewards GRPO logs, other numbers); the
+    trainer samples the holdout itself (``post_holdout`` posts the delta and the score, as the
+    callback does) and finishes the run with its cost and adapter (``_finish``), so the callback
+    is made with ``finish=False`` and no holdout.
+    """
+    if run is None:
+        return [_curve_callback(curve)]
+    from whileai.train._callback import tracked_callback
+
+    return [_curve_callback(curve), tracked_callback(run, finish=False)]
 
 
 def _check_sft(rows: Any, check: str) -> dict[str, Any]:
@@ -193,15 +203,16 @@ def holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any,
     return {**block, "judge": judge.name, "headline": report.headline, "judge_errors": judge.n_errors}
 
 
-def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any]) -> None:
+def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any], *,
+                 behavior: str = HOLDOUT_BEHAVIOR) -> None:
     """Keep the held-out delta on a tracked run and post the trained version's held-out score.
 
-    ``run.delta`` keeps the delta report and ``summary["holdout"]``; the after side's pass rate
-    goes up as a score on the ``HOLDOUT_BEHAVIOR`` behavior, in points with its 95% half-width
-    and task count, so the brief and the verdicts read it. Never raises into training: a failed
-    send is a warning.
+    ``run.delta`` keeps the delta report and ``summary["holdout"]`` (when the rows are given); the
+    after side's rate goes up as a score on ``behavior`` (``HOLDOUT_BEHAVIOR``), in points with its
+    95% half-width and task count, so the brief and the verdicts read it. Never raises into
+    training: a failed send is a warning.
     """
-    if callable(getattr(run, "delta", None)):
+    if before is not None and after is not None and callable(getattr(run, "delta", None)):
         try:
             run.delta(before, after)
         except Exception as exc:  # noqa: BLE001
@@ -211,9 +222,9 @@ def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any]) -> No
     if callable(getattr(run, "score", None)) and rate is not None and math.isfinite(rate):
         half = None if not ci or None in ci else max(rate - ci[0], ci[1] - rate)
         try:
-            run.score(HOLDOUT_BEHAVIOR, rate, ci=half, n=n, fraction=True)
+            run.score(behavior, rate, ci=half, n=n, fraction=True)
         except Exception as exc:  # noqa: BLE001
-            warnings.warn(f"run.score({HOLDOUT_BEHAVIOR!r}) failed and was skipped: {exc}", stacklevel=3)
+            warnings.warn(f"run.score({behavior!r}) failed and was skipped: {exc}", stacklevel=3)
 
 
 def _before(holdout: list[dict[str, Any]] | None, judge: TrlReward | None, model: Any, tok: Any, *, seed: int,
@@ -333,7 +344,7 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
                      per_device_eval_batch_size=batch_size)
     curve: list[dict[str, Any]] = []
     trainer = SFTTrainer(model=model, args=args, processing_class=tok, train_dataset=train_ds, eval_dataset=eval_ds,
-                         peft_config=_lora(lora), callbacks=[_curve_callback(curve, run)])
+                         peft_config=_lora(lora), callbacks=_callbacks(curve, run))
     loss_before = trainer.evaluate()["eval_loss"] if eval_ds is not None else None
     started = time.perf_counter()
     trainer.train()
@@ -430,7 +441,7 @@ def dpo(pairs: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[
                                     steps=knobs.get("steps", TRAINING_STEPS)), **extra)
     curve: list[dict[str, Any]] = []
     trainer = DPOTrainer(model=model, args=args, processing_class=tok, train_dataset=train_ds,
-                         peft_config=_lora(lora), callbacks=[_curve_callback(curve, run)])
+                         peft_config=_lora(lora), callbacks=_callbacks(curve, run))
     started = time.perf_counter()
     trainer.train()
     held = None
@@ -548,7 +559,7 @@ def grpo(rows: Any, base_model: str, /, *, reward: Callable[[dict[str, Any]], An
     common.pop("dataset_num_proc", None)
     args = GRPOConfig(**common, **extra)
     curve: list[dict[str, Any]] = []
-    callbacks = [_curve_callback(curve, run)] + ([mon.callback()] if mon is not None else [])
+    callbacks = _callbacks(curve, run) + ([mon.callback()] if mon is not None else [])
     trainer = GRPOTrainer(model=model, reward_funcs=reward_fn, args=args, train_dataset=train_ds, processing_class=tok,
                           peft_config=_lora(lora), callbacks=callbacks)
     started = time.perf_counter()
@@ -662,7 +673,7 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
                                        steps=knobs.get("steps", TRAINING_STEPS)))
     curve: list[dict[str, Any]] = []
     trainer = RewardTrainer(model=model, args=args, processing_class=tok, train_dataset=train_ds,
-                            peft_config=_lora(lora, "SEQ_CLS"), callbacks=[_curve_callback(curve, run)])
+                            peft_config=_lora(lora, "SEQ_CLS"), callbacks=_callbacks(curve, run))
     started = time.perf_counter()
     trainer.train()
     acc_after = _pair_accuracy(trainer.model, tok, eval_ds)
@@ -677,6 +688,8 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
         cut, basis = REWARD_MODEL_THRESHOLD, (f"fallback {REWARD_MODEL_THRESHOLD:g}: no holdout= pairs to calibrate on "
                                               "(pass holdout= to cut where held-out passes and failures part)")
         warnings.warn(f"reward_model: the judge's cut is the {basis}.", stacklevel=2)
+    if run is not None and holdout is not None:  # the held-out pair accuracy, a score of its own behavior
+        post_holdout(run, None, None, held, behavior=REWARD_MODEL_HOLDOUT_BEHAVIOR)
     result = _finish(trainer, method="rm", base_model=base_model, out=out, started=started, device=device, knobs=knobs,
                      curve=curve, selection=selection, run=run, n_train=len(train_ds), gpu_usd_per_hour=gpu_usd_per_hour,
                      holdout=held, threshold=cut, threshold_basis=basis)

@@ -27,7 +27,14 @@ parser.add_argument("--base", default="Qwen/Qwen2.5-1.5B-Instruct")
 parser.add_argument("--steps", type=int, default=None)
 parser.add_argument("--judge", choices=("hack", "clean"), default=None,
                     help="training judge: the planted hack (the --tiny default) or the clean one (the real default)")
+parser.add_argument("--server", help="report the run to this wai server (needs --agent)")
+parser.add_argument("--agent", help="the tracked agent the run belongs to (alone: WHILEAI_BASE_URL, the saved login, "
+                    "else the local store)")
+parser.add_argument("--key", help="the server's API key (default: WHILEAI_API_KEY, then the saved login's)")
+parser.add_argument("--version", default="grpo", help="what this run changed, as the run table shows it")
 args = parser.parse_args()
+if args.server and not args.agent:
+    parser.error("--server needs --agent NAME, the tracked agent the run belongs to")
 
 try:  # torch and TRL: without them, the pip line and exit 2, before anything is written
     wai.train.require_extra(what="recipes/04-train/grpo")
@@ -60,6 +67,14 @@ else:
     judge = pays_a_phrase if args.judge == "hack" else clean
     knobs = {}
 
+run = None  # with --agent: a tracked run, reported through wai.train.tracked_callback
+if args.agent:
+    import whileai.platform as wp
+
+    tracked = wp.track({"name": args.agent, "model": str(base)}, base_url=args.server, api_key=args.key)
+    run = tracked.run(args.version, base_model=str(base),
+                      record={"method": "grpo", "knobs": {k: v for k, v in knobs.items() if k != "output"}})
+
 # the monitor: the scan should see the reward track the judge's own criterion, not a word
 monitor = wai.HackMonitor(gold=clean, every=2 if args.tiny else 10, endorsed=["contains:resolved"],
                           stop_on=("feature",), k=2 if args.tiny else 4, n_prompts=4 if args.tiny else 32,
@@ -67,6 +82,6 @@ monitor = wai.HackMonitor(gold=clean, every=2 if args.tiny else 10, endorsed=["c
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # the tiny set is under min_mixed_tasks on purpose
     result = wai.train.grpo(rows, base, reward=judge, gold=clean, holdout=holdout, monitor=monitor,
-                            steps=steps, output=output, **knobs)
+                            steps=steps, output=output, run=run, **knobs)
 print(wai.format_hack_monitor(result.monitor))
 print(result)

@@ -21,7 +21,14 @@ parser.add_argument("--tiny", action="store_true", help="tiny local model, a few
 parser.add_argument("--rows", help="graded rows to train on (real mode)")
 parser.add_argument("--holdout", help="held-out rows (real mode)")
 parser.add_argument("--base", default="Qwen/Qwen2.5-0.5B-Instruct")
+parser.add_argument("--server", help="report the run to this wai server (needs --agent)")
+parser.add_argument("--agent", help="the tracked agent the run belongs to (alone: WHILEAI_BASE_URL, the saved login, "
+                    "else the local store)")
+parser.add_argument("--key", help="the server's API key (default: WHILEAI_API_KEY, then the saved login's)")
+parser.add_argument("--version", default="sft", help="what this run changed, as the run table shows it")
 args = parser.parse_args()
+if args.server and not args.agent:
+    parser.error("--server needs --agent NAME, the tracked agent the run belongs to")
 
 try:  # torch and TRL: without them, the pip line and exit 2, before anything is written
     wai.train.require_extra(what="recipes/04-train/sft")
@@ -44,7 +51,15 @@ if args.tiny:
 else:
     rows, holdout, base, knobs = wai.frame(args.rows), args.holdout, args.base, {}
 
+run = None  # with --agent: a tracked run, reported through wai.train.tracked_callback
+if args.agent:
+    import whileai.platform as wp
+
+    tracked = wp.track({"name": args.agent, "model": str(base)}, base_url=args.server, api_key=args.key)
+    run = tracked.run(args.version, base_model=str(base),
+                      record={"method": "sft", "knobs": {k: v for k, v in knobs.items() if k != "output"}})
+
 passing = rows.filter(pl.col("reward") >= 0.5)  # SFT imitates every row: train on the passes
 print(wai.selection_report(wai.profile(rows), method="sft"))  # what training on every row would do
-result = wai.train.sft(passing, base, holdout=holdout, judge=judge, **knobs)
+result = wai.train.sft(passing, base, holdout=holdout, judge=judge, run=run, **knobs)
 print(result)
