@@ -136,3 +136,5 @@ def test_edges_and_refusals_are_one_line(client):
         assert message.startswith(f"{method} {path.split('?')[0]} is 0.131's") and equivalent in message
     cross = client.post("/runs/x/train", json=[], headers={"Origin": "http://evil.example"})
     assert cross.status_code == 403
+    rebound = client.post("/runs/x/evals", json=[], headers={"Host": "evil.example"})
+    assert rebound.status_code == 421
