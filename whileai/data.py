@@ -540,9 +540,8 @@ def simulate(
         options["score_rows"] = lambda df: judge_rows(df, grader, trust="off").df
     if user_judge is not None:
         options["user_audit"] = _user_audit(user_judge)
-    from whileai.simulation._engine import (
-        simulate as simulate_step,  # loads on the first call, not on import
-    )
+    # the step loads on the first call, not on import
+    from whileai.simulation._engine import simulate as simulate_step
 
     result = simulate_step(**options)
     if not isinstance(result, table.StepResult):  # engine="ray": the rows are in a folder the workers wrote

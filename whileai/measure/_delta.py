@@ -334,7 +334,7 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
-                 power: float = POWER, ci_method: CompareMethod = COMPARE_CI_METHOD,  # type: ignore[assignment]
+                 power: float = POWER, ci_method: CompareMethod = COMPARE_CI_METHOD,
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  ceiling_pass_rate: float = CEILING_PASS_RATE, min_paired: int = MIN_PAIRED_TASKS,
                  seed: int | np.random.Generator | None = DEFAULT_SEED) -> DeltaReport:

@@ -499,7 +499,7 @@ def _check_policy(mode: Any, repeat_policy: Any, *, score_rows: Any, agent: Any,
         raise ArgumentError("agent must be given, got neither agent= nor model=. Pass model='openai/gpt-4o-mini' (the "
                             "default tool-calling agent), your agent callable, or wai.seeded_agent(tools) offline.",
                             argument="agent")
-    return mode, repeat_policy  # type: ignore[return-value]
+    return mode, repeat_policy
 
 
 def _resolve_models(agent: Any, model: Any, simulator: Any, user_simulator: Any, settings: dict[str, Any], *,
@@ -743,7 +743,7 @@ class _Stats:
     user_turns: int = 0
 
 
-class _AskUser(list):  # type: ignore[type-arg]
+class _AskUser(list):
     """What the episode yields when it wants the simulated user's next message (the conversation so far)."""
 
 
@@ -901,7 +901,7 @@ class _Engine:
                         reply = self.call.call(list(messages), self.schemas)
                         if type(reply) is not dict and inspect.isawaitable(reply):
                             reply = _run_coro(reply)
-                except Exception as exc:
+                except Exception as exc:  # boundary: the agent's failure is a lost rollout, counted
                     return self._failed(exc, messages, world)
                 done, messages = self._advance(gen, reply, messages, world)
                 if done is not None:
@@ -925,7 +925,7 @@ class _Engine:
                         reply = self.call.call(list(messages), self.schemas)
                         if inspect.isawaitable(reply):
                             reply = await reply
-                except Exception as exc:
+                except Exception as exc:  # boundary: the agent's failure is a lost rollout, counted
                     return self._failed(exc, messages, world)
                 done, messages = self._advance(gen, reply, messages, world)
                 if done is not None:

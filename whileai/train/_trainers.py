@@ -131,7 +131,7 @@ def _common_args(out: Path, *, lr: float, cpu: bool, seed: int, batch: int, step
 def _curve_callback(curve: list[dict[str, Any]], run: Any) -> Any:
     from transformers import TrainerCallback
 
-    class _Curve(TrainerCallback):  # type: ignore[misc]
+    class _Curve(TrainerCallback):
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
             if not logs or "loss" not in logs:
                 return
@@ -143,7 +143,7 @@ def _curve_callback(curve: list[dict[str, Any]], run: Any) -> Any:
             if run is not None:
                 try:  # logging never raises into the training loop
                     run.log(step=point["step"], loss=point["loss"], lr=point["lr"], **numbers)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
                     warnings.warn(f"run.log failed and was skipped: {exc}", stacklevel=2)
 
     return _Curve()
@@ -204,7 +204,7 @@ def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any]) -> No
     if callable(getattr(run, "delta", None)):
         try:
             run.delta(before, after)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
             warnings.warn(f"run.delta failed and was skipped: {exc}", stacklevel=3)
     after_side = block.get("after") or {}
     rate, ci, n = after_side.get("pass_rate"), after_side.get("ci95"), after_side.get("n_tasks")
@@ -212,7 +212,7 @@ def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any]) -> No
         half = None if not ci or None in ci else max(rate - ci[0], ci[1] - rate)
         try:
             run.score(HOLDOUT_BEHAVIOR, rate, ci=half, n=n, fraction=True)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
             warnings.warn(f"run.score({HOLDOUT_BEHAVIOR!r}) failed and was skipped: {exc}", stacklevel=3)
 
 
