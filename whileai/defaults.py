@@ -685,6 +685,8 @@ STALE_TEMP_AGE_S = 600.0
 # rather than written as JSONL under a misleading name (docs/reliability.md, "Writes").
 OUTPUT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
                    ".parquet": "parquet", ".pq": "parquet"}
+# The suffixes that mean a Parquet file, read or written (derived from OUTPUT_SUFFIXES).
+PARQUET_SUFFIXES = tuple(suffix for suffix, kind in OUTPUT_SUFFIXES.items() if kind == "parquet")
 # The DuckDB storage format a new store file is created with: v1.1.0 files open in every DuckDB
 # release from 1.1 on, which is what users' notebooks and BI tools have (DuckDB docs, "Storage
 # Versions and Format"; checked: a 2.0.x file written with it opens in duckdb 1.4.4 and 1.1.3).

@@ -28,6 +28,7 @@ from whileai.defaults import (
     EXPORT_FORMAT,
     EXPORT_MASK_MODE,
     EXPORT_WORKERS,
+    PARQUET_SUFFIXES,
     PASS_THRESHOLD,
     PROGRESS_MIN_ROWS,
 )
@@ -416,7 +417,7 @@ def _parquet_scan(source: Any) -> pl.LazyFrame | None:
     if not isinstance(source, (str, os.PathLike)):
         return None
     path = Path(source)
-    if not (path.suffix.lower() in (".parquet", ".pq") and path.is_file()):
+    if not (path.suffix.lower() in PARQUET_SUFFIXES and path.is_file()):
         return None
     return table.scan(path, columns=_READ_COLUMNS)  # only the columns an export reads are decoded
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai import table
-from whileai.defaults import EXPORT_EXAMPLES, SCHEMA_VERSION
+from whileai.defaults import EXPORT_EXAMPLES, PARQUET_SUFFIXES, SCHEMA_VERSION
 from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
 from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
 from whileai.exporters._encode import (
@@ -46,7 +46,7 @@ def _pairs_frame(pairs: Any) -> pl.DataFrame:
             from whileai.table import read_jsonl_rows
 
             path = Path(pairs)
-            if path.name.lower().endswith((".parquet", ".pq")):
+            if path.name.lower().endswith(PARQUET_SUFFIXES):
                 df = pl.read_parquet(path)
             else:
                 with open(path, encoding="utf-8") as handle:
