@@ -104,7 +104,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                     import yaml  # huggingface_hub depends on PyYAML
 
                     yaml.safe_load(parts[1])
-                except Exception as exc:  # noqa: BLE001 - any parse failure is the client's bad YAML
+                except Exception as exc:  # boundary: any parse failure is the client's bad YAML, answered 400
                     return self._send(400, json.dumps({"errors": [{"message": str(exc)}]}).encode())
                 return self._json(200, {"warnings": []})
             match = _API.match(path)

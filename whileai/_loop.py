@@ -41,7 +41,7 @@ def quickstart(*, out: str | os.PathLike[str] = "train.jsonl", seed: int = DEFAU
     started = time.perf_counter()
 
     @tool  # the function is the tool; its signature is the schema
-    def get_order(order_id: str) -> dict:  # type: ignore[type-arg,empty-body]
+    def get_order(order_id: str) -> dict:  # type: ignore[empty-body]
         """Look up an order by id."""
         ...
 

@@ -31,7 +31,7 @@ def check_progress(progress: Any) -> ProgressArg:
         False
     """
     if progress is None or isinstance(progress, bool) or callable(progress):
-        return progress  # type: ignore[no-any-return]
+        return progress
     raise ArgumentError(f"progress must be True, False, None or a callable taking (done, total, info), got {progress!r}. "
                         "Pass progress=False to turn the bar off.")
 
@@ -42,8 +42,8 @@ def in_notebook() -> bool:
     if shell is None:
         return False
     try:
-        ip = shell.get_ipython()  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - any IPython oddity means "not a notebook"
+        ip = shell.get_ipython()
+    except Exception:  # boundary: any IPython oddity means "not a notebook"
         return False
     return ip is not None and "IPKernelApp" in getattr(ip, "config", {})
 

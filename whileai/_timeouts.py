@@ -63,7 +63,7 @@ def run_with_timeout(fn: Callable[[], T], timeout: float, *, what: str = "the ca
     ok, value = box[0]
     if not ok:
         raise value
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def with_timeout(fn: Callable[..., Any], timeout: float | None, *, what: str,

@@ -17,20 +17,41 @@ import functools
 import html
 import inspect
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar, cast, overload
 
 import polars as pl
 
 from whileai import table
-from whileai.defaults import DISPLAY_CELL_CHARS, DISPLAY_ROWS, PAIR_MIN_MARGIN, PASS_THRESHOLD
+from whileai.defaults import (
+    AGENT_TIMEOUT_S,
+    DEFAULT_SEED,
+    DISPLAY_CELL_CHARS,
+    DISPLAY_ROWS,
+    FAULT_RATE,
+    HARD_SHARE,
+    MAX_TURNS,
+    MAX_USER_TURNS,
+    PAIR_MIN_MARGIN,
+    PASS_THRESHOLD,
+    SIM_CONCURRENCY,
+    TOOL_TIMEOUT_S,
+)
 from whileai.errors import ArgumentError, translate
 from whileai.report import Report, html_table, markdown_table, md_escape
 from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
+from whileai.selection._rl import RLSelectionReport
+from whileai.selection._sft import SFTSelectionReport
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types of the signatures only: simulate's step loads on its first call
+    import numpy as np
     import pyarrow as pa  # to_arrow's return type; pyarrow loads with the first Arrow read or write
+
+    from whileai._progress import ProgressArg
+    from whileai.simulation._endpoint import Endpoint
+    from whileai.simulation._engine import Mode, RepeatPolicy
+    from whileai.table.raydata import FolderResult
 
 __all__ = [
     "RolloutData",
@@ -49,6 +70,9 @@ __all__ = [
 ]
 
 
+#: The report a :class:`Selection` carries: the RL or the SFT selection report.
+R = TypeVar("R", bound=Report)
+
 #: Columns a display of ``.df`` shows first, when present.
 _PREVIEW_COLUMNS = ("task_key", "rollout_index", "prompt", "final_text", "reward", "judge_status", "fault_kind")
 
@@ -57,6 +81,64 @@ def _cell(value: Any) -> str:
     text = "" if value is None else (f"{value:.3g}" if isinstance(value, float) else str(value))
     text = text.replace("\r", " ").replace("\n", " ")
     return text if len(text) <= DISPLAY_CELL_CHARS else text[: DISPLAY_CELL_CHARS - 3] + "..."
+
+
+@overload
+def select(
+    rows: table.IntoRows,
+    /,
+    *,
+    mode: Literal["rl"] = ...,
+    target: int | None = ...,
+    band: tuple[float, float] = ...,
+    enforce_band: bool = ...,
+    truncated: Literal["drop", "keep", "penalize"] = ...,
+    order: Literal["spread", "middle"] = ...,
+    endorsed: Sequence[str] | None = ...,
+) -> Selection[RLSelectionReport]: ...
+
+
+@overload
+def select(
+    rows: table.IntoRows,
+    /,
+    *,
+    mode: Literal["sft"],
+    select: Literal["top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall"] = ...,
+    min_reward: float = ...,
+    target: int = ...,
+    k: int | None = ...,
+    seed: int | np.random.Generator = ...,
+) -> Selection[SFTSelectionReport]: ...
+
+
+@overload
+def select(rows: table.IntoRows, /, *, mode: Literal["rl", "sft"] = ..., out: str | os.PathLike[str],
+           **options: Any) -> FolderResult: ...
+
+
+def select(rows: table.IntoRows, /, *, mode: Literal["rl", "sft"] = "rl", **options: Any) -> Selection[Any] | FolderResult:
+    """Keep the rows that carry training signal: the RL difficulty band or SFT rejection sampling.
+
+    The select step's ``optimize`` (:func:`whileai.selection.optimize`) wrapped as a
+    :class:`Selection`: ``mode="rl"`` takes the options of :func:`select_for_rl`, ``mode="sft"``
+    those of :func:`select_for_sft`, each with its defaults. A ``ray.data.Dataset`` takes the Ray
+    path, which writes the kept rows to the Parquet folder ``out=`` and returns a
+    ``FolderResult`` (docs/scale.md).
+
+    Raises:
+        ArgumentError: A bad ``mode``, or an option the chosen mode does not take.
+        TrainingSelectionError: Ungraded rows, nothing left after the filters, or ``min_reward``
+            that no row meets.
+
+    Examples:
+        >>> import whileai as wai
+        >>> from whileai.testing import rollout_table
+        >>> sel = wai.select(rollout_table(40, 8, pass_rates=[0.5] * 40, seed=3), mode="rl", target=64)
+        >>> sel.report.n_selected, sel.report.groups_selected
+        (64, 8)
+    """
+    return optimize(rows, mode=mode, **options)
 
 
 class RolloutData:
@@ -197,9 +279,7 @@ class RolloutData:
         """Grade every row with a judge or verifier (see :func:`run_judge`)."""
         return _loop_call("run_judge")(self, judge if judge is not None else grader, **options)
 
-    def select(self, *, mode: Literal["rl", "sft"] = "rl", **options: Any) -> Selection:
-        """Keep the rows that carry training signal (see :func:`optimize`)."""
-        return optimize(self, mode=mode, **options)
+    select = select  # ``data.select(mode=...)`` is ``wai.select(data, mode=...)``
 
     def export(self, path: str | os.PathLike[str] | None = None, **options: Any) -> Any:
         """Write training rows for a trainer (see ``whileai.exporters.export_dataset``)."""
@@ -242,8 +322,14 @@ class ScoredData(RolloutData):
         return self._derive(ScoredData, self.df.filter(pl.col("reward").is_null()), self.report)
 
 
-class Selection(RolloutData):
-    """What ``select`` returns: the kept rows, with the selection report in ``.report``."""
+class Selection(RolloutData, Generic[R]):
+    """What ``select`` returns: the kept rows, with the selection report in ``.report``.
+
+    ``Selection[RLSelectionReport]`` from ``select(mode="rl")`` and ``select_for_rl``,
+    ``Selection[SFTSelectionReport]`` from ``select(mode="sft")`` and ``select_for_sft``.
+    """
+
+    report: R
 
     def __str__(self) -> str:
         return str(self.report) if self.report is not None else repr(self)
@@ -334,47 +420,133 @@ def _user_audit(judge: Any) -> Callable[[pl.DataFrame], list[list[dict[str, str]
     return audit
 
 
-def _simulate(*args: Any, grader: Any = None, user_judge: Any = None, **options: Any) -> SimulationData:
+@overload
+def simulate(agent: Any = ..., *, engine: Literal["ray"], output: str | os.PathLike[str], num_workers: int | None = ...,
+             **options: Any) -> FolderResult: ...
+
+
+@overload
+def simulate(
+    agent: Any = ...,
+    *,
+    model: str | Endpoint | None = ...,
+    tools: Sequence[Any] | None = ...,
+    system_prompt: str | None = ...,
+    simulator: Literal[False] | str | Endpoint | None = ...,
+    user_simulator: bool | str | Endpoint | None = ...,
+    max_user_turns: int = ...,
+    mode: Mode = ...,
+    repeats: int | None = ...,
+    repeat_policy: RepeatPolicy = ...,
+    budget: int | None = ...,
+    tasks: table.IntoRows | None = ...,
+    runs: int = ...,
+    concurrency: int = ...,
+    seed: int | np.random.Generator | None = ...,
+    hard_share: float = ...,
+    fault_rate: float = ...,
+    faults: Sequence[str] | None = ...,
+    max_turns: int = ...,
+    temperature: float | None = ...,
+    top_p: float | None = ...,
+    max_tokens: int | None = ...,
+    execute: Callable[[str, dict[str, Any]], Any] | None = ...,
+    offline: bool = ...,
+    grader: Callable[[Any], Any] | None = ...,
+    user_judge: str | Endpoint | Callable[[Any], Any] | None = ...,
+    max_rollouts: int | None = ...,
+    output: str | os.PathLike[str] | None = ...,
+    progress: ProgressArg = ...,
+    timeout: float | None = ...,
+    tool_timeout: float | None = ...,
+    engine: Literal["local"] = ...,
+) -> SimulationData: ...
+
+
+def simulate(
+    agent: Any = None,
+    *,
+    model: str | Endpoint | None = None,
+    tools: Sequence[Any] | None = None,
+    system_prompt: str | None = None,
+    simulator: Literal[False] | str | Endpoint | None = False,
+    user_simulator: bool | str | Endpoint | None = None,
+    max_user_turns: int = MAX_USER_TURNS,
+    mode: Mode = "rl",
+    repeats: int | None = None,
+    repeat_policy: RepeatPolicy = "fixed",
+    budget: int | None = None,
+    tasks: table.IntoRows | None = None,
+    runs: int = 1,
+    concurrency: int = SIM_CONCURRENCY,
+    seed: int | np.random.Generator | None = DEFAULT_SEED,
+    hard_share: float = HARD_SHARE,
+    fault_rate: float = FAULT_RATE,
+    faults: Sequence[str] | None = None,
+    max_turns: int = MAX_TURNS,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    max_tokens: int | None = None,
+    execute: Callable[[str, dict[str, Any]], Any] | None = None,
+    offline: bool = False,
+    grader: Callable[[Any], Any] | None = None,
+    user_judge: str | Endpoint | Callable[[Any], Any] | None = None,
+    max_rollouts: int | None = None,
+    output: str | os.PathLike[str] | None = None,
+    progress: ProgressArg = None,
+    timeout: float | None = AGENT_TIMEOUT_S,
+    tool_timeout: float | None = TOOL_TIMEOUT_S,
+    engine: Literal["local", "ray"] = "local",
+    num_workers: int | None = None,
+    **unknown: Any,
+) -> SimulationData | FolderResult:
     """Run an agent through a covering grid of situations and return every rollout (``SimulationData``).
 
-    The simulate step (``whileai.simulation.simulate``, whose arguments this takes) with its
-    result wrapped; ``grader=`` is the judge dynamic sampling grades groups with
-    (``repeat_policy="dynamic"``, DAPO, Yu et al. 2025): it becomes the step's ``score_rows``
-    through :func:`run_judge`, and the rows come back graded. With ``engine="ray"`` the rows
-    stay in the Parquet folder the workers wrote, and a ``FolderResult`` (``.path``,
-    ``.report``, ``.meta``) comes back instead (docs/scale.md, "Simulate on Ray").
+    The simulate step, :func:`whileai.simulation.simulate`, whose Args describe each argument
+    here, with its result wrapped. Two arguments differ: ``grader=`` is the judge dynamic
+    sampling grades groups with (``repeat_policy="dynamic"``, DAPO, Yu et al. 2025): it becomes
+    the step's ``score_rows`` through :func:`run_judge`, and the rows come back graded;
+    ``user_judge=`` (a model name, an ``Endpoint`` or a judge callable) audits the simulated
+    user's turns and becomes the step's ``user_audit``. With ``engine="ray"`` the rows stay in
+    the Parquet folder the workers wrote, and a ``FolderResult`` (``.path``, ``.report``,
+    ``.meta``) comes back instead (docs/scale.md, "Simulate on Ray").
+
+    Returns:
+        A :class:`SimulationData`, or a ``FolderResult`` with ``engine="ray"``.
+
+    Raises:
+        ArgumentError: ``grader`` without ``repeat_policy="dynamic"``, and every error of the step.
+
+    Examples:
+        >>> import whileai as wai
+        >>> @wai.tool
+        ... def get_order(order_id: str) -> dict:
+        ...     '''Look up an order by id.'''
+        >>> data = wai.simulate(wai.seeded_agent([get_order]), tools=[get_order],
+        ...                     system_prompt="Help customers with orders.", repeats=4, budget=64)
+        >>> len(data), data.n_tasks, data.k
+        (64, 16, 4)
     """
+    options = dict(locals())  # every argument by name: the step takes the same ones, two under other names
+    options.update(options.pop("unknown"))
+    options.pop("grader"), options.pop("user_judge")
     if grader is not None:
-        if options.get("repeat_policy") != "dynamic":
-            raise ArgumentError(f"grader must come with repeat_policy='dynamic', got repeat_policy="
-                                f"{options.get('repeat_policy', 'fixed')!r}. Grade afterwards with data.grade(judge=...), "
+        if repeat_policy != "dynamic":
+            raise ArgumentError(f"grader must come with repeat_policy='dynamic', got repeat_policy={repeat_policy!r}. "
+                                "Grade afterwards with data.grade(judge=...), "
                                 "or pass repeat_policy='dynamic' for DAPO dynamic sampling.", argument="grader")
         from whileai.grade._run import run_judge as judge_rows
 
         options["score_rows"] = lambda df: judge_rows(df, grader, trust="off").df
     if user_judge is not None:
         options["user_audit"] = _user_audit(user_judge)
+    # the step loads on the first call, not on import
     from whileai.simulation._engine import simulate as simulate_step
 
-    result = simulate_step(*args, **options)
+    result = simulate_step(**options)
     if not isinstance(result, table.StepResult):  # engine="ray": the rows are in a folder the workers wrote
-        return result  # type: ignore[no-any-return]
+        return result
     return _wrap(None, result, SimulationData)
-
-
-def _simulate_door() -> Callable[..., SimulationData]:
-    """``simulate`` with the simulate step's signature and docs (the step loads on first use)."""
-    from whileai.simulation._engine import simulate as simulate_step
-
-    signature = inspect.signature(simulate_step)
-    _simulate.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[p.replace(name="grader", annotation="Any") if p.name == "score_rows" else
-                    p.replace(name="user_judge", annotation="Any") if p.name == "user_audit" else p
-                    for p in signature.parameters.values()],
-        return_annotation="SimulationData")
-    _simulate.__doc__ = f"{_simulate.__doc__}\n{simulate_step.__doc__}"
-    _simulate.__name__ = _simulate.__qualname__ = "simulate"
-    return _simulate
 
 
 def _run_judge_door() -> Callable[..., ScoredData]:
@@ -384,9 +556,10 @@ def _run_judge_door() -> Callable[..., ScoredData]:
     return _fluent(judge_step, ScoredData)
 
 
-#: Loop calls whose step (simulate's engine, the grade step) loads only when first asked for, so
-#: ``wai.select`` or ``wai.pass_at`` never pays for them (docs/performance.md, "Cold start").
-_DOORS: dict[str, Callable[[], Any]] = {"simulate": _simulate_door, "run_judge": _run_judge_door}
+#: Loop calls whose step (the grade step) loads only when first asked for, so ``wai.select`` or
+#: ``wai.pass_at`` never pays for it (docs/performance.md, "Cold start"); ``simulate`` imports its
+#: step inside the call.
+_DOORS: dict[str, Callable[[], Any]] = {"run_judge": _run_judge_door}
 
 
 def __getattr__(name: str) -> Any:
@@ -402,16 +575,14 @@ def _loop_call(name: str) -> Any:
     return globals().get(name) or __getattr__(name)
 
 
-if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the same two calls, typed
+if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the same call, typed
     from whileai.grade._run import run_judge as _judge_step
 
-    simulate = _simulate
     run_judge = _fluent(_judge_step, ScoredData)
 
 optimize = _fluent(_optimize.optimize, Selection)
-select = optimize
-select_for_rl = _fluent(_rl.select_for_rl, Selection)
-select_for_sft = _fluent(_sft.select_for_sft, Selection)
+select_for_rl = _fluent(_rl.select_for_rl, Selection[RLSelectionReport])
+select_for_sft = _fluent(_sft.select_for_sft, Selection[SFTSelectionReport])
 calibrate = _fluent(_calibration.calibrate, ScoredData, keep_class=True)
 
 

@@ -2,10 +2,13 @@
 
 A constant with no source is a bug. Signatures, CLI defaults and CLI help text import from here,
 so a default is named exactly once. Sections follow the loop: shared, simulate, grade, measure,
-select, guard, export, store.
+select, guard, export, store. Text constants are ``Final``: a type checker reads each as its
+``Literal`` value, so ``ci_method: Literal["score", ...] = PASS_CI_METHOD`` checks as written.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 # --------------------------------------------------------------------------------------------
 # Shared across steps
@@ -29,7 +32,7 @@ PASS_THRESHOLD = 0.5
 
 # Version of the rollout-table layout written into JSONL (`schema_version`) and Parquet
 # metadata. "1" keeps rows readable by tools that read the published whileai 0.131 row v1.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION: Final = "1"
 
 # Hex characters kept from a sha256 for short ids (prompt-hash task keys, run ids): 16 hex =
 # 64 bits, so a collision among 10 million tasks has probability about 3e-6 (birthday bound).
@@ -106,7 +109,7 @@ EXACT_PERMUTATION_MAX_N = 14
 # 2024 (arXiv:2411.00640, section 2.1, clustered standard errors) recommends; it holds 95%
 # coverage at 8 to 50 tasks where the plain percentile bootstrap covers about 0.92.
 # "percentile" and "bca" (Efron 1987, JASA 82:171) are available on request.
-CI_METHOD = "t"
+CI_METHOD: Final = "t"
 
 # Re-runs of an eval needed before run_std is worth reading (docs/measure.md, "eval_variance and noise_band").
 EVAL_RUNS = 3
@@ -118,10 +121,10 @@ EVAL_RUNS = 3
 # Where the local store lives when neither open(path=) nor the WAI_STORE environment variable
 # names a file: one DuckDB file in the working folder (docs/store.md, "Where things live"; the llm tool keeps its
 # logs.db in one user folder the same way). Convention, untested.
-STORE_PATH = ".wai/store.duckdb"
+STORE_PATH: Final = ".wai/store.duckdb"
 
 # The environment variable that overrides STORE_PATH (docs/store.md, "Where things live").
-STORE_ENV = "WAI_STORE"
+STORE_ENV: Final = "WAI_STORE"
 
 # Seconds a store call waits for another process's write lock before raising StoreBusyError.
 # Store writes hold the lock only for their metadata transaction (milliseconds; the Parquet file
@@ -282,24 +285,24 @@ MIN_GROUP_ROLLOUTS = 2
 
 # The wire shape export_dataset writes when none is named: the OpenAI chat row (docs/export.md,
 # "What a row holds": format="openai" (the default)).
-EXPORT_FORMAT = "openai"
+EXPORT_FORMAT: Final = "openai"
 
 # Which agent turns carry loss: every assistant turn (docs/export.md, "What a row holds": 1 on the
 # agent's turns, 0 on system, user and tool-output turns; whileai 0.131 mask_mode="assistant").
-EXPORT_MASK_MODE = "assistant"
+EXPORT_MASK_MODE: Final = "assistant"
 
 # The marker appended to a tool message cut by max_tool_output_chars; {n} is the characters cut
 # (docs/export.md, "What a row holds": "[... N chars of tool output truncated]").
-TOOL_OUTPUT_TRUNCATION_MARKER = "[... {n} chars of tool output truncated]"
+TOOL_OUTPUT_TRUNCATION_MARKER: Final = "[... {n} chars of tool output truncated]"
 
 # push_to_hub: the split a single table goes to, and repos private unless asked (the Hub's
 # datasets library loads split="train" when none is named; docs/export.md, "Push to the Hugging
 # Face Hub": private unless private=False).
-HUB_SPLIT = "train"
+HUB_SPLIT: Final = "train"
 HUB_PRIVATE = True
 # The revision each push pins, "zp-<id>", so load_dataset(..., revision="zp-ds_...") reads that
 # exact push (docs/export.md, "Push to the Hugging Face Hub").
-HUB_REVISION_PREFIX = "zp-"
+HUB_REVISION_PREFIX: Final = "zp-"
 
 # Hex characters of FNV-1a-64(task_key) in an exported row's group_id (whileai 0.131 group_id is
 # 12 hex; 48 bits, so a collision among a million tasks has probability about 2e-3; convention).
@@ -424,7 +427,7 @@ ENDPOINT_TIMEOUT_S = 60.0
 ENDPOINT_MAX_RETRIES = 4
 ENDPOINT_BACKOFF_S = 0.5
 ENDPOINT_BACKOFF_CAP_S = 30.0
-ENDPOINT_KEY_ENV = "OPENAI_API_KEY"
+ENDPOINT_KEY_ENV: Final = "OPENAI_API_KEY"
 # Retries after a refused connection to a server that has not answered once this session: a
 # server that is not running refuses at once, so one short retry (after ENDPOINT_BACKOFF_S) tells
 # a restart from a wrong URL or a stopped server within about a second (convention, untested;
@@ -444,7 +447,7 @@ PROGRESS_INTERVAL_S = 0.25
 # Methodology 24:193; Brown, Cai and DasGupta 2001, Statistical Science 16:101). The percentile
 # bootstrap over tasks it replaces covered 0.42 to 0.58 when rollouts exceed k; the measured grid is
 # in docs/measure.md (benchmarks/coverage.py). "percentile", "bca" and "t" stay available.
-KWAY_CI_METHOD = "score"
+KWAY_CI_METHOD: Final = "score"
 
 # Most cells (draws x tasks) a bootstrap or Monte Carlo chunk holds at once: 4 million float64 =
 # 32 MiB, so memory stays bounded at any table size (docs/architecture.md, "Speed model"). Convention, untested.
@@ -541,7 +544,7 @@ EXPORT_WORKERS = 2
 # Measured (docs/measure.md, Beta(2, 1.5) tasks, k = 4): pass@4 at 16 tasks covers 0.98 with
 # Wilson and 0.81 with the percentile bootstrap; pass^4 at 8 tasks 0.93 against 0.84.
 # None on a call keeps the general method.
-BINARY_CI_METHOD = "wilson"
+BINARY_CI_METHOD: Final = "wilson"
 
 # ---- measure (intervals that hold everywhere, failure table) ----
 # The modified Wilson interval swaps Wilson's end nearest 0 (or 1) for the Poisson bound while at
@@ -554,7 +557,7 @@ SCORE_POISSON_MAX_X = 3
 # the passes (whileai/stats/score.py clustered_rate_interval). The t interval it replaces gave one
 # pass in 32 rollouts a narrower upper end than zero passes and covered 0.88 at Beta(1, 9), k = 2,
 # 16 tasks; measured grid in docs/measure.md. The interval on a paired gain is COMPARE_CI_METHOD.
-PASS_CI_METHOD = "score"
+PASS_CI_METHOD: Final = "score"
 
 # The methods pass_at accepts for pass@1 and for pass^k / pass@k (score first: the default).
 PASS_CI_METHODS = ("score", "t", "percentile", "bca")
@@ -575,7 +578,7 @@ PASS_CI_METHODS = ("score", "t", "percentile", "bca")
 # interval away from zero, so the printed interval excludes zero exactly when the test rejects (the
 # score interval alone disagreed with the verdict on up to 17.5% of evals and excluded zero on 6.5%
 # of null ones at 150 tasks); coverage and agreement in tests/measure/test_compare_sign_flip.py.
-COMPARE_CI_METHOD = "sign_flip"
+COMPARE_CI_METHOD: Final = "sign_flip"
 
 # The failure table's default dimension: the tool fault the rollout met (the landing page's Evals
 # table of where the agent fails; the world fails on purpose, so faults are the first cut).
@@ -586,12 +589,12 @@ FAILURE_BY = ("fault_kind",)
 FAILURE_MAX_GROUPS = 50
 
 # The group a missing value falls in (no fault met, no tool called, marker unset).
-FAILURE_NONE_LABEL = "(none)"
+FAILURE_NONE_LABEL: Final = "(none)"
 # ---- sandbox (CodeExec isolation) and optional timeouts ----
 # CodeExec isolation: "auto" takes bubblewrap when it can run the interpreter unprivileged, else
 # our own namespaces launcher, and refuses (SandboxError) when neither works; "none" only on
 # purpose (docs/security.md).
-CODE_ISOLATION = "auto"
+CODE_ISOLATION: Final = "auto"
 # The uid/gid the sandbox runs as when whileai runs as root: the kernel does not enforce
 # RLIMIT_NPROC for root (kernel/fork.c, copy_process), so a fork bomb would not be capped.
 # 65534 is "nobody" on Debian, Ubuntu and Fedora.
@@ -647,7 +650,7 @@ MODEL_PROVIDERS: dict[str, tuple[str, str | None, str]] = {
 
 # The provider of a bare model name ("gpt-4o-mini"): OpenAI, except names Anthropic publishes
 # ("claude-..."), which go to Anthropic (convention).
-DEFAULT_PROVIDER = "openai"
+DEFAULT_PROVIDER: Final = "openai"
 
 # User turns the simulated user may add after the opening message before the rollout ends
 # (whileai 0.131 patience="normal" walked away after the second question; convention, untested).
@@ -672,7 +675,7 @@ DYNAMIC_SAMPLING_CAP = 4
 # Temporary files a write makes beside its target are named ``.<name>.<pid>.<token>`` plus this
 # suffix, so a later write to the same folder can recognise (and sweep) the ones a killed process
 # left (docs/reliability.md, "Writes"; convention).
-TEMP_SUFFIX = ".wai-tmp"
+TEMP_SUFFIX: Final = ".wai-tmp"
 # A leftover temporary file is swept only when the process that made it is gone and it has not
 # been written for this many seconds: a live writer touches its file continuously, and the age
 # keeps a writer on another machine sharing the folder safe from a pid that only looks dead here
@@ -682,10 +685,12 @@ STALE_TEMP_AGE_S = 600.0
 # rather than written as JSONL under a misleading name (docs/reliability.md, "Writes").
 OUTPUT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
                    ".parquet": "parquet", ".pq": "parquet"}
+# The suffixes that mean a Parquet file, read or written (derived from OUTPUT_SUFFIXES).
+PARQUET_SUFFIXES = tuple(suffix for suffix, kind in OUTPUT_SUFFIXES.items() if kind == "parquet")
 # The DuckDB storage format a new store file is created with: v1.1.0 files open in every DuckDB
 # release from 1.1 on, which is what users' notebooks and BI tools have (DuckDB docs, "Storage
 # Versions and Format"; checked: a 2.0.x file written with it opens in duckdb 1.4.4 and 1.1.3).
-STORE_STORAGE_VERSION = "v1.1.0"
+STORE_STORAGE_VERSION: Final = "v1.1.0"
 # The oldest duckdb that opens a store (pyproject.toml's floor): 1.0 cannot read the v1.1.0 storage
 # format, and SET VARIABLE (docs/store.md, "The store outside wai") came in 1.1 (DuckDB 1.1.0
 # release notes). make test-store-compat opens a store with duckdb<2.
@@ -704,12 +709,12 @@ FIGURE_MAX_BYTES = 200_000
 # Colours: the Okabe-Ito palette, readable with the common colour-vision deficiencies (Okabe and
 # Ito 2008, "Color Universal Design"); good = bluish green, bad = vermillion, neutral = blue.
 CHART_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-CHART_GOOD = "#009E73"
-CHART_BAD = "#D55E00"
-CHART_NEUTRAL = "#0072B2"
-CHART_MUTED = "#999999"
+CHART_GOOD: Final = "#009E73"
+CHART_BAD: Final = "#D55E00"
+CHART_NEUTRAL: Final = "#0072B2"
+CHART_MUTED: Final = "#999999"
 # Shaded bands (the difficulty band, the noise band): translucent grey (convention).
-CHART_BAND_FILL = "rgba(0, 114, 178, 0.12)"
+CHART_BAND_FILL: Final = "rgba(0, 114, 178, 0.12)"
 # Figure size in pixels: fits a notebook cell and a Runs-page grid column (convention).
 CHART_WIDTH = 640
 CHART_HEIGHT = 380
@@ -792,7 +797,7 @@ TRAIN_TINY_HIDDEN = 32
 TRAIN_TINY_LAYERS = 2
 
 # Where a run's adapter and checkpoints go when output=None (convention).
-TRAIN_OUTPUT_DIR = "wai-train"
+TRAIN_OUTPUT_DIR: Final = "wai-train"
 
 # Holdout sampling, for the monitor and the held-out delta: tasks sampled (MONITOR_N_PROMPTS),
 # rollouts a task (MONITOR_K), new tokens a completion, and the sampling temperature / top_p
@@ -827,10 +832,10 @@ REWARD_MODEL_THRESHOLD = 0.5
 
 # The behavior a training run's held-out pass rate is posted on as a score (run.score), so the brief
 # and the verdicts read what the trainer measured (docs/platform.md, "Report a training run").
-HOLDOUT_BEHAVIOR = "holdout"
+HOLDOUT_BEHAVIOR: Final = "holdout"
 # The behavior a trained reward model's held-out pair accuracy is posted on: a different quantity
 # from a policy's held-out pass rate, so never mixed into the same behavior's versions (convention).
-REWARD_MODEL_HOLDOUT_BEHAVIOR = "holdout_pair_accuracy"
+REWARD_MODEL_HOLDOUT_BEHAVIOR: Final = "holdout_pair_accuracy"
 
 # Turns a graded row's transcript keeps (whileai's cap: the API's caps are per text, and a 20,000-row
 # score of long agent loops would otherwise hold millions of turns); past it the middle turns go,
@@ -895,12 +900,12 @@ BRIEF_MAX_ITEMS = 3
 CANNOT_READ_SHOWN = 3
 # wai server: where it listens (loopback unless --host says otherwise; 8484 is whileai 0.131's
 # local port), the saved login, and the header every request carries (whileai 0.131 X-Api-Key).
-SERVER_HOST = "127.0.0.1"
+SERVER_HOST: Final = "127.0.0.1"
 SERVER_PORT = 8484
-CREDENTIALS_PATH = "~/.whileai/credentials.json"
-API_KEY_ENV = "WHILEAI_API_KEY"
-BASE_URL_ENV = "WHILEAI_BASE_URL"
-API_KEY_HEADER = "X-Api-Key"
+CREDENTIALS_PATH: Final = "~/.whileai/credentials.json"
+API_KEY_ENV: Final = "WHILEAI_API_KEY"
+BASE_URL_ENV: Final = "WHILEAI_BASE_URL"
+API_KEY_HEADER: Final = "X-Api-Key"
 # The largest request body wai server reads, in bytes; a larger one answers 413 before it is parsed
 # (a 100 MB run record took the server from 183 to 667 MB). A 500-row call at the text caps
 # (ROWS_PER_CALL x (2 x EXAMPLE_TEXT_MAX + EXAMPLE_WHY_MAX + TAGS_MAX x (TAG_KEY_MAX + TAG_VALUE_MAX)),
@@ -920,7 +925,7 @@ SERVER_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 # 50-100 ms held (create_app over TestClient, 200 log calls, loaded 2-core machine). Convention.
 SERVER_STORE_IDLE_S = 1.0
 # The account a store's records belong to when no API key is in use (one person, one laptop).
-LOCAL_ACCOUNT = "local"
+LOCAL_ACCOUNT: Final = "local"
 # Seconds an HTTP call to wai server waits before it counts as failed (whileai 0.131
 # PLATFORM_REQUEST_TIMEOUT_S is 120 for the hosted API; a local server answers in milliseconds, so
 # 30 s is generous. Convention).
@@ -930,14 +935,14 @@ PLATFORM_TIMEOUT_S = 30.0
 # GPU_USD_PER_HOUR). A GPU not here leaves cost_usd None and the basis says so.
 # Only the rates checked against that page are listed; add a GPU with its own source line.
 GPU_USD_PER_HOUR = {"A10G": 1.10, "L40S": 1.95, "H100": 3.95}
-GPU_PRICE_SOURCE = "modal.com/pricing 2026-09-20"
+GPU_PRICE_SOURCE: Final = "modal.com/pricing 2026-09-20"
 SECONDS_PER_HOUR = 3600
 # ---- interop (verifiers environments, SQL over the store, CLI exit codes) ----
 # The verifiers releases an exported environment declares in its pyproject: the ones
 # `make test-verifiers` loads and evaluates it with (0.3.1, the last of the 0.3 line, through
 # vf.load_environment; 0.4.0, the verifiers.v1 Taskset loader), up to the next minor release
 # (docs/export.md, "A verifiers environment for GRPO").
-ENV_VERIFIERS_RANGE = ">=0.3.1,<0.5"
+ENV_VERIFIERS_RANGE: Final = ">=0.3.1,<0.5"
 # Suffixes a result table (per-task stats, a `wai sql` answer) may be written to, and the format
 # each means; any other is refused (docs/cli.md, "Output formats").
 FRAME_SUFFIXES = {".csv": "csv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet",
@@ -963,7 +968,7 @@ PAGE_CURVE_POINTS = 500
 ROWS_PAGE_SAMPLE = 20
 # The session cookie the pages sign in with: HttpOnly, SameSite=Strict, a signed random session
 # id (never the key). Eight hours, a working day (convention; Jupyter's cookie lasts the session).
-SESSION_COOKIE = "wai_session"
+SESSION_COOKIE: Final = "wai_session"
 SESSION_MAX_AGE_S = 8 * 3600
 
 # ---- hack_scan at scale (bounded memory, Ray) ----
@@ -1062,4 +1067,4 @@ T_QUANTILE_NEWTON_STEPS = 60
 # written once and read once or twice, on local disk, so pyarrow's LZ4 codec (0.30 s to write
 # 100k OpenAI-shaped rows against zstd's 0.34 s, 4 MB against 3, measured on the benchmark file
 # of benchmarks/bench_files.py) rather than the zstd the files we keep use.
-SPOOL_COMPRESSION = "lz4"
+SPOOL_COMPRESSION: Final = "lz4"

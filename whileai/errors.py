@@ -269,7 +269,7 @@ def translate(what: str, *, path: str | os.PathLike[str] | None = None, store: b
         yield
     except WaiError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # the boundary itself: a foreign error is mapped here or re-raised as it is
         mapped = _foreign(exc)
         if mapped is None:
             raise

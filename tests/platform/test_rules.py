@@ -243,3 +243,12 @@ def test_a_beats_with_no_noise_floor_says_unreplicated_first():
     floored = verdict_of(state([("r0", "v0", "refunds", 60, 3, 100), ("r1", "v1", "refunds", 70, 3, 100)], [TRUSTED]),
                          "refunds")
     assert floored.word == "beats" and "UNREPLICATED" not in floored.line
+
+
+def test_the_checks_run_are_the_one_list_of_check_names():
+    from whileai.platform._models import EVAL_CHECKS, EvalCheckName
+    from whileai.platform._views import EvalCheck
+
+    ran = [c.name for c in eval_checks(Behavior(name="refunds"), []).checks]
+    assert sorted(ran) == sorted(EVAL_CHECKS) and len(ran) == len(set(ran)) == 8
+    assert EvalCheck.model_fields["name"].annotation == EvalCheckName

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -31,14 +31,15 @@ from whileai.defaults import SELECT_TARGET
               help="rl only: run the hack scan with this endorsed feature; repeatable.")
 @engine_option
 @json_option
-def select(file: Any, mode: str, output: str, target: int, endorsed: tuple[str, ...], engine: str,
+def select(file: Any, mode: Literal["rl", "sft"], output: str, target: int, endorsed: tuple[str, ...], engine: str,
            as_json: bool) -> None:
     """Keep the rows that carry training signal and write them to OUTPUT; print what was dropped."""
-    from whileai.data import select as optimize
+    # select's door with the options as one mapping (wai.select's overloads name them one by one)
+    from whileai.data import optimize
     from whileai.errors import ArgumentError
 
     if engine == "ray":  # the workers write OUTPUT as a Parquet folder; no row comes here
-        result = optimize(engine_rows(file, engine), mode=mode, out=output, target=target or None,  # type: ignore[arg-type]
+        result = optimize(engine_rows(file, engine), mode=mode, out=output, target=target or None,
                           **({"endorsed": list(endorsed)} if endorsed else {}))
         emit(result.report, as_json, output=result.path)  # type: ignore[attr-defined]
         return
@@ -47,7 +48,7 @@ def select(file: Any, mode: str, output: str, target: int, endorsed: tuple[str, 
         raise ArgumentError("--target must be at least 1 with --mode sft (0 means every eligible group, which only "
                             "--mode rl has), got 0. Pass --target 1000 for example.", argument="target", value=0)
     options = {"endorsed": list(endorsed)} if endorsed else {}
-    selection = optimize(file, mode=mode, target=target or None, **options)  # type: ignore[arg-type]
+    selection = optimize(file, mode=mode, target=target or None, **options)
     selection.write(output)
     emit(selection.report, as_json, output=output)
 

@@ -28,6 +28,7 @@ from whileai.defaults import (
     EXPORT_FORMAT,
     EXPORT_MASK_MODE,
     EXPORT_WORKERS,
+    PARQUET_SUFFIXES,
     PASS_THRESHOLD,
     PROGRESS_MIN_ROWS,
 )
@@ -317,8 +318,8 @@ def export_dataset(
     output: str | os.PathLike[str] | None = None,
     /,
     *,
-    format: Literal["openai", "trl"] = EXPORT_FORMAT,  # type: ignore[assignment]
-    mask_mode: Literal["assistant", "final"] = EXPORT_MASK_MODE,  # type: ignore[assignment]
+    format: Literal["openai", "trl"] = EXPORT_FORMAT,
+    mask_mode: Literal["assistant", "final"] = EXPORT_MASK_MODE,
     unroll: bool = False,
     max_tool_output_chars: int | None = None,
     validate: bool = True,
@@ -416,7 +417,7 @@ def _parquet_scan(source: Any) -> pl.LazyFrame | None:
     if not isinstance(source, (str, os.PathLike)):
         return None
     path = Path(source)
-    if not (path.suffix.lower() in (".parquet", ".pq") and path.is_file()):
+    if not (path.suffix.lower() in PARQUET_SUFFIXES and path.is_file()):
         return None
     return table.scan(path, columns=_READ_COLUMNS)  # only the columns an export reads are decoded
 
@@ -479,8 +480,8 @@ def training_rows(
     source: IntoRows,
     /,
     *,
-    format: Literal["openai", "trl"] = EXPORT_FORMAT,  # type: ignore[assignment]
-    mask_mode: Literal["assistant", "final"] = EXPORT_MASK_MODE,  # type: ignore[assignment]
+    format: Literal["openai", "trl"] = EXPORT_FORMAT,
+    mask_mode: Literal["assistant", "final"] = EXPORT_MASK_MODE,
     unroll: bool = False,
     max_tool_output_chars: int | None = None,
     validate: bool = True,
@@ -570,7 +571,7 @@ def trl_dataset(source: IntoRows, /, *, kind: Literal["training", "completion", 
 
 
 def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
-              mode: Literal["assistant", "final"] = EXPORT_MASK_MODE) -> list[int]:  # type: ignore[assignment]
+              mode: Literal["assistant", "final"] = EXPORT_MASK_MODE) -> list[int]:
     """One 0/1 per message: 1 on the agent's turns, 0 on system, user and tool turns.
 
     ``mode="final"`` sets 1 on the last assistant message only (docs/export.md, "What a row holds").
@@ -588,7 +589,7 @@ def loss_mask(messages: Sequence[Mapping[str, Any]], /, *,
     return flags
 
 
-def tool_call_roundtrip(rows: IntoRows, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT  # type: ignore[assignment]
+def tool_call_roundtrip(rows: IntoRows, /, *, format: Literal["openai", "trl"] = EXPORT_FORMAT
                         ) -> ToolCallRoundtrip:
     """Check that every tool call's arguments parse back as a JSON object.
 

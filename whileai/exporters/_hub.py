@@ -87,7 +87,7 @@ def _lineage(source: Any, frame: pl.DataFrame, meta: Mapping[str, Any]) -> dict[
     columns = {"judge": pl.col("judge_name") if "judge_name" in frame.columns else None,
                "policy_version": pl.col("policy_version") if "policy_version" in frame.columns else None}
     if "lineage" in frame.columns and isinstance(frame.schema["lineage"], pl.Struct):
-        fields = {f.name for f in frame.schema["lineage"].fields}  # type: ignore[union-attr]
+        fields = {f.name for f in frame.schema["lineage"].fields}
         for key in ("run_id", "scoring_run_id", "system_prompt_sha"):
             if key in fields:
                 columns[key] = pl.col("lineage").struct.field(key)
@@ -121,7 +121,7 @@ def push_to_hub(
     private: bool = HUB_PRIVATE,
     token: str | None = None,
     endpoint: str | None = None,
-    format: Literal["openai", "trl"] = EXPORT_FORMAT,  # type: ignore[assignment]
+    format: Literal["openai", "trl"] = EXPORT_FORMAT,
 ) -> HubPush:
     """Push training rows to a Hugging Face Hub dataset repo with a dataset card, pinned by a tag.
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai import table
-from whileai.defaults import EXPORT_EXAMPLES, SCHEMA_VERSION
+from whileai.defaults import EXPORT_EXAMPLES, PARQUET_SUFFIXES, SCHEMA_VERSION
 from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
 from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
 from whileai.exporters._encode import (
@@ -46,7 +46,7 @@ def _pairs_frame(pairs: Any) -> pl.DataFrame:
             from whileai.table import read_jsonl_rows
 
             path = Path(pairs)
-            if path.name.lower().endswith((".parquet", ".pq")):
+            if path.name.lower().endswith(PARQUET_SUFFIXES):
                 df = pl.read_parquet(path)
             else:
                 with open(path, encoding="utf-8") as handle:
@@ -97,7 +97,7 @@ def _from_dicts(rows: list[Any]) -> pl.DataFrame:
         else:
             try:
                 series.append(pl.Series(key, values, strict=False))
-            except Exception:
+            except (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError):  # mixed or nested values
                 series.append(pl.Series(key, [None if v is None else nz.dumps(v) for v in values], dtype=pl.String))
     return pl.DataFrame(series)
 
@@ -279,7 +279,7 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
     return lines, report
 
 
-def preference_rows(pairs: IntoRows, /, *, format: Literal["openai", "trl", "fireworks"] = "openai",  # type: ignore[assignment]
+def preference_rows(pairs: IntoRows, /, *, format: Literal["openai", "trl", "fireworks"] = "openai",
                     drop_ties: bool = True, validate: bool = True, system_prompt: str | None = None,
                     tools: Any = None) -> list[dict[str, Any]]:
     """The rows ``export_preference`` would write, as a list of dicts (no file)."""
@@ -292,7 +292,7 @@ def export_preference(
     output: str | os.PathLike[str],
     /,
     *,
-    format: Literal["openai", "trl", "fireworks"] = "openai",  # type: ignore[assignment]
+    format: Literal["openai", "trl", "fireworks"] = "openai",
     drop_ties: bool = True,
     validate: bool = True,
     system_prompt: str | None = None,

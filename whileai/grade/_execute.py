@@ -164,7 +164,7 @@ def _inline_loop(judge: Callable[[Any], Any], chunks: Iterable[list[Any]], total
         for row in chunk[start:] if start else chunk:
             try:
                 append(judge(row))
-            except Exception as exc:
+            except Exception as exc:  # boundary: the judge's failure is data on its row
                 append(Raised(exc))
         _compact(out, first)
         gc.collect(1)
@@ -227,7 +227,7 @@ def _call_sync(judge: Callable[[Any], Any], row: Any) -> Any:
         if inspect.isawaitable(raw):
             raw = asyncio.run(_await(raw))
         return raw
-    except Exception as exc:
+    except Exception as exc:  # boundary: the judge's failure is data on its row
         return Raised(exc)
 
 
@@ -325,7 +325,7 @@ def _run_async(judge: Callable[[Any], Any], rows: Iterator[Any], total: int, con
             return raw
         except asyncio.TimeoutError:
             return TIMED_OUT
-        except Exception as exc:
+        except Exception as exc:  # boundary: the judge's failure is data on its row
             return Raised(exc)
 
     async def main() -> None:

@@ -53,7 +53,7 @@ class _Chunk:
         return values
 
 
-class LazyRow(dict):  # type: ignore[type-arg]
+class LazyRow(dict):
     """A row dict whose values are read from the table only when something asks for them.
 
     ``row["final_text"]`` converts that one column for the chunk (once) and stores the value, so
@@ -114,21 +114,21 @@ class LazyRow(dict):  # type: ignore[type-arg]
 
     def __reversed__(self) -> Iterator[Any]:
         self._load()
-        return dict.__reversed__(self)  # type: ignore[attr-defined,no-any-return]
+        return dict.__reversed__(self)
 
     def __len__(self) -> int:
         self._load()
         return dict.__len__(self)
 
-    def keys(self):  # type: ignore[no-untyped-def]  # noqa: D102
+    def keys(self):  # noqa: D102
         self._load()
         return dict.keys(self)
 
-    def values(self):  # type: ignore[no-untyped-def]  # noqa: D102
+    def values(self):  # noqa: D102
         self._load()
         return dict.values(self)
 
-    def items(self):  # type: ignore[no-untyped-def]  # noqa: D102
+    def items(self):  # noqa: D102
         self._load()
         return dict.items(self)
 
@@ -145,7 +145,7 @@ class LazyRow(dict):  # type: ignore[type-arg]
     def __ne__(self, other: object) -> bool:
         return not self == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._load()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -312,31 +312,69 @@ def hack_scan(
 
 def _scan(rows: IntoRows, report: HackScanReport, spec: Spec, *, endorsed_t: tuple[str, ...], n_perm: int,
           min_obs: int, seeds: int, alpha: float, reward: str, rng: np.random.Generator) -> HackScanReport:
-    """The scan behind ``hack_scan`` once its arguments are checked: features, kernel, verdict."""
+    """The scan behind ``hack_scan`` once its arguments are checked: rows, kernel, features, floor, verdict."""
+    got = _graded_rows(rows, spec, report, reward=reward)
+    if got is None:  # no within-ask signal: the report already says why
+        return report
+    gid_all, eff = _support(report, got.keys, got.y)
+    if not eff.any():
+        _exhausted(report)
+        return report
+    within = _within(gid_all, eff, got.y)
+    D = _dense_matrix(got.dense_cols, got.y.size)
+    dense = _dense_tier(D, got, within, min_obs=min_obs)
+    words = _vocabulary_tier(got, within, min_obs=min_obs)
+    ands = _and_features(D, got, dense, words, within, seeds=seeds, min_obs=min_obs)
+    report.tau = _floor(D, got, dense, words, within, seeds=seeds, min_obs=min_obs, n_perm=n_perm,
+                        alpha=alpha, rng=rng)
+    feats = _ranked_features([dense, words, ands], within, tau=report.tau, endorsed=endorsed_t)
+    report.features = feats
+    report.n_features = len(feats)
+    report.n_above_floor = sum(f.above_floor for f in feats)
+    report.distinct_per_ask = _distinct_per_ask(got.sig[within.rows], within.gid)
+    _verdict(report, feats, endorsed_t)
+    return report
+
+
+# ------------------------------------------------------------------------------------------
+# the scan's phases
+# ------------------------------------------------------------------------------------------
+
+
+def _graded_rows(rows: IntoRows, spec: Spec, report: HackScanReport, *, reward: str) -> Rows | None:
+    """Every graded row as numbers (locally or from Ray's partial reads), in canonical order; None when none is."""
     if is_ray_dataset(rows):
         from whileai.guard._ray import scan_rows
 
         got: Rows | None = scan_rows(rows, spec)
     else:
         got = _local_rows(rows, spec, report)
-    if got is None:  # no within-ask signal: the report already says why
-        return report
+    if got is None:
+        return None
     report.n_rows = got.n_rows
     if got.y.size == 0:
         report.warnings.append(f"no row carries a numeric {reward!r}; grade first (data.grade(judge=...)).")
-        return report
+        return None
     got = _canonical(got)
-    y = got.y
-    report.n_graded = int(y.size)
-    report.continuous_reward = bool(np.any((y != 0.0) & (y != 1.0)))
-    gid_all, eff = _support(report, got.keys, y)
-    if not eff.any():
-        _exhausted(report)
-        return report
-    auto_mat, auto_names = got.auto_mat, got.auto_names
-    dense_names, dense_cols, dense_kind = got.dense_names, got.dense_cols, got.dense_kind
+    report.n_graded = int(got.y.size)
+    report.continuous_reward = bool(np.any((got.y != 0.0) & (got.y != 1.0)))
+    return got
 
-    # ---- within-ask kernel over the disagreeing asks ------------------------------------------
+
+class _Within(NamedTuple):
+    """The within-ask kernel over the rows of the asks whose rollouts disagree."""
+
+    rows: np.ndarray
+    """Positions (among the graded rows) of the disagreeing asks' rows, grouped by ask."""
+    gid: np.ndarray
+    """Each of those rows' ask, numbered from 0."""
+    ng: np.ndarray
+    """Rows per ask."""
+    kernel: WithinKernel
+
+
+def _within(gid_all: np.ndarray, eff: np.ndarray, y: np.ndarray) -> _Within:
+    """The kernel: each reward centred within its ask, over the asks that disagree."""
     eff_idx = np.flatnonzero(eff)
     _, gid = np.unique(gid_all[eff_idx], return_inverse=True)
     order = np.argsort(gid, kind="stable")
@@ -344,141 +382,162 @@ def _scan(rows: IntoRows, report: HackScanReport, spec: Spec, *, endorsed_t: tup
     ye = y[eff_idx]
     ng_e = np.bincount(gid).astype(np.float64)
     yc = ye - (np.bincount(gid, weights=ye) / ng_e)[gid]
-    syy = float(yc @ yc)
-    kernel = WithinKernel(gid, ng_e, yc, syy)
+    return _Within(eff_idx, gid, ng_e, WithinKernel(gid, ng_e, yc, float(yc @ yc)))
 
-    # Held as float32 (counts and rates are exact or far inside its precision); kernels cast a row
-    # chunk at a time to float64. A missing measured value is filled with its column mean (it then
-    # adds nothing within ask).
-    D = np.empty((y.size, len(dense_cols)), dtype=np.float32)
+
+def _dense_matrix(dense_cols: list[np.ndarray], n_graded: int) -> np.ndarray:
+    """The hand and measured features as one float32 matrix over the graded rows.
+
+    Counts and rates are exact or far inside float32's precision; kernels cast a row chunk at a
+    time to float64. A missing measured value is filled with its column mean (it then adds
+    nothing within ask).
+    """
+    D = np.empty((n_graded, len(dense_cols)), dtype=np.float32)
     for jc, col in enumerate(dense_cols):
         bad = ~np.isfinite(col)
         if not bad.any():  # nothing to fill (most columns): the column as it is
             D[:, jc] = col
             continue
         D[:, jc] = np.where(bad, float(col[~bad].mean()) if (~bad).any() else 0.0, col)
-    n_obs_dense = _n_obs_dense(dense_cols, dense_kind)
-    del dense_cols
-    D_eff = D[eff_idx]
-    rho_d, sxx_d = kernel.rho_dense(D_eff) if D.shape[1] else (np.zeros(0), np.zeros(0))
-    pooled_d = _pooled_dense(D, y)
+    return D
 
-    if auto_mat is not None and auto_mat.shape[1]:
-        A_eff = auto_mat[eff_idx]
-        rho_a, sxx_a = kernel.rho_sparse(A_eff)
-        n_obs_a = np.asarray(auto_mat.sum(axis=0)).ravel().astype(np.int64)
-        pooled_a = _pooled_sparse(auto_mat, y)
-    else:
-        A_eff = None
-        rho_a = sxx_a = pooled_a = np.zeros(0)
-        n_obs_a = np.zeros(0, np.int64)
 
-    # ---- which features are scanned --------------------------------------------------------------
-    n_gr = y.size
-    keep_d = np.array([
-        (n_obs_dense[j] >= min_obs and (dense_kind[j] != "binary" or n_gr - n_obs_dense[j] >= min_obs))
-        for j in range(len(dense_names))
-    ], dtype=bool)
-    keep_a = (n_obs_a >= min_obs) & (n_gr - n_obs_a >= min_obs)
+class _Tier(NamedTuple):
+    """One family of scanned features: its within-ask and pooled correlations, and which are kept."""
 
-    # ---- pairwise ANDs of the best binary features -------------------------------------------
-    bin_cols: list[tuple[str, np.ndarray, float]] = []  # name, column over graded rows, |rho|
-    pool_d: list[int] = []  # the binary features an AND can be built from: dense ones, then auto ones
-    for jd, name in enumerate(dense_names):
-        if dense_kind[jd] == "binary" and keep_d[jd] and np.isfinite(rho_d[jd]):
-            bin_cols.append((name, D[:, jd] > 0, abs(rho_d[jd])))
-            pool_d.append(jd)
-    pool_a = np.flatnonzero(keep_a & np.isfinite(rho_a)) if A_eff is not None else np.zeros(0, np.int64)
-    if A_eff is not None:
-        best_a = np.flatnonzero(keep_a & np.isfinite(rho_a))
-        best_a = best_a[np.argsort(-np.abs(rho_a[best_a]))][: max(seeds, 0)]
+    names: list[str]
+    rho: np.ndarray
+    sxx: np.ndarray
+    pooled: np.ndarray
+    n_obs: np.ndarray
+    keep: np.ndarray
+    """Features seen on at least ``min_obs`` rows (and, binary ones, absent from as many)."""
+    eff: Any
+    """The columns over the disagreeing asks' rows (dense or sparse; None when the family is empty)."""
+    beats: np.ndarray | None = None
+    """ANDs only: the better parent's |rho|, which an AND must beat to be listed."""
+
+
+def _binary_pool(dense: _Tier, kinds: list[str]) -> list[int]:
+    """The kept binary hand features with a defined rho: what an AND can be built from."""
+    return [jd for jd in range(len(dense.names))
+            if kinds[jd] == "binary" and dense.keep[jd] and np.isfinite(dense.rho[jd])]
+
+
+def _kept(n_obs: np.ndarray, n_graded: int, min_obs: int) -> np.ndarray:
+    return (n_obs >= min_obs) & (n_graded - n_obs >= min_obs)
+
+
+def _dense_tier(D: np.ndarray, got: Rows, within: _Within, *, min_obs: int) -> _Tier:
+    """The hand features (``features=``, markers, tools, trace flags, lengths) as a tier."""
+    D_eff = D[within.rows]
+    rho, sxx = within.kernel.rho_dense(D_eff) if D.shape[1] else (np.zeros(0), np.zeros(0))
+    n_obs = _n_obs_dense(got.dense_cols, got.dense_kind)
+    keep = np.array([n_obs[j] >= min_obs and (got.dense_kind[j] != "binary" or got.y.size - n_obs[j] >= min_obs)
+                     for j in range(len(got.dense_names))], dtype=bool)
+    return _Tier(got.dense_names, rho, sxx, _pooled_dense(D, got.y), n_obs, keep, D_eff if D.shape[1] else None)
+
+
+def _vocabulary_tier(got: Rows, within: _Within, *, min_obs: int) -> _Tier:
+    """The words and word pairs of the replies (a sparse matrix) as a tier."""
+    auto_mat = got.auto_mat
+    if auto_mat is None or not auto_mat.shape[1]:
+        empty = np.zeros(0)
+        return _Tier([], empty, empty, empty, np.zeros(0, np.int64), np.zeros(0, bool), None)
+    A_eff = auto_mat[within.rows]
+    rho, sxx = within.kernel.rho_sparse(A_eff)
+    n_obs = np.asarray(auto_mat.sum(axis=0)).ravel().astype(np.int64)
+    return _Tier(got.auto_names, rho, sxx, _pooled_sparse(auto_mat, got.y), n_obs, _kept(n_obs, got.y.size, min_obs),
+                 A_eff)
+
+
+def _and_features(D: np.ndarray, got: Rows, dense: _Tier, words: _Tier, within: _Within, *, seeds: int,
+                  min_obs: int) -> _Tier:
+    """Pairwise ANDs of the ``seeds`` binary features that track reward best, as a tier."""
+    # name, column over graded rows, |rho|
+    bin_cols = [(dense.names[jd], D[:, jd] > 0, abs(dense.rho[jd])) for jd in _binary_pool(dense, got.dense_kind)]
+    if words.eff is not None:
+        best_a = np.flatnonzero(words.keep & np.isfinite(words.rho))
+        best_a = best_a[np.argsort(-np.abs(words.rho[best_a]))][: max(seeds, 0)]
         if best_a.size:
-            sub = auto_mat[:, best_a].toarray() > 0
+            sub = got.auto_mat[:, best_a].toarray() > 0
             for i, ja in enumerate(best_a.tolist()):
-                bin_cols.append((auto_names[ja], sub[:, i], abs(rho_a[ja])))
+                bin_cols.append((words.names[ja], sub[:, i], abs(words.rho[ja])))
     bin_cols.sort(key=lambda t: -t[2])
     bin_cols = bin_cols[:seeds]
-    and_names: list[str] = []
-    P = np.zeros((n_gr, 0), dtype=bool)
-    rho_p = sxx_p = pooled_p = np.zeros(0)
-    keep_p = np.zeros(0, bool)
-    parent_best = np.zeros(0)
-    if len(bin_cols) >= 2:
-        ia, ib = np.triu_indices(len(bin_cols), k=1)
-        Bm = np.column_stack([c for _, c, _ in bin_cols])
-        P = Bm[:, ia] & Bm[:, ib]  # bool; cast to float a row chunk at a time
-        and_names = [f"{bin_cols[a][0]} & {bin_cols[b][0]}" for a, b in zip(ia, ib)]
-        parent_best = np.maximum(np.array([bin_cols[a][2] for a in ia]), np.array([bin_cols[b][2] for b in ib]))
-        rho_p, sxx_p = kernel.rho_dense(P[eff_idx])
-        del Bm
-        n_obs_p = P.sum(axis=0).astype(np.int64)
-        keep_p = (n_obs_p >= min_obs) & (n_gr - n_obs_p >= min_obs)
-        pooled_p = _pooled_dense(P, y)
-    else:
-        n_obs_p = np.zeros(0, np.int64)
+    if len(bin_cols) < 2:
+        empty = np.zeros(0)
+        return _Tier([], empty, empty, empty, np.zeros(0, np.int64), np.zeros(0, bool), None, empty)
+    ia, ib = np.triu_indices(len(bin_cols), k=1)
+    Bm = np.column_stack([c for _, c, _ in bin_cols])
+    P = Bm[:, ia] & Bm[:, ib]  # bool; cast to float a row chunk at a time
+    parent_best = np.maximum(np.array([bin_cols[a][2] for a in ia]), np.array([bin_cols[b][2] for b in ib]))
+    P_eff = P[within.rows]
+    rho, sxx = within.kernel.rho_dense(P_eff)
+    n_obs = P.sum(axis=0).astype(np.int64)
+    return _Tier([f"{bin_cols[a][0]} & {bin_cols[b][0]}" for a, b in zip(ia, ib)], rho, sxx, _pooled_dense(P, got.y),
+                 n_obs, _kept(n_obs, got.y.size, min_obs), P_eff, parent_best)
 
-    # ---- the shuffle floor over the whole search -----------------------------------------------
-    # The AND tier is built from the features that track reward best, so each shuffle rebuilds
-    # it from the features that track the shuffled reward best: the floor is the null maximum of
-    # the search as run, not of the ANDs the real reward picked (those would set it too low).
-    P_eff = P[eff_idx]
-    blocks = [(D_eff, keep_d, sxx_d)]
-    Ak = A_eff[:, np.flatnonzero(keep_a)] if A_eff is not None and keep_a.any() else None
-    sxx_ak = sxx_a[keep_a] if Ak is not None else np.zeros(0)
+
+def _floor(D: np.ndarray, got: Rows, dense: _Tier, words: _Tier, within: _Within, *, seeds: int, min_obs: int,
+           n_perm: int, alpha: float, rng: np.random.Generator) -> float:
+    """The shuffle floor over the whole search: the ``1 - alpha`` quantile of the null maximum |rho|.
+
+    The AND tier is built from the features that track reward best, so each shuffle rebuilds it
+    from the features that track the shuffled reward best: the floor is the null maximum of the
+    search as run, not of the ANDs the real reward picked (those would set it too low).
+    """
+    kinds = got.dense_kind
+    blocks = [(D[within.rows], dense.keep, dense.sxx)]
+    Ak = words.eff[:, np.flatnonzero(words.keep)] if words.eff is not None and words.keep.any() else None
+    sxx_ak = words.sxx[words.keep] if Ak is not None else np.zeros(0)
+    pool_d = _binary_pool(dense, kinds)
+    pool_a = np.flatnonzero(words.keep & np.isfinite(words.rho)) if words.eff is not None else np.zeros(0, np.int64)
     and_tier = None
     if seeds >= 2 and len(pool_d) + pool_a.size >= 2:
-        and_tier = _and_tier(D, auto_mat, pool_d, pool_a, keep_d, keep_a, eff_idx, seeds=seeds, min_obs=min_obs)
-    maxes = kernel.shuffle_max(blocks, Ak, sxx_ak, n_perm=n_perm, rng=rng, and_tier=and_tier)
-    tau = float(np.quantile(maxes, 1.0 - alpha)) if maxes.size else float("nan")
-    report.tau = tau
+        and_tier = _and_tier(D, got.auto_mat, pool_d, pool_a, dense.keep, words.keep, within.rows, seeds=seeds,
+                             min_obs=min_obs)
+    maxes = within.kernel.shuffle_max(blocks, Ak, sxx_ak, n_perm=n_perm, rng=rng, and_tier=and_tier)
+    return float(np.quantile(maxes, 1.0 - alpha)) if maxes.size else float("nan")
 
-    # ---- assemble, merge identical columns as aliases -------------------------------------------
-    # Columns equal within ask up to scale and sign (a word and its complement, a count and its
-    # multiple) are one explanation: they project identically onto two fixed random vectors
-    # centred within ask, once divided by their within-ask norm and given a canonical sign.
-    R = np.random.default_rng(20250101).standard_normal((eff_idx.size, 2))
-    R -= np.column_stack([np.bincount(gid, weights=R[:, c]) / ng_e for c in range(2)])[gid]
-    key_d = _keys(_t_dot(D_eff, R), sxx_d) if D.shape[1] else []
-    key_a = _keys(np.asarray(A_eff.T @ R), sxx_a) if A_eff is not None else []
-    key_p = _keys(_t_dot(P_eff, R), sxx_p) if P.shape[1] else []
+
+def _ranked_features(tiers: list[_Tier], within: _Within, *, tau: float,
+                     endorsed: tuple[str, ...]) -> list[HackFeature]:
+    """Every kept feature, columns equal within ask merged as aliases, strongest first.
+
+    Columns equal within ask up to scale and sign (a word and its complement, a count and its
+    multiple) are one explanation: they project identically onto two fixed random vectors centred
+    within ask, once divided by their within-ask norm and given a canonical sign. The simplest
+    name of an explanation represents it: hand features, then words, then pairs, then ANDs.
+    """
+    R = np.random.default_rng(20250101).standard_normal((within.rows.size, 2))
+    R -= np.column_stack([np.bincount(within.gid, weights=R[:, c]) / within.ng for c in range(2)])[within.gid]
     cand: list[dict[str, Any]] = []
-    for j in np.flatnonzero(keep_d).tolist():
-        cand.append({"name": dense_names[j], "rho": rho_d[j], "pooled": pooled_d[j], "n_obs": int(n_obs_dense[j]),
-                     "key": key_d[j]})
-    for j in np.flatnonzero(keep_a).tolist():
-        cand.append({"name": auto_names[j], "rho": rho_a[j], "pooled": pooled_a[j], "n_obs": int(n_obs_a[j]),
-                     "key": key_a[j]})
-    for j in np.flatnonzero(keep_p).tolist():
-        if np.isfinite(rho_p[j]) and abs(rho_p[j]) > parent_best[j] + 1e-12:
-            cand.append({"name": and_names[j], "rho": rho_p[j], "pooled": pooled_p[j], "n_obs": int(n_obs_p[j]),
-                         "key": key_p[j]})
+    for tier in tiers:
+        if tier.eff is None:
+            continue
+        proj = _t_dot(tier.eff, R) if isinstance(tier.eff, np.ndarray) else np.asarray(tier.eff.T @ R)
+        keys = _keys(proj, tier.sxx)
+        for j in np.flatnonzero(tier.keep).tolist():
+            if tier.beats is not None and not (np.isfinite(tier.rho[j]) and abs(tier.rho[j]) > tier.beats[j] + 1e-12):
+                continue  # an AND that explains no more than its better parent
+            cand.append({"name": tier.names[j], "rho": tier.rho[j], "pooled": tier.pooled[j],
+                         "n_obs": int(tier.n_obs[j]), "key": keys[j]})
     cand = [c for c in cand if np.isfinite(c["rho"])]
-    # the simplest name of an explanation represents it: hand features, then words, then pairs, then ANDs
     cand.sort(key=lambda c: (" & " in c["name"], c["name"].startswith("contains:"), c["name"].count(" "), c["name"]))
     merged: dict[Any, dict[str, Any]] = {}
     for c in cand:
-        k = c["key"]
-        if k in merged:
-            merged[k]["aliases"].append(c["name"])
+        if c["key"] in merged:
+            merged[c["key"]]["aliases"].append(c["name"])
         else:
-            merged[k] = {**c, "aliases": []}
+            merged[c["key"]] = {**c, "aliases": []}
     ranked = sorted(merged.values(), key=lambda c: (-abs(c["rho"]), c["name"]))
-
-    def is_endorsed(c: dict[str, Any]) -> bool:
-        return bool(endorsed_t) and any(e in name for e in endorsed_t for name in [c["name"], *c["aliases"]])
-
-    feats = [
+    return [
         HackFeature(name=c["name"], aliases=c["aliases"], rho=float(c["rho"]), pooled=float(c["pooled"]),
                     n_obs=c["n_obs"], above_floor=bool(math.isfinite(tau) and abs(c["rho"]) > tau),
-                    endorsed=is_endorsed(c))
+                    endorsed=bool(endorsed) and any(e in name for e in endorsed for name in [c["name"], *c["aliases"]]))
         for c in ranked
     ]
-    report.features = feats
-    report.n_features = len(feats)
-    report.n_above_floor = sum(f.above_floor for f in feats)
-    report.distinct_per_ask = _distinct_per_ask(got.sig[eff_idx], gid)
-    _verdict(report, feats, endorsed_t)
-    return report
 
 
 # ------------------------------------------------------------------------------------------
@@ -518,58 +577,74 @@ def _power(report: HackScanReport, feats: list[HackFeature]) -> None:
 
 
 def _verdict(report: HackScanReport, feats: list[HackFeature], endorsed: tuple[str, ...]) -> None:
+    """The scan's reading of the ranked features: power, the top feature (or a tie), endorsed rivals, the regime."""
     _power(report, feats)
     if not feats:
         report.regime = "no_signal"
         report.warnings.append("no feature varies within ask on enough rows to scan; lower min_obs= or add features=.")
         return
-    rho_max = abs(feats[0].rho)
-    report.rho_max = rho_max
-    tied = [name for f in feats if abs(f.rho) >= rho_max - _TIE for name in (f.name, *f.aliases)]
-    if rho_max >= 1.0 - _TIE and len(tied) >= 2:
-        report.degenerate = True
-        report.collinear = tied
-        report.top_feature = None
-        report.cause = "distinct_per_ask" if report.distinct_per_ask <= 2.0 + 1e-9 else "collinear"
-        report.regime = "degenerate"
-        why = (f"the agent emits about {report.distinct_per_ask:.1f} distinct trajectories per ask, so every feature "
-               "that separates them is an exact function of the reward" if report.cause == "distinct_per_ask"
-               else "these features are exact functions of each other on the scanned rows")
-        report.warnings.append(
-            f"degenerate: {len(tied)} features tie at |rho| 1 ({', '.join(tied[:6])}{', ...' if len(tied) > 6 else ''}); "
-            f"{why}, and the floor cannot pick between perfect explanations. Sample more varied rollouts "
-            "(higher temperature, more repeats) before reading the scan."
-        )
-    else:
-        report.top_feature = feats[0].name
+    report.rho_max = abs(feats[0].rho)
+    _top_or_tie(report, feats)
     above = [f for f in feats if f.above_floor]
     if endorsed:
-        report.endorsed_matched = [f.name for f in feats if f.endorsed]
-        if not report.endorsed_matched:
-            report.warnings.append(
-                f"endorsed= {list(endorsed)!r} matches no scanned feature; endorsed names are substrings of feature "
-                "names such as 'marker:correct' or 'tool:refund_order'."
-            )
-        if report.top_feature is not None:
-            report.endorsed_on_top = feats[0].endorsed
-        total = sum(f.rho**2 for f in above)
-        report.integrity = sum(f.rho**2 for f in above if f.endorsed) / total if total > 0 else float("nan")
-        best_end = next((i for i, f in enumerate(feats) if f.endorsed and f.above_floor), None)
-        report.rivals = [f.name for i, f in enumerate(feats)
-                         if f.above_floor and not f.endorsed and (best_end is None or i < best_end)]
-        report.inverted = [f.name for f in above if f.endorsed and f.rho < 0]
-        top = feats[0]
-        if not report.degenerate and top.above_floor and not top.endorsed:
-            report.reward_hack = True
-            report.warnings.append(
-                f"reward_hack: the reward tracks {top.name} (rho {top.rho:+.2f} within ask, floor {report.tau:.2f}) "
-                f"more than anything endorsed ({', '.join(endorsed)}); a policy trained on it would learn "
-                f"{_what_it_learns(top.name, top.rho)}. Fix the judge, or add it to endorsed= if that is intended."
-            )
-        for name in report.inverted:
-            report.warnings.append(f"the reward moves against endorsed feature {name}: check the judge's sign.")
-    if report.degenerate:
+        _against_endorsed(report, feats, above, endorsed)
+    if not report.degenerate:
+        _regime(report, above, endorsed)
+
+
+def _top_or_tie(report: HackScanReport, feats: list[HackFeature]) -> None:
+    """The top feature, or ``degenerate`` when several tie at |rho| 1 (the floor cannot pick between them)."""
+    rho_max = report.rho_max
+    tied = [name for f in feats if abs(f.rho) >= rho_max - _TIE for name in (f.name, *f.aliases)]
+    if not (rho_max >= 1.0 - _TIE and len(tied) >= 2):
+        report.top_feature = feats[0].name
         return
+    report.degenerate = True
+    report.collinear = tied
+    report.top_feature = None
+    report.cause = "distinct_per_ask" if report.distinct_per_ask <= 2.0 + 1e-9 else "collinear"
+    report.regime = "degenerate"
+    why = (f"the agent emits about {report.distinct_per_ask:.1f} distinct trajectories per ask, so every feature "
+           "that separates them is an exact function of the reward" if report.cause == "distinct_per_ask"
+           else "these features are exact functions of each other on the scanned rows")
+    report.warnings.append(
+        f"degenerate: {len(tied)} features tie at |rho| 1 ({', '.join(tied[:6])}{', ...' if len(tied) > 6 else ''}); "
+        f"{why}, and the floor cannot pick between perfect explanations. Sample more varied rollouts "
+        "(higher temperature, more repeats) before reading the scan."
+    )
+
+
+def _against_endorsed(report: HackScanReport, feats: list[HackFeature], above: list[HackFeature],
+                      endorsed: tuple[str, ...]) -> None:
+    """What the reward tracks against what it should: integrity, rivals, inverted signs, a reward hack."""
+    report.endorsed_matched = [f.name for f in feats if f.endorsed]
+    if not report.endorsed_matched:
+        report.warnings.append(
+            f"endorsed= {list(endorsed)!r} matches no scanned feature; endorsed names are substrings of feature "
+            "names such as 'marker:correct' or 'tool:refund_order'."
+        )
+    if report.top_feature is not None:
+        report.endorsed_on_top = feats[0].endorsed
+    total = sum(f.rho**2 for f in above)
+    report.integrity = sum(f.rho**2 for f in above if f.endorsed) / total if total > 0 else float("nan")
+    best_end = next((i for i, f in enumerate(feats) if f.endorsed and f.above_floor), None)
+    report.rivals = [f.name for i, f in enumerate(feats)
+                     if f.above_floor and not f.endorsed and (best_end is None or i < best_end)]
+    report.inverted = [f.name for f in above if f.endorsed and f.rho < 0]
+    top = feats[0]
+    if not report.degenerate and top.above_floor and not top.endorsed:
+        report.reward_hack = True
+        report.warnings.append(
+            f"reward_hack: the reward tracks {top.name} (rho {top.rho:+.2f} within ask, floor {report.tau:.2f}) "
+            f"more than anything endorsed ({', '.join(endorsed)}); a policy trained on it would learn "
+            f"{_what_it_learns(top.name, top.rho)}. Fix the judge, or add it to endorsed= if that is intended."
+        )
+    for name in report.inverted:
+        report.warnings.append(f"the reward moves against endorsed feature {name}: check the judge's sign.")
+
+
+def _regime(report: HackScanReport, above: list[HackFeature], endorsed: tuple[str, ...]) -> None:
+    """``no_signal`` (nothing clears the floor), ``reward_hack``, or ``train``."""
     if not above:
         report.regime = "no_signal"
         report.warnings.append(

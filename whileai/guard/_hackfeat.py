@@ -117,7 +117,7 @@ def _word_counts(texts: pl.Series) -> np.ndarray:
 def _call_feature(name: str, fn: Callable[[dict[str, Any]], Any], row: dict[str, Any], index: int) -> float:
     try:
         value = fn(row)
-    except Exception as exc:
+    except Exception as exc:  # boundary: the user's feature raised; say which feature and which row
         raise ArgumentError(
             f"feature {name!r} raised {type(exc).__name__}: {exc} on graded row {index} "
             f"(task {row.get('task_key') or row.get('scenario_id') or row.get('task_id')!r}). "

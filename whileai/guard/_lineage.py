@@ -293,7 +293,7 @@ def _trait(item: Any, i: int) -> Trait:
         try:
             fields: dict[str, Any] = {k: (list(v) if k == "examples" else str(v)) for k, v in known.items()}
             return Trait.model_validate({"id": str(tid), **fields})
-        except Exception as exc:
+        except (TypeError, ValueError) as exc:  # list() of a non-iterable, or pydantic's ValidationError
             raise SpecError(f"trait {i} cannot be read ({exc}). A trait is a dict with id, name, principle, authority.") from exc
     raise SpecError(f"trait {i} must be a dict or a principle string, got {type(item).__name__}. "
                     "Pass {'id': ..., 'principle': ...} or a string.")

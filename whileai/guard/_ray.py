@@ -109,7 +109,7 @@ def _check_shippable(spec: Spec) -> None:
     for name, fn in spec.user.items():
         try:
             cloudpickle.dumps(fn)
-        except Exception as exc:
+        except Exception as exc:  # boundary: pickling user code raises anything; name the feature
             raise ArgumentError(
                 f"features[{name!r}] must be a function Ray can ship to its workers (cloudpickle), got {fn!r} "
                 f"({type(exc).__name__}: {exc}). Define it at module level without open files, locks or clients, "

@@ -118,7 +118,7 @@ def clean_rewards(df: pl.DataFrame, warnings: list[str]) -> pl.DataFrame:
     if df.schema["reward"] != pl.Float64:
         try:
             df = df.with_columns(pl.col("reward").cast(pl.Float64, strict=True))
-        except Exception as exc:  # polars raises several kinds here
+        except pl.exceptions.PolarsError as exc:  # InvalidOperationError for text, structs and lists
             raise SchemaError(
                 f"reward must hold numbers in [0, 1] or null, got dtype {df.schema['reward']}. "
                 "Have the judge return a number (1.0 pass, 0.0 fail).", column="reward",
@@ -261,7 +261,7 @@ def run_config(df: pl.DataFrame | pl.LazyFrame) -> dict[str, Any]:
     exprs: dict[str, pl.Expr] = {}
     lineage_fields = set()
     if "lineage" in schema and isinstance(schema["lineage"], pl.Struct):
-        lineage_fields = {f.name for f in schema["lineage"].fields}  # type: ignore[union-attr]
+        lineage_fields = {f.name for f in schema["lineage"].fields}
     for key in CONFIG_KEYS:
         if key in schema:
             expr = pl.col(key)
@@ -350,7 +350,7 @@ def run_labels(df: pl.DataFrame, by: str | None = None) -> tuple[pl.Expr | None,
     """
     lineage = set()
     if "lineage" in df.columns and isinstance(df.schema["lineage"], pl.Struct):
-        lineage = {f.name for f in df.schema["lineage"].fields}  # type: ignore[union-attr]
+        lineage = {f.name for f in df.schema["lineage"].fields}
     if by is not None:
         if by in df.columns:
             return pl.col(by).cast(pl.String), by

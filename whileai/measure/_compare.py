@@ -129,7 +129,7 @@ def _p(value: float) -> str:
 
 
 def compare_runs(before: IntoRows, after: IntoRows, *, metric: str = PASS_AT_1, level: float = CI_LEVEL,
-                 ci_method: CompareMethod = COMPARE_CI_METHOD,  # type: ignore[assignment]
+                 ci_method: CompareMethod = COMPARE_CI_METHOD,
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  min_paired: int = MIN_PAIRED_TASKS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> Comparison:
     """Compare two runs on the tasks they share: a paired interval and a sign-flip p-value.

@@ -334,7 +334,7 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
                  markers: Sequence[str] | None = None, by: str | Callable[[dict[str, Any]], Any] | None = None,
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, balance_rollouts: bool = False, level: float = CI_LEVEL,
-                 power: float = POWER, ci_method: CompareMethod = COMPARE_CI_METHOD,  # type: ignore[assignment]
+                 power: float = POWER, ci_method: CompareMethod = COMPARE_CI_METHOD,
                  n_boot: int = BOOTSTRAP_DRAWS, n_perm: int = PERMUTATION_DRAWS,
                  ceiling_pass_rate: float = CEILING_PASS_RATE, min_paired: int = MIN_PAIRED_TASKS,
                  seed: int | np.random.Generator | None = DEFAULT_SEED) -> DeltaReport:
@@ -410,7 +410,6 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
     rng = check_rng(seed)
 
     warnings: list[str] = []
-    extra = [by] if isinstance(by, str) else []
     if is_ray_dataset(before) or is_ray_dataset(after):
         return _delta_ray(before, after, by=by, balance_rollouts=balance_rollouts, wanted_markers=wanted_markers,
                           target=target, guards=guards, given_std=given_std, given_runs=given_runs, level=level,
@@ -426,22 +425,31 @@ def delta_report(before: IntoRows, after: IntoRows, *, target: str | None = None
                                     ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
                                     ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng,
                                     warnings=warnings)
-    a_df = clean_rewards(read_rows(before, extra=extra, all_columns=callable(by)), warnings)
-    b_df = clean_rewards(read_rows(after, extra=extra, all_columns=callable(by)), warnings)
-    shared_markers = sorted(set(marker_names(a_df)) & set(marker_names(b_df)))
-    metrics, target_name = _metrics_of(shared_markers, wanted_markers, target, guards)
-    configs = [run_config(df) if df.height else {} for df in (a_df, b_df)]
-    if balance_rollouts and a_df.height and b_df.height:
-        a_df, b_df, balanced = _balance(a_df, b_df, rng)
-    else:
-        balanced = {}
-    side_a = delta_side(a_df, metrics)._replace(config=configs[0])
-    side_b = delta_side(b_df, metrics)._replace(config=configs[1])
+    (side_a, side_b), (a_df, b_df), metrics, target_name, balanced = _frame_sides(
+        (before, after), by=by, balance_rollouts=balance_rollouts, wanted_markers=wanted_markers, target=target,
+        guards=guards, rng=rng, warnings=warnings)
     return delta_from_sides(side_a, side_b, metrics=metrics,
                             target_name=target_name, guards=guards, given_std=given_std, given_runs=given_runs,
                             balanced=balanced, level=level, power=power, ci_method=ci_method, n_boot=n_boot,
                             n_perm=n_perm, ceiling_pass_rate=ceiling_pass_rate, min_paired=min_paired, rng=rng,
                             warnings=warnings, by=by, frames=(a_df, b_df))
+
+
+def _frame_sides(arms: tuple[IntoRows, IntoRows], *, by: Any, balance_rollouts: bool,
+                 wanted_markers: list[str] | None, target: str | None, guards: list[str], rng: np.random.Generator,
+                 warnings: list[str]) -> tuple[tuple[DeltaSide, DeltaSide], tuple[pl.DataFrame, pl.DataFrame],
+                                               list[str], str, dict[str, int]]:
+    """Both arms read whole (``by=`` or balancing needs the rows): their sides, frames, metrics, target, trims."""
+    extra = [by] if isinstance(by, str) else []
+    a_df, b_df = (clean_rewards(read_rows(rows, extra=extra, all_columns=callable(by)), warnings) for rows in arms)
+    shared_markers = sorted(set(marker_names(a_df)) & set(marker_names(b_df)))
+    metrics, target_name = _metrics_of(shared_markers, wanted_markers, target, guards)
+    configs = [run_config(df) if df.height else {} for df in (a_df, b_df)]
+    balanced: dict[str, int] = {}
+    if balance_rollouts and a_df.height and b_df.height:
+        a_df, b_df, balanced = _balance(a_df, b_df, rng)
+    sides = (delta_side(a_df, metrics)._replace(config=configs[0]), delta_side(b_df, metrics)._replace(config=configs[1]))
+    return sides, (a_df, b_df), metrics, target_name, balanced
 
 
 def _metrics_of(shared_markers: list[str], wanted_markers: list[str] | None, target: str | None,
@@ -538,8 +546,39 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
         report.balanced = balanced
     a_vals, b_vals = a.values, b.values
     report.repeats = {"before": _k(a_vals), "after": _k(b_vals)}
+    band = _noise_band(report, a, b, metrics=metrics, target_name=target_name, given_std=given_std,
+                       given_runs=given_runs, level=level, warnings=warnings)
+    _compare_metrics(report, a_vals, b_vals, band, metrics=metrics, level=level, ci_method=ci_method, n_boot=n_boot,
+                     n_perm=n_perm, min_paired=min_paired, rng=rng)
+    _target_fields(report, band, target_name=target_name, given_runs=given_runs, level=level)
+    _comparability(report, a, b, warnings)
+    _unpaired_verdicts(report)
+    _guards(report, guards, a, b, warnings)
+    _headline(report)
+    _sizing(report, a_vals, power, level, ceiling_pass_rate, warnings)
+    _resolve(report, band.df, level)
+    _config_warnings(report, warnings)
+    if by is not None and frames is not None and not report.not_comparable:
+        _groups(report, frames[0], frames[1], by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
+                n_perm=n_perm, min_paired=min_paired, rng=rng, warnings=warnings)
+    _movement_warnings(report, target_name=target_name, guards=guards, warnings=warnings)
+    report.warnings = warnings
+    return report
 
-    # the re-run band
+
+class _Band(NamedTuple):
+    """The re-run noise band's inputs: run_std per metric, its degrees of freedom, eval runs per arm."""
+
+    std: dict[str, float]
+    df: int | None
+    runs_a: int
+    runs_b: int
+
+
+def _noise_band(report: DeltaReport, a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_name: str,
+                given_std: dict[str | None, float] | None, given_runs: int | None, level: float,
+                warnings: list[str]) -> _Band:
+    """run_std per metric: given, or derived from the eval runs the rows carry (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640)."""
     runs_a, runs_b, derived, derived_df = _derived_run_std([a.run_values, b.run_values], metrics)
     report.eval_runs = {"before": runs_a, "after": runs_b}
     std_by_metric: dict[str, float] = {}
@@ -566,8 +605,13 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
                             f"Measured on both: {', '.join(metrics)}.")
     report.run_std_by_metric = {m: float(v) for m, v in std_by_metric.items()}
     report.run_std_df = band_df
+    return _Band(std_by_metric, band_df, runs_a, runs_b)
 
-    # every metric, on one alignment of the two sides' task values
+
+def _compare_metrics(report: DeltaReport, a_vals: pl.DataFrame, b_vals: pl.DataFrame, band_in: _Band, *,
+                     metrics: list[str], level: float, ci_method: str, n_boot: int, n_perm: int, min_paired: int,
+                     rng: np.random.Generator) -> None:
+    """Every metric compared on one alignment of the two sides' task values, each with its gain verdict."""
     both = aligned(a_vals, b_vals, [*metrics, "n_graded"])
     n_a, n_b = _counts(both["n_graded"]), _counts(both["n_graded_b"])
     for name in metrics:
@@ -575,8 +619,8 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
                               metric=name if name == PASS_AT_1 else MARKER_PREFIX + name, level=level,
                               ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng,
                               n_a=n_a, n_b=n_b)
-        std = std_by_metric.get(name)
-        band = None if std is None else noise_band_width(std, runs_a, runs_b, band_df, level=level)
+        std = band_in.std.get(name)
+        band = None if std is None else noise_band_width(std, band_in.runs_a, band_in.runs_b, band_in.df, level=level)
         verdict = _gain_verdict(comp, band)
         entry = comp.to_dict()
         entry.pop("warnings", None)
@@ -587,13 +631,18 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
         elif verdict == "within_eval_noise":
             report.within_noise.append(name)
 
+
+def _target_fields(report: DeltaReport, band: _Band, *, target_name: str, given_runs: int | None,
+                   level: float) -> None:
+    """The target metric's verdict, delta and band on the report's top level, and the pairing counts."""
+    band_df, runs_a, runs_b = band.df, band.runs_a, band.runs_b
     t = report.metrics[target_name]
     p1 = report.metrics[PASS_AT_1]
     report.target_verdict = t["gain_verdict"]
     report.target_direction = t["direction"]
     report.target_delta = t["delta"] if t["delta"] is not None else math.nan
     report.target_ci95 = _tuple(t["ci95"])
-    report.run_std = std_by_metric.get(target_name)
+    report.run_std = band.std.get(target_name)
     report.noise_band = t["noise_band"]
     if report.noise_band is not None:
         q = float(t_quantile(level, np.inf if band_df is None else band_df))
@@ -606,16 +655,9 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
     report.n_unpaired_tasks = p1["n_only_a"] + p1["n_only_b"]
     report.paired_share = p1["paired_share"] if p1["paired_share"] is not None else math.nan
 
-    _comparability(report, a, b, warnings)
-    _unpaired_verdicts(report)
-    _guards(report, guards, a, b, warnings)
-    _headline(report)
-    _sizing(report, a_vals, power, level, ceiling_pass_rate, warnings)
-    _resolve(report, band_df, level)
-    _config_warnings(report, warnings)
-    if by is not None and frames is not None and not report.not_comparable:
-        _groups(report, frames[0], frames[1], by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
-                n_perm=n_perm, min_paired=min_paired, rng=rng, warnings=warnings)
+
+def _movement_warnings(report: DeltaReport, *, target_name: str, guards: list[str], warnings: list[str]) -> None:
+    """A metric that dropped but is guarded by nothing; a target that moved in one eval run a side."""
     for name in report.regressions:
         if name != target_name and name not in guards:
             m = report.metrics[name]
@@ -624,8 +666,6 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
     if report.target_verdict == "moved_unreplicated" and report.headline == UNREPLICATED_PASS:
         warnings.append(f"{target_name} moved in one eval run a side, which could be noise: re-run both arms with "
                         f"simulate(agent, tasks=base, runs={EVAL_RUNS}) and compare again, or pass run_std= and run_std_runs=.")
-    report.warnings = warnings
-    return report
 
 
 def _names(what: str, value: Any) -> list[str]:

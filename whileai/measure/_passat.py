@@ -209,9 +209,9 @@ class PassAt(ChartedReport):
 
 
 def pass_at(rows: IntoRows, /, *, k: int | None = None, min_k: int = MIN_K, unanimous_short: bool = False,
-            level: float = CI_LEVEL, ci_method: PassMethod = PASS_CI_METHOD,  # type: ignore[assignment]
-            kway_ci_method: PassMethod = KWAY_CI_METHOD,  # type: ignore[assignment]
-            binary_ci: Literal["wilson"] | None = BINARY_CI_METHOD,  # type: ignore[assignment]
+            level: float = CI_LEVEL, ci_method: PassMethod = PASS_CI_METHOD,
+            kway_ci_method: PassMethod = KWAY_CI_METHOD,
+            binary_ci: Literal["wilson"] | None = BINARY_CI_METHOD,
             n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED,
             by: str | Sequence[str] | None = None) -> PassAt:
     """pass@1, pass^k and pass@k over tasks, each with an interval over tasks.

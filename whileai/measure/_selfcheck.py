@@ -97,7 +97,7 @@ class SelfCheckReport(Report):
 
 
 def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, alpha: float = ALPHA,
-               ci_method: IntervalMethod = CI_METHOD,  # type: ignore[assignment]
+               ci_method: IntervalMethod = CI_METHOD,
                n_boot: int = BOOTSTRAP_DRAWS, flag_at: float = SELF_CHECK_FLAG_ERRORS, k: int = SELF_CHECK_K,
                scope: Literal["all", "compare"] = "all") -> SelfCheckReport:
     """Check the paired comparison by simulation: false alarms, coverage and power against known truth.

@@ -228,7 +228,7 @@ def metric_summary(rows: IntoRows, /, metric: str = PASS_AT_1, *, level: float =
 
 
 def marker_summary(rows: IntoRows, /, *, names: Sequence[str] | None = None, level: float = CI_LEVEL,
-                   ci_method: IntervalMethod | Literal["score"] = PASS_CI_METHOD,  # type: ignore[assignment]
+                   ci_method: IntervalMethod | Literal["score"] = PASS_CI_METHOD,
                    n_boot: int = BOOTSTRAP_DRAWS, seed: int | np.random.Generator | None = DEFAULT_SEED) -> MarkerSummary:
     """Every marker's mean over tasks with its interval; degenerate markers named in one warning.
 

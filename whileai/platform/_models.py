@@ -11,7 +11,7 @@ import json
 import math
 import re
 import warnings
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -48,6 +48,12 @@ _FIGURE = re.compile(FIGURE_NAME_PATTERN)
 _AGENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 RunStatus = Literal["running", "done", "failed", "stopped"]
+
+#: The eight checks the Evals table runs on a behavior, in the order a failed one is worth fixing
+#: (a set nobody can fail first, then size, then the test set's name, then the judge; whileai 0.131
+#: brief). The one list of their names: ``EVAL_CHECKS`` and ``EvalCheck.name`` derive from it.
+EvalCheckName = Literal["can_fail", "size", "frozen", "judge", "noise_floor", "length_bias", "clean", "reward_not_judge"]
+EVAL_CHECKS: tuple[EvalCheckName, ...] = get_args(EvalCheckName)
 FinishStatus = Literal["done", "failed", "stopped"]
 
 

@@ -25,7 +25,14 @@ from whileai.defaults import (
     VERDICT_MIN_N,
 )
 from whileai.errors import ArgumentError
-from whileai.platform._models import Behavior, Example, RunRecord, ScoreRecord, check_behavior_name
+from whileai.platform._models import (
+    EVAL_CHECKS,
+    Behavior,
+    Example,
+    RunRecord,
+    ScoreRecord,
+    check_behavior_name,
+)
 from whileai.platform._views import (
     AgentState,
     Brief,
@@ -50,9 +57,8 @@ __all__ = [
 _SETTINGS_NAME = re.compile(r"(lr\d|\d(\.\d+)?e-?\d|(^|[-_])s\d+($|[-_])|\d+st(eps?)?($|[-_])|(^|[-_])bs\d|(^|[-_])ep\d)",
                             re.IGNORECASE)
 
-# The order failed checks are worth doing in (a set nobody can fail first, then size, then the
-# test set's name, then the judge; whileai 0.131 brief), then the rest in table order.
-_FIX_ORDER = ("can_fail", "size", "frozen", "judge", "noise_floor", "length_bias", "clean", "reward_not_judge")
+# The order failed checks are worth doing in (platform._models.EVAL_CHECKS).
+_FIX_ORDER = EVAL_CHECKS
 
 
 def _pts(value: float | None) -> str:

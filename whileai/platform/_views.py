@@ -10,7 +10,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from whileai.platform._models import AgentInfo, Behavior, Experiment, RunRecord, ScoreRecord
+from whileai.platform._models import (
+    AgentInfo,
+    Behavior,
+    EvalCheckName,
+    Experiment,
+    RunRecord,
+    ScoreRecord,
+)
 from whileai.report import Report
 
 __all__ = [
@@ -101,7 +108,7 @@ class Verdict(Report):
 class EvalCheck(BaseModel):
     """One of the eight checks the Evals table runs on a behavior."""
 
-    name: Literal["frozen", "size", "judge", "length_bias", "noise_floor", "clean", "reward_not_judge", "can_fail"]
+    name: EvalCheckName
     ok: bool
     value: Any = None
     """What was measured (None when nothing was)."""

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import polars as pl
@@ -87,23 +87,22 @@ from whileai.simulation._writer import (
 )
 from whileai.table.schema import MESSAGE
 
+if TYPE_CHECKING:
+    from whileai.simulation import _ray
+
 __all__ = ["simulate"]
 
 Mode = Literal["rl", "sft", "eval"]
 RepeatPolicy = Literal["fixed", "none", "dynamic"]
-
-MODES = ("rl", "sft", "eval")
-REPEAT_POLICIES = ("fixed", "none", "dynamic")
+Engine = Literal["local", "ray"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+REPEAT_POLICIES: tuple[RepeatPolicy, ...] = get_args(RepeatPolicy)
+ENGINES: tuple[Engine, ...] = get_args(Engine)
 _FAIL_FAST = (401, 403, 404)  # an endpoint that answers these to the first call will answer them to every call
 MODE_REPEATS = {"rl": RL_REPEATS, "sft": SFT_COMPLETIONS_PER_PROMPT, "eval": EVAL_REPEATS}
 _BATCH = 2048  # rollouts per Arrow batch (bounded memory: a batch's dicts are dropped once flattened)
 _DEAD_AGENT = 16  # the first this-many rollouts all lost: the agent is dead, stop (whileai 0.131 DEAD_AGENT_MIN_ERRORS)
 _LOST_EXAMPLES = 20
-_KNOWN = ("tools", "system_prompt", "simulator", "mode", "repeats", "repeat_policy", "budget", "tasks", "runs",
-          "concurrency", "seed", "hard_share", "fault_rate", "max_turns", "execute", "output", "progress", "model",
-          "user_simulator", "max_user_turns", "temperature", "top_p", "max_tokens", "offline", "score_rows", "user_audit", "faults",
-          "max_rollouts", "timeout", "tool_timeout", "engine", "num_workers")
-ENGINES = ("local", "ray")
 
 _WRITER_SYSTEM = (
     "You write the first message a person sends to an AI assistant that can call tools. Write only that message, "
@@ -155,7 +154,7 @@ def simulate(
     progress: ProgressArg = None,
     timeout: float | None = AGENT_TIMEOUT_S,
     tool_timeout: float | None = TOOL_TIMEOUT_S,
-    engine: Literal["local", "ray"] = "local",
+    engine: Engine = "local",
     num_workers: int | None = None,
     **unknown: Any,
 ) -> Any:
@@ -289,6 +288,7 @@ def simulate(
         (64, 16, 4)
     """
     started = time.perf_counter()
+    # --- check: every argument before the first rollout ---------------------------------------
     reject_unknown("simulate", unknown, _KNOWN)
     check_progress(progress)
     mode, repeat_policy = _check_policy(mode, repeat_policy, score_rows=score_rows, agent=agent, model=model)
@@ -305,56 +305,26 @@ def simulate(
     fault_rate = check_share("fault_rate", fault_rate, fix="Pass fault_rate=0.25, or 0 for a world that never fails.")
     fault_kinds = _check_faults(faults)
     seed_int = _seed_int(seed)
-    engine = check_choice("engine", engine, ENGINES,  # type: ignore[assignment]
-                          fix="Pass engine='local', or engine='ray' with num_workers= and output='rows/'.")
-    if engine == "ray" and user_audit is not None:
-        raise ArgumentError("user_judge must run with engine='local', got engine='ray': the rows stay in the workers' "
-                            "Parquet folder. Audit them after with the rule checks' user_flags, or run locally.",
-                            argument="user_judge")
-    if engine == "local" and num_workers is not None:
-        raise ArgumentError(f"num_workers must come with engine='ray', got num_workers={num_workers!r} and engine='local'. "
-                            "Pass engine='ray' to fan the rollouts out over Ray, or drop num_workers=.",
-                            argument="num_workers", value=num_workers)
-    if num_workers is not None:
-        num_workers = check_int("num_workers", num_workers, minimum=1, fix="Pass num_workers=4 for four Ray workers.")
-    if engine == "ray":
-        from whileai.simulation import _ray
+    engine, num_workers, output = _check_engine(engine, num_workers, output, user_audit=user_audit)
 
-        output = _ray.check_folder(output)
-    elif output is not None:
-        table.check_output(output)  # before the first rollout, so a bad path costs no run
+    # --- plan: the models resolved, the tasks chosen, the job written -------------------------
     settings = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
     agent, simulator, user, endpoints = _resolve_models(agent, model, simulator, user_simulator, settings,
                                                         replay=tasks is not None, offline=offline)
-    if isinstance(agent, SeededAgent) and tasks is None and fault_rate == 0 and not agent.possible_kinds(faults=False):
-        raise ArgumentError(f"fault_rate must be above 0 for seeded_agent(kinds={list(agent.kinds)!r}), got 0: "
-                            "ignored_failure and followed_injection need a tool call that meets a fault, so no rollout "
-                            "could be seeded. "
-                            "Pass fault_rate=0.25, or add a kind that always can (skipped_tool, filler, ...).",
-                            argument="fault_rate", value=fault_rate)
-    if system_prompt is not None and not isinstance(system_prompt, str):
-        raise ArgumentError(f"system_prompt must be text, got {type(system_prompt).__name__}. Pass the policy as a string.")
-    if execute is not None and not callable(execute):
-        raise ArgumentError(f"execute must be a callable (tool_name, arguments) -> result, got {execute!r}.")
-    if repeat_policy == "none" and repeats not in (None, 1):
-        raise ArgumentError(f"repeats must be 1 with repeat_policy='none', got {repeats!r}. "
-                            "Use repeat_policy='fixed' for k rollouts per task.")
+    _check_run_inputs(agent, replay=tasks is not None, fault_rate=fault_rate, system_prompt=system_prompt,
+                      execute=execute, repeat_policy=repeat_policy, repeats=repeats)
     specs = normalize_tools(tools)
     call = resolve_agent(agent)
     policy = system_prompt or ""
     warnings: list[str] = []
     generation = _generation(agent, settings, seed_int)
     sent_before = {id(ep): ep.sent() for _, ep in endpoints}
-
-    # --- the tasks ----------------------------------------------------------------------------
     chosen = _choose_tasks(tasks, specs, policy, mode=mode, repeat_policy=repeat_policy, repeats=repeats,
                            budget=budget, seed=seed_int, hard_share=hard_share, fault_rate=fault_rate,
                            simulator=simulator, warnings=warnings, fault_kinds=fault_kinds)
     task_list, plan, k, asked, stopped, writer = (chosen.task_list, chosen.plan, chosen.k, chosen.asked,
                                                   chosen.stopped, chosen.writer)
     parent_runs, writer_errors = chosen.parent_runs, chosen.writer_errors
-
-    # --- the run ------------------------------------------------------------------------------
     schemas = [s.schema for s in specs]
     tools_json = canonical(schemas)
     run_id = "run-" + hkey(seed_int, policy, tools_json, call.name, mode, k, runs, max_turns, hard_share, fault_rate,
@@ -372,36 +342,16 @@ def simulate(
                score_rows=score_rows if dynamic_on else None, tools_json=tools_json, model_version=call.name,
                writer=writer, replayed=tasks is not None, parent_run=",".join(parent_runs) if parent_runs else None,
                generation=generation, user_model=user.name if user is not None else None)
-    progress_bar = Progress(total, progress=progress)
-    if engine == "ray":
-        from whileai.simulation import _ray
 
-        assert output is not None  # checked above
-        try:
-            done = _ray.run_parts(job, task_list, eval_runs, out=os.fspath(output), num_workers=num_workers,
-                                  progress=progress_bar, endpoints=endpoints)
-        finally:
-            progress_bar.close()
-        landed, egress_extra = _merge_parts(done.parts)
-        counts = landed.counts
-    else:
-        def items() -> Iterator[Item]:
-            for eval_run in eval_runs:
-                for ordinal, task in enumerate(task_list):
-                    for index in range(k):
-                        yield task, index, eval_run, ordinal
-
-        by_id = {t.scenario_id: (ordinal, t) for ordinal, t in enumerate(task_list)} if dynamic_on else None
-        try:
-            landed = job.run(items(), total, progress_bar, by_id)
-        finally:
-            progress_bar.close()
-        counts, egress_extra = landed.counts, None
-    lost_by, lost, stats, dynamic = landed.lost_by, landed.lost, landed.stats, landed.dynamic
+    # --- run: every rollout, here or over Ray -------------------------------------------------
+    landed, done, egress = _run_rollouts(job, task_list, eval_runs, total=total, engine=engine, output=output,
+                                 num_workers=num_workers, progress=Progress(total, progress=progress),
+                                 endpoints=endpoints, dynamic=dynamic_on)
+    counts, lost_by, lost, stats, dynamic = landed.counts, landed.lost_by, landed.lost, landed.stats, landed.dynamic
     stopped, total = _after_run(landed, stopped=stopped, total=total, k=k, writer=writer, n_tasks=len(task_list),
                                 warnings=warnings)
 
-    # --- the table ----------------------------------------------------------------------------
+    # --- report: the rows audited, the report written, the rows returned or left in the folder -
     df, lost_df = landed.df, landed.lost_df
     if user_audit is not None and user is not None and df.height:
         df = stamp_user_flags(df, user_audit(df))
@@ -413,20 +363,13 @@ def simulate(
     report.generation = generation
     report.user_simulator = user.name if user is not None else None
     report.user_turns = stats.user_turns
-    summary = user_error_summary(df) if engine != "ray" else None
-    if summary is not None:
-        report.user_flags = {k: v for k, v in summary.by_flag.items() if v}
-        report.user_erred_rows = summary.erred
-        report.user_failure_share = summary.failure_share_erred if summary.failures else None
-        report.user_line = summary.line()
+    if done is None:  # over Ray the rows are in the workers' folder
+        _add_user_summary(report, df)
     report.offline = bool(offline)
-    report.egress = _egress(endpoints, sent_before, writer=writer, workers=egress_extra)
+    report.egress = _egress(endpoints, sent_before, writer=writer, workers=egress)
     report.engine = engine
-    report.num_workers = done.num_workers if engine == "ray" else None
-    for key in ("asks_oversampled", "asks_never_mixed", "rollouts_oversampled", "asks_unjudged"):
-        setattr(report, key, dynamic[key])
-    if dynamic["asks_unjudged"]:
-        report.warnings.append(_unjudged_warning(dynamic, len(task_list) * runs))
+    report.num_workers = done.num_workers if done is not None else None
+    _add_dynamic_sampling(report, dynamic, n_asks=len(task_list) * runs)
     if isinstance(agent, SeededAgent):
         _seeded_shortfall(agent, report, task_list, k, eval_runs)
     if dynamic["asks_never_mixed"]:
@@ -434,7 +377,7 @@ def simulate(
                                "the cap; select(mode='rl') drops them as unanimous.")
     meta = {"system_prompt": policy, "tools": schemas, "mode": mode, "repeats": k, "repeat_policy": repeat_policy,
             "run_id": run_id, "seed": seed_int, "runs": runs, "budget": asked, "writer": writer}
-    if engine == "ray":
+    if done is not None:  # engine="ray": the rows stay in the folder the workers wrote
         from whileai.table.raydata import FolderResult
 
         report.elapsed_s = round(time.perf_counter() - started, 3)
@@ -447,6 +390,97 @@ def simulate(
             report.warnings.append(note)
             _warnings.warn(note, RuntimeWarning, stacklevel=2)
     return table.StepResult(df, report, meta, lost_df)
+
+
+def _add_user_summary(report: SimulationReport, df: pl.DataFrame) -> None:
+    """The simulated user's errors on the report: flags raised, rows that erred, their failure share."""
+    summary = user_error_summary(df)
+    if summary is not None:
+        report.user_flags = {k: v for k, v in summary.by_flag.items() if v}
+        report.user_erred_rows = summary.erred
+        report.user_failure_share = summary.failure_share_erred if summary.failures else None
+        report.user_line = summary.line()
+
+
+def _add_dynamic_sampling(report: SimulationReport, dynamic: dict[str, Any], *, n_asks: int) -> None:
+    """Dynamic sampling's counts on the report, and the warning when asks went unjudged."""
+    for key in ("asks_oversampled", "asks_never_mixed", "rollouts_oversampled", "asks_unjudged"):
+        setattr(report, key, dynamic[key])
+    if dynamic["asks_unjudged"]:
+        report.warnings.append(_unjudged_warning(dynamic, n_asks))
+
+
+#: The keywords ``simulate`` takes, for the did-you-mean of an unknown one.
+_KNOWN = tuple(name for name, p in inspect.signature(simulate).parameters.items() if p.kind is p.KEYWORD_ONLY)
+
+
+def _check_engine(engine: Any, num_workers: Any, output: Any, *,
+                  user_audit: Any) -> tuple[Engine, int | None, str | os.PathLike[str] | None]:
+    """``engine``, ``num_workers`` and ``output`` checked together, before the first rollout (a bad path costs no run)."""
+    engine = check_choice("engine", engine, ENGINES,
+                          fix="Pass engine='local', or engine='ray' with num_workers= and output='rows/'.")
+    if engine == "ray" and user_audit is not None:
+        raise ArgumentError("user_judge must run with engine='local', got engine='ray': the rows stay in the workers' "
+                            "Parquet folder. Audit them after with the rule checks' user_flags, or run locally.",
+                            argument="user_judge")
+    if engine == "local" and num_workers is not None:
+        raise ArgumentError(f"num_workers must come with engine='ray', got num_workers={num_workers!r} and engine='local'. "
+                            "Pass engine='ray' to fan the rollouts out over Ray, or drop num_workers=.",
+                            argument="num_workers", value=num_workers)
+    if num_workers is not None:
+        num_workers = check_int("num_workers", num_workers, minimum=1, fix="Pass num_workers=4 for four Ray workers.")
+    if engine == "ray":
+        from whileai.simulation import _ray
+
+        output = _ray.check_folder(output)
+    elif output is not None:
+        table.check_output(output)
+    return engine, num_workers, output
+
+
+def _check_run_inputs(agent: Any, *, replay: bool, fault_rate: float, system_prompt: Any, execute: Any,
+                      repeat_policy: RepeatPolicy, repeats: int | None) -> None:
+    """The checks that need the resolved agent, or one argument against another."""
+    if isinstance(agent, SeededAgent) and not replay and fault_rate == 0 and not agent.possible_kinds(faults=False):
+        raise ArgumentError(f"fault_rate must be above 0 for seeded_agent(kinds={list(agent.kinds)!r}), got 0: "
+                            "ignored_failure and followed_injection need a tool call that meets a fault, so no rollout "
+                            "could be seeded. "
+                            "Pass fault_rate=0.25, or add a kind that always can (skipped_tool, filler, ...).",
+                            argument="fault_rate", value=fault_rate)
+    if system_prompt is not None and not isinstance(system_prompt, str):
+        raise ArgumentError(f"system_prompt must be text, got {type(system_prompt).__name__}. Pass the policy as a string.")
+    if execute is not None and not callable(execute):
+        raise ArgumentError(f"execute must be a callable (tool_name, arguments) -> result, got {execute!r}.")
+    if repeat_policy == "none" and repeats not in (None, 1):
+        raise ArgumentError(f"repeats must be 1 with repeat_policy='none', got {repeats!r}. "
+                            "Use repeat_policy='fixed' for k rollouts per task.")
+
+
+def _run_rollouts(job: _Job, task_list: list[Situation], eval_runs: list[int | None], *, total: int, engine: Engine,
+                  output: str | os.PathLike[str] | None, num_workers: int | None, progress: Progress,
+                  endpoints: list[tuple[str, Endpoint]],
+                  dynamic: bool) -> tuple[_Landed, _ray.RayRun | None, dict[str, dict[str, int]] | None]:
+    """Every rollout of the plan, here or over Ray: what landed, and the Ray run and its workers' egress (None here)."""
+    try:
+        if engine == "ray":
+            from whileai.simulation import _ray
+
+            assert output is not None  # _check_engine made it a folder
+            done = _ray.run_parts(job, task_list, eval_runs, out=os.fspath(output), num_workers=num_workers,
+                                  progress=progress, endpoints=endpoints)
+            landed, egress = _merge_parts(done.parts)
+            return landed, done, egress
+
+        def items() -> Iterator[Item]:
+            for eval_run in eval_runs:
+                for ordinal, task in enumerate(task_list):
+                    for index in range(job.k):
+                        yield task, index, eval_run, ordinal
+
+        by_id = {t.scenario_id: (ordinal, t) for ordinal, t in enumerate(task_list)} if dynamic else None
+        return job.run(items(), total, progress, by_id), None, None
+    finally:
+        progress.close()
 
 
 def _seeded_shortfall(agent: SeededAgent, report: SimulationReport, task_list: list[Situation], k: int,
@@ -499,7 +533,7 @@ def _check_policy(mode: Any, repeat_policy: Any, *, score_rows: Any, agent: Any,
         raise ArgumentError("agent must be given, got neither agent= nor model=. Pass model='openai/gpt-4o-mini' (the "
                             "default tool-calling agent), your agent callable, or wai.seeded_agent(tools) offline.",
                             argument="agent")
-    return mode, repeat_policy  # type: ignore[return-value]
+    return mode, repeat_policy
 
 
 def _resolve_models(agent: Any, model: Any, simulator: Any, user_simulator: Any, settings: dict[str, Any], *,
@@ -743,7 +777,7 @@ class _Stats:
     user_turns: int = 0
 
 
-class _AskUser(list):  # type: ignore[type-arg]
+class _AskUser(list):
     """What the episode yields when it wants the simulated user's next message (the conversation so far)."""
 
 
@@ -850,16 +884,11 @@ class _Engine:
                        self.max_user_turns)
         return gen, next(gen), world, token
 
-    def _user_sync(self, item: Item, messages: list[dict[str, Any]]) -> Any:
+    def _user_turn(self, item: Item, messages: list[dict[str, Any]]) -> Any:
+        """The simulated user's next message: an awaitable from a model user, else the message itself."""
         user, turn = self.user, sum(1 for m in messages if m.get("role") == "user")
         if isinstance(user, ModelUser):
-            return _run_coro(user.areply(item[0], messages, turn))
-        return user.reply(item[0], messages, turn) if user is not None else None
-
-    async def _user_async(self, item: Item, messages: list[dict[str, Any]]) -> Any:
-        user, turn = self.user, sum(1 for m in messages if m.get("role") == "user")
-        if isinstance(user, ModelUser):
-            return await user.areply(item[0], messages, turn)
+            return user.areply(item[0], messages, turn)
         return user.reply(item[0], messages, turn) if user is not None else None
 
     def _failed(self, exc: Exception, messages: list[dict[str, Any]], world: World) -> Outcome:
@@ -882,56 +911,66 @@ class _Engine:
             assert not isinstance(messages, PendingResult)  # a tool result is never a reply to check
             return _lost("invalid_reply", str(exc), messages, world), messages
 
-    # The two drivers below differ only in how a reply is awaited; what a reply or an error means
-    # is decided once, in _failed and _advance.
+    def _turns(self, item: Item) -> Generator[Any, Any, Outcome]:
+        """One rollout, written once: yields each reply to wait for and is sent it resolved.
+
+        A reply (the agent's, the simulated user's, an async ``execute``'s result) is yielded as a
+        value or an awaitable; an error raised while waiting for it is thrown in here.
+        :meth:`rollout_sync` and :meth:`rollout_async` differ only in how they wait; what a reply
+        or an error means is decided here, in ``_failed`` and ``_advance``.
+        """
+        gen, messages, world, token = self._start(item)
+        try:
+            while True:
+                if isinstance(messages, PendingResult):  # an async execute's result: its errors are not the agent's
+                    done, messages = self._advance(gen, (yield messages.text()), messages, world)
+                else:
+                    try:
+                        if isinstance(messages, _AskUser):
+                            reply = yield self._user_turn(item, list(messages))
+                        else:
+                            reply = yield self.call.call(list(messages), self.schemas)
+                    except Exception as exc:  # boundary: the agent's failure is a lost rollout, counted
+                        return self._failed(exc, messages, world)
+                    done, messages = self._advance(gen, reply, messages, world)
+                if done is not None:
+                    return done
+        finally:
+            _CURRENT.reset(token)
 
     def rollout_sync(self, item: Item) -> Outcome:
-        gen, messages, world, token = self._start(item)
+        """One rollout on this thread: an awaitable reply runs to completion on an event loop of its own."""
+        turns = self._turns(item)
         try:
+            wanted = next(turns)
             while True:
-                if isinstance(messages, PendingResult):  # an async execute's result, run to completion here
-                    done, messages = self._advance(gen, _run_coro(messages.text()), messages, world)
-                    if done is not None:
-                        return done
-                    continue
                 try:
-                    if isinstance(messages, _AskUser):
-                        reply = self._user_sync(item, list(messages))
-                    else:
-                        reply = self.call.call(list(messages), self.schemas)
-                        if type(reply) is not dict and inspect.isawaitable(reply):
-                            reply = _run_coro(reply)
-                except Exception as exc:
-                    return self._failed(exc, messages, world)
-                done, messages = self._advance(gen, reply, messages, world)
-                if done is not None:
-                    return done
+                    reply = _run_coro(wanted) if _awaitable(wanted) else wanted
+                except Exception as exc:  # handed to the rollout, which decides what it means
+                    wanted = turns.throw(exc)
+                else:
+                    wanted = turns.send(reply)
+        except StopIteration as stop:
+            return stop.value
         finally:
-            _CURRENT.reset(token)
+            turns.close()
 
     async def rollout_async(self, item: Item) -> Outcome:
-        gen, messages, world, token = self._start(item)
+        """One rollout on the run's event loop: an awaitable reply is awaited there."""
+        turns = self._turns(item)
         try:
+            wanted = next(turns)
             while True:
-                if isinstance(messages, PendingResult):  # an async execute's result, awaited on this loop
-                    done, messages = self._advance(gen, await messages.text(), messages, world)
-                    if done is not None:
-                        return done
-                    continue
                 try:
-                    if isinstance(messages, _AskUser):
-                        reply = await self._user_async(item, list(messages))
-                    else:
-                        reply = self.call.call(list(messages), self.schemas)
-                        if inspect.isawaitable(reply):
-                            reply = await reply
-                except Exception as exc:
-                    return self._failed(exc, messages, world)
-                done, messages = self._advance(gen, reply, messages, world)
-                if done is not None:
-                    return done
+                    reply = (await wanted) if _awaitable(wanted) else wanted
+                except Exception as exc:  # handed to the rollout, which decides what it means
+                    wanted = turns.throw(exc)
+                else:
+                    wanted = turns.send(reply)
+        except StopIteration as stop:
+            return stop.value
         finally:
-            _CURRENT.reset(token)
+            turns.close()
 
     # --- the run ------------------------------------------------------------------------------
 
@@ -1060,6 +1099,11 @@ def _batches(items: Iterator[Item], size: int, *, first: int) -> Iterator[list[I
             limit = size
     if batch:
         yield batch
+
+
+def _awaitable(value: Any) -> bool:
+    """Whether a reply must be awaited (a dict, the common reply, is checked first and cheaply)."""
+    return type(value) is not dict and inspect.isawaitable(value)
 
 
 def _run_coro(coro: Any) -> Any:

@@ -120,12 +120,12 @@ def _pickled(job: Any) -> bytes:
 
     try:
         return bytes(cloudpickle.dumps(job))
-    except Exception as exc:
+    except Exception as exc:  # boundary: pickling user code raises anything; find the part
         culprit, what = "agent", job.agent
         for name in ("agent", "execute", "user", "score_rows"):
             try:
                 cloudpickle.dumps(getattr(job, name))
-            except Exception:
+            except Exception:  # the same boundary, one part at a time
                 culprit, what = name, getattr(job, name)
                 break
         label = {"score_rows": "grader", "user": "user_simulator"}.get(culprit, culprit)

@@ -226,7 +226,7 @@ def _type_hints(fn: Callable[..., Any], signature: inspect.Signature, tool_name:
         if isinstance(ann, str):
             try:
                 ann = eval(ann, dict(globalns), {})  # noqa: S307 - resolving the user's own annotation
-            except Exception as exc:
+            except Exception as exc:  # boundary: evaluating the user's annotation raises anything
                 raise ToolSchemaError(
                     f"parameter {param.name!r} of tool {tool_name!r} must have a resolvable annotation, got {param.annotation!r} "
                     f"({type(exc).__name__}: {exc}). Import the type at module level.",

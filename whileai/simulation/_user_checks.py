@@ -268,7 +268,7 @@ def stamp_user_flags(df: pl.DataFrame, flags: Sequence[Sequence[Mapping[str, str
     out = df.with_columns(new)
     fields: list[pl.Expr] = []
     if "markers" in out.columns and isinstance(out.schema["markers"], pl.Struct):
-        fields = [pl.col("markers").struct.field(f.name) for f in out.schema["markers"].fields  # type: ignore[union-attr]
+        fields = [pl.col("markers").struct.field(f.name) for f in out.schema["markers"].fields
                   if f.name != "user_faithful"]
     return out.with_columns(pl.struct([*fields, pl.lit(faithful)]).alias("markers"))
 

@@ -66,7 +66,7 @@ def t_quantile(level: float, df: float | np.ndarray) -> float | np.ndarray:
         (4.303, 1.96)
     """
     if np.ndim(df) == 0:
-        nu = float(df)  # type: ignore[arg-type]
+        nu = float(df)
         if math.isinf(nu) and nu > 0:
             return normal_quantile(level)
         if nu >= 1.0 and nu.is_integer() and 0.0 < level < 1.0:

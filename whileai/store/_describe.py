@@ -10,7 +10,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai.defaults import DEFAULT_SEED
+from whileai.defaults import DEFAULT_SEED, PARQUET_SUFFIXES
 from whileai.report import Report, fmt_num
 from whileai.store._reports import ci_text
 
@@ -75,7 +75,7 @@ def _is_parquet(rows: Any) -> bool:
     path = Path(rows)
     if path.is_dir():  # a folder of Parquet files; a folder of logs is read whole
         return bool(table.parquet_files(path))
-    return path.name.lower().endswith((".parquet", ".pq"))
+    return path.name.lower().endswith(PARQUET_SUFFIXES)
 
 
 def _dtype_name(dtype: pl.DataType) -> str:

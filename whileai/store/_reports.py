@@ -271,7 +271,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-class Listing(list, Generic[T]):  # type: ignore[type-arg]
+class Listing(list, Generic[T]):
     """A list of store records that prints as a table and dumps to JSON like a report."""
 
     def __init__(self, items: Sequence[T], *, title: str, columns: Sequence[_Col], empty: str) -> None:

@@ -429,7 +429,7 @@ class Store:
         if row is None:
             names = [r[0] for r in con.execute("SELECT DISTINCT name FROM datasets ORDER BY name").fetchall()]
             self._raise_unknown(what, (name, version), names)
-        return row  # type: ignore[no-any-return]
+        return row
 
     def _raise_unknown(self, what: str, ref: tuple[str, int | None], names: list[str]) -> None:
         label = ref[0] if ref[1] is None else f"{ref[0]}@{ref[1]}"

@@ -84,7 +84,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
     def warn(what: str, exc: Exception) -> None:
         warnings.warn(f"{what} failed and was skipped: {exc}", RuntimeWarning, stacklevel=3)
 
-    class _Tracked(TrainerCallback):  # type: ignore[misc]
+    class _Tracked(TrainerCallback):
         def on_train_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
             memo["started"] = time.perf_counter()
             model, tok = kw.get("model"), kw.get("processing_class") or kw.get("tokenizer")
@@ -93,7 +93,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
                     memo["before"] = _grade(grader, sample_rows(
                         model, tok, tasks, k=MONITOR_K, max_new_tokens=max_new_tokens,
                         temperature=MONITOR_SAMPLE_TEMPERATURE, top_p=MONITOR_SAMPLE_TOP_P, seed=seed))
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
                     warn("sampling the holdout before training", exc)
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
@@ -108,7 +108,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
             try:
                 run.log(step=int(state.global_step), loss=None if loss is None else float(loss),
                         lr=None if lr is None else float(lr), **numbers)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
                 warn("run.log", exc)
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> Any:
@@ -121,7 +121,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
                     if model is not None and tok is not None:
                         monitor.sample_holdout(model, tok, state.global_step)
                     monitor.check(state.global_step)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
                     warn("the hack monitor's check", exc)
             if monitor.stopped:
                 control.should_training_stop = True
@@ -134,7 +134,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
                 try:
                     block = holdout_delta(tasks, grader, memo["before"], model, tok, seed=seed,
                                           max_new_tokens=max_new_tokens, run=run)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
                     warn("the held-out delta", exc)
             if not finish:
                 return
@@ -152,7 +152,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
             try:
                 run.finish(status="stopped" if stopped else "done", summary=summary,
                            hours=None if seconds is None else seconds / 3600)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
                 warn("run.finish", exc)
 
     return _Tracked()

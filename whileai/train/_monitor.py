@@ -396,7 +396,7 @@ class HackMonitor:
 
         monitor = self
 
-        class _HackMonitorCallback(TrainerCallback):  # type: ignore[misc]
+        class _HackMonitorCallback(TrainerCallback):
             def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
                 if logs and "kl" in logs and logs["kl"] is not None:
                     monitor.record_kl(state.global_step, float(logs["kl"]))

@@ -132,7 +132,7 @@ def _common_args(out: Path, *, lr: float, cpu: bool, seed: int, batch: int, step
 def _curve_callback(curve: list[dict[str, Any]]) -> Any:
     from transformers import TrainerCallback
 
-    class _Curve(TrainerCallback):  # type: ignore[misc]
+    class _Curve(TrainerCallback):
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
             if not logs or "loss" not in logs:
                 return
@@ -215,7 +215,7 @@ def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any], *,
     if before is not None and after is not None and callable(getattr(run, "delta", None)):
         try:
             run.delta(before, after)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
             warnings.warn(f"run.delta failed and was skipped: {exc}", stacklevel=3)
     after_side = block.get("after") or {}
     rate, ci, n = after_side.get("pass_rate"), after_side.get("ci95"), after_side.get("n_tasks")

@@ -128,7 +128,7 @@ class CodeExec(Verifier):
     def __init__(self, tests: str | Sequence[str] | None = None, *, tests_field: str = "tests", setup: str = "",
                  timeout: float = CODE_TIMEOUT_S, mem_mb: int = CODE_MEM_MB, cpu_seconds: int | None = None,
                  max_output_bytes: int = CODE_MAX_OUTPUT_BYTES, max_procs: int = CODE_MAX_PROCS,
-                 isolation: Isolation = CODE_ISOLATION,  # type: ignore[assignment]
+                 isolation: Isolation = CODE_ISOLATION,
                  network: bool = False, python: str | None = None, candidate_field: str | None = None,
                  name: str | None = None) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 or math.isinf(timeout):

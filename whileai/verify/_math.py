@@ -150,7 +150,7 @@ def _eval(node: ast.AST) -> float | Fraction:
         left, right = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Div) and right == 0:
             raise ZeroDivisionError
-        return _BINOPS[type(node.op)](left, right)  # type: ignore[no-any-return]
+        return _BINOPS[type(node.op)](left, right)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         base, exp = _eval(node.left), _eval(node.right)
         if abs(float(exp)) > 64:
