@@ -22,7 +22,7 @@ def _rows(rate: float, seed: int) -> list[dict]:
 
 def test_trainer_posts_the_held_out_score_and_one_summary_shape(tmp_path):
     from whileai.measure import delta_report
-    from whileai.train._trainers import post_holdout
+    from whileai.train._holdout import post_holdout
 
     tracked = track({"name": "a"}, store=tmp_path / "s.duckdb")
     before, after = _rows(0.3, 1), _rows(0.7, 2)

@@ -71,9 +71,9 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
     require("transformers", what="wai.train.tracked_callback")
     from transformers import TrainerCallback
 
+    from whileai.train._holdout import grade_rows, holdout_delta
     from whileai.train._reward import trl_reward
     from whileai.train._sample import prompt_tasks, sample_rows
-    from whileai.train._trainers import _grade, holdout_delta
 
     grader = None if judge is None else trl_reward(judge)
     tasks = None if holdout is None else prompt_tasks(holdout)
@@ -90,7 +90,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
             model, tok = kw.get("model"), kw.get("processing_class") or kw.get("tokenizer")
             if tasks and grader is not None and model is not None and tok is not None:
                 try:
-                    memo["before"] = _grade(grader, sample_rows(
+                    memo["before"] = grade_rows(grader, sample_rows(
                         model, tok, tasks, k=MONITOR_K, max_new_tokens=max_new_tokens,
                         temperature=MONITOR_SAMPLE_TEMPERATURE, top_p=MONITOR_SAMPLE_TOP_P, seed=seed))
                 except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training

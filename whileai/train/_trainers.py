@@ -22,7 +22,6 @@ import numpy as np
 from whileai import table
 from whileai.defaults import (
     DEFAULT_SEED,
-    HOLDOUT_BEHAVIOR,
     MONITOR_K,
     MONITOR_MAX_NEW_TOKENS,
     MONITOR_N_PROMPTS,
@@ -41,6 +40,7 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError, TrainingSelectionError
 from whileai.train._extra import require_extra
+from whileai.train._holdout import grade_rows, holdout_delta, post_holdout
 from whileai.train._knobs import check_knobs, paper_value
 from whileai.train._monitor import HackMonitor
 from whileai.train._profile import profile, selection_report
@@ -177,61 +177,11 @@ def _check_grouped(rows: Any, method: str, min_mixed_tasks: int) -> dict[str, An
     return report.to_dict()
 
 
-def _grade(judge: TrlReward, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    judge.score_rows(rows)
-    return rows
-
-
-def holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any, tok: Any, *, seed: int,
-                   max_new_tokens: int, run: Any) -> dict[str, Any]:
-    """Sample the holdout before and after, grade both with the judge, and read the delta report."""
-    from whileai.measure import delta_report
-
-    after = _grade(judge, sample_rows(after_model, tok, holdout, k=MONITOR_K, max_new_tokens=max_new_tokens,
-                                      temperature=MONITOR_SAMPLE_TEMPERATURE, top_p=MONITOR_SAMPLE_TOP_P, seed=seed))
-    strip = ("n_tokens", "judge_status")
-    before_rows = [{k: v for k, v in r.items() if k not in strip} for r in before]
-    after_rows = [{k: v for k, v in r.items() if k not in strip} for r in after]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = delta_report(before_rows, after_rows, seed=seed)
-    from whileai.measure import holdout_block
-
-    block = holdout_block(before_rows, after_rows, report)
-    if run is not None:
-        post_holdout(run, before_rows, after_rows, block)
-    return {**block, "judge": judge.name, "headline": report.headline, "judge_errors": judge.n_errors}
-
-
-def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any], *,
-                 behavior: str = HOLDOUT_BEHAVIOR) -> None:
-    """Keep the held-out delta on a tracked run and post the trained version's held-out score.
-
-    ``run.delta`` keeps the delta report and ``summary["holdout"]`` (when the rows are given); the
-    after side's rate goes up as a score on ``behavior`` (``HOLDOUT_BEHAVIOR``), in points with its
-    95% half-width and task count, so the brief and the verdicts read it. Never raises into
-    training: a failed send is a warning.
-    """
-    if before is not None and after is not None and callable(getattr(run, "delta", None)):
-        try:
-            run.delta(before, after)
-        except Exception as exc:  # boundary: a tracking or monitor failure warns, never stops training
-            warnings.warn(f"run.delta failed and was skipped: {exc}", stacklevel=3)
-    after_side = block.get("after") or {}
-    rate, ci, n = after_side.get("pass_rate"), after_side.get("ci95"), after_side.get("n_tasks")
-    if callable(getattr(run, "score", None)) and rate is not None and math.isfinite(rate):
-        half = None if not ci or None in ci else max(rate - ci[0], ci[1] - rate)
-        try:
-            run.score(behavior, rate, ci=half, n=n, fraction=True)
-        except Exception as exc:  # noqa: BLE001
-            warnings.warn(f"run.score({behavior!r}) failed and was skipped: {exc}", stacklevel=3)
-
-
 def _before(holdout: list[dict[str, Any]] | None, judge: TrlReward | None, model: Any, tok: Any, *, seed: int,
             max_new_tokens: int) -> list[dict[str, Any]] | None:
     if not holdout or judge is None:
         return None
-    return _grade(judge, sample_rows(model, tok, holdout, k=MONITOR_K, max_new_tokens=max_new_tokens,
+    return grade_rows(judge, sample_rows(model, tok, holdout, k=MONITOR_K, max_new_tokens=max_new_tokens,
                                      temperature=MONITOR_SAMPLE_TEMPERATURE, top_p=MONITOR_SAMPLE_TOP_P, seed=seed))
 
 
