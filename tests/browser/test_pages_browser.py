@@ -168,7 +168,7 @@ def test_rows_page_filters_change_the_row_count(browser_page, server):
 def test_promote_changes_the_served_version_and_the_verdict(browser_page, server):
     page, _ = browser_page
     page.goto(f"{server['url']}/agents/{AGENT}")
-    before = page.locator(".verdict[data-behavior=refunds]").inner_text()
+    before = page.locator("#verdict-table tr[data-behavior=refunds]").inner_text()
     assert page.locator("#served-version").inner_text() == "base"
     page.locator("#promote-version").select_option("sft-v1")
     page.locator("#promote").click()
@@ -177,8 +177,8 @@ def test_promote_changes_the_served_version_and_the_verdict(browser_page, server
     page.locator("#confirm-promote").click()
     page.wait_for_load_state("networkidle")
     assert page.locator("#served-version").inner_text() == "sft-v1"
-    after = page.locator(".verdict[data-behavior=refunds]").inner_text()
-    assert after != before and "sft-v1" in after
+    after = page.locator("#verdict-table tr[data-behavior=refunds]").inner_text()
+    assert after != before and "sft-v1" in page.locator("#verdict-table tr[data-behavior=refunds] td.served").inner_text()
     dash = httpx.get(f"{server['url']}/agents/{AGENT}/dashboard").json()
     assert dash["agent"]["served"] == "sft-v1"
     promoted = [r["summary"].get("promoted") for r in dash["runs"] if r["version"] == "sft-v1"]
@@ -224,3 +224,86 @@ def test_static_report_draws_offline_from_a_file(browser_page, tmp_path):
     _shot(other, "report")
     fresh.close()
     assert errors == []
+
+
+# --- a page people can read (issue 37, feature 6) ---------------------------------------------------
+
+
+def _rest_verdicts(server) -> list[dict]:
+    return httpx.get(f"{server['url']}/agents/{AGENT}/dashboard").json()["verdicts"]
+
+
+def test_verdicts_are_a_table_whose_rows_match_the_rest_verdicts(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/agents/{AGENT}")
+    rows = page.locator("#verdict-table tbody tr")
+    want = _rest_verdicts(server)
+    assert rows.count() == len(want) >= 2
+    for i, v in enumerate(want):
+        cells = [c.strip() for c in rows.nth(i).locator("th, td").all_inner_texts()]
+        lo, hi = v["ci95"]
+        word = v["word"].replace("_", " ") + (" (unproven)" if v["unproven"] else "")
+        assert cells == [v["behavior"], f"{v['served']} {v['served_score']:.1f}",
+                         f"{v['candidate']} {v['candidate_score']:.1f}", f"{v['delta']:+.1f}", f"{lo:+.1f}..{hi:+.1f}",
+                         word]
+    assert not page.locator("#verdict-lines").evaluate("n => n.open")  # the sentences folded under the table
+
+
+def test_posted_figures_draw_at_a_readable_height(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/agents/{AGENT}")
+    figures = page.locator("#figures div.chart")
+    assert figures.count() == 2
+    for i in range(figures.count()):
+        node = figures.nth(i)
+        node.locator(".main-svg").first.wait_for()
+        # the plot area itself, inside the margins (it was 20 px: a 200 px box less Plotly's 180 px of margins)
+        assert node.evaluate("n => n._fullLayout._size.h") > 150
+        assert node.evaluate("n => n.getBoundingClientRect().height") > 150
+
+
+def test_run_page_keeps_its_raw_json_behind_a_toggle(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/agents/{AGENT}")
+    page.locator("#runs-table a").last.click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#record-table").is_visible()
+    raw = page.locator("#raw-json")
+    assert not raw.evaluate("n => n.open") and not page.locator("#record-json").is_visible()
+    raw.locator("summary").click()
+    assert page.locator("#record-json").is_visible() and '"optimizer"' in page.locator("#record-json").inner_text()
+
+
+def _pages_to_check(server) -> list[str]:
+    runs = httpx.get(f"{server['url']}/runs", params={"agent": AGENT}).json()
+    sft = next(r["id"] for r in runs if r["version"] == "sft-v1")
+    return ["/", f"/agents/{AGENT}", f"/runs/{sft}", f"/runs/{sft}/evals/refunds",
+            f"/agents/{AGENT}/diff?behavior=refunds&a=base&b=sft-v1", f"/runs?agent={AGENT}",
+            f"/runs?pick={sft}&pick={runs[0]['id']}&archived=true"]
+
+
+DUPLICATE_IDS = """() => { const seen = {}; for (const n of document.querySelectorAll('[id]')) seen[n.id] = (seen[n.id] || 0) + 1;
+                          return Object.keys(seen).filter(k => seen[k] > 1); }"""
+
+
+def test_every_page_has_unique_ids_and_no_horizontal_scroll_at_420_px(browser_page, server):
+    page, _ = browser_page
+    page.set_viewport_size({"width": 420, "height": 900})
+    try:
+        for path in _pages_to_check(server):
+            page.goto(f"{server['url']}{path}")
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate(DUPLICATE_IDS) == [], path
+            assert page.evaluate("document.documentElement.scrollWidth") <= 420, path
+            for opened in page.locator("details:not([open]) > summary").all()[:20]:
+                if opened.is_visible():
+                    opened.click()  # opened blocks must not widen the page either
+            assert page.evaluate("document.documentElement.scrollWidth") <= 420, f"{path} (blocks opened)"
+        fresh = page.context.browser.new_context(viewport={"width": 420, "height": 900})
+        login = fresh.new_page()
+        login.goto(f"{server['url']}/login")
+        assert login.evaluate("document.documentElement.scrollWidth") <= 420
+        assert login.evaluate(DUPLICATE_IDS) == []
+        fresh.close()
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})

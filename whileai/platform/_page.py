@@ -17,6 +17,8 @@ from pydantic import BaseModel, Field
 
 import whileai.charts as charts
 from whileai.defaults import (
+    CHART_HEIGHT,
+    CHART_MARGIN,
     PAGE_CURVE_POINTS,
     PAGE_CURVE_RUNS,
     PAGE_VERSIONS_SHOWN,
@@ -229,7 +231,7 @@ def _costs(dash: Dashboard) -> tuple[list[CostRow], Chart | None]:
     if dots:
         fig = charts.cost_scatter(list(dots), list(dots.values()), [newest[v] for v in dots], served=dash.agent.served,
                                   title="held-out score against cost")
-        chart = Chart(id="cost", caption="held-out score against USD per 1,000 tasks "
+        chart = Chart(id="cost-chart", caption="held-out score against USD per 1,000 tasks "
                                          "(reported by the agent, not priced by the book)",
                       figure=fig, traces=len(fig["data"]))
     return rows, chart
@@ -278,12 +280,31 @@ def runs_page(dash: Dashboard) -> RunsPage:
                         kappa=b.kappa, length_bias=b.length_bias, noise_floor=b.noise_floor)
                for b in (specs[name] for name in sorted(specs))],
         evals=dash.evals, cost_chart=cost_chart, costs=costs, runs=dash.runs,
-        figures=[Chart(id=f"fig-{i}", caption=f.caption or f.name, figure=f.figure, traces=len(f.figure.get("data", [])))
-                 for i, f in enumerate(dash.figures)],
+        figures=[Chart(id=f"fig-{i}", caption=f.caption or f.name, figure=readable(f.figure),
+                       traces=len(f.figure.get("data", []))) for i, f in enumerate(dash.figures)],
         missing=[_missing_row(m) for m in dash.missing if m.missing],
         live=dash.live, versions=[v for v in versions if v not in frontier], frontier=min(frontier) if frontier else None,
         promote_default=_promote_default(dash, frontier),
     )
+
+
+def readable(figure: dict[str, Any]) -> dict[str, Any]:
+    """A posted figure at a readable size: ``CHART_HEIGHT`` and whileai's margins where it sets none.
+
+    A figure posted without a height took its container's 200 px, and Plotly's default margins
+    (100 px top, 80 px bottom) left a 20 px strip to draw in. Heights and margins the figure sets
+    are kept; the width follows the page.
+
+    Examples:
+        >>> readable({"data": [], "layout": {}})["layout"]["height"]
+        380
+        >>> readable({"data": [], "layout": {"height": 500, "margin": {"t": 10}}})["layout"]["margin"]
+        {'t': 10}
+    """
+    layout = dict(figure.get("layout") or {})
+    layout.setdefault("height", CHART_HEIGHT)
+    layout.setdefault("margin", dict(CHART_MARGIN))
+    return {**figure, "layout": layout}
 
 
 def _promote_default(dash: Dashboard, frontier: set[str]) -> str | None:
