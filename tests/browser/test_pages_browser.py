@@ -307,3 +307,92 @@ def test_every_page_has_unique_ids_and_no_horizontal_scroll_at_420_px(browser_pa
         fresh.close()
     finally:
         page.set_viewport_size({"width": 1280, "height": 900})
+
+
+# --- run exploration (issue 37, feature 3) ------------------------------------------------------------
+
+EXPLORE_AGENT = "sweep-agent"
+
+
+@pytest.fixture(scope="module")
+def sweep(server):
+    """Three runs of another agent with curves, over REST: two kept, one archived."""
+    c = httpx.Client(base_url=server["url"], timeout=30)
+    c.post("/agents", json={"name": EXPLORE_AGENT})
+    ids = {}
+    for version, lr, archived in (("lr-1e-5", 1e-5, False), ("lr-3e-5", 3e-5, False), ("lr-old", 1e-4, True)):
+        run_id = c.post("/runs", json={"agent": EXPLORE_AGENT, "version": version,
+                                       "record": {"optimizer": {"learning_rate": lr}, "seed": 7}}).json()["runId"]
+        points = [{"step": s, "loss": 2.0 - s * lr * 1000, "lr": lr, "reward": 0.3 + s / 100} for s in range(40)]
+        assert c.post(f"/runs/{run_id}/log", json={"points": points}).status_code == 200
+        if archived:
+            assert c.patch(f"/runs/{run_id}", json={"archived": True}).status_code == 200
+        ids[version] = run_id
+    c.close()
+    return ids
+
+
+def _visible_runs(page) -> set[str]:
+    return set(page.locator("#explore-table tbody tr:not([hidden])").evaluate_all("rows => rows.map(r => r.dataset.run)"))
+
+
+def test_archived_runs_hide_until_the_toggle_and_search_filters(browser_page, server, sweep):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/runs")
+    page.wait_for_load_state("networkidle")
+    everything = {r["id"] for r in httpx.get(f"{server['url']}/runs", params={"archived": "true"}).json()}
+    archived = sweep["lr-old"]
+    assert archived in everything and _visible_runs(page) == everything - {archived}
+    page.locator("#f-archived").check()
+    assert _visible_runs(page) == everything
+    page.locator("#f-archived").uncheck()
+    page.locator("#f-q").fill("LR-3E")  # case-insensitive
+    assert _visible_runs(page) == {sweep["lr-3e-5"]}
+    assert page.locator("#shown-count").inner_text() == f"1 of {len(everything)} run(s) shown"
+    page.locator("#f-q").fill("")
+    page.locator("#f-agent").select_option(EXPLORE_AGENT)
+    assert _visible_runs(page) == {sweep["lr-1e-5"], sweep["lr-3e-5"]}
+    page.locator("#f-archived").check()
+    page.locator("#f-state").select_option("running")
+    assert _visible_runs(page) == set(sweep.values())
+    # the same filters from the address (no script needed): the server hides the same rows
+    page.goto(f"{server['url']}/runs?q=lr-&agent={EXPLORE_AGENT}")
+    assert _visible_runs(page) == {sweep["lr-1e-5"], sweep["lr-3e-5"]}
+
+
+def test_overlay_draws_one_series_per_picked_run_with_smoothing_and_zoom(browser_page, server, sweep):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/runs?agent={EXPLORE_AGENT}&archived=true")
+    for version in ("lr-1e-5", "lr-3e-5", "lr-old"):
+        page.locator(f"#explore-table tr[data-run={sweep[version]}] input[name=pick]").check()
+    page.locator("#compare-button").click()
+    page.wait_for_load_state("networkidle")
+    overlay = page.locator("#overlay")
+    overlay.locator(".main-svg").first.wait_for()
+    assert overlay.evaluate("n => n.data.length") == 3 == int(overlay.get_attribute("data-traces"))
+    assert overlay.evaluate("n => n._fullData.length") == 3 and overlay.locator("g.trace").count() == 3
+    assert overlay.evaluate("n => n._fullLayout._size.h") > 150
+    rest = httpx.get(f"{server['url']}/compare", params={"runs": ",".join(sweep.values()), "metric": "loss"}).json()
+    assert overlay.evaluate("n => n.data.map(t => t.y)") == [s["values"] for s in rest["series"]]
+    page.locator("#c-metric").select_option("reward")
+    assert overlay.evaluate("n => n.data[0].name").startswith("lr-1e-5")
+    raw = [0.3 + s / 100 for s in range(40)]
+    page.locator("#c-smooth").fill("0.6")
+    smoothed = overlay.evaluate("n => n.data[0].y")
+    want, last = [], 0.0
+    for i, v in enumerate(raw, 1):  # TensorBoard's debiased exponential moving average, by hand
+        last = 0.6 * last + 0.4 * v
+        want.append(last / (1 - 0.6 ** i))
+    assert smoothed == pytest.approx(want)
+    page.locator("#c-from").fill("10")
+    page.locator("#c-to").fill("20")
+    assert overlay.evaluate("n => n._fullLayout.xaxis.range") == [10, 20]
+    config = page.locator("#config-table")
+    assert config.locator("thead th").count() == 4
+    lr_row = config.locator("tbody tr", has=page.locator("th", has_text="record.optimizer.learning_rate"))
+    assert lr_row.locator("td").all_inner_texts() == ["1e-05", "3e-05", "0.0001"]
+    assert "differs" in lr_row.get_attribute("class")
+    seed_row = config.locator("tbody tr", has=page.locator("th", has_text="record.seed"))
+    page.locator("#c-differs").check()
+    assert seed_row.is_hidden() and lr_row.is_visible()
+    _shot(page, "explore")
