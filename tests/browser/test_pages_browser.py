@@ -372,6 +372,8 @@ def test_overlay_draws_one_series_per_picked_run_with_smoothing_and_zoom(browser
     assert overlay.evaluate("n => n.data.length") == 3 == int(overlay.get_attribute("data-traces"))
     assert overlay.evaluate("n => n._fullData.length") == 3 and overlay.locator("g.trace").count() == 3
     assert overlay.evaluate("n => n._fullLayout._size.h") > 150
+    page.locator("#compare").evaluate("n => n.scrollIntoView()")
+    _shot(page, "explore")
     rest = httpx.get(f"{server['url']}/compare", params={"runs": ",".join(sweep.values()), "metric": "loss"}).json()
     assert overlay.evaluate("n => n.data.map(t => t.y)") == [s["values"] for s in rest["series"]]
     page.locator("#c-metric").select_option("reward")
@@ -395,4 +397,3 @@ def test_overlay_draws_one_series_per_picked_run_with_smoothing_and_zoom(browser
     seed_row = config.locator("tbody tr", has=page.locator("th", has_text="record.seed"))
     page.locator("#c-differs").check()
     assert seed_row.is_hidden() and lr_row.is_visible()
-    _shot(page, "explore")
