@@ -214,6 +214,10 @@ def test_static_report_draws_offline_from_a_file(browser_page, tmp_path):
     other.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     other.on("pageerror", lambda exc: errors.append(str(exc)))
     other.goto(out.as_uri())
+    other.set_viewport_size({"width": 420, "height": 900})
+    assert other.evaluate("document.documentElement.scrollWidth") <= 420
+    assert other.evaluate(DUPLICATE_IDS) == []
+    other.set_viewport_size({"width": 1280, "height": 900})
     charts = other.locator("div.chart[data-traces]")
     assert charts.count() >= 2
     for i in range(charts.count()):
@@ -279,7 +283,7 @@ def _pages_to_check(server) -> list[str]:
     sft = next(r["id"] for r in runs if r["version"] == "sft-v1")
     return ["/", f"/agents/{AGENT}", f"/runs/{sft}", f"/runs/{sft}/evals/refunds",
             f"/agents/{AGENT}/diff?behavior=refunds&a=base&b=sft-v1", f"/runs?agent={AGENT}",
-            f"/runs?pick={sft}&pick={runs[0]['id']}&archived=true"]
+            f"/runs?pick={sft}&pick={runs[0]['id']}&archived=true", f"/agents/{AGENT}/promote/confirm?version=base"]
 
 
 DUPLICATE_IDS = """() => { const seen = {}; for (const n of document.querySelectorAll('[id]')) seen[n.id] = (seen[n.id] || 0) + 1;
