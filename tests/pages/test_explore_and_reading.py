@@ -73,3 +73,27 @@ def test_run_page_folds_its_raw_json_and_reads_the_delta_in_points(seeded):
     assert re.search(r'<details class="fold" id="raw-json">.*<pre id="record-json">.*<pre id="delta-json">', page, re.S)
     deltas = re.search(r'<table id="run-deltas">(.*?)</table>', runs_page, re.S).group(1)
     assert '<td class="num">+13.1</td><td>+5.0..+20.0</td>' in deltas and "up 60.0 → 70.0" in deltas
+
+
+def test_a_key_explores_and_compares_only_its_own_accounts_runs(tmp_path):
+    import whileai.platform as wp
+    from tests.pages.conftest import client_for
+    from whileai.defaults import API_KEY_HEADER
+
+    store = tmp_path / "keys.duckdb"
+    ka, kb = wp._service.create_key("alice", store=store), wp._service.create_key("bob", store=store)
+    alice = wp.track({"name": "alice-agent"}, store=str(store), api_key=ka.key).run("v1")
+    alice.log(step=0, loss=1.0)
+    alice.flush()
+    bob = wp.track({"name": "bob-agent"}, store=str(store), api_key=kb.key).run("v1")
+    c, _ = client_for(store)
+    with c:
+        assert c.get(f"/login?token={kb.key}&next=/runs", headers=HTML, follow_redirects=False).status_code == 303
+        page = c.get("/runs", headers=HTML).text
+        assert bob.id in page and alice.id not in page
+        assert c.get(f"/runs?pick={alice.id}", headers=HTML).status_code == 404  # another account's run
+        rest = c.get("/compare", params={"runs": alice.id}, headers={API_KEY_HEADER: kb.key})
+        assert rest.status_code == 404
+        assert c.get("/compare", params={"runs": alice.id}).status_code == 401  # REST wants the key, not the cookie
+        mine = c.get("/compare", params={"runs": alice.id}, headers={API_KEY_HEADER: ka.key}).json()
+        assert mine["metrics"] == ["loss"] and mine["series"][0]["values"] == [1.0]
