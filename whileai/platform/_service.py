@@ -805,11 +805,16 @@ class Service:
         if not ids or len(ids) > COMPARE_RUNS_MAX:
             raise PlatformError(422, "invalid", f"runs must name 1 to {COMPARE_RUNS_MAX} run ids, got {len(ids)}. "
                                                 "Pass ?runs=ID,ID (tracked.runs() lists them).", argument="runs")
-        records = [self.run(i) for i in ids]
         placeholders = ", ".join("?" for _ in ids)
-        with self.db.read() as con:
+        with self.db.read() as con:  # one read of the runs (each run() aggregates every point of the store)
+            found = {r.id: r for r in self._runs(con.execute(
+                f"{_RUN_SELECT} WHERE r.account_id = ? AND r.id IN ({placeholders})", [self.account, *ids]).fetchall())}
+            unknown = [i for i in ids if i not in found]
+            if unknown:
+                raise not_found("run", unknown[0], "List the ids with tracked.runs() (GET /runs).")
             rows = con.execute(f"SELECT run_id, step, loss, lr, metrics FROM run_points WHERE run_id IN ({placeholders}) "
                                "ORDER BY seq", ids).fetchall()
+        records = [found[i] for i in ids]
         points: dict[str, list[dict[str, Any]]] = {}
         for run_id, step, loss, lr, extra in rows:
             points.setdefault(run_id, []).append({"step": step, "loss": loss, "lr": lr,
