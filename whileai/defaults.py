@@ -718,6 +718,8 @@ CHART_BAND_FILL: Final = "rgba(0, 114, 178, 0.12)"
 # Figure size in pixels: fits a notebook cell and a Runs-page grid column (convention).
 CHART_WIDTH = 640
 CHART_HEIGHT = 380
+# Plot margins in pixels (left, right, top for the title, bottom for the axis title; convention).
+CHART_MARGIN = {"l": 60, "r": 20, "t": 60, "b": 50}
 # Bins of the per-task difficulty histogram over [0, 1]: ten 10-point bins, so the 20-80% band's
 # edges fall on bin edges (Lambert 2025, chapter Reasoning, for the band).
 DIFFICULTY_BINS = 10
@@ -966,6 +968,19 @@ PAGE_CURVE_RUNS = 5
 PAGE_CURVE_POINTS = 500
 # The rows page's sample: the score card's 20 rows (whileai 0.131: "a sample of up to 20 graded rows").
 ROWS_PAGE_SAMPLE = 20
+# A prompt or reply longer than this many characters is folded (<details>) on the rows and diff
+# pages, its first 120 characters in the summary: a page of 2,000 rows stays scannable (convention).
+PAGE_LONG_TEXT_CHARS = 600
+# Compare runs (GET /compare, the run explorer): at most this many runs side by side (one colour
+# each would need more than CHART_COLORS' 8 long before; a config table past 20 columns reads as
+# none. Convention), and a config value longer than this many characters is cut with an ellipsis.
+COMPARE_RUNS_MAX = 20
+COMPARE_VALUE_CHARS = 200
+# The run explorer's search reads this many characters of a run's note; its smoothing slider goes
+# from 0 (none) to this weight of an exponential moving average (TensorBoard's scalar smoothing,
+# whose slider also stops short of 1, where the line would never move).
+EXPLORE_NOTE_CHARS = 200
+EXPLORE_SMOOTH_MAX = 0.99
 # The session cookie the pages sign in with: HttpOnly, SameSite=Strict, a signed random session
 # id (never the key). Eight hours, a working day (convention; Jupyter's cookie lasts the session).
 SESSION_COOKIE: Final = "wai_session"

@@ -168,7 +168,7 @@ def test_rows_page_filters_change_the_row_count(browser_page, server):
 def test_promote_changes_the_served_version_and_the_verdict(browser_page, server):
     page, _ = browser_page
     page.goto(f"{server['url']}/agents/{AGENT}")
-    before = page.locator(".verdict[data-behavior=refunds]").inner_text()
+    before = page.locator("#verdict-table tr[data-behavior=refunds]").inner_text()
     assert page.locator("#served-version").inner_text() == "base"
     page.locator("#promote-version").select_option("sft-v1")
     page.locator("#promote").click()
@@ -177,8 +177,8 @@ def test_promote_changes_the_served_version_and_the_verdict(browser_page, server
     page.locator("#confirm-promote").click()
     page.wait_for_load_state("networkidle")
     assert page.locator("#served-version").inner_text() == "sft-v1"
-    after = page.locator(".verdict[data-behavior=refunds]").inner_text()
-    assert after != before and "sft-v1" in after
+    after = page.locator("#verdict-table tr[data-behavior=refunds]").inner_text()
+    assert after != before and "sft-v1" in page.locator("#verdict-table tr[data-behavior=refunds] td.served").inner_text()
     dash = httpx.get(f"{server['url']}/agents/{AGENT}/dashboard").json()
     assert dash["agent"]["served"] == "sft-v1"
     promoted = [r["summary"].get("promoted") for r in dash["runs"] if r["version"] == "sft-v1"]
@@ -214,6 +214,10 @@ def test_static_report_draws_offline_from_a_file(browser_page, tmp_path):
     other.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     other.on("pageerror", lambda exc: errors.append(str(exc)))
     other.goto(out.as_uri())
+    other.set_viewport_size({"width": 420, "height": 900})
+    assert other.evaluate("document.documentElement.scrollWidth") <= 420
+    assert other.evaluate(DUPLICATE_IDS) == []
+    other.set_viewport_size({"width": 1280, "height": 900})
     charts = other.locator("div.chart[data-traces]")
     assert charts.count() >= 2
     for i in range(charts.count()):
@@ -224,3 +228,176 @@ def test_static_report_draws_offline_from_a_file(browser_page, tmp_path):
     _shot(other, "report")
     fresh.close()
     assert errors == []
+
+
+# --- a page people can read (issue 37, feature 6) ---------------------------------------------------
+
+
+def _rest_verdicts(server) -> list[dict]:
+    return httpx.get(f"{server['url']}/agents/{AGENT}/dashboard").json()["verdicts"]
+
+
+def test_verdicts_are_a_table_whose_rows_match_the_rest_verdicts(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/agents/{AGENT}")
+    rows = page.locator("#verdict-table tbody tr")
+    want = _rest_verdicts(server)
+    assert rows.count() == len(want) >= 2
+    for i, v in enumerate(want):
+        cells = [c.strip() for c in rows.nth(i).locator("th, td").all_inner_texts()]
+        lo, hi = v["ci95"]
+        word = v["word"].replace("_", " ") + (" (unproven)" if v["unproven"] else "")
+        assert cells == [v["behavior"], f"{v['served']} {v['served_score']:.1f}",
+                         f"{v['candidate']} {v['candidate_score']:.1f}", f"{v['delta']:+.1f}", f"{lo:+.1f}..{hi:+.1f}",
+                         word]
+    assert not page.locator("#verdict-lines").evaluate("n => n.open")  # the sentences folded under the table
+
+
+def test_posted_figures_draw_at_a_readable_height(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/agents/{AGENT}")
+    figures = page.locator("#figures div.chart")
+    assert figures.count() == 2
+    for i in range(figures.count()):
+        node = figures.nth(i)
+        node.locator(".main-svg").first.wait_for()
+        # the plot area itself, inside the margins (it was 20 px: a 200 px box less Plotly's 180 px of margins)
+        assert node.evaluate("n => n._fullLayout._size.h") > 150
+        assert node.evaluate("n => n.getBoundingClientRect().height") > 150
+
+
+def test_run_page_keeps_its_raw_json_behind_a_toggle(browser_page, server):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/agents/{AGENT}")
+    page.locator("#runs-table a").last.click()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#record-table").is_visible()
+    raw = page.locator("#raw-json")
+    assert not raw.evaluate("n => n.open") and not page.locator("#record-json").is_visible()
+    raw.locator("summary").click()
+    assert page.locator("#record-json").is_visible() and '"optimizer"' in page.locator("#record-json").inner_text()
+
+
+def _pages_to_check(server) -> list[str]:
+    runs = httpx.get(f"{server['url']}/runs", params={"agent": AGENT}).json()
+    sft = next(r["id"] for r in runs if r["version"] == "sft-v1")
+    return ["/", f"/agents/{AGENT}", f"/runs/{sft}", f"/runs/{sft}/evals/refunds",
+            f"/agents/{AGENT}/diff?behavior=refunds&a=base&b=sft-v1", f"/runs?agent={AGENT}",
+            f"/runs?pick={sft}&pick={runs[0]['id']}&archived=true", f"/agents/{AGENT}/promote/confirm?version=base"]
+
+
+DUPLICATE_IDS = """() => { const seen = {}; for (const n of document.querySelectorAll('[id]')) seen[n.id] = (seen[n.id] || 0) + 1;
+                          return Object.keys(seen).filter(k => seen[k] > 1); }"""
+
+
+def test_every_page_has_unique_ids_and_no_horizontal_scroll_at_420_px(browser_page, server):
+    page, _ = browser_page
+    page.set_viewport_size({"width": 420, "height": 900})
+    try:
+        for path in _pages_to_check(server):
+            page.goto(f"{server['url']}{path}")
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate(DUPLICATE_IDS) == [], path
+            assert page.evaluate("document.documentElement.scrollWidth") <= 420, path
+            for opened in page.locator("details:not([open]) > summary").all()[:20]:
+                if opened.is_visible():
+                    opened.click()  # opened blocks must not widen the page either
+            assert page.evaluate("document.documentElement.scrollWidth") <= 420, f"{path} (blocks opened)"
+        fresh = page.context.browser.new_context(viewport={"width": 420, "height": 900})
+        login = fresh.new_page()
+        login.goto(f"{server['url']}/login")
+        assert login.evaluate("document.documentElement.scrollWidth") <= 420
+        assert login.evaluate(DUPLICATE_IDS) == []
+        fresh.close()
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+
+
+# --- run exploration (issue 37, feature 3) ------------------------------------------------------------
+
+EXPLORE_AGENT = "sweep-agent"
+
+
+@pytest.fixture(scope="module")
+def sweep(server):
+    """Three runs of another agent with curves, over REST: two kept, one archived."""
+    c = httpx.Client(base_url=server["url"], timeout=30)
+    c.post("/agents", json={"name": EXPLORE_AGENT})
+    ids = {}
+    for version, lr, archived in (("lr-1e-5", 1e-5, False), ("lr-3e-5", 3e-5, False), ("lr-old", 1e-4, True)):
+        run_id = c.post("/runs", json={"agent": EXPLORE_AGENT, "version": version,
+                                       "record": {"optimizer": {"learning_rate": lr}, "seed": 7}}).json()["runId"]
+        points = [{"step": s, "loss": 2.0 - s * lr * 1000, "lr": lr, "reward": 0.3 + s / 100} for s in range(40)]
+        assert c.post(f"/runs/{run_id}/log", json={"points": points}).status_code == 200
+        if archived:
+            assert c.patch(f"/runs/{run_id}", json={"archived": True}).status_code == 200
+        ids[version] = run_id
+    c.close()
+    return ids
+
+
+def _visible_runs(page) -> set[str]:
+    return set(page.locator("#explore-table tbody tr:not([hidden])").evaluate_all("rows => rows.map(r => r.dataset.run)"))
+
+
+def test_archived_runs_hide_until_the_toggle_and_search_filters(browser_page, server, sweep):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/runs")
+    page.wait_for_load_state("networkidle")
+    everything = {r["id"] for r in httpx.get(f"{server['url']}/runs", params={"archived": "true"}).json()}
+    archived = sweep["lr-old"]
+    assert archived in everything and _visible_runs(page) == everything - {archived}
+    page.locator("#f-archived").check()
+    assert _visible_runs(page) == everything
+    page.locator("#f-archived").uncheck()
+    page.locator("#f-q").fill("LR-3E")  # case-insensitive
+    assert _visible_runs(page) == {sweep["lr-3e-5"]}
+    assert page.locator("#shown-count").inner_text() == f"1 of {len(everything)} run(s) shown"
+    page.locator("#f-q").fill("")
+    page.locator("#f-agent").select_option(EXPLORE_AGENT)
+    assert _visible_runs(page) == {sweep["lr-1e-5"], sweep["lr-3e-5"]}
+    page.locator("#f-archived").check()
+    page.locator("#f-state").select_option("running")
+    assert _visible_runs(page) == set(sweep.values())
+    # the same filters from the address (no script needed): the server hides the same rows
+    page.goto(f"{server['url']}/runs?q=lr-&agent={EXPLORE_AGENT}")
+    assert _visible_runs(page) == {sweep["lr-1e-5"], sweep["lr-3e-5"]}
+
+
+def test_overlay_draws_one_series_per_picked_run_with_smoothing_and_zoom(browser_page, server, sweep):
+    page, _ = browser_page
+    page.goto(f"{server['url']}/runs?agent={EXPLORE_AGENT}&archived=true")
+    for version in ("lr-1e-5", "lr-3e-5", "lr-old"):
+        page.locator(f"#explore-table tr[data-run={sweep[version]}] input[name=pick]").check()
+    page.locator("#compare-button").click()
+    page.wait_for_load_state("networkidle")
+    overlay = page.locator("#overlay")
+    overlay.locator(".main-svg").first.wait_for()
+    assert overlay.evaluate("n => n.data.length") == 3 == int(overlay.get_attribute("data-traces"))
+    assert overlay.evaluate("n => n._fullData.length") == 3 and overlay.locator("g.trace").count() == 3
+    assert overlay.evaluate("n => n._fullLayout._size.h") > 150
+    page.locator("#compare").evaluate("n => n.scrollIntoView()")
+    _shot(page, "explore")
+    rest = httpx.get(f"{server['url']}/compare", params={"runs": ",".join(sweep.values()), "metric": "loss"}).json()
+    assert overlay.evaluate("n => n.data.map(t => t.y)") == [s["values"] for s in rest["series"]]
+    page.locator("#c-metric").select_option("reward")
+    assert overlay.evaluate("n => n.data[0].name").startswith("lr-1e-5")
+    raw = [0.3 + s / 100 for s in range(40)]
+    page.locator("#c-smooth").fill("0.6")
+    smoothed = overlay.evaluate("n => n.data[0].y")
+    want, last = [], 0.0
+    for i, v in enumerate(raw, 1):  # TensorBoard's debiased exponential moving average, by hand
+        last = 0.6 * last + 0.4 * v
+        want.append(last / (1 - 0.6 ** i))
+    assert smoothed == pytest.approx(want)
+    page.locator("#c-from").fill("10")
+    page.locator("#c-to").fill("20")
+    assert overlay.evaluate("n => n._fullLayout.xaxis.range") == [10, 20]
+    config = page.locator("#config-table")
+    assert config.locator("thead th").count() == 4
+    lr_row = config.locator("tbody tr", has=page.locator("th", has_text="record.optimizer.learning_rate"))
+    assert lr_row.locator("td").all_inner_texts() == ["1e-05", "3e-05", "0.0001"]
+    assert "differs" in lr_row.get_attribute("class")
+    seed_row = config.locator("tbody tr", has=page.locator("th", has_text="record.seed"))
+    page.locator("#c-differs").check()
+    assert seed_row.is_hidden() and lr_row.is_visible()

@@ -26,7 +26,7 @@ def test_a_page_without_a_session_redirects_to_login(seeded):
     store, _ = seeded
     c, _ = client_for(store)
     with c:
-        for path in ("/", f"/agents/{AGENT}", "/runs/x", "/runs/x/evals/refunds", f"/agents/{AGENT}/promote/confirm"):
+        for path in ("/", f"/agents/{AGENT}", "/runs", "/runs/x", "/runs/x/evals/refunds", f"/agents/{AGENT}/promote/confirm"):
             r = c.get(path, headers=HTML, follow_redirects=False)
             assert r.status_code == 303 and r.headers["location"].startswith("/login?next=/"), path
         form = c.get("/login", headers=HTML)

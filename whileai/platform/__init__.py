@@ -64,6 +64,7 @@ from whileai.platform._views import (
     Dashboard,
     EvalCheck,
     EvalHealth,
+    RunComparison,
     RunMissing,
     TaskChange,
     Verdict,
@@ -73,7 +74,7 @@ from whileai.platform._views import (
 __all__ = [
     "AgentInfo", "AgentSpec", "AgentState", "Backend", "Behavior", "Brief", "BriefItem", "CutWarning", "Dashboard", "DatasetPush",
     "EvalCheck", "EvalHealth", "Example", "Experiment", "Figure", "FinishBody", "Harness", "HarnessSweep", "HttpBackend", "KeyInfo",
-    "LiveDay", "LocalBackend", "LogBody", "Message", "PlatformError", "RowsBody", "Run", "RunMissing", "RunPatch", "RunRecord",
+    "LiveDay", "LocalBackend", "LogBody", "Message", "PlatformError", "RowsBody", "Run", "RunComparison", "RunMissing", "RunPatch", "RunRecord",
     "RunSpec", "ScoreBody", "ScoreRecord", "SweepArm", "SweepReport", "TaskChange", "ToolCall", "Tracked", "TrainPoint", "Verdict",
     "VersionDiff", "attach_delta",
     "attach_holdout", "brief_of", "cost_of", "create_key", "cut_middle", "dashboard_of", "describe", "diff_of", "eval_checks",

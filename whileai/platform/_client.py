@@ -59,6 +59,7 @@ from whileai.platform._views import (
     EvalHealth,
     FigureRecord,
     LiveRecord,
+    RunComparison,
     Verdict,
     VersionDiff,
 )
@@ -303,6 +304,20 @@ class Tracked:
         newest score; ``_rules.diff_of``). Rows pair on ``Example(task=...)``, else on the prompt.
         """
         return self.backend.call("diff", agent=self.name, behavior=check_behavior_name(behavior), a=a, b=b)
+
+    def compare(self, runs: Sequence[str | Run], *, metric: str | None = None) -> RunComparison:
+        """Runs side by side: every metric they logged (one series per run) and their configs, field by field.
+
+        The same object ``GET /compare`` answers and the run explorer page draws
+        (``_compare.compare_of``): each series thinned to ``PAGE_CURVE_POINTS``, the fields that
+        differ marked. Up to ``COMPARE_RUNS_MAX`` runs, archived ones included when named.
+
+        Args:
+            runs: Run ids or :class:`Run` handles (of any of the account's agents).
+            metric: Keep only this metric's series.
+        """
+        ids = [r.id if isinstance(r, Run) else str(r) for r in runs]
+        return self.backend.call("compare", runs=",".join(ids), **({"metric": metric} if metric else {}))
 
     def experiment(self, question: str, *, hypothesis: str | None = None, method: str | None = None,
                    measure: str | None = None, decide: str | None = None, notes: str | None = None) -> Experiment:

@@ -17,6 +17,10 @@ from pydantic import BaseModel, Field
 
 import whileai.charts as charts
 from whileai.defaults import (
+    CHART_HEIGHT,
+    CHART_MARGIN,
+    EXPLORE_NOTE_CHARS,
+    EXPLORE_SMOOTH_MAX,
     PAGE_CURVE_POINTS,
     PAGE_CURVE_RUNS,
     PAGE_VERSIONS_SHOWN,
@@ -37,11 +41,13 @@ from whileai.platform._views import (
     Dashboard,
     EvalHealth,
     LiveRecord,
+    RunComparison,
     RunMissing,
     Verdict,
 )
 
-__all__ = ["Chart", "RowsView", "RunsPage", "TagRow", "rows_view", "runs_page"]
+__all__ = ["Chart", "ExploreRow", "ExploreView", "RowsView", "RunsPage", "TagRow", "explore_view", "readable", "rows_view",
+           "run_shown", "runs_page"]
 
 #: The experiment block's rows, in the order the page shows them.
 EXPERIMENT_FIELDS = (("Question", "question"), ("Hypothesis", "hypothesis"), ("Method", "method"),
@@ -229,7 +235,7 @@ def _costs(dash: Dashboard) -> tuple[list[CostRow], Chart | None]:
     if dots:
         fig = charts.cost_scatter(list(dots), list(dots.values()), [newest[v] for v in dots], served=dash.agent.served,
                                   title="held-out score against cost")
-        chart = Chart(id="cost", caption="held-out score against USD per 1,000 tasks "
+        chart = Chart(id="cost-chart", caption="held-out score against USD per 1,000 tasks "
                                          "(reported by the agent, not priced by the book)",
                       figure=fig, traces=len(fig["data"]))
     return rows, chart
@@ -278,12 +284,31 @@ def runs_page(dash: Dashboard) -> RunsPage:
                         kappa=b.kappa, length_bias=b.length_bias, noise_floor=b.noise_floor)
                for b in (specs[name] for name in sorted(specs))],
         evals=dash.evals, cost_chart=cost_chart, costs=costs, runs=dash.runs,
-        figures=[Chart(id=f"fig-{i}", caption=f.caption or f.name, figure=f.figure, traces=len(f.figure.get("data", [])))
-                 for i, f in enumerate(dash.figures)],
+        figures=[Chart(id=f"fig-{i}", caption=f.caption or f.name, figure=readable(f.figure),
+                       traces=len(f.figure.get("data", []))) for i, f in enumerate(dash.figures)],
         missing=[_missing_row(m) for m in dash.missing if m.missing],
         live=dash.live, versions=[v for v in versions if v not in frontier], frontier=min(frontier) if frontier else None,
         promote_default=_promote_default(dash, frontier),
     )
+
+
+def readable(figure: dict[str, Any]) -> dict[str, Any]:
+    """A posted figure at a readable size: ``CHART_HEIGHT`` and whileai's margins where it sets none.
+
+    A figure posted without a height took its container's 200 px, and Plotly's default margins
+    (100 px top, 80 px bottom) left a 20 px strip to draw in. Heights and margins the figure sets
+    are kept; the width follows the page.
+
+    Examples:
+        >>> readable({"data": [], "layout": {}})["layout"]["height"]
+        380
+        >>> readable({"data": [], "layout": {"height": 500, "margin": {"t": 10}}})["layout"]["margin"]
+        {'t': 10}
+    """
+    layout = dict(figure.get("layout") or {})
+    layout.setdefault("height", CHART_HEIGHT)
+    layout.setdefault("margin", dict(CHART_MARGIN))
+    return {**figure, "layout": layout}
 
 
 def _promote_default(dash: Dashboard, frontier: set[str]) -> str | None:
@@ -372,3 +397,113 @@ def rows_view(run_id: str, behavior: Behavior, score: ScoreRecord, rows: Sequenc
     return RowsView(run_id=run_id, behavior=behavior, score=score, show=show,  # type: ignore[arg-type]
                     n=len(rows), passed=int(ok.sum()), failed=int((~ok).sum()), by_tag=by_tag, rows=kept,
                     sample=list(score.examples) or sample_of(rows)[:ROWS_PAGE_SAMPLE])
+
+
+# --- the run explorer ---------------------------------------------------------------------------------
+
+
+class ExploreRow(BaseModel):
+    """One run of the explorer's table: the record, what the search reads, and whether it shows."""
+
+    run: RunRecord
+    text: str
+    """What the search box matches (lower case): id, agent, version, name, status, model, dataset, note."""
+    picked: bool = False
+    hidden: bool = False
+
+
+class ExploreView(BaseModel):
+    """The run explorer (``GET /runs`` in a browser): the filtered run table and the picked runs compared."""
+
+    rows: list[ExploreRow] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list)
+    versions: list[str] = Field(default_factory=list)
+    states: list[str] = Field(default_factory=list)
+    q: str = ""
+    agent: str = ""
+    version: str = ""
+    state: str = ""
+    archived: bool = False
+    """Archived runs listed too (they are hidden unless asked)."""
+    picked: list[str] = Field(default_factory=list)
+    comparison: RunComparison | None = None
+    metric: str | None = None
+    """The metric the overlay draws first."""
+    smooth: float = 0.0
+    step_from: int | None = None
+    step_to: int | None = None
+
+    @property
+    def shown(self) -> int:
+        """Rows the filters keep."""
+        return sum(not r.hidden for r in self.rows)
+
+    @property
+    def archived_n(self) -> int:
+        """Archived runs in the table (shown or not)."""
+        return sum(r.run.archived for r in self.rows)
+
+
+def _search_text(run: RunRecord) -> str:
+    parts = (run.id, run.agent, run.version, run.name, run.status, run.base_model, run.dataset_id,
+             (run.notes or "")[:EXPLORE_NOTE_CHARS])
+    return " ".join(p for p in parts if p).lower()
+
+
+def run_shown(row: ExploreRow, *, q: str = "", agent: str = "", version: str = "", state: str = "",
+              archived: bool = False) -> bool:
+    """Whether the explorer shows a run: picked, or not archived (unless asked) and matching every filter.
+
+    The page's script applies the same rule as the filters change (``page.js``, ``filterRuns``):
+    ``q`` is a case-insensitive substring of the run's text; agent, version and state match exactly;
+    an empty filter matches everything.
+    """
+    if row.picked:
+        return True
+    run = row.run
+    return ((archived or not run.archived) and (not q or q.lower() in row.text) and (not agent or run.agent == agent)
+            and (not version or run.version == version) and (not state or run.status == state))
+
+
+def explore_view(runs: Sequence[RunRecord], *, q: str = "", agent: str = "", version: str = "", state: str = "",
+                 archived: bool = False, picked: Sequence[str] = (), comparison: RunComparison | None = None,
+                 metric: str | None = None, smooth: float = 0.0, step_from: int | None = None,
+                 step_to: int | None = None) -> ExploreView:
+    """The run explorer's data: every run with whether the filters show it, the filter choices, the comparison.
+
+    Args:
+        runs: The account's runs, archived ones included (``Service.runs(archived=True)``).
+        q: Search text (case-insensitive substring of id, agent, version, name, status, model,
+            dataset and the note's start).
+        agent: Only this agent's runs.
+        version: Only runs of this version.
+        state: Only runs in this state (running, done, failed, stopped).
+        archived: List archived runs too (hidden unless asked).
+        picked: The runs compared, which always show.
+        comparison: ``Service.compare(picked)``.
+        metric: The metric the overlay starts on (default: the comparison's first).
+        smooth: The overlay's smoothing weight, from 0 (none) to ``EXPLORE_SMOOTH_MAX``.
+        step_from: The overlay's first step shown (zoom).
+        step_to: The overlay's last step shown.
+
+    Raises:
+        ArgumentError: ``smooth`` outside 0 to ``EXPLORE_SMOOTH_MAX``, or a step range that ends
+            before it starts.
+    """
+    if not 0.0 <= smooth <= EXPLORE_SMOOTH_MAX:
+        raise ArgumentError(f"smooth must be from 0 to {EXPLORE_SMOOTH_MAX}, got {smooth!r}. Pass ?smooth=0.6, say.",
+                            argument="smooth", value=smooth)
+    if step_from is not None and step_to is not None and step_to < step_from:
+        raise ArgumentError(f"to must be at or after from, got from={step_from} to={step_to}. Swap them.",
+                            argument="to", value=step_to)
+    pick = set(picked)
+    rows = [ExploreRow(run=r, text=_search_text(r), picked=r.id in pick) for r in runs]
+    for row in rows:
+        row.hidden = not run_shown(row, q=q, agent=agent, version=version, state=state, archived=archived)
+    metrics = comparison.metrics if comparison is not None else []
+    return ExploreView(
+        rows=rows, agents=sorted({r.agent for r in runs if r.agent}), versions=sorted({r.version for r in runs if r.version}),
+        states=sorted({r.status for r in runs}), q=q, agent=agent, version=version, state=state, archived=archived,
+        picked=list(dict.fromkeys(picked)), comparison=comparison,
+        metric=metric if metric in metrics else (metrics[0] if metrics else None), smooth=smooth,
+        step_from=step_from, step_to=step_to)

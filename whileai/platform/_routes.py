@@ -40,6 +40,7 @@ from whileai.platform._views import (
     EvalHealth,
     FigureRecord,
     LiveRecord,
+    RunComparison,
     Verdict,
     VersionDiff,
 )
@@ -101,6 +102,10 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/runs", "runs", "The account's runs, oldest first (of one agent with ?agent=; archived ones with "
           "?archived=true).", list[RunRecord], query=("agent", "archived")),
     Route("GET", "/runs/{run_id}", "run", "One run record.", RunRecord),
+    Route("GET", "/compare", "compare", "Runs side by side (?runs=ID,ID, up to 20): every metric they logged, one "
+          "series per run (thinned to 500 points), and their record and summary field by field, the fields that "
+          "differ marked; ?metric= keeps one metric's series.", RunComparison, query=("runs", "metric"),
+          required_query=("runs",)),
     Route("PATCH", "/runs/{run_id}", "patch_run", "Fill what a run is missing: record, summary, hours, cost, notes.",
           RunRecord, body=("patch", RunPatch)),
     Route("DELETE", "/runs/{run_id}", "delete_run", "Remove a run with its points, scores and rows.", dict),

@@ -22,7 +22,7 @@ import os
 import secrets
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,7 +34,7 @@ from whileai.defaults import (
     SERVER_STORE_IDLE_S,
     STORE_BUSY_TIMEOUT_S,
 )
-from whileai.errors import PlatformError
+from whileai.errors import ArgumentError, PlatformError
 from whileai.platform import _rules
 from whileai.platform._models import (
     AgentInfo,
@@ -63,6 +63,7 @@ from whileai.platform._views import (
     EvalHealth,
     FigureRecord,
     LiveRecord,
+    RunComparison,
     Verdict,
     VersionDiff,
 )
@@ -785,6 +786,43 @@ class Service:
     def dashboard(self, agent: str) -> Dashboard:
         """``_rules.dashboard_of`` on the agent's rows."""
         return _rules.dashboard_of(self.state(agent))
+
+    def compare(self, runs: str | Sequence[str], metric: str | None = None) -> RunComparison:
+        """Runs side by side (``_compare.compare_of``): every metric they logged, one series per run, their configs.
+
+        Args:
+            runs: Run ids, as a list or comma-separated (the query string's ``?runs=a,b``), in the
+                order the table and legend show them; archived runs are compared when named.
+            metric: Only this metric's series.
+
+        Raises:
+            PlatformError: 422 for no run or more than ``COMPARE_RUNS_MAX``; 404 for an unknown run.
+        """
+        from whileai.defaults import COMPARE_RUNS_MAX
+        from whileai.platform._compare import compare_of
+
+        ids = list(dict.fromkeys(r.strip() for r in (runs.split(",") if isinstance(runs, str) else runs) if r.strip()))
+        if not ids or len(ids) > COMPARE_RUNS_MAX:
+            raise PlatformError(422, "invalid", f"runs must name 1 to {COMPARE_RUNS_MAX} run ids, got {len(ids)}. "
+                                                "Pass ?runs=ID,ID (tracked.runs() lists them).", argument="runs")
+        placeholders = ", ".join("?" for _ in ids)
+        with self.db.read() as con:  # one read of the runs (each run() aggregates every point of the store)
+            found = {r.id: r for r in self._runs(con.execute(
+                f"{_RUN_SELECT} WHERE r.account_id = ? AND r.id IN ({placeholders})", [self.account, *ids]).fetchall())}
+            unknown = [i for i in ids if i not in found]
+            if unknown:
+                raise not_found("run", unknown[0], "List the ids with tracked.runs() (GET /runs).")
+            rows = con.execute(f"SELECT run_id, step, loss, lr, metrics FROM run_points WHERE run_id IN ({placeholders}) "
+                               "ORDER BY seq", ids).fetchall()
+        records = [found[i] for i in ids]
+        points: dict[str, list[dict[str, Any]]] = {}
+        for run_id, step, loss, lr, extra in rows:
+            points.setdefault(run_id, []).append({"step": step, "loss": loss, "lr": lr,
+                                                  **(json.loads(extra) if extra else {})})
+        try:
+            return compare_of(records, points, metric=metric)
+        except ArgumentError as exc:
+            raise PlatformError(422, "invalid", exc.message, argument="metric") from exc
 
     def diff(self, agent: str, behavior: str, a: str, b: str) -> VersionDiff:
         """``_rules.diff_of`` on the graded rows behind each version's newest score on ``behavior``.

@@ -22,7 +22,7 @@ from whileai.report import Report
 
 __all__ = [
     "AgentState", "Brief", "BriefItem", "Dashboard", "EvalCheck", "EvalHealth", "FigureRecord", "LiveRecord",
-    "RunMissing", "Verdict",
+    "ConfigRow", "MetricSeries", "RunComparison", "RunMissing", "Verdict",
 ]
 
 VerdictWord = Literal["beats", "trails", "no_difference", "within_noise", "no_interval", "no_comparison"]
@@ -268,3 +268,47 @@ class VersionDiff(Report):
 
     def __str__(self) -> str:
         return self.line
+
+
+class MetricSeries(BaseModel):
+    """One run's logged values of one metric, in logging order, thinned to at most the cap."""
+
+    run_id: str
+    label: str
+    """What the legend says: the run's version (else its name, else its id)."""
+    metric: str
+    steps: list[int | None] = Field(default_factory=list)
+    values: list[float | None] = Field(default_factory=list)
+    n: int = 0
+    """Points the run logged with this metric, before thinning."""
+
+
+class ConfigRow(BaseModel):
+    """One line of the config table: a field (``record.optimizer.learning_rate``), each run's value."""
+
+    key: str
+    values: list[str | None] = Field(default_factory=list)
+    """One per compared run, in the runs' order, as short JSON text; None where the run has none."""
+    differs: bool = False
+    """True when the runs do not all hold the same value."""
+
+
+class RunComparison(Report):
+    """Runs side by side: every metric they logged (one series per run) and their configs, field by field."""
+
+    runs: list[RunRecord] = Field(default_factory=list)
+    """The compared runs, in the order asked."""
+    metrics: list[str] = Field(default_factory=list)
+    """Every numeric metric any of them logged: loss, lr and the rewards first, then by name."""
+    series: list[MetricSeries] = Field(default_factory=list)
+    """Per metric (in ``metrics`` order), one series per run that logged it."""
+    config: list[ConfigRow] = Field(default_factory=list)
+    """The run fields, then ``record.*`` and ``summary.*`` flattened, fields that differ marked."""
+
+    def render(self) -> str:
+        """One line per run and the fields that differ."""
+        lines = [f"{len(self.runs)} run(s): {', '.join(r.version or r.id for r in self.runs)}; "
+                 f"metrics: {', '.join(self.metrics) or 'none logged'}"]
+        lines += [f"  {c.key}: {' | '.join(v if v is not None else '-' for v in c.values)}"
+                  for c in self.config if c.differs]
+        return "\n".join(lines)

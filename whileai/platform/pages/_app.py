@@ -20,10 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from whileai.defaults import LOCAL_ACCOUNT, SESSION_COOKIE, SESSION_MAX_AGE_S
-from whileai.errors import PlatformError, WaiError
+from whileai.defaults import (
+    CHART_COLORS,
+    CHART_HEIGHT,
+    CHART_MARGIN,
+    LOCAL_ACCOUNT,
+    SESSION_COOKIE,
+    SESSION_MAX_AGE_S,
+)
+from whileai.errors import ArgumentError, PlatformError, WaiError
 from whileai.platform._models import Promote
-from whileai.platform._page import rows_view, runs_page
+from whileai.platform._page import explore_view, rows_view, runs_page
 from whileai.platform._service import PlatformDB, Service
 from whileai.platform.pages._render import STATIC, render
 
@@ -55,6 +62,21 @@ def safe_next(value: str | None) -> str:
     if parts.scheme or parts.netloc or any(ord(c) < 32 for c in value):
         return "/"
     return value
+
+
+def _number(value: str | None, name: str, kind: type[int] | type[float]) -> Any:
+    """A query parameter as a number, None when absent or empty (ArgumentError naming it when not a number)."""
+    if value is None or not value.strip():
+        return None
+    try:
+        number = kind(value)
+    except ValueError as exc:
+        raise ArgumentError(f"{name} must be {'an integer' if kind is int else 'a number'}, got {value!r}. "
+                            f"Fix ?{name}= in the address, or leave it empty.", argument=name, value=value) from exc
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ArgumentError(f"{name} must be a finite number, got {value!r}. Fix ?{name}= in the address.",
+                            argument=name, value=value)
+    return number
 
 
 @dataclass
@@ -184,6 +206,7 @@ class Pages:
     def html_routes(self) -> dict[tuple[str, str], Any]:
         """REST paths a browser asking for HTML gets a page on instead of JSON: (method, path) -> handler."""
         return {("GET", "/agents/{name}"): self._guard(self._runs_page),
+                ("GET", "/runs"): self._guard(self._explore),
                 ("GET", "/agents/{agent}/diff"): self._guard(self._diff_page),
                 ("GET", "/runs/{run_id}"): self._guard(self._run_page)}
 
@@ -267,6 +290,23 @@ class Pages:
                           record_json=json.dumps(run.record, indent=2, default=str),
                           summary_json=json.dumps(run.summary, indent=2, default=str),
                           delta_json=json.dumps(run.delta, indent=2, default=str) if run.delta else "")
+
+    def _explore(self, request: Any, session: Session, service: Service, body: bytes) -> Any:
+        q = request.query_params
+        picked = list(dict.fromkeys([*q.getlist("pick"), *(r for r in (q.get("runs") or "").split(",") if r)]))
+        comparison = service.compare(picked) if picked else None
+        view = explore_view(
+            service.runs(archived=True), q=q.get("q", ""), agent=q.get("agent", ""), version=q.get("version", ""),
+            state=q.get("state", ""), archived=q.get("archived", "").lower() in ("true", "1", "yes", "on"),
+            picked=picked, comparison=comparison, metric=q.get("metric"),
+            smooth=_number(q.get("smooth"), "smooth", float) or 0.0, step_from=_number(q.get("from"), "from", int),
+            step_to=_number(q.get("to"), "to", int))
+        data = None
+        if comparison is not None:
+            data = {"metric": view.metric, "smooth": view.smooth, "from": view.step_from, "to": view.step_to,
+                    "colors": list(CHART_COLORS), "height": CHART_HEIGHT, "margin": CHART_MARGIN,
+                    "series": [s.model_dump() for s in comparison.series]}
+        return self._page("explore.html", request, session, view=view, compare_data=data)
 
     def _rows(self, request: Any, session: Session, service: Service, body: bytes) -> Any:
         run_id, behavior = request.path_params["run_id"], request.path_params["behavior"]
