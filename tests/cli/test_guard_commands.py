@@ -21,8 +21,13 @@ def test_hack_scan_matches_the_library(wai, tmp_path):
 
 
 def test_decontaminate_writes_the_clean_rows(wai, tmp_path):
-    train = [{"task_id": f"t{i}", "prompt": f"Question number {i} about orders and refunds today please."}
-             for i in range(6)]
+    asks = ["Where is my order and when will the parcel arrive at my door?",
+            "Please cancel the second item on my invoice before it ships tomorrow.",
+            "My card was charged twice for one purchase, can you refund one charge?",
+            "How do I change the delivery address on an order already placed?",
+            "The blender I bought last week stopped working, what are my options?",
+            "Can you tell me which payment methods the store accepts for gift cards?"]
+    train = [{"task_id": f"t{i}", "prompt": ask} for i, ask in enumerate(asks)]  # distinct asks, not one-word variants
     evals = [{"task_id": "e1", "prompt": train[0]["prompt"]}]
     src, ev, out = tmp_path / "train.jsonl", tmp_path / "eval.jsonl", tmp_path / "clean.jsonl"
     table.write(table.frame(train), src)
