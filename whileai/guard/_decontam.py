@@ -1208,15 +1208,16 @@ def _template_rules(texts: pl.Series, side: TemplateSide, ev_exact: pl.Series, *
         start, _, h = masked_ngram_hashes(toks, n)
         if h.size == 0 or side.probes.height == 0:
             continue
-        rows = pl.DataFrame({"u": toks.row[start], "h": h}).unique()
-        hit = rows.join(side.probes, on="h", how="inner").select("u", "e", "slot").unique()
+        # the row's masked n-grams some eval text holds (most hold none: one hash join, then small frames)
+        shared = pl.DataFrame({"u": toks.row[start], "h": h}).join(fan, on="h", how="inner").unique(["u", "h"])
+        hit = shared.join(side.probes, on="h", how="inner").select("u", "e", "slot").unique()
         cand = hit.filter(~pl.col("slot")).select("u", "e")
         cand = cand.filter(~pl.Series(side.slot_ok[cand["e"].to_numpy()])).vstack(  # no slot check, or a slot probe too
             cand.join(hit.filter(pl.col("slot")).select("u", "e"), on=["u", "e"], how="semi")).sort("u", "e")
         if cand.height == 0:
             continue
         # verify in parts of rows under the pair budget: every masked n-gram the row shares with a candidate
-        shared = rows.join(fan, on="h", how="inner")
+        shared = shared.join(cand.select("u").unique(), on="u", how="semi")
         load = shared.group_by("u").agg(pl.col("fan").sum()).sort("u")
         part_of = pl.DataFrame({"u": load["u"], "part": load["fan"].cum_sum() // DECONTAM_PAIR_BUDGET})
         found = []
