@@ -132,7 +132,8 @@ class ContaminationReport(Report):
     n_exact: int = 0
     """Rows whose text is an eval text of at least ``DECONTAM_EXACT_MIN_WORDS`` words verbatim."""
     n_near: int = 0
-    """Rows holding n-grams that cover at least ``overlap`` of one eval text's words."""
+    """Rows holding n-grams that cover at least ``overlap`` of one eval text's words (under ``near="template"``
+    8-grams matching in all words but one, and the row reproduces that text's slot words but the allowance)."""
     n_semantic: int = 0
     """Rows within ``similarity`` cosine of an eval prompt of a different task."""
     n_eval_rows: int = 0
@@ -1219,7 +1220,8 @@ def _template_rules(texts: pl.Series, side: TemplateSide, ev_exact: pl.Series, *
         # verify in parts of rows under the pair budget: every masked n-gram the row shares with a candidate
         shared = shared.join(cand.select("u").unique(), on="u", how="semi")
         load = shared.group_by("u").agg(pl.col("fan").sum()).sort("u")
-        part_of = pl.DataFrame({"u": load["u"], "part": load["fan"].cum_sum() // DECONTAM_PAIR_BUDGET})
+        # a matched masked n-gram row (u, h, e, s, j) is about 40 bytes, 2.5 times a pair of the exact rule
+        part_of = pl.DataFrame({"u": load["u"], "part": load["fan"].cum_sum() // (DECONTAM_PAIR_BUDGET // 4)})
         found = []
         for sub in shared.join(part_of, on="u").partition_by("part", include_key=False):
             matched = (sub.select("u", "h").join(side.variants, on="h", how="inner")
