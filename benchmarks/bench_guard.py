@@ -1,5 +1,8 @@
 """Guard benchmarks: hack_scan (auto tier) and decontaminate at growing sizes.
 
+``decontaminate`` runs the default near rule (``near="template"``), ``decontaminate_eval_cover``
+the earlier one (``near="eval_cover"``) on the same input, so the template rule's cost shows.
+
 Each measurement runs in a fresh child process; ``peak_mib`` is the child's peak resident memory
 during the call above what it held once the input was built (the kernel's peak mark is reset
 before the call; input generation is not timed).
@@ -82,7 +85,8 @@ def _child(call: str, paths: list[str], q: Any) -> None:
         from whileai.guard import decontaminate
 
         t = time.perf_counter()
-        _, rep = decontaminate(frames[0], eval=frames[1])
+        near = "eval_cover" if call == "decontaminate_eval_cover" else "template"
+        _, rep = decontaminate(frames[0], eval=frames[1], near=near)
         dt = time.perf_counter() - t
         note = (f"{frames[1].height} eval prompts; exact {rep.n_exact}, near {rep.n_near}, same task {rep.n_same_task}")
     r1 = resource.getrusage(resource.RUSAGE_SELF)
@@ -148,8 +152,8 @@ def _reference(call: str) -> float | None:
 def run(sizes: list[int]) -> list[dict[str, Any]]:
     """Time hack_scan and decontaminate at each size; whileai 0.131 at 10k rows as the reference."""
     out: list[dict[str, Any]] = []
-    for call in ("hack_scan", "decontaminate"):
-        ref_s = _reference(call) if any(n <= REF_ROWS for n in sizes) else None
+    for call in ("hack_scan", "decontaminate", "decontaminate_eval_cover"):
+        ref_s = _reference(call) if call != "decontaminate_eval_cover" and any(n <= REF_ROWS for n in sizes) else None
         for n in sizes:
             m = _measure(call, n)
             at_ref = n == REF_ROWS and ref_s is not None
@@ -158,7 +162,7 @@ def run(sizes: list[int]) -> list[dict[str, Any]]:
                 "rows": n,
                 "seconds": round(m["seconds"], 3),
                 "peak_mib": round(m["peak_mib"], 1),
-                "reference": ("whileai 0.131" + (" (250 eval prompts)" if call == "decontaminate" else "")) if at_ref else None,
+                "reference": ("whileai 0.131" + (" (250 eval prompts)" if call != "hack_scan" else "")) if at_ref else None,
                 "reference_seconds": round(ref_s, 3) if at_ref and ref_s is not None else None,
                 "note": m["note"],
             })

@@ -237,6 +237,20 @@ REFUSAL_EXAMPLES = 5
 # training row also holds (Llama 3 section 5.1.4; Tulu 3, Lambert et al. 2024, decontamination).
 DECONTAM_EXACT_MIN_WORDS = DECONTAM_NGRAM
 
+# decontaminate's near rule (near=): "template" (the default) counts an eval word covered when it
+# sits in an 8-gram the row holds with at most one word different (a one-word skip-gram: Llama 2,
+# Touvron et al. 2023 appendix A.6, lets matched spans differ in a few positions), and asks the
+# row to reproduce the eval text's slot words (words other eval tasks change in the same context:
+# ids, amounts, names), weighted by inverse document frequency over the eval texts (Sparck Jones
+# 1972), missing at most the heaviest one or 1 - DECONTAM_OVERLAP of their weight. "eval_cover"
+# is the earlier rule (exact 8-grams only, no slot check). Measured on seeded templated data
+# (tests/guard/test_decontam_rates.py, docs/guard.md).
+DECONTAM_NEAR = "template"
+# A word is a slot of its eval text when, with it masked, one of its 3-word contexts (the word
+# and two neighbours) occurs in another eval task with a different word there (convention,
+# measured: an 8-word context misses slots beside other slots, tests/guard/test_decontam_rates.py).
+DECONTAM_SLOT_CONTEXT = 3
+
 # --------------------------------------------------------------------------------------------
 # ---- select ----
 # --------------------------------------------------------------------------------------------

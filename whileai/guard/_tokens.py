@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 
-__all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "distinct", "expand_hits", "ngram_hashes", "pair",
+__all__ = ["Tokens", "WORD_PATTERN", "byte_counts", "combine", "distinct", "expand_hits", "masked_ngram_hashes", "ngram_hashes",
+           "pair",
            "text_hashes", "tokenize"]
 
 #: What counts as a word: runs of anything but whitespace and ASCII punctuation (apostrophes
@@ -188,3 +189,35 @@ def byte_counts(texts: pl.Series) -> dict[str, np.ndarray]:
         t.str.len_chars().alias("chars"),
     )
     return {name: out[name].to_numpy().astype(np.int64) for name in out.columns}
+
+
+#: The word hash a masked n-gram puts in place of its masked word (any fixed odd constant).
+_MASK = np.uint64(0xD6E8FEB86659FD93)
+
+
+def masked_ngram_hashes(tokens: Tokens, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hashes of every word n-gram with one word masked, once per masked position.
+
+    The n-gram starting at flat index i with its j-th word replaced by a fixed mask word: two
+    n-grams that agree on every word but the j-th get the same j-th hash (a one-word skip-gram,
+    as Llama 2's contamination analysis lets matched spans differ in a few positions, Touvron et
+    al. 2023 appendix A.6). Returns ``(start, j, hash)`` for every n-gram that fits inside its
+    row, start-major.
+    """
+    m = tokens.hash.size
+    if m < n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    k = m - n + 1
+    valid = np.flatnonzero(tokens.row[:k] == tokens.row[n - 1:])
+    with np.errstate(over="ignore"):
+        raw = tokens.hash[:k].copy()
+        for j in range(1, n):
+            raw *= _K1
+            raw += tokens.hash[j:j + k]
+        raw = raw[valid]
+        out = np.empty((valid.size, n), dtype=np.uint64)
+        power = np.uint64(1)
+        for j in range(n - 1, -1, -1):  # the j-th word weighs _K1 ** (n - 1 - j)
+            out[:, j] = _mix(raw + (_MASK - tokens.hash[valid + j]) * power)
+            power = power * _K1
+    return np.repeat(valid, n), np.tile(np.arange(n, dtype=np.int64), valid.size), out.reshape(-1)
