@@ -32,7 +32,13 @@ from whileai.guard._common import (
 from whileai.report import Report
 from whileai.table import IntoRows
 
-__all__ = ["LeakReport", "leak_report", "leaking_rows"]
+__all__ = ["LEAK_COLUMNS", "LeakReport", "leak_report", "leaking_rows"]
+
+#: What the detector reads: the privileged context, the turns it is looked for in and the turns the
+#: agent was shown (``messages``, or ``prompt``, ``system_prompt`` and ``final_text`` without one),
+#: and the ids a leak is named by.
+LEAK_COLUMNS: tuple[str, ...] = (*table.PRIVILEGED_COLUMNS, "messages", "prompt", "system_prompt", "final_text",
+                                 "scenario_id", "rollout_index")
 
 _EMPTY = pl.DataFrame(schema={"_row": pl.UInt32, "key": pl.String, "value": pl.String})
 
@@ -253,7 +259,7 @@ def leak_report(rows: IntoRows, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakRepo
         ! 1 replies quote their own privileged context; ...
     """
     min_len = check_positive_int("min_len", min_len)
-    df = table.frame(rows, allow_empty=True)
+    df = table.source(rows, allow_empty=True).read(LEAK_COLUMNS)
     report = LeakReport(n_rows=df.height)
     report.n_checked, hits = leaking_rows(df, min_len=min_len)
     report.checked = report.n_checked > 0
