@@ -200,36 +200,33 @@ def correlation_warnings(report: dict[str, Any]) -> list[str]:
 
 
 def read_columns(decide: tuple[str, ...]) -> list[str]:
-    """What a selector reads to decide: its own columns, and what the leak check and task identity read.
-
-    The privileged context and the texts the leak check compares (``privileged_leaks``), and
-    the identity columns a report names rows by, beside ``decide``.
-    """
-    extra = ("prompt", "system_prompt", "final_text", "messages", "scenario_id", "rollout_index", "rollout_id")
-    return list(dict.fromkeys((*decide, *extra, *table.PRIVILEGED_COLUMNS)))
+    """What a selector reads to decide: its own columns, and the identity columns its report reads."""
+    return list(dict.fromkeys((*decide, "prompt", "final_text", "scenario_id", "rollout_index", "rollout_id")))
 
 
-def privileged_leaks(df: pl.DataFrame, warnings: list[str]) -> tuple[pl.Series | None, dict[str, Any]]:
+def privileged_leaks(rows: table.Source | pl.DataFrame, warnings: list[str]) -> tuple[pl.Series | None, dict[str, Any]]:
     """Rows whose reply quotes their own privileged context (an answer key the judge also read).
 
     A pass that recites the grader's reference is not a demonstration (README.md: leaked answer keys
-    dropped). The check is ``whileai.guard.leak_report`` (one implementation in the library);
-    it runs only when the table carries a privileged column, and is skipped with a warning when
-    guard cannot be imported.
+    dropped). The check is ``whileai.guard.leak_report`` (one implementation in the library), on
+    the step's source a chunk at a time (the conversations of one chunk held at once); it runs
+    only when the rows carry a privileged column.
 
     Returns:
         A boolean mask of the leaking rows (None when nothing was checked) and the 0.131-shaped
         summary ``{checked, n_checked, n_dropped, leaked}``.
     """
+    src = table.source(rows, allow_empty=True) if isinstance(rows, pl.DataFrame) else rows
     info: dict[str, Any] = {"checked": False, "n_checked": 0, "n_dropped": 0, "leaked": []}
-    if not any(has(df, c) for c in table.PRIVILEGED_COLUMNS):
+    present = src.read(list(table.PRIVILEGED_COLUMNS))
+    if not any(has(present, c) for c in table.PRIVILEGED_COLUMNS):
         return None, info
     from whileai.guard import leak_report
 
-    report = leak_report(df)
-    leaked = list(getattr(report, "leaked", []) or [])
-    info = {"checked": bool(getattr(report, "checked", False)), "n_checked": int(getattr(report, "n_checked", 0)),
+    report = leak_report(src)
+    leaked = list(report.leaked)
+    info = {"checked": bool(report.checked), "n_checked": int(report.n_checked),
             "n_dropped": len(leaked), "leaked": leaked[:20]}
-    mask = np.zeros(df.height, dtype=bool)
+    mask = np.zeros(present.height, dtype=bool)
     mask[[int(x["index"]) for x in leaked]] = True
     return pl.Series("_leak", mask), info

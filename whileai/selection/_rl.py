@@ -293,7 +293,7 @@ def select_for_rl(
             (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
         ).collect()
         # 0. replies that quote their own privileged context (the answer key the judge read)
-        leak_mask, leak_info = privileged_leaks(df, warnings)
+        leak_mask, leak_info = privileged_leaks(src, warnings)
         report["privileged_leaks"] = leak_info
         report["privileged_leaks_dropped"] = leak_info["n_dropped"]
         if leak_mask is not None and leak_info["n_dropped"]:

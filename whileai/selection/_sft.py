@@ -323,7 +323,7 @@ def select_for_sft(
             passing.alias("_pass"),
             (passing & junk_flag(df)).alias("_junk"),
         )
-        leak_mask, leak_info = privileged_leaks(df, warnings)
+        leak_mask, leak_info = privileged_leaks(src, warnings)
         work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
         counts = work.select(
             pl.col("reward").is_null().sum().alias("ungraded"),

@@ -207,16 +207,16 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
     It applies only where that gives the rows ``table.frame`` would give: a single Parquet file
     whose columns carry their canonical names and types (``messages`` as whileai writes it,
     string ``prompt`` and ``final_text``, 0.131 ``steps`` beside them as JSON text, as a JSONL
-    file spooled by ``table.spooled`` holds them), that pyarrow and Polars read to the same types, and no
-    privileged column (the leak check reads the message texts). Anything else returns None and
-    the caller reads the whole table.
+    file spooled by ``table.spooled`` holds them) that pyarrow and Polars read to the same types (a
+    privileged column is fine: the leak check reads the texts itself, a chunk at a time through
+    ``Source.take``). Anything else returns None and the caller reads the whole table.
     """
     if not isinstance(rows, (str, os.PathLike)):
         return None
     path = Path(rows)
     if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
         return None
-    from whileai.table.schema import MESSAGE, PRIVILEGED_COLUMNS, ROLES, alias_map
+    from whileai.table.schema import MESSAGE, ROLES, alias_map
 
     try:
         schema = pl.scan_parquet(path).collect_schema()
@@ -224,11 +224,11 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
         return None
     names = set(schema.names())
     # declined, for the whole read: a column under another name (an alias the whole read renames),
-    # TRL's `completion` (the whole read may build turns from it), a privileged column (the leak
-    # check reads every message text), or (below) types pyarrow and Polars read differently
+    # TRL's `completion` (the whole read may build turns from it), or (below) types pyarrow and
+    # Polars read differently
     if (schema.get("messages") != pl.List(MESSAGE) or schema.get("prompt") != pl.String
             or schema.get("final_text") != pl.String or names & (set(alias_map()) | {"completion"})
-            or schema.get("steps", pl.String) != pl.String or names & set(PRIVILEGED_COLUMNS)):
+            or schema.get("steps", pl.String) != pl.String):
         return None
 
     def read_calls() -> tuple[Any, list[Any]] | None:
