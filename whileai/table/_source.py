@@ -99,8 +99,9 @@ class Source:
         (``("name",)`` to count calls, ``("name", "arguments")`` to tell trajectories apart);
         ``take`` then reads the kept rows' whole conversations. With ``calls_where`` (an expression over the other columns) the
         tool calls are read only when some row it marks needs them, else ``messages`` is left
-        out. Otherwise a file is read through ``table.frame(path, columns=columns)`` and rows in
-        memory through ``table.frame(rows)`` (every column).
+        out. Otherwise a file is read through ``table.frame(path, columns=columns)``, except that
+        whole conversations (``messages`` without ``calls``) read every column once, which
+        ``take`` then gathers from; rows in memory are ``table.frame(rows)`` (every column).
 
         Args:
             columns: The columns the step decides on (canonical names); None reads every column.
@@ -122,7 +123,8 @@ class Source:
                 narrow, self._fetch = found
                 return narrow
         target = self._input()
-        if not _is_file(target):
+        if not _is_file(target) or "messages" in columns or self._whole is not None:
+            # whole conversations asked for: the whole read, once (take gathers from it too)
             return self.frame()
         return self._projection(target, columns)
 
@@ -133,8 +135,8 @@ class Source:
         After a decision-columns ``read``, the rows are read from the file at those positions
         only. A run of consecutive positions from a Parquet file (a chunk an export writes) is
         read row group by row group, decoding each once; with ``columns`` only those columns
-        (plus what ``task_key`` needs) are decoded. Otherwise the rows are gathered from
-        ``table.frame`` of the whole input (read once and kept).
+        (plus what ``task_key`` needs) are decoded. Otherwise, and once the whole input has been
+        read, the rows are gathered from ``table.frame`` of the whole input (read once and kept).
 
         Args:
             positions: Row numbers, ascending.
@@ -147,12 +149,13 @@ class Source:
         if self._fetch is not None and columns is None:
             return self._fetch(pos)
         run = _run(pos)
-        if run is not None and columns is not None:
+        if run is not None and columns is not None and self._whole is None:
             groups = self._row_groups(self._spooled(), columns)
             if groups is not None:
                 return self._slice(groups, columns, *run)
         target = self._input()
-        whole = self.frame() if columns is None or not _is_file(target) else self._projection(target, columns)
+        whole = (self.frame() if columns is None or not _is_file(target) or self._whole is not None
+                 else self._projection(target, columns))
         if run is not None:
             return whole.slice(run[0], run[1] - run[0])
         return take_rows(whole, pos)
