@@ -135,6 +135,19 @@ os.replace(parquet + ".tmp", parquet)
     return jsonl, parquet
 
 
+def generator_parquet(source: Path) -> Path:
+    """The generator's rows as the generator writes Parquet (``--parquet``: pyarrow's JSON reader, then its writer); built once."""
+    target = source.with_suffix(".parquet")
+    if not target.exists():
+        import pyarrow.json as pj
+        import pyarrow.parquet as pq
+
+        tmp = target.with_name(target.name + ".tmp")
+        pq.write_table(pj.read_json(source), tmp)
+        tmp.rename(target)
+    return target
+
+
 def inputs(tag: str, *, data: Path = DATA, generator: str | os.PathLike[str] | None = None, kinds: tuple[str, ...] = ("gen", "own", "parquet"),
            python: str = sys.executable, env: dict[str, str] | None = None) -> Inputs:
     """The files of size ``tag`` (``100k``, ``1m``): generated or converted where missing, reused otherwise."""
@@ -145,6 +158,8 @@ def inputs(tag: str, *, data: Path = DATA, generator: str | os.PathLike[str] | N
     if not after.exists():
         generate(after, rows, SHIFT_AFTER, generator=generator)
     files: dict[str, tuple[Path, Path]] = {"gen": (before, after)}
+    if "genpq" in kinds:  # the generator's own Parquet of the same rows (make_rollouts.py --parquet)
+        files["genpq"] = (generator_parquet(before), generator_parquet(after))
     if "own" in kinds or "parquet" in kinds:
         own_b, own_a = own_files(before, python=python, env=env), own_files(after, python=python, env=env)
         files["own"] = (own_b[0], own_a[0])

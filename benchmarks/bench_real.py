@@ -1,13 +1,13 @@
 """Every step on the rows users have, each a fresh process from the file, against the DuckDB floor and 0.131.
 
-    python benchmarks/bench_real.py [--sizes 100k,1m] [--inputs gen,own,parquet] [--steps pass_at,...]
-        [--data DIR] [--generator PATH] [--whileai CHECKOUT] [--columns whileai,floor,wai131]
+    python benchmarks/bench_real.py [--sizes 100k,1m] [--inputs gen,genpq,own,parquet] [--steps pass_at,...]
+        [--data DIR] [--generator PATH] [--whileai CHECKOUT] [--switch on|off] [--columns whileai,floor,wai131]
         [--memory-gb 4] [--timeout 600] [--results FILE.jsonl]
     python benchmarks/bench_real.py --table FILE.jsonl [FILE.jsonl ...]   # the markdown table
 
 Inputs (``benchmarks/_real.py``): the generator's rows in whileai 0.131's shape
-(``../shared/bench/make_rollouts.py``; ``gen``), and the same rows written by whileai's own writer
-as OpenAI-chat JSONL (``own``) and Parquet (``parquet``). A before run (shift 0) and an after run
+(``../shared/bench/make_rollouts.py``; ``gen``, and its Parquet of the same rows, ``genpq``), and
+the same rows written by whileai's own writer as OpenAI-chat JSONL (``own``) and Parquet (``parquet``). A before run (shift 0) and an after run
 (shift 0.4) of the same 12,500 tasks x 8 at 100k, 125,000 x 8 at 1M, and the generator's eval set.
 
 Each cell is a fresh process: ``wai pass-at`` and ``wai compare`` as the command runs them, the
@@ -16,7 +16,9 @@ other steps as one call (``wai.select(path, mode=...)``, ``wai.hack_scan``, ``wa
 peak MiB its ``VmHWM``; a child above ``--memory-gb`` is killed and the cell says so. Beside it:
 the DuckDB query of the same statistic on the same file (``_real.floor_sql``; the floor a user
 would write), and whileai 0.131's equivalent call on the 0.131-shaped JSONL at 100k (from
-``.venv-wai131``, ``make bench-wai131``). ``--whileai`` times another checkout (on PYTHONPATH).
+``.venv-wai131``, ``make bench-wai131``). ``--whileai`` times another checkout (on PYTHONPATH);
+``--switch off`` times whileai with the read path's speed path turned off
+(``whileai.defaults.DECISIONS_FIRST = False``, a column of its own in the table).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import _real  # noqa: E402
 from _harness import WAI131, wai131_status  # noqa: E402
 
 STEPS = ["pass_at", "compare", "select_rl", "select_sft", "hack_scan", "decontaminate", "export"]
-KINDS = {"gen": "JSONL, 0.131 rows", "own": "JSONL, whileai's writer", "parquet": "Parquet, whileai's writer"}
+KINDS = {"gen": "JSONL, 0.131 rows", "genpq": "Parquet, 0.131 rows", "own": "JSONL, whileai's writer",
+         "parquet": "Parquet, whileai's writer"}
 #: 0.131 reads JSONL of its own shape only, and is timed at 100k (pure Python: minutes at 1M).
 WAI131_SIZES = ("100k",)
 
@@ -68,6 +71,10 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         env["PYTHONPATH"] = os.pathsep.join([str(Path(args.whileai).resolve()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     columns = set(args.columns.split(","))
     label = checkout_label(sys.executable, env) if "whileai" in columns else ""
+    switch = ""
+    if args.switch == "off":  # the read path's one switch, set before the step runs
+        switch = "import whileai.defaults\nwhileai.defaults.DECISIONS_FIRST = False\n"
+        label += " [DECISIONS_FIRST=False]"
     wai131_label = wai131_status() if "wai131" in columns else ""
     wai131_ok = "missing" not in wai131_label
     print(f"whileai under test: {label or '-'}", file=sys.stderr)
@@ -84,7 +91,8 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 b = after if step == "compare" else None
                 cells: list[tuple[str, str, str, list[str] | None]] = []
                 if "whileai" in columns:
-                    cells.append(("whileai", sys.executable, _real.whileai_code(step, before, b, eval_path=str(ins.eval), out=out), None))
+                    cells.append(("whileai", sys.executable,
+                                  switch + _real.whileai_code(step, before, b, eval_path=str(ins.eval), out=out), None))
                 if "floor" in columns:
                     q = _real.floor_sql(step, before, b, eval_path=ins.eval, out=out)
                     cells.append(("floor", sys.executable, _real.floor_code(q), q))
@@ -161,11 +169,13 @@ def queries(records: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m")
-    parser.add_argument("--inputs", default="gen,own,parquet", help="comma-separated: gen, own, parquet")
+    parser.add_argument("--inputs", default="gen,own,parquet", help="comma-separated: gen, genpq, own, parquet")
     parser.add_argument("--steps", default=",".join(STEPS))
     parser.add_argument("--data", default=str(_real.DATA), help="folder of the generator's rows (reused; generated when missing)")
     parser.add_argument("--generator", default=None, help=f"make_rollouts.py (default {_real.GENERATOR})")
     parser.add_argument("--whileai", default=None, help="time the whileai of this checkout (put on PYTHONPATH)")
+    parser.add_argument("--switch", default="on", choices=("on", "off"),
+                        help="the read path's speed path (whileai.defaults.DECISIONS_FIRST) in whileai's cells")
     parser.add_argument("--columns", default="whileai,floor,wai131", help="comma-separated: whileai, floor, wai131")
     parser.add_argument("--memory-gb", type=float, default=4.0, help="kill a cell above this resident memory")
     parser.add_argument("--timeout", type=float, default=600.0, help="kill a cell after this many wall seconds")

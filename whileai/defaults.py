@@ -1055,13 +1055,11 @@ FETCH_BATCH_ROWS = 16_384
 # (docs/performance.md, "Fifth pass"). Memory grows by one batch of FETCH_BATCH_ROWS per thread.
 # A cost knob: the same rows at any count.
 FETCH_THREADS = 2
-# The most of a message leaf's column chunk (its data pages' bytes) select decodes from the pages
-# that hold kept rows rather than whole: past this share, reading the chosen pages one after
-# another saves little over a whole decode and leaves less room for the page that must follow
-# them (whileai/selection/_pages.py). On the 1M-row benchmark file the 1,000 rows sft keeps sit in
-# 23% of the message-text pages (docs/performance.md, eleventh pass). A cost knob: the same rows
-# at any share.
-PAGE_FETCH_MAX_SHARE = 0.5
+# The one switch of the read path's speed path (whileai/table/_source.py): a Parquet file (a JSONL
+# file spooled to one) is read decision columns first (tool calls reduced to their names and
+# arguments) and the kept rows' whole conversations last, instead of table.frame of every row.
+# docs/performance.md has the measured gain; the same rows either way (tests/table/test_source_same_rows.py).
+DECISIONS_FIRST = True
 
 # ---- export: JSON lines encoded by shape (whileai/exporters/_rows.py, docs/performance.md) ----
 # Most patterns of null row keys in one chunk written as one json_encode each (a struct of the

@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
@@ -23,12 +24,10 @@ from whileai import table
 from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
-    EXPORT_BLOCK_ROWS,
     EXPORT_EXAMPLES,
     EXPORT_FORMAT,
     EXPORT_MASK_MODE,
     EXPORT_WORKERS,
-    PARQUET_SUFFIXES,
     PASS_THRESHOLD,
     PROGRESS_MIN_ROWS,
 )
@@ -95,22 +94,19 @@ def _options(format: str, mask_mode: str, unroll: bool, max_tool_output_chars: i
 class _Run:
     """One export pass: the prepared frame, its chunks, and the report fields."""
 
-    def __init__(self, source: Any, opts: Options, *, validate: bool, system_prompt: str | None, tools: Any) -> None:
+    def __init__(self, source: table.Source, opts: Options, *, validate: bool, system_prompt: str | None,
+                 tools: Any) -> None:
         self.opts = opts
         self.validate = validate
         self.progress: ProgressArg = False  # export_dataset sets it; training_rows shows none
-        meta = table.meta_of(source)
+        meta = table.meta_of(source.rows)
         self._rl = meta.get("mode") == "rl"  # RL groups need their failing rows: no SFT-target warning
-        # a Parquet source is scanned chunk by chunk (bounded memory); anything else is read once
-        self._scan = _parquet_scan(source)
-        self._groups: list[tuple[int, int]] | None = None
-        self._block: tuple[int, pl.DataFrame] | None = None  # the row group last read (its start, raw rows)
-        if self._scan is not None:
-            keys = table.frame(source, columns=["reward"])  # first: a broken or empty file is said here
-            self._groups = _row_groups(source)
-            first = self._part(0)
-        else:
-            keys = first = table.frame(source, columns=_READ_COLUMNS)
+        # the rows come through table.source: the keys first, then the rows chunk by chunk (a Parquet
+        # file, or a JSONL file spooled to one, is read row group by row group in bounded memory)
+        self._src: table.Source = source
+        keys = source.read(["reward"])  # first: a broken or empty file is said here
+        self.n = keys.height
+        first = self._part(0)
         if "messages" not in first.columns:
             raise TrainingSelectionError(
                 "rows must carry a conversation (messages, or prompt and final_text) to become training rows, "
@@ -121,9 +117,7 @@ class _Run:
         self.leaks = PrivilegedLeaks(checked=True)
         # the leak check runs chunk by chunk beside the build (the one vectorised detector on each
         # slice), and a leak refuses the file in finish(), before it lands
-        self._source = first if self._scan is None else None
         self._leak_rows: list[int] = []
-        self.n = keys.height
         from whileai.measure import task_stats
         from whileai.measure._common import check_reward_range, nan_as_ungraded
 
@@ -148,30 +142,8 @@ class _Run:
         self.counts = Counts()
 
     def _part(self, start: int) -> pl.DataFrame:
-        """The source rows of the chunk from ``start``: a slice in memory, or read from the scan.
-
-        A Parquet file whose row groups are at most ``EXPORT_BLOCK_ROWS`` rows is read one row
-        group at a time (each decoded once; a chunk that straddles two takes the end of one and the
-        start of the next), larger row groups chunk by chunk. The raw rows then go through
-        ``table.frame`` chunk by chunk as before, so the written rows do not depend on the layout.
-        """
-        if self._scan is None:
-            assert self._source is not None
-            return self._source.slice(start, CHUNK_ROWS)
-        if self._groups is None:
-            return table.frame(self._scan.slice(start, CHUNK_ROWS), columns=_READ_COLUMNS, allow_empty=True)
-        end = start + CHUNK_ROWS
-        pieces = []
-        for g_start, g_len in self._groups:
-            if g_start + g_len <= start or g_start >= end:
-                continue
-            if self._block is None or self._block[0] != g_start:
-                self._block = None  # let the last row group go before the next is decoded
-                self._block = (g_start, self._scan.slice(g_start, g_len).collect())
-            lo = max(start, g_start) - g_start
-            pieces.append(self._block[1].slice(lo, min(end, g_start + g_len) - g_start - lo))
-        raw = pl.concat(pieces, how="vertical") if len(pieces) > 1 else pieces[0]
-        return table.frame(raw, columns=_READ_COLUMNS, allow_empty=True)
+        """The source rows of the chunk from ``start`` (``CHUNK_ROWS`` rows), the columns an export reads."""
+        return self._src.take(np.arange(start, min(start + CHUNK_ROWS, self.n), dtype=np.int64), columns=_READ_COLUMNS)
 
     def _check_leaks(self, part: pl.DataFrame, start: int) -> tuple[int, int, list[int]]:
         """The privileged-leak check on the source rows of one chunk: checked, leaked, indices."""
@@ -397,8 +369,8 @@ def export_dataset(
                           tools=tools)
     target = target_path(source, output)
     opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, is_parquet(target))
-    # a JSONL path is spooled to a temporary Parquet file once, then streamed by row group like one
-    with table.spooled(source) as rows:
+    # one boundary: a Parquet file (a JSONL path spooled to one) is streamed by row group
+    with table.source(source) as rows:
         run = _Run(rows, opts, validate=validate, system_prompt=system_prompt, tools=tools)
         run.progress = progress
         with writing(target) as tmp:
@@ -410,29 +382,6 @@ def export_dataset(
     return report
 
 
-
-
-def _parquet_scan(source: Any) -> pl.LazyFrame | None:
-    """A lazy scan of a Parquet file or folder source (read chunk by chunk), else None."""
-    if not isinstance(source, (str, os.PathLike)):
-        return None
-    path = Path(source)
-    if not (path.suffix.lower() in PARQUET_SUFFIXES and path.is_file()):
-        return None
-    return table.scan(path, columns=_READ_COLUMNS)  # only the columns an export reads are decoded
-
-
-def _row_groups(source: Any) -> list[tuple[int, int]] | None:
-    """``(first row, rows)`` of each row group of a Parquet file, or None when one is over ``EXPORT_BLOCK_ROWS``."""
-    meta = pq.ParquetFile(source).metadata
-    out, start = [], 0
-    for i in range(meta.num_row_groups):
-        rows = meta.row_group(i).num_rows
-        if rows > EXPORT_BLOCK_ROWS:
-            return None
-        out.append((start, rows))
-        start += rows
-    return out
 
 
 def _write_jsonl(run: _Run, tmp: Path, target: Path) -> None:
@@ -500,7 +449,14 @@ def training_rows(
         [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': 'hello'}]
     """
     opts = _options(format, mask_mode, unroll, max_tool_output_chars, strip_think, False)
-    run = _Run(source, opts, validate=validate, system_prompt=system_prompt, tools=tools)
+    with table.source(source) as rows:
+        run = _Run(rows, opts, validate=validate, system_prompt=system_prompt, tools=tools)
+        out = _training_rows(run)
+    return out
+
+
+def _training_rows(run: _Run) -> list[dict[str, Any]]:
+    """Every chunk of ``run`` as row dicts, then the run's checks (a leak refuses here too)."""
     out: list[dict[str, Any]] = []
     loads = json.loads
     for chunk in run.chunks():

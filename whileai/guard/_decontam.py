@@ -309,8 +309,21 @@ def decontaminate(
                                 "folder read into Polars (whileai.table.frame(folder)).", argument="embedder")
         return _decontaminate_ray(rows, ev, described, fields_t, n=n, overlap=overlap, near=near, examples=examples,
                                   out=out)
-    df = table.frame(rows, allow_empty=True)
-    check_fields(df, fields_t)
+    with table.source(rows, allow_empty=True) as src:
+        # the fields checked and the ids the task rule and the examples read; the whole rows only for the clean ones
+        df = src.read([*fields_t, "scenario_id", "task_id", "rollout_index", "rollout_id"])
+        if any(f not in df.columns for f in fields_t):
+            check_fields(src.frame(), fields_t)  # names the text columns the rows do have
+        return _decontaminate_local(src, df, ev, described, fields_t, n=n, overlap=overlap, near=near,
+                                    examples=examples, progress=progress, embedder=embedder, similarity=similarity,
+                                    rng=rng)
+
+
+def _decontaminate_local(src: table.Source, df: pl.DataFrame, ev: pl.DataFrame, described: list[str],
+                         fields_t: tuple[str, ...], *, n: int, overlap: float, near: str, examples: int,
+                         progress: ProgressArg, embedder: Any, similarity: float,
+                         rng: np.random.Generator) -> Decontaminated:
+    """The rules on the decision columns ``df``; the clean rows taken whole from ``src``."""
     report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
                                  similarity=similarity if embedder is not None else None, fields=list(fields_t),
                                  near_rule=near, rule_sources=_rule_sources(near))
@@ -346,8 +359,8 @@ def decontaminate(
     # ---- tally -----------------------------------------------------------------------------------
     checked = Checked(rule, field_of, match_of, score_of, {}, {})
     tally(report, rule_counts(rule), row_examples(df, checked, fields_t, examples))
-    clean = df.filter(pl.Series(rule == 0))
-    return Decontaminated(like_input(rows, clean, report), report)
+    clean = src.take(pl.Series("_pos", np.flatnonzero(rule == 0), dtype=pl.Int64))
+    return Decontaminated(like_input(src.rows, clean, report), report)
 
 
 # ------------------------------------------------------------------------------------------

@@ -719,7 +719,7 @@ def _local_rows(rows: IntoRows, spec: Spec, report: HackScanReport) -> Rows | No
     no graded row when none carries a numeric reward.
     """
     columns = None if spec.user else [*COLUMNS, spec.reward]
-    df = table.frame(rows, columns=columns, allow_empty=True)
+    df = table.source(rows, allow_empty=True).read(columns)
     empty = Rows(df.height, pl.Series("task_key", [], pl.String), np.zeros(0), [], [], [], None, [],
                   np.zeros(0, np.uint64))
     if spec.reward not in df.columns or df.height == 0:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai.defaults import LEAK_MIN_CHARS
+from whileai.defaults import CHUNK_ROWS, LEAK_MIN_CHARS
 from whileai.guard._common import (
     agent_text_of,
     calls_long,
@@ -32,7 +33,13 @@ from whileai.guard._common import (
 from whileai.report import Report
 from whileai.table import IntoRows
 
-__all__ = ["LeakReport", "leak_report", "leaking_rows"]
+__all__ = ["LEAK_COLUMNS", "LeakReport", "leak_report", "leaking_rows", "leaks_in"]
+
+#: What the detector reads: the privileged context, the turns it is looked for in and the turns the
+#: agent was shown (``messages``, or ``prompt``, ``system_prompt`` and ``final_text`` without one),
+#: and the ids a leak is named by.
+LEAK_COLUMNS: tuple[str, ...] = (*table.PRIVILEGED_COLUMNS, "messages", "prompt", "system_prompt", "final_text",
+                                 "scenario_id", "rollout_index")
 
 _EMPTY = pl.DataFrame(schema={"_row": pl.UInt32, "key": pl.String, "value": pl.String})
 
@@ -221,7 +228,7 @@ class LeakReport(Report):
         return "\n".join(lines)
 
 
-def leak_report(rows: IntoRows, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
+def leak_report(rows: IntoRows | table.Source, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
     """Find replies that quote their own privileged context (reference, hidden state, principle, rubric).
 
     A string counts when an assistant turn contains it (case and runs of whitespace ignored; a
@@ -230,7 +237,7 @@ def leak_report(rows: IntoRows, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakRepo
     honest report, not a leak.
 
     Args:
-        rows: Rollouts (any input ``table.frame`` reads) carrying a privileged column
+        rows: Rollouts (any input ``table.frame`` reads, or a ``table.source``) carrying a privileged column
             (``table.PRIVILEGED_COLUMNS``: ``privileged``, ``reference``, ``hidden_state``,
             ``principle``, ``rubric``).
         min_len: Privileged strings shorter than this are not looked for (they match by accident).
@@ -253,27 +260,44 @@ def leak_report(rows: IntoRows, /, *, min_len: int = LEAK_MIN_CHARS) -> LeakRepo
         ! 1 replies quote their own privileged context; ...
     """
     min_len = check_positive_int("min_len", min_len)
-    df = table.frame(rows, allow_empty=True)
-    report = LeakReport(n_rows=df.height)
-    report.n_checked, hits = leaking_rows(df, min_len=min_len)
+    if isinstance(rows, table.Source):  # a step's own source (select): read through, left open
+        return leaks_in(rows, rows.read(["scenario_id", "rollout_index"]).height, min_len=min_len)
+    with table.source(rows, allow_empty=True) as src:
+        return leaks_in(src, src.read(["scenario_id", "rollout_index"]).height, min_len=min_len)
+
+
+def leaks_in(src: table.Source, n_rows: int, *, min_len: int = LEAK_MIN_CHARS) -> LeakReport:
+    """``leak_report`` on the ``n_rows`` rows of a source, read ``CHUNK_ROWS`` rows at a time.
+
+    The detector is row-local (a row's needles are looked for in that row's turns), so the chunks
+    give the hits the whole table gives, in bounded memory: only ``LEAK_COLUMNS`` of one chunk are
+    held at once. Select calls it on the source it decides from.
+    """
+    report = LeakReport(n_rows=n_rows)
+    found: list[pl.DataFrame] = []
+    for start in range(0, n_rows, CHUNK_ROWS):
+        part = src.take(np.arange(start, min(start + CHUNK_ROWS, n_rows), dtype=np.int64), columns=LEAK_COLUMNS)
+        n_checked, hits = leaking_rows(part, min_len=min_len)
+        report.n_checked += n_checked
+        if hits.height:
+            ids = part.select(
+                (pl.col(c) if c in part.columns else pl.lit(None)).alias(c) for c in ("scenario_id", "rollout_index")
+            ).with_row_index("_row")
+            found.append(
+                hits.join(ids, on="_row", how="left", maintain_order="left")
+                .select((pl.col("_row").cast(pl.Int64) + start).alias("index"), "scenario_id", "rollout_index",
+                        pl.col("key").alias("field"), pl.col("value").alias("needle")))
+        del part
     report.checked = report.n_checked > 0
-    report.n_leaked = hits.height
+    report.leaked = [row for frame in found for row in frame.to_dicts()]
+    report.n_leaked = len(report.leaked)
     report.rate = report.n_leaked / report.n_checked if report.n_checked else float("nan")
-    if hits.height:
-        ids = df.select(
-            (pl.col(c) if c in df.columns else pl.lit(None)).alias(c) for c in ("scenario_id", "rollout_index")
-        ).with_row_index("_row")
-        report.leaked = (
-            hits.join(ids, on="_row", how="left", maintain_order="left")
-            .select(pl.col("_row").cast(pl.Int64).alias("index"), "scenario_id", "rollout_index",
-                    pl.col("key").alias("field"), pl.col("value").alias("needle"))
-            .to_dicts()
-        )
+    df_height = n_rows
     if report.n_checked:
-        report.summary = (f"checked {report.n_checked} of {df.height} rows: {report.n_leaked} quoted privileged context "
+        report.summary = (f"checked {report.n_checked} of {df_height} rows: {report.n_leaked} quoted privileged context "
                           f"({report.rate:.0%})")
     else:
-        report.summary = (f"checked 0 of {df.height} rows: none carried privileged context, so this says nothing "
+        report.summary = (f"checked 0 of {df_height} rows: none carried privileged context, so this says nothing "
                           "about leaks")
     if report.n_leaked:
         report.warnings.append(

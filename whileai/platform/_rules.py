@@ -96,7 +96,7 @@ class _Index:
 def _index(state: AgentState) -> _Index:
     if state._index is None:
         state._index = _Index(state)
-    return state._index  # type: ignore[no-any-return]
+    return state._index
 
 
 def frontier_versions(runs: Iterable[RunRecord]) -> set[str]:

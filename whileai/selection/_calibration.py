@@ -156,7 +156,7 @@ def _carried(df: pl.DataFrame) -> pl.Expr | None:
         return None
     col = pl.col("calibration")
     parts = []
-    for field in CALIBRATION_DTYPE.fields:  # type: ignore[union-attr]
+    for field in CALIBRATION_DTYPE.fields:
         if field.name not in names:
             parts.append(pl.lit(None, field.dtype).alias(field.name))
         elif field.name == "student":
@@ -165,7 +165,7 @@ def _carried(df: pl.DataFrame) -> pl.Expr | None:
             parts.append(pl.struct([
                 (col.struct.field("student").struct.field(f.name).cast(pl.String) if f.name in sub_names
                  else pl.lit(None, pl.String)).alias(f.name)
-                for f in POLICY_DTYPE.fields  # type: ignore[union-attr]
+                for f in POLICY_DTYPE.fields
             ]).alias("student"))
         else:
             parts.append(col.struct.field(field.name).cast(field.dtype, strict=False).alias(field.name))

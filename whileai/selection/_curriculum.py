@@ -75,7 +75,7 @@ class CurriculumReport(ChartedReport):
 
         rates = [t.get("pass_rate") for part in (self.trainable, self.retired, self.not_ready) for t in part]
         band = tuple(self.thresholds.get("band", DIFFICULTY_BAND))
-        return difficulty_histogram(histogram_counts([r for r in rates if r is not None]), band=band,  # type: ignore[arg-type]
+        return difficulty_histogram(histogram_counts([r for r in rates if r is not None]), band=band,
                                     title=f"{self.n_trainable} trainable, {self.n_solved} retired, "
                                           f"{self.n_not_ready} not ready of {self.n_tasks} tasks")
 

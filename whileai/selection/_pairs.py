@@ -20,7 +20,6 @@ from whileai.selection._common import (
     has,
     reply_chars_expr,
     require_graded,
-    take_rows,
 )
 from whileai.stats import length_confound
 from whileai.table import IntoRows
@@ -215,7 +214,7 @@ def build_preference_pairs(
 def _assemble(df: pl.DataFrame, pairs_idx: pl.DataFrame) -> pl.DataFrame:
     """One row per pair, in first-seen ask order then round, with the PAIR_COLUMNS."""
     used = pl.concat([pairs_idx["_c"], pairs_idx["_r"]]).sort()
-    rows = take_rows(df, used).with_columns(used.alias("_pos"))
+    rows = table.take_rows(df, used).with_columns(used.alias("_pos"))
     messages = pl.col("messages") if has(rows, "messages") else pl.lit(None, pl.List(MESSAGE))
     side_cols = [
         pl.col("_pos"), pl.col("task_key"),

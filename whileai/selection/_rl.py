@@ -34,7 +34,6 @@ from whileai.measure._common import check_reward_range, nan_as_ungraded, nan_rew
 from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (
-    Fetch,
     check_band,
     check_choice,
     check_positive_int,
@@ -45,12 +44,9 @@ from whileai.selection._common import (
     has,
     junk_flag,
     junk_split,
-    parquet_decisions,
     privileged_leaks,
+    read_columns,
     require_graded,
-    roles_checked_first,
-    spooling,
-    take_rows,
     truncated_flag,
 )
 from whileai.stats.wilson import wilson
@@ -211,7 +207,6 @@ def _get(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
-@spooling
 def select_for_rl(
     rows: IntoRows,
     /,
@@ -268,10 +263,9 @@ def select_for_rl(
     target = check_positive_int("target", target, allow_none=True)
     endorsed_list = None if endorsed is None else _check_endorsed(endorsed)
 
-    # A whileai Parquet file: the decision columns and tool calls first, the kept rows' conversations last.
-    decisions = parquet_decisions(rows, _DECISION_COLUMNS)
-    df, fetch = decisions if decisions is not None else (table.frame(rows), None)
-    with roles_checked_first(fetch):
+    # The decision columns first (from a whileai Parquet file: the tool calls only), the kept rows last.
+    with table.source(rows) as src:
+        df = src.read(read_columns(_DECISION_COLUMNS), calls=("name", "arguments"))
         require_graded(df, 'select(mode="rl")')
         check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
         warnings: list[str] = []
@@ -299,7 +293,7 @@ def select_for_rl(
             (pl.col("fault_kind").cast(pl.String) if has(df, "fault_kind") else pl.lit(None, pl.String)).alias("_fault"),
         ).collect()
         # 0. replies that quote their own privileged context (the answer key the judge read)
-        leak_mask, leak_info = privileged_leaks(df, warnings)
+        leak_mask, leak_info = privileged_leaks(src, warnings)
         report["privileged_leaks"] = leak_info
         report["privileged_leaks_dropped"] = leak_info["n_dropped"]
         if leak_mask is not None and leak_info["n_dropped"]:
@@ -370,7 +364,7 @@ def select_for_rl(
         kinds = chosen.group_by("_kind", maintain_order=True).len()
         report["fault_kinds"] = dict(zip(kinds["_kind"].to_list(), (int(v) for v in kinds["len"].to_list())))
 
-        selected = _gather(df, work, chosen, truncated, fetch)
+        selected = _gather(src, work, chosen, truncated)
         report["truncated_selected"] = int(selected["overlong"].sum()) if truncated == "keep" else (
             int(selected["reward_before_penalty"].is_not_null().sum()) if truncated == "penalize" else 0)
         selected, n_carried = stamp_calibration(selected, stats)
@@ -474,11 +468,10 @@ def _group_filters(work: pl.DataFrame, stats: pl.DataFrame, lo: float, hi: float
     return groups, counts, keep
 
 
-def _gather(df: pl.DataFrame, work: pl.DataFrame, chosen: pl.DataFrame, truncated: str,
-            fetch: Fetch | None = None) -> pl.DataFrame:
+def _gather(src: table.Source, work: pl.DataFrame, chosen: pl.DataFrame, truncated: str) -> pl.DataFrame:
     """The kept rows of the wide table, in selection order, with the truncation columns.
 
-    ``fetch`` reads the kept rows from the file when ``df`` holds the decision columns only.
+    The whole rows come from the source (``take``): from a file, the kept rows only.
     """
     kept = (
         work.join(chosen.select("_tid", "_order"), on="_tid", how="inner")
@@ -486,7 +479,7 @@ def _gather(df: pl.DataFrame, work: pl.DataFrame, chosen: pl.DataFrame, truncate
         .with_row_index("_rank")
         .sort("_pos")
     )
-    selected = take_rows(df, kept["_pos"]) if fetch is None else nan_rewards_unset(fetch(kept["_pos"]))
+    selected = nan_rewards_unset(src.take(kept["_pos"]))
     if truncated == "keep":
         selected = selected.with_columns(kept["_trunc"].alias("overlong"))
     elif truncated == "penalize":

@@ -27,13 +27,10 @@ from whileai.selection._common import (
     eval_sourced_warning,
     has,
     junk_flag,
-    parquet_decisions,
     privileged_leaks,
+    read_columns,
     reply_without_text,
     require_graded,
-    roles_checked_first,
-    spooling,
-    take_rows,
 )
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows
@@ -253,7 +250,6 @@ def tie_keys(ids: pl.Expr, salt: int) -> pl.Expr:
     return (ids.hash(salt) // 2048).cast(pl.Float64) * (2.0 ** -53)
 
 
-@spooling
 def select_for_sft(
     rows: IntoRows,
     /,
@@ -310,9 +306,8 @@ def select_for_sft(
 
     # A whileai Parquet file: the decision columns first (the tool-call names only where a reply has
     # no text, the one place the junk flag counts calls), the kept rows last.
-    decisions = parquet_decisions(rows, _DECISION_COLUMNS, calls=("name",), calls_where=reply_without_text)
-    df, fetch = decisions if decisions is not None else (table.frame(rows), None)
-    with roles_checked_first(fetch):
+    with table.source(rows) as src:
+        df = src.read(read_columns(_DECISION_COLUMNS), calls=("name",), calls_where=reply_without_text)
         require_graded(df, 'select(mode="sft")')
         check_reward_range(df)  # a pass rate, a pass threshold: rewards on another scale read as nonsense
         warnings: list[str] = []
@@ -328,7 +323,7 @@ def select_for_sft(
             passing.alias("_pass"),
             (passing & junk_flag(df)).alias("_junk"),
         )
-        leak_mask, leak_info = privileged_leaks(df, warnings)
+        leak_mask, leak_info = privileged_leaks(src, warnings)
         work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
         counts = work.select(
             pl.col("reward").is_null().sum().alias("ungraded"),
@@ -363,7 +358,7 @@ def select_for_sft(
             chosen = pick(eligible, k_n if k_n is not None else target_n, top=top)
         chosen = chosen.sort("_pos")
         note_pick(report, chosen, select)
-        selected = take_rows(df, chosen["_pos"]) if fetch is None else nan_rewards_unset(fetch(chosen["_pos"]))
+        selected = nan_rewards_unset(src.take(chosen["_pos"]))
         report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
         if report["eval_sourced"]:
             warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))

@@ -45,6 +45,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.table._hash": ("content_hash", "short_hash", "tasks_hash"),
     "whileai.table._lazy": ("lazy_frame",),
     "whileai.table._read": ("frame", "parquet_files", "read_jsonl_rows", "scan"),
+    "whileai.table._decisions": ("take_rows",),
+    "whileai.table._source": ("Source", "source"),
     "whileai.table._spool": ("spooled",),
     "whileai.table._write": ("atomic_path", "check_output", "frame_format", "iter_rows", "open_binary", "output_format",
                              "rows", "sweep_temp_files", "to_arrow", "write", "write_frame", "write_jsonl",
@@ -55,6 +57,7 @@ __getattr__, __dir__ = exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
     from whileai.table._arrow import list_series as list_series
+    from whileai.table._decisions import take_rows as take_rows
     from whileai.table._formats import forcing as forcing
     from whileai.table._hash import content_hash as content_hash
     from whileai.table._hash import short_hash as short_hash
@@ -64,6 +67,8 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.table._read import parquet_files as parquet_files
     from whileai.table._read import read_jsonl_rows as read_jsonl_rows
     from whileai.table._read import scan as scan
+    from whileai.table._source import Source as Source
+    from whileai.table._source import source as source
     from whileai.table._spool import spooled as spooled
     from whileai.table._write import atomic_path as atomic_path
     from whileai.table._write import check_output as check_output
@@ -91,6 +96,7 @@ __all__ = [
     "JSON_COLUMNS",
     "MESSAGE",
     "PRIVILEGED_COLUMNS",
+    "Source",
     "StepResult",
     "TOOL_CALL",
     "atomic_path",
@@ -128,8 +134,10 @@ __all__ = [
     "rows",
     "scan",
     "short_hash",
+    "source",
     "spooled",
     "sweep_temp_files",
+    "take_rows",
     "task_key",
     "task_key_expr",
     "tasks_hash",

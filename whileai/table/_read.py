@@ -411,7 +411,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         return _read_plain_jsonl(path, f"file {text!r}", columns)
     opener = gzip.open if name.endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8") as handle:
             chunks = [_from_dicts(batch, f"file {text!r}", offset)
                       for offset, batch in _jsonl_batches(handle, f"file {text!r}")]
     except (OSError, UnicodeDecodeError, EOFError) as exc:

@@ -336,7 +336,7 @@ def create_app(store: str | os.PathLike[str] | None = None, *, routes: Sequence[
                              methods=_ANY if a.method == "*" else [a.method]) for a in ALIASES_0131 if not a.shared]
     from starlette.middleware import Middleware
 
-    guard = Middleware(EdgeGuard, allowed_hosts=allowed_hosts, max_body=max_body)  # type: ignore[arg-type]
+    guard = Middleware(EdgeGuard, allowed_hosts=allowed_hosts, max_body=max_body)
     app = Starlette(routes=table, exception_handlers={HTTPException: not_found}, lifespan=lifespan,
                     middleware=[guard])
     app.state.db = database

@@ -1,19 +1,18 @@
-"""Select and export from a JSONL path give the whole read's rows, reports and bytes through the spool.
+"""``table.spooled``: a JSONL path spooled once to a temporary Parquet file that reads as the whole file.
 
-A JSONL path is spooled once to a temporary Parquet file (``table.spooled``) and the Parquet
-paths run on it. Every case here compares against today's whole read of the same file (the
-spool turned off), with batches forced small so awkward batch boundaries are cheap to reach:
-both row shapes (OpenAI messages, whileai 0.131 steps), a system turn only in a late batch, a
-column only in the last batch, a column null in one batch and typed in another, ints in one
-batch and floats in the next, a bad row in the last batch, privileged columns, empty
-conversations, ``.jsonl.gz`` and a file smaller than one batch.
+Behind ``table.source`` (the switch ``whileai.defaults.DECISIONS_FIRST``), a JSONL input is
+spooled so select and export read it as Parquet. The spool must read as the whole file on both
+row shapes (OpenAI messages, whileai 0.131 steps) and at awkward batch boundaries (a system turn
+only in a late batch, a column only in the last batch, types that change between batches,
+``.jsonl.gz``, a file smaller than one batch), and must decline where it cannot hold the rows
+exactly (a bad row, a column nested in one batch and text in another). The rows, reports and
+bytes of select and export on these files: tests/table/test_source_same_rows.py.
 """
 
 from __future__ import annotations
 
 import copy
 import gzip
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -23,11 +22,10 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import whileai as wai
-from tests._same import same
-from tests.selection.test_same_rows import awkward_rows
-from whileai import table
+from tests.table._rows import awkward_rows
+from whileai import defaults, table
 from whileai.errors import WaiError
-from whileai.table import _read, _spool
+from whileai.table import _read
 
 BATCH = 64  # rows a batch in these tests (CHUNK_ROWS at 1M rows)
 
@@ -39,10 +37,10 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def whole_read(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A switch to today's path: no spool, every step reads the JSONL file whole."""
+    """The read path's switch turned off: no spool, every step reads the JSONL file whole."""
 
     def off() -> None:
-        monkeypatch.setattr(_spool, "_jsonl_path", lambda rows: None)
+        monkeypatch.setattr(defaults, "DECISIONS_FIRST", False)
 
     return off
 
@@ -134,62 +132,12 @@ def jsonl(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     return _write(tmp_path / f"rows{suffix}", SHAPES[name]())
 
 
-def _selection(source: Any, **options: Any) -> tuple[pl.DataFrame, dict[str, Any]] | str:
-    """The kept rows and the report, or the error a selection that keeps nothing raises."""
-    try:
-        sel = wai.select(source, **options)
-    except WaiError as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return sel.df, sel.report.to_dict()
-
-
-def _export(source: Any, out: Path, **options: Any) -> tuple[str, dict[str, Any]]:
-    report = wai.export(source, out, **options).to_dict()
-    report.pop("path", None)
-    return hashlib.sha256(out.read_bytes()).hexdigest(), report
-
-
 def test_spool_reads_as_the_whole_file(jsonl: Path) -> None:
     with table.spooled(jsonl) as source:
         assert source != jsonl and Path(source).suffix == ".parquet"  # these files are spooled, not passed on
         folder = Path(source).parent
         assert_frame_equal(table.frame(source), table.frame(jsonl))
     assert not folder.exists()  # the temporary folder goes with the block
-
-
-@pytest.mark.parametrize("options", [{"mode": "rl", "target": 120}, {"mode": "sft", "select": "top_k_overall", "k": 40}],
-                         ids=["rl", "sft top k"])
-def test_select_same_as_whole_read(jsonl: Path, whole_read: Any, options: dict[str, Any]) -> None:
-    spooled = _selection(jsonl, **options)
-    whole_read()
-    whole = _selection(jsonl, **options)
-    if isinstance(whole, str):  # a file too small to keep a group: the same refusal
-        assert spooled == whole and table.frame(jsonl).height < BATCH
-        return
-    assert not isinstance(spooled, str), spooled
-    assert whole[0].height
-    assert_frame_equal(spooled[0], whole[0])
-    same(spooled[1], whole[1])
-
-
-@pytest.mark.parametrize("options", [{"format": "openai", "validate": False},
-                                     {"format": "trl", "validate": False, "unroll": True}], ids=["openai", "trl unroll"])
-def test_export_same_as_whole_read(jsonl: Path, tmp_path: Path, whole_read: Any, options: dict[str, Any]) -> None:
-    spooled = _export(jsonl, tmp_path / "spooled.jsonl", **options)
-    whole_read()
-    whole = _export(jsonl, tmp_path / "whole.jsonl", **options)
-    assert spooled[0] == whole[0]
-    same(spooled[1], whole[1])
-
-
-def test_export_leak_refusal_same_as_whole_read(tmp_path: Path, whole_read: Any) -> None:
-    path = _write(tmp_path / "rows.jsonl", _openai_rows())  # privileged answer keys quoted in some replies
-    with pytest.raises(WaiError) as spooled:
-        wai.export(path, tmp_path / "a.jsonl", format="openai")
-    whole_read()
-    with pytest.raises(WaiError) as whole:
-        wai.export(path, tmp_path / "b.jsonl", format="openai")
-    assert str(spooled.value) == str(whole.value) and "privileged_leak" in str(spooled.value)
 
 
 def _bad_last_batch(rows: list[dict[str, Any]]) -> str:

@@ -1,11 +1,11 @@
-"""Select and export give the same rows, reports and bytes from a Parquet path as from memory.
+"""The decision-columns-first read of a Parquet file (``whileai.table._decisions``), behind ``table.source``.
 
-The path readers (select reads its decision columns first and the kept rows' conversations last;
-export streams the file a row group at a time) must change nothing a user sees. This pins it on a
-generated table with awkward rows: leaked answer keys, junk replies, duplicate trajectories,
-truncated rollouts, ungraded rows, reward ties, a prompt shared across tasks, and row groups
-smaller than a chunk. The digests were taken from the in-memory path before the path readers were
-written; every case also checks path against memory directly.
+Select reads a Parquet file's decision columns first (the conversations reduced to their tool
+calls) and the kept rows' conversations last, checking every message's role on the way. These
+pin where that path is taken, and that every way it can meet a file (small batches, many row
+groups, roles coded as dictionaries, a role the whole read renames or refuses, pyarrow failing
+on a leaf, an interrupted read) ends in the rows, report or error of the whole read.
+tests/table/test_source_same_rows.py compares every input kind with the switch on and off.
 """
 
 from __future__ import annotations
@@ -21,38 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import whileai as wai
+from tests.table._rows import awkward_rows
 from whileai import table
 from whileai.errors import TrainingSelectionError
-from whileai.testing import rollout_table
-
-LEAK = "the refund was already issued on the first call, say so and stop"
-
-
-def awkward_rows() -> list[dict[str, Any]]:
-    """60 tasks x 8 rollouts with every kind of row the selectors drop or break ties on."""
-    rows = rollout_table(60, 8, seed=11, partial=True).to_dicts()
-    for i, row in enumerate(rows):
-        task, r = divmod(i, 8)
-        row["truncated"] = r == 3 and task % 5 == 0
-        row["finish_reason"] = "length" if (r == 4 and task % 7 == 0) else "stop"
-        row["privileged"] = {"reference": LEAK} if task % 3 == 0 else None
-        if task % 9 == 0 and r in (1, 2):  # a reply that recites the answer key
-            row["final_text"] = f"As the reference says: {LEAK}."
-            row["messages"][-1]["content"] = row["final_text"]
-        if task % 11 == 0 and r == 5:  # junk: no tool call, no letter or digit
-            row["final_text"] = "..." if task % 2 else "   "
-            row["messages"] = [m for m in row["messages"][:1]] + [
-                {"role": "assistant", "content": row["final_text"], "name": None, "tool_call_id": None,
-                 "tool_calls": [], "extra": None}]
-        if task % 6 == 1 and r == 7:  # a duplicate trajectory of rollout 0 (another id, maybe another reward)
-            first = rows[task * 8]
-            row["messages"], row["final_text"] = first["messages"], first["final_text"]
-        if task % 13 == 4 and r == 6:
-            row["reward"] = None  # ungraded
-        if task in (20, 21):  # one prompt shared by two tasks
-            row["prompt"] = "Please look into the shared account"
-            row["messages"][0]["content"] = row["prompt"]
-    return rows
 
 
 @pytest.fixture(scope="module")
@@ -89,61 +60,6 @@ SELECT_CASES: dict[str, dict[str, Any]] = {
 #: The SFT pins are taken after the tie-break became a seeded hash of rollout_id (the same rows
 #: whatever the row order or engine, docs/select.md). The rl calibration pins were re-taken when
 #: headroom became pass@k minus c / n (these rows have partial credit; the rows are unchanged).
-SELECT_PINNED: dict[str, tuple[str, str, str]] = {
-    "rl": ("db58eb513bc3aaee", "52a42db6139dcf8d", "c72dc4abd4539460"),
-    "rl all keep middle": ("8207dd781245f9f7", "6809962afec428d3", "8bec328c5f48f035"),
-    "rl penalize no band": ("de425e9eef95638a", "83f84ab2b8f43b4a", "e9ef4a0a1a226091"),
-    "sft top": ("fb7e22155620b057", "e8cd8ab93f734ebf", "fa6469ae7091e88a"),
-    "sft top k": ("e13716ac7e36ca48", "541ecbe8a0003546", "9597f149c44b9129"),
-    "sft random": ("5646e5d22af9507d", "7ec8fe8d2c508beb", "5ac55a170023ae26"),
-    "sft random k": ("eaa380a28a68b4e1", "235b8d17fc1e0e6f", "4d0f85c107896d75"),
-}
-
-
-@pytest.mark.parametrize("case", list(SELECT_CASES))
-def test_select_same_from_path_and_memory(sources: tuple[pl.DataFrame, Path], case: str) -> None:
-    df, path = sources
-    memory = _selection(df, **SELECT_CASES[case])
-    from_path = _selection(path, **SELECT_CASES[case])
-    assert from_path == memory
-    assert memory["ids"], "the case must keep rows"
-    if case in SELECT_PINNED:
-        assert (_digest(memory["ids"]), memory["rows"], memory["report"]) == SELECT_PINNED[case]
-
-
-EXPORT_CASES: dict[str, dict[str, Any]] = {
-    "openai": {"format": "openai", "validate": False},
-    "trl": {"format": "trl", "validate": False},
-    "openai final cut": {"format": "openai", "validate": False, "mask_mode": "final", "max_tool_output_chars": 12},
-    "trl unroll": {"format": "trl", "validate": False, "unroll": True},
-}
-
-#: Digests of the exported files, taken from the in-memory path before the path readers existed
-#: (the file digests re-taken once reward_std became bit-stable: one numpy kernel over sorted rewards).
-EXPORT_PINNED: dict[str, tuple[str, str]] = {
-    "openai": ("f589c5f113f316fc", "58e35c05979f346f"),
-    "trl": ("87e398c2b09f5db9", "6eeb9f44e7f285f2"),
-    "openai final cut": ("a1119d5d97e9c3b4", "616d18bbcf357845"),
-    "trl unroll": ("c711409ed1b1d571", "ddfac701ff46159b"),
-}
-
-
-def _export(source: Any, out: Path, **options: Any) -> tuple[str, str]:
-    report = wai.export(source, out, **options).to_dict()
-    report.pop("path", None)
-    return hashlib.sha256(out.read_bytes()).hexdigest()[:16], _digest(report)
-
-
-@pytest.mark.parametrize("case", list(EXPORT_CASES))
-def test_export_same_from_path_and_memory(sources: tuple[pl.DataFrame, Path], tmp_path: Path, case: str) -> None:
-    df, path = sources
-    memory = _export(df, tmp_path / "memory.jsonl", **EXPORT_CASES[case])
-    from_path = _export(path, tmp_path / "path.jsonl", **EXPORT_CASES[case])
-    assert from_path == memory
-    if case in EXPORT_PINNED:
-        assert memory == EXPORT_PINNED[case]
-
-
 @pytest.fixture(scope="module")
 def lean_sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame, Path]:
     """The same rows without the privileged column (select then reads decisions first), a few
@@ -162,8 +78,8 @@ def lean_sources(tmp_path_factory: pytest.TempPathFactory) -> tuple[pl.DataFrame
 
 @pytest.mark.parametrize("case", [c for c in SELECT_CASES if c.startswith("rl")])
 def test_rl_reads_decisions_first_and_keeps_the_same_rows(lean_sources: tuple[pl.DataFrame, Path], case: str) -> None:
-    from whileai.selection._common import parquet_decisions
     from whileai.selection._rl import _DECISION_COLUMNS
+    from whileai.table._decisions import parquet_decisions
 
     df, path = lean_sources
     assert "system_prompt" in df.columns
@@ -174,31 +90,21 @@ def test_rl_reads_decisions_first_and_keeps_the_same_rows(lean_sources: tuple[pl
 
 
 def test_decisions_first_only_where_the_rows_are_the_same(sources: tuple[pl.DataFrame, Path], tmp_path: Path) -> None:
-    from whileai.selection._common import parquet_decisions
+    from whileai.table._decisions import parquet_decisions
 
     df, path = sources
-    assert parquet_decisions(path, ["reward"]) is None  # privileged context: the leak check reads the texts
+    # privileged context is read decisions first too: the leak check reads the texts itself, a chunk at a time
+    assert parquet_decisions(path, ["reward"]) is not None
     assert parquet_decisions(df, ["reward"]) is None
     aliased = tmp_path / "aliased.parquet"
     df.drop("privileged").rename({"rollout_index": "epoch"}).write_parquet(aliased)
     assert parquet_decisions(aliased, ["reward"]) is None
 
 
-def test_export_validate_refuses_the_same_leaks(sources: tuple[pl.DataFrame, Path], tmp_path: Path) -> None:
-    df, path = sources
-    found = []
-    for source in (df, path):
-        with pytest.raises(TrainingSelectionError, match="privileged_leak") as info:
-            wai.export(source, tmp_path / "out.jsonl", format="openai")
-        found.append(str(info.value))
-        assert not (tmp_path / "out.jsonl").exists()
-    assert found[0] == found[1]
-
-
 @pytest.mark.parametrize("case", [c for c in SELECT_CASES if c.startswith("sft")])
 def test_sft_reads_decisions_first_and_keeps_the_same_rows(lean_sources: tuple[pl.DataFrame, Path], case: str) -> None:
-    from whileai.selection._common import parquet_decisions
     from whileai.selection._sft import _DECISION_COLUMNS
+    from whileai.table._decisions import parquet_decisions
 
     df, path = lean_sources
     decided = parquet_decisions(path, _DECISION_COLUMNS, calls=("name",))
@@ -248,32 +154,21 @@ AWKWARD_SHAPES = ["system turns", "some ids missing", "empty conversations", "no
 
 
 @pytest.mark.parametrize("shape", AWKWARD_SHAPES)
-@pytest.mark.parametrize("case", list(SELECT_CASES))
-def test_select_from_an_awkward_file_is_the_select_from_memory(tmp_path: Path, shape: str, case: str) -> None:
+@pytest.mark.parametrize("mode", ["rl", "sft"])
+def test_every_awkward_file_but_one_without_prompts_is_read_decisions_first(tmp_path: Path, shape: str, mode: str) -> None:
+    # the rows, reports and bytes of these files: tests/table/test_source_same_rows.py ("parquet: ...")
     from whileai.selection import _rl, _sft
-    from whileai.selection._common import parquet_decisions
+    from whileai.selection._common import read_columns
+    from whileai.table._decisions import parquet_decisions
 
-    df, path = _awkward_file(tmp_path, "rows", shape)
-    options = SELECT_CASES[case]
-    columns, calls = (_rl._DECISION_COLUMNS, ("name", "arguments")) if case.startswith("rl") else (
-        _sft._DECISION_COLUMNS, ("name",))
-    read_first = parquet_decisions(path, columns, calls=calls) is not None
+    _, path = _awkward_file(tmp_path, "rows", shape)
+    columns, calls = (_rl._DECISION_COLUMNS, ("name", "arguments")) if mode == "rl" else (_sft._DECISION_COLUMNS, ("name",))
+    read_first = parquet_decisions(path, read_columns(columns), calls=calls) is not None
     assert read_first == (shape != "no prompt"), "every shape but a file without prompts is read decisions first"
-    try:
-        memory = _selection(df, **options)
-    except TrainingSelectionError as exc:
-        with pytest.raises(TrainingSelectionError) as info:
-            _selection(path, **options)
-        assert str(info.value) == str(exc)
-        return
-    assert _selection(path, **options) == memory
-
-
-@pytest.mark.parametrize("case", ["rl", "sft top", "sft random k"])
-def test_select_from_jsonl_is_the_select_from_parquet(tmp_path: Path, case: str) -> None:
-    df, path = _awkward_file(tmp_path, "rows", "system turns")
-    jsonl = table.write_jsonl(df, tmp_path / "rows.jsonl", schema_version=False)
-    assert _selection(jsonl, **SELECT_CASES[case]) == _selection(path, **SELECT_CASES[case])
+    with table.source(path) as src:
+        decided = src.read(read_columns(columns), calls=calls)
+        assert (src._fetch is not None) == read_first
+        assert decided.height == pl.scan_parquet(path).select(pl.len()).collect().item()
 
 
 @pytest.mark.parametrize("mode", ["rl", "sft"])
@@ -303,7 +198,7 @@ def test_no_graded_row_raises_the_same_from_a_file(tmp_path: Path, mode: str) ->
 
 @pytest.mark.parametrize("case", ["rl", "rl all keep middle", "sft top", "sft random k"])
 def test_fetch_in_small_batches_keeps_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
-    import whileai.selection._common as common
+    import whileai.table._decisions as common
 
     df, path = _awkward_file(tmp_path, "rows", "system turns")
     expected = _selection(df, **SELECT_CASES[case])
@@ -319,7 +214,7 @@ def test_many_row_groups_read_in_runs_by_one_reader_a_thread(tmp_path: Path, mon
     # the conversations are read in FETCH_THREADS runs of row groups, one reader a run, none of which
     # parses the footer again: a reader per row group made a file of 1,000 groups of 100 rows take
     # 17 s instead of 1 s (each reader parsed the whole footer)
-    import whileai.selection._common as common
+    import whileai.table._decisions as common
 
     df, path = _awkward_file(tmp_path, "rows", "system turns")
     many = tmp_path / "many.parquet"
@@ -374,7 +269,7 @@ def test_a_bad_role_anywhere_raises_the_whole_reads_error(tmp_path: Path, monkey
                                                           row_group_size: int, batch_rows: int, where: str,
                                                           case: str) -> None:
     # the roles are checked while the kept rows are fetched, wherever the bad one sits
-    import whileai.selection._common as common
+    import whileai.table._decisions as common
     from whileai.errors import SchemaError
 
     monkeypatch.setattr(common, "FETCH_BATCH_ROWS", batch_rows)
@@ -420,7 +315,7 @@ def test_roles_stored_as_an_arrow_dictionary_keep_the_same_rows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     # a role column of dictionary type (a pandas categorical, or pyarrow's dictionary_encode) is
     # read back as a dictionary array: the fetch checks it in the fast path, not by the whole read
-    import whileai.selection._common as common
+    import whileai.table._decisions as common
 
     df, path = _awkward_file(tmp_path, "rows", "system turns")
     raw = pq.read_table(path)
@@ -446,7 +341,7 @@ def test_a_leaf_pyarrow_cannot_decode_falls_back_to_the_whole_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str, case: str) -> None:
     # pyarrow failing on a conversation leaf Polars reads (or reports) must not surface as a raw
     # ArrowInvalid: the decision read declines, the fetch takes the whole read's rows
-    import whileai.selection._common as common
+    import whileai.table._decisions as common
 
     df, path = _awkward_file(tmp_path, "rows", "system turns")
     expected = _selection(df, **SELECT_CASES[case])
@@ -512,7 +407,7 @@ def test_sft_reads_tool_calls_only_where_a_reply_has_no_text(
 
 
 def test_calls_where_decides_whether_the_frame_holds_the_tool_calls(lean_sources: tuple[pl.DataFrame, Path]) -> None:
-    from whileai.selection._common import parquet_decisions
+    from whileai.table._decisions import parquet_decisions
 
     _, path = lean_sources
     columns = ("reward", "final_text", "messages")
@@ -529,8 +424,9 @@ def test_calls_where_decides_whether_the_frame_holds_the_tool_calls(lean_sources
 def test_sft_from_a_file_whose_replies_are_in_the_conversation_only(tmp_path: Path, case: str) -> None:
     # a null final_text makes the narrow read take the whole conversations to fill it; with no
     # textless reply the decision frame still holds no messages, and the rows are the whole read's
-    from whileai.selection._common import parquet_decisions, reply_without_text
+    from whileai.selection._common import reply_without_text
     from whileai.selection._sft import _DECISION_COLUMNS
+    from whileai.table._decisions import parquet_decisions
 
     rows = [r for r in awkward_rows() if any(ch.isalnum() for ch in r["final_text"] or "")]
     for i, row in enumerate(rows):
@@ -556,14 +452,14 @@ def test_an_interrupted_narrow_read_does_not_leave_the_reader_waiting(
     # the narrow read must still answer it, or leaving the thread pool would wait forever
     import threading
 
-    import whileai.selection._common as common
+    import whileai.table._decisions as common
 
     _, path = lean_sources
 
     def failing(source: Any, *args: Any, **kwargs: Any) -> Any:
         raise error("stop")
 
-    monkeypatch.setattr(common.table, "frame", failing)
+    monkeypatch.setattr(common._read, "frame", failing)
     raised: list[BaseException] = []
 
     def call() -> None:
@@ -586,7 +482,7 @@ def test_system_turns_seen_by_the_fetch_add_system_prompt(tmp_path: Path, monkey
                                                          batch_rows: int, case: str) -> None:
     # one row group: in batches of 256 the fetch reaches its end and sees the system turns in
     # them; in batches of 7 it stops at the last kept row and reads the group's roles alone
-    import whileai.selection._common as common
+    import whileai.table._decisions as common
 
     monkeypatch.setattr(common, "FETCH_BATCH_ROWS", batch_rows)
     df, path = _awkward_file(tmp_path, "rows", "system turns")
@@ -605,7 +501,7 @@ def test_string_codes_match_python_membership(arrow_type: str) -> None:
     # multibyte characters, nulls and empty strings, whole and sliced
     import numpy as np
 
-    from whileai.selection._common import _string_codes
+    from whileai.table._decisions import _string_codes
 
     values = ["system", "user", "assistant", "tool", "", "x" * 8, "y" * 16, "z" * 17, "tóol", "user"]  # the first of equal values wins
     near = [v[:cut] + c for v in values for cut in range(len(v) + 1) for c in ("", "s", "\x00", "é")]
