@@ -7,7 +7,6 @@ A pure function over stored records (no store access), so ``Service.compare``, t
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +17,7 @@ from whileai.defaults import COMPARE_VALUE_CHARS, PAGE_CURVE_POINTS
 from whileai.errors import ArgumentError
 from whileai.platform._models import RunRecord
 from whileai.platform._views import ConfigRow, MetricSeries, RunComparison
+from whileai.table import canonical_json
 
 __all__ = ["compare_of", "flatten", "thin_indices"]
 
@@ -64,7 +64,7 @@ def flatten(value: Mapping[str, Any], prefix: str) -> dict[str, Any]:
 def _text(value: Any) -> str | None:
     if value is None:
         return None
-    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
+    text = value if isinstance(value, str) else canonical_json(value)
     return text if len(text) <= COMPARE_VALUE_CHARS else text[:COMPARE_VALUE_CHARS - 1] + "…"
 
 
