@@ -67,6 +67,20 @@ class CorrelationReport(Report):
         return "\n".join(lines)
 
 
+def feature_correlations(reward: np.ndarray, features: pl.DataFrame) -> dict[str, float | None]:
+    """Pearson correlation of ``reward`` with each column of ``features``, in column order.
+
+    The one pooled kernel behind :func:`reward_correlations` and the selectors' correlation check
+    (``whileai.stats.correlation.pearson``: pairs with a non-finite side are left out); ``None``
+    where it is undefined (a constant side, or fewer than 2 pairs).
+    """
+    out: dict[str, float | None] = {}
+    for name in features.columns:
+        value = pearson(features[name].cast(pl.Float64).to_numpy(), reward)
+        out[name] = None if np.isnan(value) else value
+    return out
+
+
 def reward_correlations(rows: IntoRows, /, *, threshold: float = HACK_THRESHOLD) -> CorrelationReport:
     """Pooled Pearson correlation of reward with reply length, tool calls and assistant turns.
 
@@ -104,10 +118,9 @@ def reward_correlations(rows: IntoRows, /, *, threshold: float = HACK_THRESHOLD)
         exprs["assistant_turns"] = table.n_turns()
     feats = g.select([e.alias(k) for k, e in exprs.items()]) if exprs else pl.DataFrame()
     undefined = []
-    for name in feats.columns:
-        value = pearson(feats[name].cast(pl.Float64).to_numpy(), y)
-        report.correlations[name] = None if np.isnan(value) else value
-        if np.isnan(value):
+    for name, value in feature_correlations(y, feats).items():
+        report.correlations[name] = value
+        if value is None:
             undefined.append(name)
         elif abs(value) >= threshold:
             report.flagged[name] = value

@@ -19,6 +19,7 @@ from whileai._checks import check_fraction as check_fraction
 from whileai._checks import check_int as check_positive_int
 from whileai.defaults import HACK_THRESHOLD
 from whileai.errors import ArgumentError, TrainingSelectionError
+from whileai.guard._hygiene import feature_correlations
 from whileai.guard._hygiene import truncated_flag as truncated_flag
 
 __all__ = [
@@ -177,9 +178,8 @@ def correlations(df: pl.DataFrame, *, threshold: float = HACK_THRESHOLD) -> dict
     )
     out: dict[str, float | None] = {}
     if feats.height >= 3:
-        row = feats.select([pl.corr("reward", f).alias(f) for f in CORRELATION_FEATURES]).row(0)
-        for name, value in zip(CORRELATION_FEATURES, row):
-            out[name] = None if value is None or not math.isfinite(value) else round(float(value), 4)
+        pooled = feature_correlations(feats["reward"].to_numpy(), feats.select(CORRELATION_FEATURES))
+        out = {name: None if value is None else round(value, 4) for name, value in pooled.items()}
     else:
         out = dict.fromkeys(CORRELATION_FEATURES)
     flagged = {k: v for k, v in out.items() if v is not None and abs(v) >= threshold}
