@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import ipaddress
-import json
 import logging
 import os
 import socket
@@ -133,10 +132,11 @@ def _shared(alias: Alias, ours: Callable[[Any], Any]) -> Callable[[Any], Any]:
     async def endpoint(request: Any) -> Any:
         body = None
         if alias.shared == "body":
+            raw = await request.body()  # a body past the limit raises through to the edge's 413
             try:
-                body = json.loads(await request.body() or b"null")
-            except ValueError:
-                body = None  # not JSON: our route answers with the edge's error
+                body = parse_json(raw or b"null", request.headers.get("content-type"))
+            except PlatformError:
+                body = None  # not JSON, too deep or out of range: our route answers with the edge's error
         if is_0131(alias, request.headers, body):
             return await theirs(request)
         return await ours(request)
