@@ -66,26 +66,36 @@ def _candidates(df: pl.DataFrame, needles: pl.DataFrame) -> pl.DataFrame:
 
     A cheap necessary condition of a hit: normalising only joins whitespace and lower-cases, so
     every word of a needle found in an agent turn (its text, a tool call's name or arguments,
-    their values unescaped) is in the row's assistant messages as JSON text (or in its reply,
-    without a conversation). The exact rule then runs on the needles left: the same hits.
+    their values unescaped) is in the row's raw assistant text, tool-call names and arguments (JSON
+    text holds a plain word as it is), or in its reply, without a conversation. The exact rule
+    then runs on the needles left: the same hits.
     """
     needles = needles.with_row_index("_n")
     parts = []
     if "messages" in df.columns:
-        agent = pl.col("messages").list.eval(pl.element().filter(pl.element().struct.field("role") == "assistant"))
-        parts.append(pl.struct(agent.alias("messages")).struct.json_encode().fill_null(""))
+        turn = pl.element().filter(pl.element().struct.field("role") == "assistant")
+        call = turn.struct.field("tool_calls").list.explode(keep_nulls=False, empty_as_null=False)
+        said = pl.concat_str([call.struct.field("name").fill_null(""), call.struct.field("arguments").fill_null("")],
+                             separator="\n")
+        parts.append(pl.col("messages").list.eval(turn.struct.field("content").drop_nulls()).list.join("\n").fill_null(""))
+        parts.append(pl.col("messages").list.eval(said).list.join("\n").fill_null(""))
     if "final_text" in df.columns and df.schema["final_text"] == pl.String:
         parts.append(pl.col("final_text").fill_null(""))
     if not parts:
         return needles.drop("_n")
     rows = needles["_row"].unique().sort()
-    raw = (df[rows.to_numpy()].select(pl.concat_str(parts, separator="\n").str.to_lowercase().alias("_raw"))
+    used = df.select(c for c in ("messages", "final_text") if c in df.columns)
+    if rows.len() < df.height:  # only the rows with something to look for (every row is common: no copy)
+        used = used[rows.to_numpy()]
+    raw = (used.select(pl.concat_str(parts, separator="\n").str.to_lowercase().alias("_raw"))
            .with_columns(rows.alias("_row")))
+    # each distinct needle's words once (a reference repeats on every rollout of its task)
+    longest = needles.select(pl.col("_v").unique()).with_columns(
+        pl.col("_v").str.extract_all(r"\S+").list.unique()
+        .list.eval(pl.element().sort_by(pl.element().str.len_bytes(), descending=True, maintain_order=True))
+        .list.head(_PREFILTER_WORDS).alias("_w"))
     words = (
-        needles.select("_n", "_row", pl.col("_v").str.extract_all(r"\S+").list.unique()
-                       .list.eval(pl.element().sort_by(pl.element().str.len_bytes(), descending=True,
-                                                       maintain_order=True))
-                       .list.head(_PREFILTER_WORDS).alias("_w"))
+        needles.select("_n", "_row", "_v").join(longest, on="_v", how="left").drop("_v")
         .explode("_w")
         .join(raw, on="_row", how="left")
         .group_by("_n").agg(
@@ -112,17 +122,28 @@ def _needles(df: pl.DataFrame) -> pl.DataFrame:
             is_json = pl.col("_j").str.strip_chars_start().str.slice(0, 1).is_in(["{", "["])
             parts.append(src.filter(~is_json).drop_nulls("_j")
                          .select("_row", pl.lit(c).alias("key"), pl.col("_j").alias("value")))
-            found = json_strings(src.filter(is_json), "_j", keep=["_row"])
+            found = _per_text(src.filter(is_json))
             if c != "privileged":  # privileged's own keys (reference, hidden_state...) name themselves
                 found = found.with_columns((pl.lit(f"{c}.") + pl.col("key")).alias("key"))
         else:
             src = df.select(pl.struct(pl.col(c)).struct.json_encode().alias("_j")).with_row_index("_row")
-            found = json_strings(src, "_j", keep=["_row"]).with_columns(
+            found = _per_text(src).with_columns(
                 pl.when(pl.col("key") == c).then(pl.col("key")).otherwise(pl.lit(f"{c}.") + pl.col("key")).alias("key"))
         parts.append(found)
     if not parts:
         return _EMPTY
     return pl.concat([p.cast({"_row": pl.UInt32}) for p in parts], how="vertical_relaxed")
+
+
+def _per_text(src: pl.DataFrame) -> pl.DataFrame:
+    """``json_strings`` of each distinct JSON text in ``_j`` once, joined back to each ``_row`` holding it.
+
+    A task's privileged context repeats on every rollout of it, so the regular expressions run on
+    a fraction of the rows; each row gets its text's strings in the order the text gives them.
+    """
+    distinct = src.select(pl.col("_j").unique(maintain_order=True))
+    found = json_strings(distinct, "_j", keep=["_j"])
+    return src.join(found, on="_j", how="inner", maintain_order="left_right").select("_row", "key", "value")
 
 
 def _seen_text(df: pl.DataFrame) -> pl.Series:
