@@ -267,3 +267,31 @@ def test_a_broken_line_on_stdin_is_named_as_before(monkeypatch):
     assert str(projected.value) == str(full.value)
     _stdin(monkeypatch, b'[{"scenario_id": "a", "reward": 1}, {"scenario_id": "b", "reward": 0}]')
     assert table.frame("-", columns=["reward"])["reward"].to_list() == [1.0, 0.0]
+
+
+def test_the_engine_draws_no_duckdb_progress_bar(tmp_path, monkeypatch):
+    """DuckDB draws a progress bar on stderr for a read past 2 s (a 100k-row file): the engine turns it off."""
+    import duckdb
+
+    seen: list[object] = []
+    real_connect = duckdb.connect
+
+    class Watched:
+        def __init__(self) -> None:
+            self.con = real_connect()
+            self.con.execute("SET enable_progress_bar = true")  # DuckDB's default outside pytest
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.con, name)
+
+        def close(self) -> None:
+            seen.append(self.con.execute("SELECT current_setting('enable_progress_bar')").fetchall()[0][0])
+            self.con.close()
+
+    monkeypatch.setattr(duckdb, "connect", lambda *a, **k: Watched())
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"scenario_id": "a", "reward": 1}\n{"scenario_id": "b", "reward": 0}\n')
+    from whileai import measure
+
+    assert measure.pass_at(path).n_rows == 2
+    assert seen and all(value is False for value in seen)

@@ -165,7 +165,9 @@ def _open(path: Path, *, timeout: float, read_only: bool) -> Any:
     delay = 0.01
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only, config=_config())
+            con = duckdb.connect(str(path), read_only=read_only, config=_config())
+            con.execute("SET enable_progress_bar = false")  # DuckDB draws one on stderr for a query past 2 s
+            return con
         except duckdb.Error as exc:
             if read_only and _SAME_FILE_OTHER_SETTINGS in str(exc):
                 # this process holds the file open for writing (a wai server, a tracked run's store):

@@ -182,6 +182,7 @@ def read(path: Path, columns: Sequence[str], source: str, expand: Any, rows: Any
                     f"columns={struct}, maximum_object_size={JSONL_MAX_LINE_BYTES})")
             query = f"SELECT {select} FROM (SELECT {', '.join(['*', *inner])} FROM {scan})"
             con = duckdb.connect()
+            con.execute("SET enable_progress_bar = false")  # DuckDB draws one on stderr for a read past 2 s
             try:
                 raw = pl.from_arrow(con.sql(query).to_arrow_table())
             finally:
