@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import itertools
 import os
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +15,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai.defaults import DEFAULT_SEED, PARQUET_SUFFIXES
+from whileai.defaults import DEFAULT_SEED, JSONL_SCHEMA_HEAD_LINES, PARQUET_SUFFIXES
 from whileai.report import Report, fmt_num
 from whileai.store._reports import ci_text
 
@@ -18,6 +23,8 @@ __all__ = ["RolloutSummary", "describe"]
 
 #: Columns describe reads from a Parquet source (the rest are listed from its schema only).
 _DATA_COLUMNS = ("reward", "markers", "judge_status", "rollout_index", "truncated")
+#: JSONL files whose data columns describe reads through the projected reader (a ``.json`` file may be a log).
+_JSONL_HEAD_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 
 
 class RolloutSummary(Report):
@@ -78,6 +85,33 @@ def _is_parquet(rows: Any) -> bool:
     return path.name.lower().endswith(PARQUET_SUFFIXES)
 
 
+@contextlib.contextmanager
+def _head_file(path: Path, lines: list[bytes]) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="wai-inspect-") as folder:
+        sample = Path(folder) / path.name.removesuffix(".gz")
+        sample.write_bytes(b"".join(lines))
+        yield sample
+
+
+def _jsonl_head(rows: Any) -> contextlib.AbstractContextManager[Path] | None:
+    """A JSONL file's first ``JSONL_SCHEMA_HEAD_LINES`` lines as a file of its own.
+
+    Those are the rows the JSONL reader takes the file's fields from. None for any other input,
+    and for a shorter file or one JSON array (read whole: as cheap, or the only way).
+    """
+    if not isinstance(rows, (str, os.PathLike)) or str(rows) == "-":
+        return None
+    path = Path(rows)
+    if not path.is_file() or not path.name.lower().endswith(_JSONL_HEAD_SUFFIXES):
+        return None
+    opener: Any = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        lines = list(itertools.islice(handle, JSONL_SCHEMA_HEAD_LINES + 1))
+    if len(lines) <= JSONL_SCHEMA_HEAD_LINES or lines[0].lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+        return None  # short, or one JSON array: the whole read is as cheap, or the only one
+    return _head_file(path, lines[:JSONL_SCHEMA_HEAD_LINES])
+
+
 def _dtype_name(dtype: pl.DataType) -> str:
     if isinstance(dtype, pl.Struct):
         return "struct"
@@ -90,7 +124,10 @@ def describe(rows: table.IntoRows, /, *, seed: int = DEFAULT_SEED) -> RolloutSum
     """Summarise a rollout table: counts, graded share, columns, markers and pass@1 with its interval.
 
     A Parquet source is read lazily: its columns are listed from the schema, and only the
-    reward, markers and judge columns (plus the task identity) are loaded. pass@1 and its
+    reward, markers and judge columns (plus the task identity) are loaded. A JSONL file longer
+    than ``JSONL_SCHEMA_HEAD_LINES`` lines is read as those columns too (DuckDB's JSON reader),
+    its columns listed from a read of its first ``JSONL_SCHEMA_HEAD_LINES`` rows: the rows the
+    JSONL reader takes a file's fields from. pass@1 and its
     interval come from :func:`whileai.measure.pass_at` (a t interval over task means).
 
     Args:
@@ -107,6 +144,11 @@ def describe(rows: table.IntoRows, /, *, seed: int = DEFAULT_SEED) -> RolloutSum
         df = table.frame(rows, columns=list(_DATA_COLUMNS))  # first: a missing or broken file is said here
         schema = table.scan(rows).collect_schema()  # type: ignore[arg-type]
         columns = {name: _dtype_name(dtype) for name, dtype in schema.items()}
+    elif (head := _jsonl_head(rows)) is not None:
+        df = table.frame(rows, columns=list(_DATA_COLUMNS))
+        with head as sample:
+            columns = {name: _dtype_name(dtype) for name, dtype in table.frame(sample).schema.items()
+                       if name != "task_key"}
     else:
         df = table.frame(rows)
         columns = {name: _dtype_name(dtype) for name, dtype in df.schema.items() if name != "task_key"}
