@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+#: What an __init__.py beside a stub holds besides its docstring (whileai/_lazy.py).
+LOADER = ["from whileai._lazy import attach_stub", "__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)"]
+
 LAZY_PACKAGES = ("whileai.measure", "whileai.selection", "whileai.guard", "whileai.grade", "whileai.simulation",
                  "whileai.stats", "whileai.table")
 
@@ -98,3 +101,49 @@ def test_a_cold_select_rl_from_parquet_loads_no_other_step(tmp_path):
     rollout_table(40, 8, pass_rates=[0.5] * 40, seed=3).write_parquet(path)
     code = f'import whileai as wai\ns = wai.select({str(path)!r}, mode="rl")\nassert len(s) > 0, s'
     assert _loaded_after(code, NEVER, tmp_path) == []
+
+
+def _package(tmp_path: Path, stub: str) -> str:
+    """A package ``stubpkg`` under tmp_path whose __init__.py is the loader; the code that imports it."""
+    folder = tmp_path / "stubpkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text('"""A package."""\n' + "\n".join(LOADER) + "\n")
+    (folder / "__init__.pyi").write_text(stub)
+    (folder / "_impl.py").write_text("def a():\n    return 1\n\n\nB = 2\n")
+    (folder / "wilson.py").write_text("def wilson():\n    return 3\n")
+    return f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport stubpkg\n"
+
+
+def test_a_stub_name_loads_its_module_on_first_use_and_is_kept(tmp_path):
+    code = _package(tmp_path, "from ._impl import a as a\nfrom . import wilson as wilson\n")
+    code += ("assert 'stubpkg._impl' not in sys.modules and stubpkg.__all__ == ['a', 'wilson']\n"
+             "assert stubpkg.a() == 1 and 'a' in vars(stubpkg) and 'stubpkg._impl' in sys.modules\n"
+             "assert stubpkg.wilson is sys.modules['stubpkg.wilson'] and set(dir(stubpkg)) >= {'a', 'wilson'}\n"
+             "assert stubpkg._impl.B == 2  # a submodule the stub does not name\n"
+             "try:\n    stubpkg.nope\nexcept AttributeError as exc:\n"
+             "    assert str(exc) == \"module 'stubpkg' has no attribute 'nope'\", exc\n"
+             "else:\n    raise AssertionError('stubpkg.nope resolved')\n")
+    assert _loaded_after(code, (), tmp_path) == []
+
+
+def test_an_alias_is_the_same_object_and_a_plain_import_is_not_exported(tmp_path):
+    # the typing spec's rule for stubs: only ``a as a`` and ``b = a`` export a name
+    code = _package(tmp_path, "from ._impl import a as a\nfrom ._impl import B\nfrom ._impl import a as d\nb = a\nc = B\n")
+    code += ("assert stubpkg.__all__ == ['a', 'b', 'c'], stubpkg.__all__\n"
+             "assert stubpkg.b is stubpkg.a and stubpkg.c == 2\n"
+             "assert not hasattr(stubpkg, 'B') and not hasattr(stubpkg, 'd')\n")
+    assert _loaded_after(code, (), tmp_path) == []
+
+
+def test_a_function_named_as_its_module_stays_the_function_once_the_module_is_imported(tmp_path):
+    # importing stubpkg/wilson.py makes the import system set stubpkg.wilson to the module
+    code = _package(tmp_path, "from .wilson import wilson as wilson\n")
+    code += "import stubpkg.wilson\nassert stubpkg.wilson is sys.modules['stubpkg.wilson'].wilson, stubpkg.wilson\n"
+    assert _loaded_after(code, (), tmp_path) == []
+
+
+def test_a_stub_with_anything_else_fails_at_import_and_says_where(tmp_path):
+    code = _package(tmp_path, "from ._impl import a as a\nX = 3\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode != 0
+    assert "ImportError" in out.stderr and "__init__.pyi:2:" in out.stderr and "'X = 3'" in out.stderr
