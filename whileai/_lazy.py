@@ -28,7 +28,7 @@ import types
 
 TYPE_CHECKING = False  # typing itself is about 15 ms: ``import whileai`` does not load it
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
     from typing import Any
 
 #: Package -> its exports as its stub says: public name -> (module, attribute; None for the module itself).
@@ -150,39 +150,6 @@ def exports_of(package: str) -> dict[str, tuple[str, str | None]]:
     """
     importlib.import_module(package)
     return dict(_TABLES[package])
-
-
-def exports(package: str, table: Mapping[str, tuple[str, ...]]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of ``package`` for ``table`` (submodule -> names it defines).
-
-    The table-driven loader of the packages that have no ``__init__.pyi`` yet; :func:`attach_stub`
-    replaces it.
-
-    A name in the table imports its submodule and is cached in the package; any other name that is
-    a submodule of the package (``whileai.measure._ray``) is imported as one, as an eager
-    ``from . import`` would have bound it; anything else raises ``AttributeError``.
-    """
-    where = {name: module for module, names in table.items() for name in names}
-
-    def __getattr__(name: str) -> Any:
-        namespace = sys.modules[package].__dict__
-        module = where.get(name)
-        if module is not None:
-            value = getattr(importlib.import_module(module), name)
-            namespace[name] = value
-            return value
-        if not name.startswith("__"):
-            try:
-                return importlib.import_module(f"{package}.{name}")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{package}.{name}":
-                    raise
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-
-    def __dir__() -> list[str]:
-        return sorted(set(sys.modules[package].__dict__) | set(where))
-
-    return __getattr__, __dir__
 
 
 class _Deferred:
