@@ -171,13 +171,14 @@ def test_the_store_boundary_translates_a_duckdb_error(tmp_path):
 
 
 def test_the_step_boundary_translates_inside_a_fluent_call(monkeypatch):
+    # data first: importing data.py builds wai.select_for_rl from _rl's, which the patch replaces
+    from whileai import data
     from whileai.selection import _rl
 
     def broken(rows, /, **options):
         return pl.DataFrame({"a": [1]}).select(pl.col("reward"))
 
     monkeypatch.setattr(_rl, "select_for_rl", broken)
-    from whileai import data
 
     step = data._fluent(_rl.select_for_rl, data.Selection)
     with pytest.raises(SchemaError, match="broken failed: ColumnNotFoundError"):

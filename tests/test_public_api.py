@@ -8,6 +8,8 @@ import sys
 import pytest
 
 import whileai as wai
+from whileai._aliases import ALIASES
+from whileai._lazy import exports_of
 
 
 def test_all_is_sorted_and_unique():
@@ -30,48 +32,23 @@ def test_import_is_light():
     assert out.stdout.strip() == ""
 
 
-def _init_tree():
-    import ast
-    from pathlib import Path
+#: Each wai.* name -> (module, attribute), as whileai/__init__.pyi names it (the one list).
+EXPORTS = exports_of("whileai")
 
-    return ast.parse(Path(wai.__file__).read_text(encoding="utf-8"))
-
-
-def _type_checking_imports():
-    """(module, imported name, bound name) for every import in the TYPE_CHECKING block."""
-    import ast
-
-    out = []
-    for node in _init_tree().body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            for stmt in node.body:
-                assert isinstance(stmt, ast.ImportFrom), ast.dump(stmt)
-                out.extend((stmt.module, a.name, a.asname or a.name) for a in stmt.names)
-    return out
+#: The public names less the aliases: what the docs pages document one by one.
+PUBLIC = sorted(n for n in EXPORTS if n not in ALIASES and n != "__version__")
 
 
-def test_all_is_the_public_table_plus_the_aliases():
-    from whileai._aliases import ALIASES
-
-    assert set(wai.__all__) == set(wai._PUBLIC) | set(ALIASES) | {"__version__"}
-    assert not set(wai._PUBLIC) & set(ALIASES)
-    assert all(alias.preferred in wai._PUBLIC for alias in ALIASES.values())
-
-
-def test_the_type_checking_block_imports_exactly_the_public_names():
-    from whileai._aliases import ALIASES
-
-    imports = _type_checking_imports()
-    bound = [name for _, _, name in imports]
-    assert sorted(bound) == sorted(set(wai._PUBLIC) | set(ALIASES))  # each once, none missing or extra
-    for module, name, as_name in imports:
-        preferred = ALIASES[as_name].preferred if as_name in ALIASES else as_name
-        assert (module, name) == (wai._PUBLIC[preferred], preferred), as_name
+def test_all_is_the_stub_and_each_alias_is_a_second_name_of_its_preferred():
+    assert wai.__all__ == sorted(EXPORTS)
+    assert "__version__" in EXPORTS
+    for alias, entry in ALIASES.items():  # the alias table says why and since; the stub binds the name
+        assert EXPORTS[alias] == EXPORTS[entry.preferred], alias
+    renamed = {n for n, (_, attribute) in EXPORTS.items() if attribute not in (None, n)}
+    assert renamed == set(ALIASES), "a wai.* name that is not its object's own name is an alias: add it to whileai/_aliases.py"
 
 
 def test_aliases_are_the_same_objects():
-    from whileai._aliases import ALIASES
-
     for alias, entry in ALIASES.items():
         assert getattr(wai, alias) is getattr(wai, entry.preferred)
 
@@ -93,7 +70,7 @@ def _docs_text() -> str:
     return _DOCS_TEXT[0]
 
 
-@pytest.mark.parametrize("name", sorted(wai._PUBLIC))
+@pytest.mark.parametrize("name", PUBLIC)
 def test_every_public_name_is_documented(name):
     import re
 
@@ -110,7 +87,7 @@ def test_the_package_ships_py_typed():
 ROW_ARGUMENTS = {"rows", "source", "before", "after", "runs", "pairs"}
 
 
-@pytest.mark.parametrize("name", sorted(n for n in wai._PUBLIC if n[0].islower()))
+@pytest.mark.parametrize("name", [n for n in PUBLIC if n[0].islower()])
 def test_rows_arguments_are_typed_as_into_rows(name):
     import inspect
 

@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-import whileai as wai
+from whileai._aliases import ALIASES
+from whileai._lazy import exports_of
 from whileai.selection import select_for_rl, select_for_sft
 from whileai.simulation import simulate as simulate_step
 
@@ -35,7 +36,7 @@ PROBES = {
     "select_for_sft_report": "wai.select_for_sft([]).report",
     "method_select": 'wai.ScoredData([]).select(mode="sft")',
 }
-PUBLIC_FUNCTIONS = sorted(n for n in wai._PUBLIC if n[0].islower())
+PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
 
 @pytest.fixture(scope="module")

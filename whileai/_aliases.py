@@ -1,8 +1,9 @@
 """Names kept so code written against whileai 0.131 runs unchanged: one table, each with its preferred name.
 
 ``wai.<alias>`` is the very object ``wai.<preferred>`` is (``wai.export_training is
-wai.export_dataset``). New code should use the preferred name; ``since`` is the whileai version
-that first shipped the alias here.
+wai.export_dataset``): ``whileai/__init__.pyi`` binds it (``optimize = select``), and
+``tests/test_public_api.py`` keeps that stub and this table the same. New code should use the
+preferred name; ``since`` is the whileai version that first shipped the alias here.
 """
 
 from __future__ import annotations

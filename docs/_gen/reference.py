@@ -47,10 +47,15 @@ def _directive(path: str) -> str:
 
 
 def wai_names() -> dict[str, str]:
-    """Every ``wai.*`` public name (aliases excluded) and the module that defines it."""
-    import whileai
+    """Every ``wai.*`` public name (aliases and ``__version__`` excluded) and the module it comes from.
 
-    return dict(whileai._PUBLIC)
+    Read from ``whileai/__init__.pyi``, the one list of them (``whileai._lazy.exports_of``).
+    """
+    from whileai._aliases import ALIASES
+    from whileai._lazy import exports_of
+
+    return {name: module for name, (module, _) in exports_of("whileai").items()
+            if name not in ALIASES and name != "__version__"}
 
 
 def wai_page_of(module: str) -> str:

@@ -107,3 +107,16 @@ def test_every_wai_command_is_in_the_cli_page():
     page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     missing = [name for name in COMMANDS if f"`wai {name}" not in page]
     assert not missing, f"commands docs/cli.md does not document: {missing}"
+
+
+def test_a_stub_alias_is_documented_as_the_object_it_names():
+    # whileai/table/__init__.pyi writes ``canonical_json = dumps``: the page shows the function
+    griffe = pytest.importorskip("griffe")
+    extensions = griffe.load_extensions(str(ROOT / "docs" / "_gen" / "griffe_stub_aliases.py"))
+    table = griffe.load("whileai.table", search_paths=[str(ROOT)], extensions=extensions, resolve_aliases=True,
+                        resolve_external=False)
+    for name, target in (("canonical_json", "whileai.table.normalize.dumps"), ("parse_mapping", "whileai.table._mapping.parse_pairs")):
+        assert table.members[name].is_alias and table.members[name].target_path == target, name
+        assert table.members[name].final_target.is_function, name
+    bare = griffe.load("whileai.table", search_paths=[str(ROOT)], resolve_aliases=False)
+    assert bare.members["canonical_json"].is_attribute  # what the extension is for

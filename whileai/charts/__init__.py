@@ -7,40 +7,6 @@ plotly import: :func:`figure` returns a ``plotly.graph_objects.Figure`` only whe
 installed. The vendored bundle is ``whileai/charts/static/plotly-basic.min.js``.
 """
 
-from whileai.charts._figures import (
-    cost_scatter,
-    curve,
-    difficulty_histogram,
-    feature_bars,
-    forest,
-    histogram_counts,
-    interval_bars,
-    judge_trust_chart,
-    train_curves,
-    version_scores,
-)
-from whileai.charts._render import (
-    PLOTLY_JS_VERSION,
-    check_figure,
-    figure,
-    html_page,
-    plotly_js_path,
-)
+from whileai._lazy import attach_stub
 
-__all__ = [
-    "PLOTLY_JS_VERSION",
-    "check_figure",
-    "cost_scatter",
-    "curve",
-    "difficulty_histogram",
-    "feature_bars",
-    "figure",
-    "forest",
-    "histogram_counts",
-    "html_page",
-    "interval_bars",
-    "judge_trust_chart",
-    "plotly_js_path",
-    "train_curves",
-    "version_scores",
-]
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

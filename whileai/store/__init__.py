@@ -9,36 +9,6 @@ only when a store call runs, never by ``import whileai``.
     >>> store.save_dataset("train.jsonl", "refunds")   # doctest: +SKIP
 """
 
-from whileai.store._describe import RolloutSummary, describe
-from whileai.store._reports import (
-    DatasetDiff,
-    DatasetInfo,
-    EvalSetInfo,
-    Listing,
-    RunDiff,
-    RunInfo,
-    SplitInfo,
-)
-from whileai.store._split import Split, split
-from whileai.store._store import Purpose, Store, harness_fingerprint, open
-from whileai.table import content_hash, tasks_hash
+from whileai._lazy import attach_stub
 
-__all__ = [
-    "DatasetDiff",
-    "DatasetInfo",
-    "EvalSetInfo",
-    "Listing",
-    "Purpose",
-    "RolloutSummary",
-    "RunDiff",
-    "RunInfo",
-    "Split",
-    "SplitInfo",
-    "Store",
-    "content_hash",
-    "describe",
-    "harness_fingerprint",
-    "open",
-    "split",
-    "tasks_hash",
-]
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)

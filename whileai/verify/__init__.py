@@ -5,26 +5,6 @@ Each is a callable under the judge contract: called on a row dict it returns
 judge goes: ``data.grade(judge=wai.verify.MathEqual())``.
 """
 
-from whileai.verify._base import (
-    ExactMatch,
-    Verifier,
-    candidate_text,
-    normalize_text,
-    reference_value,
-)
-from whileai.verify._code import CodeExec, extract_code
-from whileai.verify._math import MathEqual, MathValue, extract_answer, math_value
+from whileai._lazy import attach_stub
 
-__all__ = [
-    "CodeExec",
-    "ExactMatch",
-    "MathEqual",
-    "MathValue",
-    "Verifier",
-    "candidate_text",
-    "extract_answer",
-    "extract_code",
-    "math_value",
-    "normalize_text",
-    "reference_value",
-]
+__getattr__, __dir__, __all__ = attach_stub(__name__, __file__)
