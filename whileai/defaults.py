@@ -1062,7 +1062,7 @@ FETCH_THREADS = 2
 DECISIONS_FIRST = True
 # Nested columns (conversations, 0.131 steps, json columns given as structs) are normalised with
 # Polars expressions (whileai/table/_columnar.py) where their dtype allows, instead of a Python pass
-# per row: table.frame of 100k 0.131-shaped rows from Parquet (docs/performance.md). Read at each
+# per row: table.frame of 100k 0.131-shaped Parquet rows 45 -> 3 CPU s (benchmarks/bench_nested.py). Read at each
 # call; False runs the row path for every cell. The same cells either way (tests/table/test_columnar.py).
 NESTED_COLUMNAR = True
 

@@ -50,7 +50,6 @@ __all__ = ["IntoRows", "frame", "read_jsonl_rows", "scan"]
 _MESSAGES_DTYPE = pl.List(MESSAGE)
 
 
-
 @functools.cache
 def _arrow_messages() -> pa.DataType:
     """The Arrow type of a messages column (built on first use: it needs pyarrow)."""
@@ -581,8 +580,7 @@ def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
             kinds.setdefault(name, set()).add(dtype.is_nested() and _held_as_read(name))
     mixed = [n for n, k in kinds.items() if len(k) > 1]
     if mixed:
-        chunks = [c.with_columns(pl.Series(n, [v if v is None or isinstance(v, str) else nz.dumps(_drop_none(v))
-                                               for v in c[n].to_list()], dtype=pl.String)
+        chunks = [c.with_columns(json_column(c[n], drop_none=True)  # a nested column holds no text
                                  for n in mixed if n in c.columns and c.schema[n].is_nested())
                   for c in chunks]
     return pl.concat(chunks, how="diagonal_relaxed")
