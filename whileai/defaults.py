@@ -1060,6 +1060,11 @@ FETCH_THREADS = 2
 # arguments) and the kept rows' whole conversations last, instead of table.frame of every row.
 # docs/performance.md has the measured gain; the same rows either way (tests/table/test_source_same_rows.py).
 DECISIONS_FIRST = True
+# Nested columns (conversations, 0.131 steps, json columns given as structs) are normalised with
+# Polars expressions (whileai/table/_columnar.py) where their dtype allows, instead of a Python pass
+# per row: table.frame of 100k 0.131-shaped Parquet rows 45 -> 3 CPU s (benchmarks/bench_nested.py). Read at each
+# call; False runs the row path for every cell. The same cells either way (tests/table/test_columnar.py).
+NESTED_COLUMNAR = True
 
 # ---- export: JSON lines encoded by shape (whileai/exporters/_rows.py, docs/performance.md) ----
 # Most patterns of null row keys in one chunk written as one json_encode each (a struct of the

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from whileai import _shapes
+from whileai import _shapes, defaults
 from whileai._lazy import module as deferred
 from whileai.defaults import (
     CHUNK_ROWS,
     JSONL_NATIVE_BLOCK_BYTES,
 )
 from whileai.errors import EmptyInputError, InputFileError, SchemaError, WaiError, translate
-from whileai.table import _formats, _hf, _jsonl_engine, _mapping
+from whileai.table import _columnar, _formats, _hf, _jsonl_engine, _mapping
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table._kind import IntoRows
@@ -580,8 +580,7 @@ def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
             kinds.setdefault(name, set()).add(dtype.is_nested() and _held_as_read(name))
     mixed = [n for n, k in kinds.items() if len(k) > 1]
     if mixed:
-        chunks = [c.with_columns(pl.Series(n, [v if v is None or isinstance(v, str) else nz.dumps(_drop_none(v))
-                                               for v in c[n].to_list()], dtype=pl.String)
+        chunks = [c.with_columns(json_column(c[n], drop_none=True)  # a nested column holds no text
                                  for n in mixed if n in c.columns and c.schema[n].is_nested())
                   for c in chunks]
     return pl.concat(chunks, how="diagonal_relaxed")
@@ -893,19 +892,9 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
         if col.kind == "plain" and current != col.dtype:
             fixes.append(_cast_plain(df[col.name], col.dtype, source))
         elif col.kind == "json" and current != pl.String:
-            fixes.append(pl.Series(col.name, [None if v is None else nz.dumps(v) for v in df[col.name].to_list()],
-                                   dtype=pl.String))
+            fixes.append(json_column(df[col.name]))
         elif col.kind == "messages" and current != _MESSAGES_DTYPE:
-            values = df[col.name].to_list()
-            if current == pl.String:
-                values = [nz.loads_or_raw(v) for v in values]
-            built = []
-            for index, value in enumerate(values):
-                try:
-                    built.append(nz.normalize_messages(value))
-                except nz.BadMessageError as exc:
-                    raise _bad_message(source, index, str(exc)) from exc
-            fixes.append(pl.Series(col.name, built, dtype=_MESSAGES_DTYPE))
+            fixes.append(messages_column(df[col.name], source))
         elif col.kind == "struct" and not isinstance(current, pl.Struct):
             values = [nz.loads_or_raw(v) for v in df[col.name].to_list()]
             fixes.append(_struct_column(col.name, values, source))
@@ -918,6 +907,41 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise no_identity_error(source, df.columns)
     return _add_task_key(df, source)
+
+
+def json_column(series: pl.Series, *, drop_none: bool = False) -> pl.Series:
+    """A nested column as canonical JSON text per cell: columnar where ``_columnar`` reads its dtype, else row by row."""
+    fast = _columnar.canonical_json(series, drop_none=drop_none) if defaults.NESTED_COLUMNAR else None
+    return fast if fast is not None else json_rows(series, drop_none=drop_none)
+
+
+def json_rows(series: pl.Series, *, drop_none: bool = False) -> pl.Series:
+    """The row path of :func:`json_column`: ``nz.dumps`` of each cell's Python value."""
+    if drop_none:
+        values = [None if v is None else nz.dumps(_drop_none(v)) for v in series.to_list()]
+    else:
+        values = [None if v is None else nz.dumps(v) for v in series.to_list()]
+    return pl.Series(series.name, values, dtype=pl.String)
+
+
+def messages_column(series: pl.Series, source: str) -> pl.Series:
+    """A conversation column as ``List(MESSAGE)``: columnar where ``_columnar`` reads its shape, else row by row."""
+    fast = _columnar.messages(series) if defaults.NESTED_COLUMNAR else None
+    return fast if fast is not None else messages_rows(series, source)
+
+
+def messages_rows(series: pl.Series, source: str) -> pl.Series:
+    """The row path of :func:`messages_column`: ``nz.normalize_messages`` of each cell."""
+    values = series.to_list()
+    if series.dtype == pl.String:
+        values = [nz.loads_or_raw(v) for v in values]
+    built = []
+    for index, value in enumerate(values):
+        try:
+            built.append(nz.normalize_messages(value))
+        except nz.BadMessageError as exc:
+            raise _bad_message(source, index, str(exc)) from exc
+    return pl.Series(series.name, built, dtype=_MESSAGES_DTYPE)
 
 
 def no_identity_error(source: str, have: Sequence[str]) -> SchemaError:
@@ -1002,9 +1026,7 @@ def _steps_conversation(df: pl.DataFrame, *, build_messages: bool) -> pl.DataFra
     """
     if "steps" not in df.columns or not df.schema["steps"].is_nested():
         return df
-    steps = pl.Series("steps", [None if v is None else nz.dumps(_drop_none(v)) for v in df["steps"].to_list()],
-                      dtype=pl.String)
-    df = df.with_columns(steps)
+    df = df.with_columns(json_column(df["steps"], drop_none=True))
     # a projection builds it too where a row's prompt or reply is to come from it (``_collect_projection``)
     fills = [name for name in ("prompt", "final_text") if name in df.columns and df[name].null_count()]
     if "messages" in df.columns or not (build_messages or fills):
@@ -1028,7 +1050,7 @@ def _cast_plain(series: pl.Series, dtype: Any, source: str) -> pl.Series:
     if dtype == pl.Boolean and isinstance(series.dtype, pl.List):
         return series.list.len().fill_null(0).gt(0).alias(series.name)
     if dtype == pl.String and isinstance(series.dtype, (pl.Struct, pl.List)):
-        return pl.Series(series.name, [None if v is None else nz.dumps(v) for v in series.to_list()], dtype=pl.String)
+        return json_column(series)
     try:
         return series.cast(dtype, strict=True)
     except Exception as exc:
