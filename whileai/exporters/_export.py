@@ -239,7 +239,7 @@ class _Run:
                 reason="tool_call_roundtrip", rows=c.invalid_rows,
             )
         report = ExportReport(
-            n=self.n, n_written=c.n_written, format=self.opts.format, with_system=c.with_system, with_tools=c.with_tools,
+            n_rows=self.n, n_written=c.n_written, format=self.opts.format, with_system=c.with_system, with_tools=c.with_tools,
             groups=self.groups, trained_messages=c.trained, masked_messages=c.masked, mask_mode=self._mask_text(),
             unrolled=self.opts.unroll, max_tool_output_chars=self.opts.max_tool_output_chars,
             tool_output_truncated=c.truncated_messages, tool_output_chars_cut=c.chars_cut, tool_call_roundtrip=roundtrip,

@@ -248,7 +248,7 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
     dropped = {k: counts[k] for k in ("ties", "identical", "no_one_turn_contrast") if counts.get(k)}
     pairs_n = counts["pairs"]
     report = PreferenceExportReport(
-        n=counts["n"], pairs=pairs_n, format=fmt, trl_turns_cut=counts.get("turns_cut", 0), dropped=dropped,
+        n_rows=counts["n"], pairs=pairs_n, format=fmt, trl_turns_cut=counts.get("turns_cut", 0), dropped=dropped,
         tool_call_roundtrip=roundtrip, first_turn_identical=counts["first_turn_identical"],
         chosen_longer_frac=counts["chosen_longer"] / pairs_n if pairs_n else float("nan"),
         mean_margin=counts["margin_sum"] / counts["margin_n"] if counts["margin_n"] else float("nan"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 import numpy as np
 import polars as pl
@@ -30,7 +30,7 @@ from whileai.guard._common import (
     pearson,
     stamp_markers,
 )
-from whileai.report import Report, fmt_ci
+from whileai.report import ROWS_GIVEN, Report, fmt_ci
 from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["FLAGS", "SAFETY_FLAGS", "SAFETY_MARKERS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report",
@@ -471,8 +471,15 @@ def _stamp(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
 class TraceFlagReport(Report):
     """Each trajectory flag's rate, examples and correlation with reward."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows checked."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows checked), kept so code written with it still reads."""
+        return self.n_rows
+
     n_graded: int = 0
     """Rows with a numeric reward."""
     threshold: float = HACK_THRESHOLD
@@ -484,7 +491,7 @@ class TraceFlagReport(Report):
 
     def render(self) -> str:
         """One line per flag that fired, then the markers."""
-        lines = [f"trajectory flags over {self.n} rows ({self.n_graded} graded)"]
+        lines = [f"trajectory flags over {self.n_rows} rows ({self.n_graded} graded)"]
         for name, f in self.flags.items():
             if not f["n"]:
                 continue
@@ -529,7 +536,7 @@ def trace_flag_report(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = No
     threshold = check_fraction("threshold", threshold)
     examples = check_positive_int("examples", examples, minimum=0)
     df = table.frame(rows, allow_empty=True)
-    report = TraceFlagReport(n=df.height, threshold=threshold)
+    report = TraceFlagReport(n_rows=df.height, threshold=threshold)
     if df.height == 0:
         report.warnings.append("no rows, so no flag could fire; this says nothing about the agent.")
         return report
