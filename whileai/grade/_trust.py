@@ -46,7 +46,7 @@ from whileai.grade._execute import judge_rows
 from whileai.grade._perturb import FILLER, append_reply
 from whileai.grade._probes import _check_probes, _sample, judge_probes
 from whileai.grade._rows import row_dicts
-from whileai.report import ChartedReport, Tone
+from whileai.report import ChartedReport, Part, Tone
 from whileai.stats.agreement import (
     agreement_gate,
     cohen_kappa,
@@ -59,7 +59,8 @@ from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
 
-__all__ = ["GOLD_KINDS", "JudgeTrustReport", "format_judge_trust", "gold_words", "judge_trust", "trust_summary"]
+__all__ = ["GOLD_KINDS", "JudgeTrustReport", "TrustFloors", "TrustSkipped", "TrustStamp", "format_judge_trust", "gold_words",
+           "judge_trust", "trust_summary"]
 
 #: Accepted gold kinds; "verifier" reads as "program" (docs/grade.md, "judge_trust").
 GOLD_KINDS = ("human", "program", "model")
@@ -82,6 +83,47 @@ def gold_words(kind: str) -> str:
             "unknown": "gold labels (unknown origin)"}.get(kind, f"gold labels ({kind})")
 
 
+class TrustFloors(Part):
+    """The floors a judge check reads, as ``judge_trust`` was given them (docs/grade.md, "judge_trust")."""
+
+    min_agreement: float | None = None
+    """Lowest lower bound of the agreement interval that passes (``JUDGE_AGREEMENT_FLOOR``)."""
+    min_kappa: float | None = None
+    """Lowest Cohen's kappa that passes (``JUDGE_KAPPA_FLOOR``)."""
+    max_skipped_share: float | None = None
+    """Share of partial-credit labeled rows past which the check is inconclusive (``MAX_SKIPPED_SHARE``)."""
+
+
+class TrustSkipped(Part):
+    """Labeled rows a judge check left out, by why."""
+
+    partial: int = 0
+    """Judge reward strictly between 0 and 1."""
+    ungraded: int = 0
+    """No judge reward (ungraded, or the judge failed)."""
+    model_gold: int = 0
+    """Labeled by a model (refused unless ``allow_model_gold``)."""
+    share: float | None = float("nan")
+    """partial over labeled graded rows (NaN when none is graded; None as stored JSON writes NaN)."""
+
+
+class TrustStamp(Part):
+    """A judge check in six numbers: what a graded row carries in ``judge_meta["trust"]`` (NaN as None)."""
+
+    agreement: float | None = None
+    """Share of counted rows where the judge's 0/1 reward equals the gold label."""
+    agreement_low: float | None = None
+    """Lower bound of the agreement interval (the number the floor reads)."""
+    kappa: float | None = None
+    """Cohen's kappa."""
+    n_gold: int = 0
+    """Labeled rows the agreement counts."""
+    ok: bool = False
+    """Measured and clean."""
+    status: str = "not_measured"
+    """ok, fail, not_measured or inconclusive."""
+
+
 class JudgeTrustReport(ChartedReport):
     """How far the judge's rewards can be believed (``judge_trust``)."""
 
@@ -101,9 +143,9 @@ class JudgeTrustReport(ChartedReport):
     """The kind of gold measured against: human, program, unknown, model or mixed."""
     gold_kinds: dict[str, int] = Field(default_factory=dict)
     """Labeled rows per gold kind."""
-    floors: dict[str, float] = Field(default_factory=dict)
+    floors: TrustFloors = Field(default_factory=TrustFloors)
     """min_agreement, min_kappa, max_skipped_share."""
-    skipped: dict[str, Any] = Field(default_factory=dict)
+    skipped: TrustSkipped = Field(default_factory=TrustSkipped)
     """Labeled rows left out: partial (judge reward strictly between 0 and 1), ungraded (judge
     failed), model_gold (refused), and share (partial over labeled graded rows)."""
     agreement: float = float("nan")
@@ -170,7 +212,7 @@ class JudgeTrustReport(ChartedReport):
         long_ = [(ls.get(f"gold_{g}") or {}).get("long", {}).get("pass_rate") for g in (1, 0)]
         return judge_trust_chart(
             self.agreement, self.agreement_ci95, self.kappa, self.kappa_ci95, short=short, long=long_,
-            floors=(self.floors.get("min_agreement"), self.floors.get("min_kappa")),
+            floors=(self.floors.min_agreement, self.floors.min_kappa),
             title=f"{self.verdict_word()[0]} · judge against {self.n_gold} labeled rows")
 
     def render(self) -> str:
@@ -183,7 +225,7 @@ class JudgeTrustReport(ChartedReport):
             lines.append(
                 f"agreement {_pct(self.agreement)} (95% {_pct(self.agreement_ci95[0])}..{_pct(self.agreement_ci95[1])}, "
                 f"n={self.n_gold}{self._cluster_words()}), kappa {_num(self.kappa)}"
-                f"   floors: lower bound {_pct(self.floors.get('min_agreement'))}, kappa {_num(self.floors.get('min_kappa'))}"
+                f"   floors: lower bound {_pct(self.floors.min_agreement)}, kappa {_num(self.floors.min_kappa)}"
             )
             c = self.confusion
             lines.append(f"  confusion tp={c.get('tp', 0)} fp={c.get('fp', 0)} fn={c.get('fn', 0)} tn={c.get('tn', 0)}; "
@@ -200,9 +242,9 @@ class JudgeTrustReport(ChartedReport):
         elif self.n_labeled == 0:
             lines.append("no gold labels: the judge was not measured")
         sk = self.skipped
-        if sk.get("partial") or sk.get("ungraded") or sk.get("model_gold"):
-            lines.append(f"  skipped: {sk.get('partial', 0)} partial-credit ({_pct(sk.get('share'))}), "
-                         f"{sk.get('ungraded', 0)} ungraded, {sk.get('model_gold', 0)} model-labeled")
+        if sk.partial or sk.ungraded or sk.model_gold:
+            lines.append(f"  skipped: {sk.partial} partial-credit ({_pct(sk.get('share'))}), "
+                         f"{sk.ungraded} ungraded, {sk.model_gold} model-labeled")
         if self.perturbation:
             p = self.perturbation
             lines.append(f"re-judge flips {_pct(p['consistency_flip_rate'])} (n={p['consistency_n']}), "
@@ -396,7 +438,7 @@ def measure_trust(
     """The label-only part of :func:`judge_trust` on a frame (also what every grade ends with)."""
     floors = floors or {"min_agreement": JUDGE_AGREEMENT_FLOOR, "min_kappa": JUDGE_KAPPA_FLOOR,
                         "max_skipped_share": MAX_SKIPPED_SHARE}
-    report = JudgeTrustReport(n_rows=df.height, floors=dict(floors))
+    report = JudgeTrustReport(n_rows=df.height, floors=TrustFloors(**floors))
     if "gold_reward" not in df.columns or df["gold_reward"].null_count() == df.height:
         report.warnings.append(_NOT_MEASURED)
         return report
@@ -419,7 +461,7 @@ def measure_trust(
             if refuse_model_gold:
                 raise JudgeError(message, counts={"n_model": n_model})
             report.warnings.append("judge trust is unmeasured: " + message)
-            report.skipped = {"partial": 0, "ungraded": 0, "model_gold": n_model, "share": float("nan")}
+            report.skipped = TrustSkipped(partial=0, ungraded=0, model_gold=n_model, share=float("nan"))
             report.gold_kind = "model"
             return report
         report.warnings.append(f"{n_model} model-labeled rows were not counted (gold_kind='model'); "
@@ -436,8 +478,8 @@ def measure_trust(
     exact = graded.filter(pl.col("_r").is_in([0.0, 1.0]))
     n_partial = graded.height - exact.height
     share = n_partial / graded.height if graded.height else float("nan")
-    report.skipped = {"partial": n_partial, "ungraded": n_ungraded, "model_gold": n_model if not allow_model_gold else 0,
-                      "share": share}
+    report.skipped = TrustSkipped(partial=n_partial, ungraded=n_ungraded,
+                                  model_gold=n_model if not allow_model_gold else 0, share=share)
     if n_ungraded:
         report.warnings.append(f"{n_ungraded} labeled rows have no judge reward (ungraded or the judge failed); "
                                "they are not counted. Grade them, or fix the judge failures, and check again.")
