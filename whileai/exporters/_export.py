@@ -21,6 +21,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from whileai import table
+from whileai._checks import check_choice
 from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
@@ -32,14 +33,8 @@ from whileai.defaults import (
     PROGRESS_MIN_ROWS,
 )
 from whileai.errors import ArgumentError, TrainingSelectionError, missing_extra
-from whileai.exporters._common import (
-    check_choice,
-    is_parquet,
-    resolve_tools,
-    target_path,
-    writing,
-)
 from whileai.exporters._encode import json_arguments, valid_object
+from whileai.exporters._output import is_parquet, target_path, writing
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.exporters._rows import (
     CARRIED,
@@ -51,6 +46,7 @@ from whileai.exporters._rows import (
     prepare_frame,
     with_group_json,
 )
+from whileai.exporters._tools import resolve_tools
 from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]

@@ -55,6 +55,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int, check_strings
 from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
@@ -74,7 +75,6 @@ from whileai.defaults import (
     PROGRESS_MIN_ROWS,
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
-from whileai.guard._common import check_fraction, check_positive_int, check_strings
 from whileai.guard._tokens import combine, masked_ngram_hashes, ngram_hashes, text_hashes, tokenize
 from whileai.report import ROWS_GIVEN, Report
 from whileai.stats.rng import check_rng
@@ -295,12 +295,12 @@ def decontaminate(
     if not fields_t:
         raise ArgumentError("fields must name at least one row field, got (). Pass fields=('prompt',).")
     overlap = check_fraction("overlap", overlap, open_low=True)
-    n = check_positive_int("n", n)
+    n = check_int("n", n)
     if near not in get_args(NearRule):
         raise ArgumentError(f"near must be one of {', '.join(get_args(NearRule))}, got {near!r}. Pass near='template' (the "
                             "default) or near='eval_cover' (the earlier rule: exact 8-grams, no slot check).",
                             argument="near", value=near)
-    examples = check_positive_int("examples", examples, minimum=0)
+    examples = check_int("examples", examples, minimum=0)
     check_progress(progress)
     if embedder is not None and not callable(embedder):
         raise ArgumentError(f"embedder must be a callable from a list of texts to vectors, got {embedder!r}.")

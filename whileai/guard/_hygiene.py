@@ -13,11 +13,12 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai._checks import check_number
+from whileai._checks import check_fraction, check_number
 from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.guard._common import check_fraction, graded_mask, pearson
+from whileai.guard._markers import graded_mask
 from whileai.guard._tokens import tokenize
 from whileai.report import ROWS_GIVEN, Report, fmt_num
+from whileai.stats import pearson
 from whileai.stats.minhash import band_keys, minhash_signatures
 from whileai.table import IntoRows, like_input
 

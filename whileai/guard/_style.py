@@ -18,19 +18,14 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int
 from whileai.defaults import HACK_THRESHOLD, REFUSAL_EXAMPLES
 from whileai.errors import ArgumentError
-from whileai.guard._common import (
-    agent_text_of,
-    check_fraction,
-    check_positive_int,
-    cluster_mean_ci,
-    graded_mask,
-    pearson,
-    stamp_markers,
-)
+from whileai.guard._markers import graded_mask, stamp_markers
 from whileai.guard._trace import TRACE_MARKERS
+from whileai.guard._views import agent_text_of
 from whileai.report import ROWS_GIVEN, Report, fmt_ci
+from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "StyleReport", "refusal_report", "style_markers",
@@ -323,7 +318,7 @@ def refusal_report(rows: IntoRows, /, *, phrases: Sequence[str] = REFUSAL_PHRASE
     """
     if isinstance(phrases, str) or not all(isinstance(p, str) and p for p in phrases):
         raise ArgumentError(f"phrases must be a list of non-empty strings, got {phrases!r}. Pass phrases=['i cannot'].")
-    examples = check_positive_int("examples", examples, minimum=0)
+    examples = check_int("examples", examples, minimum=0)
     df = table.frame(rows, allow_empty=True)
     report = RefusalReport(n_rows=df.height)
     if df.height == 0:

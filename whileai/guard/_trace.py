@@ -17,20 +17,13 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int
 from whileai.defaults import CHUNK_ROWS, GUARD_EXAMPLES, HACK_THRESHOLD, LEAK_MIN_CHARS
 from whileai.errors import ArgumentError
-from whileai.guard._common import (
-    agent_text_of,
-    calls_long,
-    check_fraction,
-    check_positive_int,
-    cluster_mean_ci,
-    graded_mask,
-    messages_long,
-    pearson,
-    stamp_markers,
-)
+from whileai.guard._markers import graded_mask, stamp_markers
+from whileai.guard._views import agent_text_of, calls_long, messages_long
 from whileai.report import ROWS_GIVEN, Report, fmt_ci
+from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["FLAGS", "SAFETY_FLAGS", "SAFETY_MARKERS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report",
@@ -534,7 +527,7 @@ def trace_flag_report(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = No
     """
     kinds_d = _check_kinds(kinds)
     threshold = check_fraction("threshold", threshold)
-    examples = check_positive_int("examples", examples, minimum=0)
+    examples = check_int("examples", examples, minimum=0)
     df = table.frame(rows, allow_empty=True)
     report = TraceFlagReport(n_rows=df.height, threshold=threshold)
     if df.height == 0:
