@@ -115,7 +115,7 @@ class _Run:
         # slice), and a leak refuses the file in finish(), before it lands
         self._leak_rows: list[int] = []
         from whileai.measure import task_stats
-        from whileai.measure._common import check_reward_range, nan_as_ungraded
+        from whileai.measure._rows import check_reward_range, nan_as_ungraded
 
         check_reward_range(keys)
         self._read_warnings: list[str] = []
@@ -172,7 +172,7 @@ class _Run:
         return self._stats.drop("task_key")[self._stats_at.slice(start, height)]
 
     def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
-        from whileai.measure._common import nan_rewards_unset
+        from whileai.measure._rows import nan_rewards_unset
 
         counts = Counts()
         part = nan_rewards_unset(part)  # a NaN reward is written as ungraded (null), as the stats read it

@@ -11,6 +11,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_choice, check_int
 from whileai.defaults import (
     BOOTSTRAP_DRAWS,
     CEILING_PASS_RATE,
@@ -25,23 +26,7 @@ from whileai.defaults import (
     RESOLVE_MAX_EVAL_RUNS,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import (
-    MARKER_PREFIX,
-    PASS_AT_1,
-    check_choice,
-    check_int,
-    check_level,
-    check_probability,
-    clean_rewards,
-    fmt_interval,
-    fmt_signed,
-    marker_names,
-    metric_label,
-    read_rows,
-    run_config,
-    run_labels,
-    task_values,
-)
+from whileai.measure._args import check_level, check_probability
 from whileai.measure._compare import (
     COMPARE_CI_METHODS,
     CompareMethod,
@@ -51,7 +36,17 @@ from whileai.measure._compare import (
     aligned,
     compare_arrays,
 )
+from whileai.measure._format import fmt_interval, fmt_signed
 from whileai.measure._holdout import detectable_gain, min_sign_flip_tasks, tasks_needed
+from whileai.measure._metrics import (
+    MARKER_PREFIX,
+    PASS_AT_1,
+    marker_names,
+    metric_label,
+    task_values,
+)
+from whileai.measure._rows import clean_rewards, read_rows
+from whileai.measure._runs import run_config, run_labels
 from whileai.measure._stream import StreamSide, stream_side
 from whileai.measure._variance import EvalVarianceReport, run_means
 from whileai.report import ChartedReport, Tone

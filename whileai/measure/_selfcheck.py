@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from whileai._checks import check_choice, check_int
 from whileai.defaults import (
     ALPHA,
     BOOTSTRAP_DRAWS,
@@ -28,7 +29,7 @@ from whileai.defaults import (
     SELF_CHECK_TRIALS,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import check_choice, check_ci_method, check_int, check_probability
+from whileai.measure._args import check_ci_method, check_probability
 from whileai.measure._compare import compare_runs
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod, mean_interval, t_interval, t_quantile
