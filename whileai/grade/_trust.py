@@ -59,7 +59,8 @@ from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
 
-__all__ = ["GOLD_KINDS", "JudgeTrustReport", "TrustFloors", "TrustSkipped", "TrustStamp", "format_judge_trust", "gold_words",
+__all__ = ["GOLD_KINDS", "JudgeTrustReport", "LengthByLabel", "LengthSide", "TrustFloors", "TrustHalf", "TrustHalves",
+           "TrustLength", "TrustPerturbation", "TrustSkipped", "TrustStamp", "format_judge_trust", "gold_words",
            "judge_trust", "trust_summary"]
 
 #: Accepted gold kinds; "verifier" reads as "program" (docs/grade.md, "judge_trust").
@@ -124,6 +125,106 @@ class TrustStamp(Part):
     """ok, fail, not_measured or inconclusive."""
 
 
+class TrustHalf(Part):
+    """Agreement on one seeded half of the labeled tasks."""
+
+    n: int = 0
+    """Counted rows in the half."""
+    n_tasks: int = 0
+    """Tasks in the half."""
+    agreement: float | None = None
+    """Share of its rows where judge and gold agree."""
+    ci95: tuple[float | None, float | None] | None = None
+    """Wilson interval on that share."""
+    kappa: float | None = None
+    """Cohen's kappa in the half (NaN with one class)."""
+
+
+class TrustHalves(Part):
+    """Agreement on two seeded halves of the tasks (tune on one, read the other), or why it was skipped."""
+
+    a: TrustHalf | None = None
+    """The first half."""
+    b: TrustHalf | None = None
+    """The second half."""
+    gap: float | None = None
+    """a's agreement minus b's."""
+    skipped: str | None = None
+    """Why there are no halves (fewer than two labeled tasks)."""
+
+
+class LengthSide(Part):
+    """The judge's pass rate on the short or the long replies of one gold label."""
+
+    n: int = 0
+    """Rows on that side of the median."""
+    pass_rate: float | None = None
+    """Share the judge passes (None with no row)."""
+
+
+class LengthByLabel(Part):
+    """Short against long replies within one gold label, split at its median length."""
+
+    median_chars: float | None = None
+    """The split: median reply length in characters."""
+    short: LengthSide | None = None
+    """Replies at or under the median."""
+    long: LengthSide | None = None
+    """Replies over it."""
+    gap: float | None = None
+    """long pass rate minus short (NaN when a side is empty)."""
+    flagged: bool = False
+    """The gap is at least ``LENGTH_GAP_FLAG`` with ``LENGTH_MIN_N`` rows a side."""
+
+
+class TrustLength(Part):
+    """The judge's pass rate on short against long replies within each gold label, or why it was skipped."""
+
+    gold_1: LengthByLabel | None = None
+    """Within rows gold passes."""
+    gold_0: LengthByLabel | None = None
+    """Within rows gold fails."""
+    max_gap: float | None = None
+    """The larger absolute gap."""
+    flagged: bool = False
+    """Either label's gap is flagged."""
+    skipped: str | None = None
+    """Why it was not measured (gold has one class only)."""
+
+
+class TrustPerturbation(Part):
+    """The judge re-run on a sample as it was (consistency) and with neutral filler appended."""
+
+    n: int = 0
+    """Rows sampled."""
+    consistency_n: int = 0
+    """Re-judged rows the judge answered."""
+    consistency_flips: int = 0
+    """Of them, verdicts that changed."""
+    consistency_flip_rate: float | None = None
+    """consistency_flips / consistency_n."""
+    consistency_ci95: tuple[float | None, float | None] | None = None
+    """Wilson interval on that rate."""
+    filler_n: int = 0
+    """Rows the judge answered both as-is and with filler."""
+    filler_flips: int = 0
+    """Of them, verdicts the filler changed."""
+    filler_flips_up: int = 0
+    """Of those, fails the filler turned into passes."""
+    filler_flip_rate: float | None = None
+    """filler_flips / filler_n."""
+    filler_ci95: tuple[float | None, float | None] | None = None
+    """Wilson interval on that rate."""
+    errors: int = 0
+    """Judge calls that failed."""
+    flag: float | None = None
+    """The flip rate at which a check is flagged (``PROBE_FLAG_RATE``)."""
+    consistency_flagged: bool = False
+    """Re-judging flips at or over the flag with ``PROBE_MIN_N`` rows."""
+    filler_flagged: bool = False
+    """Filler flips at or over the flag with ``PROBE_MIN_N`` rows."""
+
+
 class JudgeTrustReport(ChartedReport):
     """How far the judge's rewards can be believed (``judge_trust``)."""
 
@@ -176,11 +277,11 @@ class JudgeTrustReport(ChartedReport):
     """fn / (fn + tp): how often the judge fails what people passed."""
     one_class: bool = False
     """The gold set holds only passes or only failures: kappa and length flags are skipped."""
-    held_out_halves: dict[str, Any] = Field(default_factory=dict)
+    held_out_halves: TrustHalves = Field(default_factory=TrustHalves)
     """Agreement on two seeded halves of the tasks (a, b): tune on one, read the other."""
-    length_sensitivity: dict[str, Any] = Field(default_factory=dict)
+    length_sensitivity: TrustLength = Field(default_factory=TrustLength)
     """Judge pass rate on short vs long replies within each gold label; max_gap, flagged."""
-    perturbation: dict[str, Any] | None = None
+    perturbation: TrustPerturbation | None = None
     """With the judge: consistency (re-judge as-is) and filler (neutral filler appended) flip rates."""
     probes: dict[str, Any] | None = None
     """With the judge and probes=: the exploit probes (see judge_probes)."""
@@ -557,7 +658,7 @@ def _agreement(report: JudgeTrustReport, exact: pl.DataFrame, words: str, *, lev
 def _halves(report: JudgeTrustReport, exact: pl.DataFrame, *, seed: Any, level: float) -> None:
     tasks = exact["task_key"].unique().sort()
     if tasks.len() < 2:
-        report.held_out_halves = {"skipped": "fewer than two labeled tasks"}
+        report.held_out_halves = TrustHalves(skipped="fewer than two labeled tasks")
         return
     rng = check_rng(seed)
     order = rng.permutation(tasks.len())
@@ -584,12 +685,12 @@ def _halves(report: JudgeTrustReport, exact: pl.DataFrame, *, seed: Any, level: 
                              "ci95": (float(lo), float(hi)), "kappa": cohen_kappa(conf)}
     if "a" in out and "b" in out:
         out["gap"] = out["a"]["agreement"] - out["b"]["agreement"]
-    report.held_out_halves = {k: out[k] for k in ("a", "b", "gap") if k in out}
+    report.held_out_halves = TrustHalves.model_validate({k: out[k] for k in ("a", "b", "gap") if k in out})
 
 
 def _length(report: JudgeTrustReport, exact: pl.DataFrame, words: str) -> None:
     if report.one_class:
-        report.length_sensitivity = {"skipped": "gold has one class only"}
+        report.length_sensitivity = TrustLength(skipped="gold has one class only")
         return
     chars = (pl.col("final_text").str.len_chars().fill_null(0) if "final_text" in exact.columns else pl.lit(0))
     data = exact.select(pl.col("_g"), pl.col("_r"), chars.alias("_len"))
@@ -626,7 +727,7 @@ def _length(report: JudgeTrustReport, exact: pl.DataFrame, words: str) -> None:
         out[f"gold_{label}"] = entry
     out["max_gap"] = max(gaps) if gaps else float("nan")
     out["flagged"] = flagged
-    report.length_sensitivity = out
+    report.length_sensitivity = TrustLength.model_validate(out)
 
 
 def _row_key(row: dict[str, Any]) -> str:
@@ -654,7 +755,7 @@ def _queue(report: JudgeTrustReport, exact: pl.DataFrame) -> None:
 
 
 def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int, seed: Any, concurrency: int,
-                  timeout: float | None, level: float, progress: ProgressArg = None) -> dict[str, Any]:
+                  timeout: float | None, level: float, progress: ProgressArg = None) -> TrustPerturbation:
     graded = df.with_row_index("_i").filter(pl.col("gold_reward").is_not_null() & pl.col("reward").is_in([0.0, 1.0]))
     pick = graded["_i"].to_numpy()[_sample(graded.height, sample, seed)]
     sub = df[pick]
@@ -677,7 +778,7 @@ def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int,
     f_flips = int((both & (pass_fill != pass_again)).sum())
     c_lo, c_hi = wilson(c_flips, c_n, level=level)
     f_lo, f_hi = wilson(f_flips, f_n, level=level)
-    return {
+    return TrustPerturbation.model_validate({
         "n": n,
         "consistency_n": c_n,
         "consistency_flips": c_flips,
@@ -692,7 +793,7 @@ def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int,
         "flag": PROBE_FLAG_RATE,
         "consistency_flagged": bool(c_n >= PROBE_MIN_N and c_flips / max(c_n, 1) >= PROBE_FLAG_RATE),
         "filler_flagged": bool(f_n >= PROBE_MIN_N and f_flips / max(f_n, 1) >= PROBE_FLAG_RATE),
-    }
+    })
 
 
 def _perturbation_warnings(report: JudgeTrustReport) -> None:
