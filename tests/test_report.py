@@ -67,3 +67,26 @@ def test_markdown_body_cannot_close_its_own_fence():
     assert len(fence) > 3 and md.count(fence) == 2  # the block opens and closes with the longer fence only
     inside = md.split(fence)[1]
     assert "<img" in inside and "<img" not in md.split(fence)[0] + md.split(fence)[2]
+
+
+def test_a_part_dumps_the_keys_it_was_given_and_reads_like_the_dict_it_replaced():
+    from pydantic import Field
+
+    from whileai.report import Part
+
+    class Block(Part):
+        a: float | None = None
+        b: int = 0
+
+    class Holder(Report):
+        block: Block = Field(default_factory=Block)
+
+    assert Holder().to_dict()["block"] == {} and not Holder().block
+    given = Holder.model_validate({"block": {"b": 2}})
+    assert given.to_dict()["block"] == {"b": 2} and given.model_dump_json() == '{"warnings":[],"block":{"b":2}}'
+    assert given.block["b"] == 2 and given.block.get("a", "none") == "none" and "a" not in given.block
+    with pytest.raises(KeyError):
+        given.block["a"]
+    assert given.block == {"b": 2} and given.block != {"b": 3} and given.block.keys() == ["b"]
+    given.block.a = 0.5  # set later: dumped, in declared order
+    assert list(given.to_dict()["block"]) == ["a", "b"]

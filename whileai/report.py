@@ -16,19 +16,30 @@ import math
 import re
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from whileai.defaults import REPR_CHARS
 
-__all__ = ["ChartedReport", "Documented", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
+__all__ = ["ChartedReport", "Documented", "Part", "ROWS_GIVEN", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
 
 #: How a verdict word reads: good (green), bad (red), warn (yellow), neutral (no colour).
 Tone = Literal["good", "bad", "warn", "neutral"]
+
+#: How "rows given" validates: ``n_rows``, the one name (whileai 0.131's reports), or ``n``, the old
+#: name some reports wrote, so a report stored under it still loads (issue 41).
+ROWS_GIVEN = AliasChoices("n_rows", "n")
 
 
 class _AttributeDocs(ast.NodeVisitor):
@@ -162,6 +173,49 @@ class Documented(BaseModel):
         super().__init_subclass__(**kwargs)
 
 
+class Part(Documented):
+    """A fixed-shape block inside a report (a trust report's ``floors``, a training run's ``reward``).
+
+    Typed where the report once held a ``dict[str, Any]``, and read as that dict was
+    (``part["key"]``, ``part.get("key")``, ``"key" in part``). It serialises to the keys it was
+    given, in the order its fields are declared: a block built or stored with fewer keys (a
+    ``skipped`` form, an empty default) dumps as it did before it was typed, so the JSON stays
+    what it was and a stored report loads back to the same JSON.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    @model_serializer(mode="wrap")
+    def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        given = self.model_fields_set
+        return {k: v for k, v in out.items() if k in given}
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.model_fields_set:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.model_fields_set
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read a key like ``dict.get``."""
+        return getattr(self, key) if key in self.model_fields_set else default
+
+    def keys(self) -> list[str]:
+        """The keys it serialises, as a dict's keys."""
+        return [k for k in type(self).model_fields if k in self.model_fields_set]
+
+    def __bool__(self) -> bool:
+        return bool(self.model_fields_set)  # an empty block is falsy, as the empty dict it replaces was
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):  # equal to the dict it stands for, as code written for that dict compares
+            return bool(self.model_dump() == dict(other))
+        return super().__eq__(other)
+
+
 class Report(Documented):
     """Base of every typed report.
 
@@ -173,6 +227,9 @@ class Report(Documented):
 
     warnings: list[str] = Field(default_factory=list)
     """What to look at or do, one sentence each."""
+
+    #: Old field names that still read (``report["n"]``), each mapped to the field that replaced it.
+    renamed: ClassVar[dict[str, str]] = {}
 
     def render(self) -> str:
         """The text a person reads; subclasses override."""
@@ -264,12 +321,15 @@ class Report(Documented):
         return bundle
 
     def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
+        fields = type(self).model_fields
+        if key in fields:
             return getattr(self, key)
+        if key in self.renamed and self.renamed[key] in fields:  # an old name reads the field that replaced it
+            return getattr(self, self.renamed[key])
         raise KeyError(key)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in type(self).model_fields
+        return isinstance(key, str) and (key in type(self).model_fields or key in self.renamed)
 
     def get(self, key: str, default: Any = None) -> Any:
         """Read a field like ``dict.get``."""

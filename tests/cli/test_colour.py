@@ -6,7 +6,7 @@ import io
 
 import click
 
-from whileai.cli._common import colour_enabled, styled
+from whileai.cli._output import colour_enabled, styled
 from whileai.grade import judge_trust
 from whileai.report import Report
 

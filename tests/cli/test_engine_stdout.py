@@ -17,7 +17,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from whileai.cli._common import emit, engine_option, json_option, report_stream
+from whileai.cli._options import engine_option, json_option
+from whileai.cli._output import emit, report_stream
 from whileai.measure import pass_at
 
 NOISE = "(raylet) A worker died or was killed while executing a task by an unexpected system error."

@@ -86,7 +86,7 @@ def test_debug_shows_the_traceback(wai, tmp_path):
 
 
 def test_internal_error_is_one_line_exit_1(wai, monkeypatch, tmp_path):
-    import whileai.cli._common as common
+    import whileai.cli._rows as common
 
     def boom(source, columns=None):
         raise RuntimeError("kaboom")

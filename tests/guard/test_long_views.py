@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from whileai.guard._common import calls_long, messages_long
+from whileai.guard._views import calls_long, messages_long
 from whileai.testing import rollout_table
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from whileai.errors import ArgumentError
 from whileai.guard import refusal_report, style_markers, style_report
-from whileai.guard._common import cluster_mean_ci
+from whileai.stats import cluster_mean_ci
 
 
 def rows_of(texts, rewards=None):

@@ -145,8 +145,8 @@ def test_flags_read_once_per_distinct_text_are_the_row_by_row_flags(monkeypatch)
 
     import whileai.guard._trace as tr
     from whileai import table
-    from whileai.guard._common import agent_text_of
     from whileai.guard._tokens import distinct
+    from whileai.guard._views import agent_text_of
 
     rows = [CASES[name][0] for name in CASES] * 3 + [CASES[name][0] for name in reversed(list(CASES))]
     df = table.frame(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from scipy import stats
 
 import whileai as wai
@@ -48,3 +49,25 @@ def test_every_no_difference_on_a_real_gain_says_what_would_resolve_it():
     # a PASS or a negative delta carries none
     a, b = _arms(1, 0.3)
     assert wai.delta_report(a, b, run_std=0.01, run_std_runs=3).resolve == {}
+
+
+# resolve as the code before it was typed wrote it for _arms(0, 0.08) with run_std=0.03, run_std_runs=3
+OLD_RESOLVE = {"delta": 0.0675, "eval_runs": 4, "tasks_for_band": 732, "tasks_for_test": 204,
+               "line": "to resolve: the observed +0.068 is not settled, not shown to be zero; 4 eval runs a side (now 1) "
+                       "bring the band under it at run_std 0.030; or about 732 paired tasks a run (now 100), if the "
+                       "re-run spread is rollout noise; the test needs about 204 paired tasks (now 100) to detect it at "
+                       "80% power"}
+
+
+def test_resolve_is_typed_and_dumps_the_dict_it_was():
+    from whileai.measure._delta import DeltaReport, DeltaResolve
+
+    a, b = _arms(0, 0.08)
+    r = wai.delta_report(a, b, run_std=0.03, run_std_runs=3)
+    assert isinstance(r.resolve, DeltaResolve)
+    out = r.to_dict()["resolve"]
+    assert out["delta"] == pytest.approx(OLD_RESOLVE["delta"])
+    assert list(out) == list(OLD_RESOLVE) and {k: v for k, v in out.items() if k != "delta"} == {
+        k: v for k, v in OLD_RESOLVE.items() if k != "delta"}
+    back = DeltaReport.model_validate({"resolve": OLD_RESOLVE})
+    assert back.to_dict()["resolve"] == OLD_RESOLVE and DeltaReport().to_dict()["resolve"] == {}

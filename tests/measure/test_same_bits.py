@@ -16,7 +16,7 @@ import polars as pl
 
 import whileai as wai
 from whileai.measure import task_stats
-from whileai.measure._common import task_values
+from whileai.measure._metrics import task_values
 
 N_ROWS, N_TASKS, CALLS = 400_000, 20_000, 4
 

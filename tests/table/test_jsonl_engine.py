@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 
 from whileai import table
 from whileai.errors import SchemaError
-from whileai.measure._common import MEASURE_COLUMNS
+from whileai.measure._rows import MEASURE_COLUMNS
 from whileai.table import _jsonl_engine, _read
 from whileai.testing import rollout_table
 

@@ -20,7 +20,7 @@ from polars.testing import assert_frame_equal
 import whileai as wai
 from tests._same import same
 from whileai import table
-from whileai.measure._common import MEASURE_COLUMNS
+from whileai.measure._rows import MEASURE_COLUMNS
 from whileai.table import _jsonl_engine, _lazy, _read
 
 COLUMN_SETS = [["reward"], list(MEASURE_COLUMNS), ["reward", "system_prompt", "final_text"], ["messages"]]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from whileai import _shapes, table
-from whileai.cli._common import ROWS_HELP
+from whileai.cli._options import ROWS_HELP
 from whileai.cli.main import main
 from whileai.errors import ArgumentError, SchemaError
 

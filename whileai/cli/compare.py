@@ -6,20 +6,10 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import (
-    EXIT_INTERNAL,
-    EXIT_NOT_COMPARABLE,
-    EXIT_PASS,
-    EXIT_REFUSED,
-    emit,
-    engine_option,
-    engine_rows,
-    json_option,
-    ray_paths,
-    read_options,
-    read_rows,
-    rows_source,
-)
+from whileai.cli._exits import EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_PASS, EXIT_REFUSED
+from whileai.cli._options import engine_option, json_option, read_options
+from whileai.cli._output import emit
+from whileai.cli._rows import engine_rows, ray_paths, read_rows, rows_source
 from whileai.defaults import DEFAULT_SEED
 
 #: Exit status by the report's first printed line (docs/cli.md, "wai compare").

@@ -6,16 +6,9 @@ from typing import Any, Literal
 
 import click
 
-from whileai.cli._common import (
-    ROWS_HELP,
-    check_output,
-    emit,
-    engine_option,
-    engine_rows,
-    json_option,
-    read_rows,
-    rows_argument,
-)
+from whileai.cli._options import ROWS_HELP, engine_option, json_option, rows_argument
+from whileai.cli._output import check_output, emit
+from whileai.cli._rows import engine_rows, read_rows
 from whileai.defaults import DECONTAM_NEAR
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import ROWS_HELP, emit, json_option, rows_argument
+from whileai.cli._options import ROWS_HELP, json_option, rows_argument
+from whileai.cli._output import emit
 from whileai.defaults import FAILURE_BY
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from whileai._version import __version__
-from whileai.cli._common import (
+from whileai.cli._exits import (
     EXIT_BAD_INPUT,
     EXIT_INTERNAL,
     EXIT_NOT_COMPARABLE,

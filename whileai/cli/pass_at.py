@@ -6,17 +6,9 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import (
-    ROWS_HELP,
-    emit,
-    engine_option,
-    engine_rows,
-    json_option,
-    report_stream,
-    rows_argument,
-    source_words,
-    writes_stdout,
-)
+from whileai.cli._options import ROWS_HELP, engine_option, json_option, rows_argument
+from whileai.cli._output import emit, report_stream, writes_stdout
+from whileai.cli._rows import engine_rows, source_words
 from whileai.defaults import MIN_K
 
 

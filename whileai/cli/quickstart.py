@@ -6,7 +6,7 @@ import json
 
 import click
 
-from whileai.cli._common import store_option
+from whileai.cli._options import store_option
 from whileai.defaults import DEFAULT_SEED
 
 

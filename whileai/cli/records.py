@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import click
 
-from whileai.cli._common import emit, json_option, store_option
+from whileai.cli._options import json_option, store_option
+from whileai.cli._output import emit
 
 
 @click.group()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from whileai.cli._common import emit, json_option
+from whileai.cli._options import json_option
+from whileai.cli._output import emit
 from whileai.defaults import SELF_CHECK_FULL_TRIALS, SELF_CHECK_SEED, SELF_CHECK_TRIALS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from whileai.cli._common import store_option
+from whileai.cli._options import store_option
 from whileai.defaults import SERVER_HOST, SERVER_PORT
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from whileai.cli._common import json_option
+from whileai.cli._options import json_option
 
 
 def _connection(fn: Any) -> Any:

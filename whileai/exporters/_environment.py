@@ -24,9 +24,9 @@ from whileai.defaults import (
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError, InputFileError, TrainingSelectionError
-from whileai.exporters._common import resolve_tools
 from whileai.exporters._env_template import INIT_TEMPLATE, V1_TEMPLATE
 from whileai.exporters._report import EnvironmentReport
+from whileai.exporters._tools import resolve_tools
 from whileai.table import IntoRows
 from whileai.table import normalize as nz
 

@@ -21,6 +21,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from whileai import table
+from whileai._checks import check_choice
 from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
@@ -32,14 +33,8 @@ from whileai.defaults import (
     PROGRESS_MIN_ROWS,
 )
 from whileai.errors import ArgumentError, TrainingSelectionError, missing_extra
-from whileai.exporters._common import (
-    check_choice,
-    is_parquet,
-    resolve_tools,
-    target_path,
-    writing,
-)
 from whileai.exporters._encode import json_arguments, valid_object
+from whileai.exporters._output import is_parquet, target_path, writing
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, ToolCallRoundtrip
 from whileai.exporters._rows import (
     CARRIED,
@@ -51,6 +46,7 @@ from whileai.exporters._rows import (
     prepare_frame,
     with_group_json,
 )
+from whileai.exporters._tools import resolve_tools
 from whileai.table import IntoRows, is_ray_dataset
 
 __all__ = ["export_dataset", "loss_mask", "to_trl", "tool_call_roundtrip", "training_rows", "trl_dataset"]
@@ -119,7 +115,7 @@ class _Run:
         # slice), and a leak refuses the file in finish(), before it lands
         self._leak_rows: list[int] = []
         from whileai.measure import task_stats
-        from whileai.measure._common import check_reward_range, nan_as_ungraded
+        from whileai.measure._rows import check_reward_range, nan_as_ungraded
 
         check_reward_range(keys)
         self._read_warnings: list[str] = []
@@ -176,7 +172,7 @@ class _Run:
         return self._stats.drop("task_key")[self._stats_at.slice(start, height)]
 
     def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
-        from whileai.measure._common import nan_rewards_unset
+        from whileai.measure._rows import nan_rewards_unset
 
         counts = Counts()
         part = nan_rewards_unset(part)  # a NaN reward is written as ungraded (null), as the stats read it
@@ -239,7 +235,7 @@ class _Run:
                 reason="tool_call_roundtrip", rows=c.invalid_rows,
             )
         report = ExportReport(
-            n=self.n, n_written=c.n_written, format=self.opts.format, with_system=c.with_system, with_tools=c.with_tools,
+            n_rows=self.n, n_written=c.n_written, format=self.opts.format, with_system=c.with_system, with_tools=c.with_tools,
             groups=self.groups, trained_messages=c.trained, masked_messages=c.masked, mask_mode=self._mask_text(),
             unrolled=self.opts.unroll, max_tool_output_chars=self.opts.max_tool_output_chars,
             tool_output_truncated=c.truncated_messages, tool_output_chars_cut=c.chars_cut, tool_call_roundtrip=roundtrip,

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from whileai import table
+from whileai._checks import check_choice
 from whileai.defaults import EXPORT_EXAMPLES, PARQUET_SUFFIXES, SCHEMA_VERSION
 from whileai.errors import EmptyInputError, SchemaError, TrainingSelectionError
-from whileai.exporters._common import check_choice, is_parquet, resolve_tools, writing
 from whileai.exporters._encode import (
     Encoding,
     field_piece,
@@ -23,7 +23,9 @@ from whileai.exporters._encode import (
     message_json,
     valid_object,
 )
+from whileai.exporters._output import is_parquet, writing
 from whileai.exporters._report import PreferenceExportReport, ToolCallRoundtrip
+from whileai.exporters._tools import resolve_tools
 from whileai.stats import length_confound
 from whileai.table import IntoRows, meta_of, open_binary
 from whileai.table import normalize as nz
@@ -248,7 +250,7 @@ def _run(pairs: Any, fmt: str, *, drop_ties: bool, validate: bool, system_prompt
     dropped = {k: counts[k] for k in ("ties", "identical", "no_one_turn_contrast") if counts.get(k)}
     pairs_n = counts["pairs"]
     report = PreferenceExportReport(
-        n=counts["n"], pairs=pairs_n, format=fmt, trl_turns_cut=counts.get("turns_cut", 0), dropped=dropped,
+        n_rows=counts["n"], pairs=pairs_n, format=fmt, trl_turns_cut=counts.get("turns_cut", 0), dropped=dropped,
         tool_call_roundtrip=roundtrip, first_turn_identical=counts["first_turn_identical"],
         chosen_longer_frac=counts["chosen_longer"] / pairs_n if pairs_n else float("nan"),
         mean_margin=counts["margin_sum"] / counts["margin_n"] if counts["margin_n"] else float("nan"),

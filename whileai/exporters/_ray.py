@@ -20,9 +20,9 @@ import pyarrow as pa
 from whileai import table
 from whileai.defaults import EXPORT_EXAMPLES, PASS_THRESHOLD
 from whileai.errors import TrainingSelectionError
-from whileai.exporters._common import resolve_tools
 from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards
 from whileai.exporters._rows import Counts, Options, build_chunk, line_bytes, prepare_frame
+from whileai.exporters._tools import resolve_tools
 from whileai.table.raydata import (
     check_output_folder,
     collect_small,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from whileai.report import Report
+from whileai.report import ROWS_GIVEN, Report
 
 __all__ = ["EnvironmentReport", "ExportReport", "PreferenceExportReport", "PrivilegedLeaks", "Rewards", "ToolCallRoundtrip"]
 
@@ -73,10 +73,17 @@ class PrivilegedLeaks(_Block):
 class ExportReport(Report):
     """What ``export_dataset`` / ``training_rows`` wrote (whileai 0.131 export report keys)."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows (conversations) in the source."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows in the source), kept so code written with it still reads."""
+        return self.n_rows
+
     n_written: int = 0
-    """Training samples written (more than ``n`` with ``unroll=True``)."""
+    """Training samples written (more than ``n_rows`` with ``unroll=True``)."""
     format: str = "openai"
     """``openai`` (API wire rows) or ``trl`` (what TRL's data utilities take)."""
     with_system: int = 0
@@ -114,7 +121,7 @@ class ExportReport(Report):
         """A few lines: what was written, the mask, the checks, the warnings."""
         where = f" -> {self.path}" if self.path else ""
         lines = [
-            f"export ({self.format}): {self.n_written} samples from {self.n} rows, {self.groups} tasks{where}",
+            f"export ({self.format}): {self.n_written} samples from {self.n_rows} rows, {self.groups} tasks{where}",
             f"  mask: {self.mask_mode}",
             f"  trained messages {self.trained_messages}, masked {self.masked_messages}; "
             f"system {self.with_system}, tools {self.with_tools}",
@@ -131,8 +138,15 @@ class ExportReport(Report):
 class PreferenceExportReport(Report):
     """What ``export_preference`` wrote."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Pairs given."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (pairs given), kept so code written with it still reads."""
+        return self.n_rows
+
     pairs: int = 0
     """Pairs written."""
     format: str = "openai"
@@ -155,7 +169,7 @@ class PreferenceExportReport(Report):
 
     def render(self) -> str:
         """A few lines: pairs written, what was cut or dropped, the warnings."""
-        lines = [f"preference export ({self.format}): {self.pairs} of {self.n} pairs -> {self.path}"]
+        lines = [f"preference export ({self.format}): {self.pairs} of {self.n_rows} pairs -> {self.path}"]
         if self.dropped:
             lines.append("  dropped: " + ", ".join(f"{k} {v}" for k, v in self.dropped.items()))
         if self.format != "openai":

@@ -32,7 +32,7 @@ from whileai.errors import ArgumentError, JudgeError
 from whileai.grade._contract import STATUSES, Verdict, check_judge, check_scale, judge_name_of
 from whileai.grade._execute import run_calls, to_verdict
 from whileai.grade._rows import iter_row_chunks
-from whileai.grade._trust import JudgeTrustReport, check_gold, gold_words, measure_trust
+from whileai.grade._trust import JudgeTrustReport, TrustStamp, check_gold, gold_words, measure_trust
 from whileai.report import Report
 from whileai.table import IntoRows
 from whileai.table import normalize as nz
@@ -74,7 +74,7 @@ class GradeReport(Report):
     """Judge calls in flight when it ran on workers or a loop."""
     seconds: float = 0.0
     """Wall time of the grade."""
-    trust: dict[str, Any] | None = None
+    trust: TrustStamp | None = None
     """The judge check against gold labels (agreement, agreement_low, kappa, n_gold, ok, status),
     or None when there were no labels or trust='off'."""
     trust_report: JudgeTrustReport | None = Field(default=None, exclude=True)
@@ -226,7 +226,7 @@ def run_judge(
         report.trust_report = trust_report
         if trust_report.n_labeled:
             trust_stamp = trust_report.summary()
-            report.trust = trust_stamp
+            report.trust = TrustStamp(**trust_stamp)
         _trust_outcome(report, trust_report, trust, skipped=skipped)
     out = out.with_columns(_judge_meta(metas, trust_stamp, include_trust=trust != "off"))
     report.seconds = time.perf_counter() - started

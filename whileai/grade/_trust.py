@@ -46,7 +46,7 @@ from whileai.grade._execute import judge_rows
 from whileai.grade._perturb import FILLER, append_reply
 from whileai.grade._probes import _check_probes, _sample, judge_probes
 from whileai.grade._rows import row_dicts
-from whileai.report import ChartedReport, Tone
+from whileai.report import ChartedReport, Part, Tone
 from whileai.stats.agreement import (
     agreement_gate,
     cohen_kappa,
@@ -59,7 +59,9 @@ from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
 
-__all__ = ["GOLD_KINDS", "JudgeTrustReport", "format_judge_trust", "gold_words", "judge_trust", "trust_summary"]
+__all__ = ["GOLD_KINDS", "JudgeTrustReport", "LengthByLabel", "LengthSide", "TrustFloors", "TrustHalf", "TrustHalves",
+           "TrustLength", "TrustPerturbation", "TrustSkipped", "TrustStamp", "format_judge_trust", "gold_words",
+           "judge_trust", "trust_summary"]
 
 #: Accepted gold kinds; "verifier" reads as "program" (docs/grade.md, "judge_trust").
 GOLD_KINDS = ("human", "program", "model")
@@ -82,6 +84,147 @@ def gold_words(kind: str) -> str:
             "unknown": "gold labels (unknown origin)"}.get(kind, f"gold labels ({kind})")
 
 
+class TrustFloors(Part):
+    """The floors a judge check reads, as ``judge_trust`` was given them (docs/grade.md, "judge_trust")."""
+
+    min_agreement: float | None = None
+    """Lowest lower bound of the agreement interval that passes (``JUDGE_AGREEMENT_FLOOR``)."""
+    min_kappa: float | None = None
+    """Lowest Cohen's kappa that passes (``JUDGE_KAPPA_FLOOR``)."""
+    max_skipped_share: float | None = None
+    """Share of partial-credit labeled rows past which the check is inconclusive (``MAX_SKIPPED_SHARE``)."""
+
+
+class TrustSkipped(Part):
+    """Labeled rows a judge check left out, by why."""
+
+    partial: int = 0
+    """Judge reward strictly between 0 and 1."""
+    ungraded: int = 0
+    """No judge reward (ungraded, or the judge failed)."""
+    model_gold: int = 0
+    """Labeled by a model (refused unless ``allow_model_gold``)."""
+    share: float | None = float("nan")
+    """partial over labeled graded rows (NaN when none is graded; None as stored JSON writes NaN)."""
+
+
+class TrustStamp(Part):
+    """A judge check in six numbers: what a graded row carries in ``judge_meta["trust"]`` (NaN as None)."""
+
+    agreement: float | None = None
+    """Share of counted rows where the judge's 0/1 reward equals the gold label."""
+    agreement_low: float | None = None
+    """Lower bound of the agreement interval (the number the floor reads)."""
+    kappa: float | None = None
+    """Cohen's kappa."""
+    n_gold: int = 0
+    """Labeled rows the agreement counts."""
+    ok: bool = False
+    """Measured and clean."""
+    status: str = "not_measured"
+    """ok, fail, not_measured or inconclusive."""
+
+
+class TrustHalf(Part):
+    """Agreement on one seeded half of the labeled tasks."""
+
+    n: int = 0
+    """Counted rows in the half."""
+    n_tasks: int = 0
+    """Tasks in the half."""
+    agreement: float | None = None
+    """Share of its rows where judge and gold agree."""
+    ci95: tuple[float | None, float | None] | None = None
+    """Wilson interval on that share."""
+    kappa: float | None = None
+    """Cohen's kappa in the half (NaN with one class)."""
+
+
+class TrustHalves(Part):
+    """Agreement on two seeded halves of the tasks (tune on one, read the other), or why it was skipped."""
+
+    a: TrustHalf | None = None
+    """The first half."""
+    b: TrustHalf | None = None
+    """The second half."""
+    gap: float | None = None
+    """a's agreement minus b's."""
+    skipped: str | None = None
+    """Why there are no halves (fewer than two labeled tasks)."""
+
+
+class LengthSide(Part):
+    """The judge's pass rate on the short or the long replies of one gold label."""
+
+    n: int = 0
+    """Rows on that side of the median."""
+    pass_rate: float | None = None
+    """Share the judge passes (None with no row)."""
+
+
+class LengthByLabel(Part):
+    """Short against long replies within one gold label, split at its median length."""
+
+    median_chars: float | None = None
+    """The split: median reply length in characters."""
+    short: LengthSide | None = None
+    """Replies at or under the median."""
+    long: LengthSide | None = None
+    """Replies over it."""
+    gap: float | None = None
+    """long pass rate minus short (NaN when a side is empty)."""
+    flagged: bool = False
+    """The gap is at least ``LENGTH_GAP_FLAG`` with ``LENGTH_MIN_N`` rows a side."""
+
+
+class TrustLength(Part):
+    """The judge's pass rate on short against long replies within each gold label, or why it was skipped."""
+
+    gold_1: LengthByLabel | None = None
+    """Within rows gold passes."""
+    gold_0: LengthByLabel | None = None
+    """Within rows gold fails."""
+    max_gap: float | None = None
+    """The larger absolute gap."""
+    flagged: bool = False
+    """Either label's gap is flagged."""
+    skipped: str | None = None
+    """Why it was not measured (gold has one class only)."""
+
+
+class TrustPerturbation(Part):
+    """The judge re-run on a sample as it was (consistency) and with neutral filler appended."""
+
+    n: int = 0
+    """Rows sampled."""
+    consistency_n: int = 0
+    """Re-judged rows the judge answered."""
+    consistency_flips: int = 0
+    """Of them, verdicts that changed."""
+    consistency_flip_rate: float | None = None
+    """consistency_flips / consistency_n."""
+    consistency_ci95: tuple[float | None, float | None] | None = None
+    """Wilson interval on that rate."""
+    filler_n: int = 0
+    """Rows the judge answered both as-is and with filler."""
+    filler_flips: int = 0
+    """Of them, verdicts the filler changed."""
+    filler_flips_up: int = 0
+    """Of those, fails the filler turned into passes."""
+    filler_flip_rate: float | None = None
+    """filler_flips / filler_n."""
+    filler_ci95: tuple[float | None, float | None] | None = None
+    """Wilson interval on that rate."""
+    errors: int = 0
+    """Judge calls that failed."""
+    flag: float | None = None
+    """The flip rate at which a check is flagged (``PROBE_FLAG_RATE``)."""
+    consistency_flagged: bool = False
+    """Re-judging flips at or over the flag with ``PROBE_MIN_N`` rows."""
+    filler_flagged: bool = False
+    """Filler flips at or over the flag with ``PROBE_MIN_N`` rows."""
+
+
 class JudgeTrustReport(ChartedReport):
     """How far the judge's rewards can be believed (``judge_trust``)."""
 
@@ -101,9 +244,9 @@ class JudgeTrustReport(ChartedReport):
     """The kind of gold measured against: human, program, unknown, model or mixed."""
     gold_kinds: dict[str, int] = Field(default_factory=dict)
     """Labeled rows per gold kind."""
-    floors: dict[str, float] = Field(default_factory=dict)
+    floors: TrustFloors = Field(default_factory=TrustFloors)
     """min_agreement, min_kappa, max_skipped_share."""
-    skipped: dict[str, Any] = Field(default_factory=dict)
+    skipped: TrustSkipped = Field(default_factory=TrustSkipped)
     """Labeled rows left out: partial (judge reward strictly between 0 and 1), ungraded (judge
     failed), model_gold (refused), and share (partial over labeled graded rows)."""
     agreement: float = float("nan")
@@ -134,11 +277,11 @@ class JudgeTrustReport(ChartedReport):
     """fn / (fn + tp): how often the judge fails what people passed."""
     one_class: bool = False
     """The gold set holds only passes or only failures: kappa and length flags are skipped."""
-    held_out_halves: dict[str, Any] = Field(default_factory=dict)
+    held_out_halves: TrustHalves = Field(default_factory=TrustHalves)
     """Agreement on two seeded halves of the tasks (a, b): tune on one, read the other."""
-    length_sensitivity: dict[str, Any] = Field(default_factory=dict)
+    length_sensitivity: TrustLength = Field(default_factory=TrustLength)
     """Judge pass rate on short vs long replies within each gold label; max_gap, flagged."""
-    perturbation: dict[str, Any] | None = None
+    perturbation: TrustPerturbation | None = None
     """With the judge: consistency (re-judge as-is) and filler (neutral filler appended) flip rates."""
     probes: dict[str, Any] | None = None
     """With the judge and probes=: the exploit probes (see judge_probes)."""
@@ -170,7 +313,7 @@ class JudgeTrustReport(ChartedReport):
         long_ = [(ls.get(f"gold_{g}") or {}).get("long", {}).get("pass_rate") for g in (1, 0)]
         return judge_trust_chart(
             self.agreement, self.agreement_ci95, self.kappa, self.kappa_ci95, short=short, long=long_,
-            floors=(self.floors.get("min_agreement"), self.floors.get("min_kappa")),
+            floors=(self.floors.min_agreement, self.floors.min_kappa),
             title=f"{self.verdict_word()[0]} · judge against {self.n_gold} labeled rows")
 
     def render(self) -> str:
@@ -183,7 +326,7 @@ class JudgeTrustReport(ChartedReport):
             lines.append(
                 f"agreement {_pct(self.agreement)} (95% {_pct(self.agreement_ci95[0])}..{_pct(self.agreement_ci95[1])}, "
                 f"n={self.n_gold}{self._cluster_words()}), kappa {_num(self.kappa)}"
-                f"   floors: lower bound {_pct(self.floors.get('min_agreement'))}, kappa {_num(self.floors.get('min_kappa'))}"
+                f"   floors: lower bound {_pct(self.floors.min_agreement)}, kappa {_num(self.floors.min_kappa)}"
             )
             c = self.confusion
             lines.append(f"  confusion tp={c.get('tp', 0)} fp={c.get('fp', 0)} fn={c.get('fn', 0)} tn={c.get('tn', 0)}; "
@@ -200,9 +343,9 @@ class JudgeTrustReport(ChartedReport):
         elif self.n_labeled == 0:
             lines.append("no gold labels: the judge was not measured")
         sk = self.skipped
-        if sk.get("partial") or sk.get("ungraded") or sk.get("model_gold"):
-            lines.append(f"  skipped: {sk.get('partial', 0)} partial-credit ({_pct(sk.get('share'))}), "
-                         f"{sk.get('ungraded', 0)} ungraded, {sk.get('model_gold', 0)} model-labeled")
+        if sk.partial or sk.ungraded or sk.model_gold:
+            lines.append(f"  skipped: {sk.partial} partial-credit ({_pct(sk.get('share'))}), "
+                         f"{sk.ungraded} ungraded, {sk.model_gold} model-labeled")
         if self.perturbation:
             p = self.perturbation
             lines.append(f"re-judge flips {_pct(p['consistency_flip_rate'])} (n={p['consistency_n']}), "
@@ -396,7 +539,7 @@ def measure_trust(
     """The label-only part of :func:`judge_trust` on a frame (also what every grade ends with)."""
     floors = floors or {"min_agreement": JUDGE_AGREEMENT_FLOOR, "min_kappa": JUDGE_KAPPA_FLOOR,
                         "max_skipped_share": MAX_SKIPPED_SHARE}
-    report = JudgeTrustReport(n_rows=df.height, floors=dict(floors))
+    report = JudgeTrustReport(n_rows=df.height, floors=TrustFloors(**floors))
     if "gold_reward" not in df.columns or df["gold_reward"].null_count() == df.height:
         report.warnings.append(_NOT_MEASURED)
         return report
@@ -419,7 +562,7 @@ def measure_trust(
             if refuse_model_gold:
                 raise JudgeError(message, counts={"n_model": n_model})
             report.warnings.append("judge trust is unmeasured: " + message)
-            report.skipped = {"partial": 0, "ungraded": 0, "model_gold": n_model, "share": float("nan")}
+            report.skipped = TrustSkipped(partial=0, ungraded=0, model_gold=n_model, share=float("nan"))
             report.gold_kind = "model"
             return report
         report.warnings.append(f"{n_model} model-labeled rows were not counted (gold_kind='model'); "
@@ -436,8 +579,8 @@ def measure_trust(
     exact = graded.filter(pl.col("_r").is_in([0.0, 1.0]))
     n_partial = graded.height - exact.height
     share = n_partial / graded.height if graded.height else float("nan")
-    report.skipped = {"partial": n_partial, "ungraded": n_ungraded, "model_gold": n_model if not allow_model_gold else 0,
-                      "share": share}
+    report.skipped = TrustSkipped(partial=n_partial, ungraded=n_ungraded,
+                                  model_gold=n_model if not allow_model_gold else 0, share=share)
     if n_ungraded:
         report.warnings.append(f"{n_ungraded} labeled rows have no judge reward (ungraded or the judge failed); "
                                "they are not counted. Grade them, or fix the judge failures, and check again.")
@@ -515,7 +658,7 @@ def _agreement(report: JudgeTrustReport, exact: pl.DataFrame, words: str, *, lev
 def _halves(report: JudgeTrustReport, exact: pl.DataFrame, *, seed: Any, level: float) -> None:
     tasks = exact["task_key"].unique().sort()
     if tasks.len() < 2:
-        report.held_out_halves = {"skipped": "fewer than two labeled tasks"}
+        report.held_out_halves = TrustHalves(skipped="fewer than two labeled tasks")
         return
     rng = check_rng(seed)
     order = rng.permutation(tasks.len())
@@ -542,12 +685,12 @@ def _halves(report: JudgeTrustReport, exact: pl.DataFrame, *, seed: Any, level: 
                              "ci95": (float(lo), float(hi)), "kappa": cohen_kappa(conf)}
     if "a" in out and "b" in out:
         out["gap"] = out["a"]["agreement"] - out["b"]["agreement"]
-    report.held_out_halves = {k: out[k] for k in ("a", "b", "gap") if k in out}
+    report.held_out_halves = TrustHalves.model_validate({k: out[k] for k in ("a", "b", "gap") if k in out})
 
 
 def _length(report: JudgeTrustReport, exact: pl.DataFrame, words: str) -> None:
     if report.one_class:
-        report.length_sensitivity = {"skipped": "gold has one class only"}
+        report.length_sensitivity = TrustLength(skipped="gold has one class only")
         return
     chars = (pl.col("final_text").str.len_chars().fill_null(0) if "final_text" in exact.columns else pl.lit(0))
     data = exact.select(pl.col("_g"), pl.col("_r"), chars.alias("_len"))
@@ -584,7 +727,7 @@ def _length(report: JudgeTrustReport, exact: pl.DataFrame, words: str) -> None:
         out[f"gold_{label}"] = entry
     out["max_gap"] = max(gaps) if gaps else float("nan")
     out["flagged"] = flagged
-    report.length_sensitivity = out
+    report.length_sensitivity = TrustLength.model_validate(out)
 
 
 def _row_key(row: dict[str, Any]) -> str:
@@ -612,7 +755,7 @@ def _queue(report: JudgeTrustReport, exact: pl.DataFrame) -> None:
 
 
 def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int, seed: Any, concurrency: int,
-                  timeout: float | None, level: float, progress: ProgressArg = None) -> dict[str, Any]:
+                  timeout: float | None, level: float, progress: ProgressArg = None) -> TrustPerturbation:
     graded = df.with_row_index("_i").filter(pl.col("gold_reward").is_not_null() & pl.col("reward").is_in([0.0, 1.0]))
     pick = graded["_i"].to_numpy()[_sample(graded.height, sample, seed)]
     sub = df[pick]
@@ -635,7 +778,7 @@ def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int,
     f_flips = int((both & (pass_fill != pass_again)).sum())
     c_lo, c_hi = wilson(c_flips, c_n, level=level)
     f_lo, f_hi = wilson(f_flips, f_n, level=level)
-    return {
+    return TrustPerturbation.model_validate({
         "n": n,
         "consistency_n": c_n,
         "consistency_flips": c_flips,
@@ -650,7 +793,7 @@ def _perturbation(df: pl.DataFrame, judge: Callable[[Any], Any], *, sample: int,
         "flag": PROBE_FLAG_RATE,
         "consistency_flagged": bool(c_n >= PROBE_MIN_N and c_flips / max(c_n, 1) >= PROBE_FLAG_RATE),
         "filler_flagged": bool(f_n >= PROBE_MIN_N and f_flips / max(f_n, 1) >= PROBE_FLAG_RATE),
-    }
+    })
 
 
 def _perturbation_warnings(report: JudgeTrustReport) -> None:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, ClassVar, Literal, NamedTuple, get_args
 
 import numpy as np
 import polars as pl
@@ -55,6 +55,7 @@ import pyarrow as pa
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int, check_strings
 from whileai._progress import ProgressArg, Tracker, check_progress
 from whileai.defaults import (
     CHUNK_ROWS,
@@ -74,9 +75,8 @@ from whileai.defaults import (
     PROGRESS_MIN_ROWS,
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
-from whileai.guard._common import check_fraction, check_positive_int, check_strings
 from whileai.guard._tokens import combine, masked_ngram_hashes, ngram_hashes, text_hashes, tokenize
-from whileai.report import Report
+from whileai.report import ROWS_GIVEN, Report
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, is_ray_dataset, like_input
 
@@ -119,14 +119,21 @@ def _rule_sources(near: str) -> dict[str, str]:
 class ContaminationReport(Report):
     """What decontaminate found, rule by rule."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows given."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows given), kept so code written with it still reads."""
+        return self.n_rows
+
     n_kept: int = 0
     """Rows that passed every rule (the clean rows returned)."""
     n_contaminated: int = 0
     """Rows dropped; each counted once, under the first rule that caught it."""
     contamination_rate: float = 0.0
-    """n_contaminated / n."""
+    """n_contaminated / n_rows."""
     n_same_task: int = 0
     """Rows sharing a scenario_id or task_id with an eval row."""
     n_exact: int = 0
@@ -174,7 +181,7 @@ class ContaminationReport(Report):
     def render(self) -> str:
         """Summary, rule counts, examples, skipped rules and notes."""
         lines = [
-            f"{self.n_contaminated} of {self.n} rows contaminated ({self.contamination_rate:.1%}) against "
+            f"{self.n_contaminated} of {self.n_rows} rows contaminated ({self.contamination_rate:.1%}) against "
             f"{self.n_eval_rows} eval rows; kept {self.n_kept}",
             f"  same task {self.n_same_task}, exact {self.n_exact}, near ({self.near_rule}: {self.ngram}-gram coverage >= "
             f"{self.overlap:.0%}{', slot words kept' if self.near_rule == 'template' else ''}) {self.n_near}, "
@@ -288,12 +295,12 @@ def decontaminate(
     if not fields_t:
         raise ArgumentError("fields must name at least one row field, got (). Pass fields=('prompt',).")
     overlap = check_fraction("overlap", overlap, open_low=True)
-    n = check_positive_int("n", n)
+    n = check_int("n", n)
     if near not in get_args(NearRule):
         raise ArgumentError(f"near must be one of {', '.join(get_args(NearRule))}, got {near!r}. Pass near='template' (the "
                             "default) or near='eval_cover' (the earlier rule: exact 8-grams, no slot check).",
                             argument="near", value=near)
-    examples = check_positive_int("examples", examples, minimum=0)
+    examples = check_int("examples", examples, minimum=0)
     check_progress(progress)
     if embedder is not None and not callable(embedder):
         raise ArgumentError(f"embedder must be a callable from a list of texts to vectors, got {embedder!r}.")
@@ -324,7 +331,7 @@ def _decontaminate_local(src: table.Source, df: pl.DataFrame, ev: pl.DataFrame, 
                          progress: ProgressArg, embedder: Any, similarity: float,
                          rng: np.random.Generator) -> Decontaminated:
     """The rules on the decision columns ``df``; the clean rows taken whole from ``src``."""
-    report = ContaminationReport(n=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
+    report = ContaminationReport(n_rows=df.height, n_eval_rows=ev.height, eval_sources=described, ngram=n, overlap=overlap,
                                  similarity=similarity if embedder is not None else None, fields=list(fields_t),
                                  near_rule=near, rule_sources=_rule_sources(near))
     index = eval_index(ev, n, near=near, overlap=overlap)
@@ -543,8 +550,8 @@ def tally(report: ContaminationReport, counts: Mapping[str, int], examples: list
     report.n_near = int(counts["n_near"])
     report.n_semantic = int(counts["n_semantic"])
     report.n_contaminated = report.n_same_task + report.n_exact + report.n_near + report.n_semantic
-    report.n_kept = report.n - report.n_contaminated
-    report.contamination_rate = report.n_contaminated / report.n if report.n else 0.0
+    report.n_kept = report.n_rows - report.n_contaminated
+    report.contamination_rate = report.n_contaminated / report.n_rows if report.n_rows else 0.0
     report.examples.extend(examples)
     if report.n_contaminated:
         report.warnings.append(
@@ -598,7 +605,7 @@ def _decontaminate_ray(ds: Any, ev: pl.DataFrame, described: list[str], fields: 
 
     def finish(summaries: list[dict[str, Any]]) -> ContaminationReport:
         counts = {k: sum(int(s[k]) for s in summaries) for k in _RAY_COUNTS}
-        report = ContaminationReport(n=counts["n"], n_eval_rows=ev.height, eval_sources=described, ngram=n,
+        report = ContaminationReport(n_rows=counts["n"], n_eval_rows=ev.height, eval_sources=described, ngram=n,
                                      overlap=overlap, similarity=None, fields=list(fields_t),
                                      near_rule=near, rule_sources=_rule_sources(near))
         describe_index(report, index)

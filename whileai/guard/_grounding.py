@@ -17,20 +17,13 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_int, check_strings
 from whileai.defaults import GROUNDING_MIN_CHARS, GUARD_EXAMPLES
 from whileai.errors import ArgumentError
-from whileai.guard._common import (
-    calls_long,
-    check_positive_int,
-    check_strings,
-    cluster_mean_ci,
-    graded_mask,
-    json_strings,
-    messages_long,
-    pearson,
-    stamp_markers,
-)
+from whileai.guard._markers import graded_mask, stamp_markers
+from whileai.guard._views import calls_long, json_strings, messages_long
 from whileai.report import Report, fmt_ci
+from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"]
@@ -40,7 +33,7 @@ MARKER = "argument_grounding"
 
 def _check(ignore_keys: Any, allow: Any, min_len: Any) -> tuple[tuple[str, ...], tuple[str, ...], int]:
     return (check_strings("ignore_keys", ignore_keys), check_strings("allow", allow),
-            check_positive_int("min_len", min_len))
+            check_int("min_len", min_len))
 
 
 def _ungrounded(df: pl.DataFrame, ignore_keys: Sequence[str], allow: Sequence[str], min_len: int
@@ -202,7 +195,7 @@ def grounding_report(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = ()
         (1.0, 0)
     """
     ik, al, ml = _check(ignore_keys, allow, min_len)
-    examples = check_positive_int("examples", examples, minimum=0)
+    examples = check_int("examples", examples, minimum=0)
     df = table.frame(rows, allow_empty=True)
     report = GroundingReport(rows=df.height)
     if df.height == 0:

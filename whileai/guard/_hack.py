@@ -28,6 +28,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int, check_strings
 from whileai.defaults import (
     CHUNK_ROWS,
     DEFAULT_SEED,
@@ -42,7 +43,6 @@ from whileai.defaults import (
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError
-from whileai.guard._common import agent_text_of, check_fraction, check_positive_int, check_strings
 from whileai.guard._hackfeat import (
     COLUMNS,
     Rows,
@@ -55,6 +55,7 @@ from whileai.guard._hackfeat import (
     vocab_counts,
 )
 from whileai.guard._tokens import combine
+from whileai.guard._views import agent_text_of
 from whileai.report import ChartedReport, Documented, Tone, fmt_num
 from whileai.stats.rng import check_rng
 from whileai.stats.within import AndTier, WithinKernel, row_chunks, single_blas_thread
@@ -291,12 +292,12 @@ def hack_scan(
     """
     endorsed_t = check_strings("endorsed", endorsed)
     user_features = _check_features(features)
-    top_k = check_positive_int("top_k", top_k, minimum=0)
-    n_perm = check_positive_int("n_perm", n_perm)
-    min_obs = check_positive_int("min_obs", min_obs)
-    seeds = check_positive_int("seeds", seeds, minimum=0)
+    top_k = check_int("top_k", top_k, minimum=0)
+    n_perm = check_int("n_perm", n_perm)
+    min_obs = check_int("min_obs", min_obs)
+    seeds = check_int("seeds", seeds, minimum=0)
     alpha = check_fraction("alpha", alpha, open_low=True)
-    top_features = check_positive_int("top_features", top_features, minimum=0)
+    top_features = check_int("top_features", top_features, minimum=0)
     if not isinstance(reward, str):
         raise ArgumentError(f"reward must be a column name, got {reward!r}. Pass reward='reward'.")
     rng = check_rng(seed)

@@ -18,7 +18,6 @@ import polars as pl
 from whileai import table
 from whileai.defaults import HACK_VOCAB_HASH_SEED
 from whileai.errors import ArgumentError
-from whileai.guard._common import agent_text_of
 from whileai.guard._tokens import (
     WORD_PATTERN,
     byte_counts,
@@ -28,6 +27,7 @@ from whileai.guard._tokens import (
     pair,
     tokenize,
 )
+from whileai.guard._views import agent_text_of
 
 __all__ = ["COLUMNS", "Chunk", "Rows", "Spec", "assemble", "choose_vocab", "chunk_features", "one_pass_features",
            "sample_mask", "vocab_counts"]

@@ -6,18 +6,19 @@ reply-length spread (whileai 0.131 score.hygiene names).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import polars as pl
 from pydantic import Field
 
 from whileai import table
-from whileai._checks import check_number
+from whileai._checks import check_fraction, check_number
 from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.guard._common import check_fraction, graded_mask, pearson
+from whileai.guard._markers import graded_mask
 from whileai.guard._tokens import tokenize
-from whileai.report import Report, fmt_num
+from whileai.report import ROWS_GIVEN, Report, fmt_num
+from whileai.stats import pearson
 from whileai.stats.minhash import band_keys, minhash_signatures
 from whileai.table import IntoRows, like_input
 
@@ -142,8 +143,15 @@ def reward_correlations(rows: IntoRows, /, *, threshold: float = HACK_THRESHOLD)
 class DedupeReport(Report):
     """Duplicate trajectories within an ask."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows given."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows given), kept so code written with it still reads."""
+        return self.n_rows
+
     n_kept: int = 0
     """Rows kept (the first of each trajectory within its ask)."""
     n_dropped: int = 0
@@ -151,13 +159,13 @@ class DedupeReport(Report):
     groups_affected: int = 0
     """Asks that lost at least one row."""
     duplicate_rate: float = 0.0
-    """n_dropped / n."""
+    """n_dropped / n_rows."""
     conflicting_rewards: int = 0
     """Trajectories that appear more than once in an ask with different rewards (a noisy judge)."""
 
     def render(self) -> str:
         """One line."""
-        line = (f"kept {self.n_kept} of {self.n} rows: {self.n_dropped} duplicate trajectories dropped in "
+        line = (f"kept {self.n_kept} of {self.n_rows} rows: {self.n_dropped} duplicate trajectories dropped in "
                 f"{self.groups_affected} asks ({self.duplicate_rate:.1%}); conflicting rewards {self.conflicting_rewards}")
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
 
@@ -191,7 +199,7 @@ def dedupe_groups(rows: IntoRows, /) -> Deduped:
         (2, 1, 1)
     """
     df = table.frame(rows, allow_empty=True)
-    report = DedupeReport(n=df.height)
+    report = DedupeReport(n_rows=df.height)
     if df.height == 0:
         return Deduped(like_input(rows, df, report), report)
     work = df.with_columns(trajectory_signature(df).alias("_sig")).with_row_index("_i")
@@ -371,8 +379,15 @@ def star_pairs(ids: np.ndarray, key: np.ndarray) -> np.ndarray:
 class LengthReport(Report):
     """Reply lengths and their spread within asks."""
 
-    n: int = 0
-    """Rows."""
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
+    """Rows given."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows given), kept so code written with it still reads."""
+        return self.n_rows
+
     median_chars: float = float("nan")
     """Median reply length in characters."""
     max_chars: int = 0
@@ -388,7 +403,7 @@ class LengthReport(Report):
 
     def render(self) -> str:
         """One line."""
-        line = (f"{self.n} replies: median {fmt_num(self.median_chars, 0)} chars, max {self.max_chars}; "
+        line = (f"{self.n_rows} replies: median {fmt_num(self.median_chars, 0)} chars, max {self.max_chars}; "
                 f"truncated {self.n_truncated}; {self.n_groups_wide_spread} of {self.n_groups_multi} asks spread "
                 f"over {self.max_spread:g}x")
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
@@ -430,7 +445,7 @@ def length_report(rows: IntoRows, /, *, max_spread: float = LENGTH_MAX_SPREAD) -
     max_spread = check_number("max_spread", max_spread, low=1.0, open_low=True,
                               fix="Pass for example max_spread=4.0.")
     df = table.frame(rows, allow_empty=True)
-    report = LengthReport(n=df.height, max_spread=float(max_spread))
+    report = LengthReport(n_rows=df.height, max_spread=float(max_spread))
     if df.height == 0:
         return report
     reply = table.reply_chars() if "final_text" in df.columns else pl.lit(0, pl.Int64)

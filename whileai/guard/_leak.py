@@ -22,14 +22,9 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_int
 from whileai.defaults import CHUNK_ROWS, LEAK_MIN_CHARS
-from whileai.guard._common import (
-    agent_text_of,
-    calls_long,
-    check_positive_int,
-    json_strings,
-    messages_long,
-)
+from whileai.guard._views import agent_text_of, calls_long, json_strings, messages_long
 from whileai.report import Report
 from whileai.table import IntoRows
 
@@ -280,7 +275,7 @@ def leak_report(rows: IntoRows | table.Source, /, *, min_len: int = LEAK_MIN_CHA
           s1: reference = 'already done: say so and do not repeat the action'
         ! 1 replies quote their own privileged context; ...
     """
-    min_len = check_positive_int("min_len", min_len)
+    min_len = check_int("min_len", min_len)
     if isinstance(rows, table.Source):  # a step's own source (select): read through, left open
         return leaks_in(rows, rows.read(["scenario_id", "rollout_index"]).height, min_len=min_len)
     with table.source(rows, allow_empty=True) as src:

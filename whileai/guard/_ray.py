@@ -29,7 +29,6 @@ import pyarrow as pa
 
 from whileai.defaults import HACK_VOCAB_SAMPLE_ROWS
 from whileai.errors import ArgumentError
-from whileai.guard._common import agent_text_of
 from whileai.guard._hackfeat import (
     COLUMNS,
     Chunk,
@@ -41,6 +40,7 @@ from whileai.guard._hackfeat import (
     sample_mask,
     vocab_counts,
 )
+from whileai.guard._views import agent_text_of
 from whileai.table.raydata import batch_frame, collect_small, require_ray, translated
 
 __all__ = ["scan_rows"]

@@ -11,26 +11,21 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 import numpy as np
 import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int
 from whileai.defaults import HACK_THRESHOLD, REFUSAL_EXAMPLES
 from whileai.errors import ArgumentError
-from whileai.guard._common import (
-    agent_text_of,
-    check_fraction,
-    check_positive_int,
-    cluster_mean_ci,
-    graded_mask,
-    pearson,
-    stamp_markers,
-)
+from whileai.guard._markers import graded_mask, stamp_markers
 from whileai.guard._trace import TRACE_MARKERS
-from whileai.report import Report, fmt_ci
+from whileai.guard._views import agent_text_of
+from whileai.report import ROWS_GIVEN, Report, fmt_ci
+from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "StyleReport", "refusal_report", "style_markers",
@@ -154,8 +149,15 @@ def style_markers(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | N
 class StyleReport(Report):
     """The style family: each marker's clean share, interval, hits, phrases and reward correlation."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows checked."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows checked), kept so code written with it still reads."""
+        return self.n_rows
+
     n_graded: int = 0
     """Rows with a numeric reward."""
     threshold: float = HACK_THRESHOLD
@@ -173,7 +175,7 @@ class StyleReport(Report):
 
     def render(self) -> str:
         """The 0.131 layout: one line per marker, notes, then what this family did not stamp."""
-        lines = [f"style {self.n} rows, {self.n_graded} graded"]
+        lines = [f"style {self.n_rows} rows, {self.n_graded} graded"]
         for name, m in self.markers.items():
             corr = m["reward_corr"]
             corr_s = "" if corr is None else f"  corr {corr:+.2f}"
@@ -220,7 +222,7 @@ def style_report(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | No
     plist = _check_phrases(phrases)
     threshold = check_fraction("threshold", threshold)
     df = table.frame(rows, allow_empty=True)
-    report = StyleReport(n=df.height, threshold=threshold, not_stamped={k: list(v) for k, v in _OTHER_FAMILIES.items()})
+    report = StyleReport(n_rows=df.height, threshold=threshold, not_stamped={k: list(v) for k, v in _OTHER_FAMILIES.items()})
     known = set(STYLE_MARKERS) | {m for v in _OTHER_FAMILIES.values() for m in v}
     report.other_markers = [m for m in table.markers_of(df) if m not in known]
     if df.height == 0:
@@ -267,12 +269,19 @@ def style_report(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | No
 class RefusalReport(Report):
     """How often the agent refused."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows checked."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows checked), kept so code written with it still reads."""
+        return self.n_rows
+
     n_refused: int = 0
     """Rows whose reply contains a refusal phrase."""
     refusal_rate: float = float("nan")
-    """n_refused / n."""
+    """n_refused / n_rows."""
     ci95: tuple[float, float] | None = None
     """Interval on refusal_rate over tasks (cluster-robust; None when constant)."""
     answered_rate: float = float("nan")
@@ -284,7 +293,7 @@ class RefusalReport(Report):
 
     def render(self) -> str:
         """One line and the examples."""
-        lines = [f"refused {self.n_refused} of {self.n} ({self.refusal_rate:.1%}) {fmt_ci(self.ci95, 3)}"]
+        lines = [f"refused {self.n_refused} of {self.n_rows} ({self.refusal_rate:.1%}) {fmt_ci(self.ci95, 3)}"]
         lines.extend(f"  row {e['index']}: {str(e['reply'])[:80]!r}" for e in self.examples)
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
@@ -309,9 +318,9 @@ def refusal_report(rows: IntoRows, /, *, phrases: Sequence[str] = REFUSAL_PHRASE
     """
     if isinstance(phrases, str) or not all(isinstance(p, str) and p for p in phrases):
         raise ArgumentError(f"phrases must be a list of non-empty strings, got {phrases!r}. Pass phrases=['i cannot'].")
-    examples = check_positive_int("examples", examples, minimum=0)
+    examples = check_int("examples", examples, minimum=0)
     df = table.frame(rows, allow_empty=True)
-    report = RefusalReport(n=df.height)
+    report = RefusalReport(n_rows=df.height)
     if df.height == 0:
         report.warnings.append("no rows, so the refusal rate is undefined.")
         return report

@@ -10,27 +10,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 import numpy as np
 import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_fraction, check_int
 from whileai.defaults import CHUNK_ROWS, GUARD_EXAMPLES, HACK_THRESHOLD, LEAK_MIN_CHARS
 from whileai.errors import ArgumentError
-from whileai.guard._common import (
-    agent_text_of,
-    calls_long,
-    check_fraction,
-    check_positive_int,
-    cluster_mean_ci,
-    graded_mask,
-    messages_long,
-    pearson,
-    stamp_markers,
-)
-from whileai.report import Report, fmt_ci
+from whileai.guard._markers import graded_mask, stamp_markers
+from whileai.guard._views import agent_text_of, calls_long, messages_long
+from whileai.report import ROWS_GIVEN, Report, fmt_ci
+from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
 __all__ = ["FLAGS", "SAFETY_FLAGS", "SAFETY_MARKERS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report",
@@ -471,8 +464,15 @@ def _stamp(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
 class TraceFlagReport(Report):
     """Each trajectory flag's rate, examples and correlation with reward."""
 
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows checked."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows checked), kept so code written with it still reads."""
+        return self.n_rows
+
     n_graded: int = 0
     """Rows with a numeric reward."""
     threshold: float = HACK_THRESHOLD
@@ -484,7 +484,7 @@ class TraceFlagReport(Report):
 
     def render(self) -> str:
         """One line per flag that fired, then the markers."""
-        lines = [f"trajectory flags over {self.n} rows ({self.n_graded} graded)"]
+        lines = [f"trajectory flags over {self.n_rows} rows ({self.n_graded} graded)"]
         for name, f in self.flags.items():
             if not f["n"]:
                 continue
@@ -527,9 +527,9 @@ def trace_flag_report(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = No
     """
     kinds_d = _check_kinds(kinds)
     threshold = check_fraction("threshold", threshold)
-    examples = check_positive_int("examples", examples, minimum=0)
+    examples = check_int("examples", examples, minimum=0)
     df = table.frame(rows, allow_empty=True)
-    report = TraceFlagReport(n=df.height, threshold=threshold)
+    report = TraceFlagReport(n_rows=df.height, threshold=threshold)
     if df.height == 0:
         report.warnings.append("no rows, so no flag could fire; this says nothing about the agent.")
         return report

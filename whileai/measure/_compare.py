@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import polars as pl
 
+from whileai._checks import check_choice, check_int
 from whileai.defaults import (
     BOOTSTRAP_DRAWS,
     CI_LEVEL,
@@ -19,21 +20,16 @@ from whileai.defaults import (
     PERMUTATION_DRAWS,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import (
+from whileai.measure._args import check_level
+from whileai.measure._format import fmt_interval, fmt_signed, nan_to_none
+from whileai.measure._metrics import (
     MARKER_PREFIX,
     PASS_AT_1,
-    check_choice,
-    check_int,
-    check_level,
-    clean_rewards,
-    fmt_interval,
-    fmt_signed,
     marker_names,
     metric_label,
-    nan_to_none,
-    read_rows,
     task_values,
 )
+from whileai.measure._rows import clean_rewards, read_rows
 from whileai.measure._stream import stream_side
 from whileai.report import Report
 from whileai.stats.intervals import INTERVAL_METHODS, mean_interval, t_quantile

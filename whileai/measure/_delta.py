@@ -11,6 +11,7 @@ import polars as pl
 from pydantic import Field
 
 from whileai import table
+from whileai._checks import check_choice, check_int
 from whileai.defaults import (
     BOOTSTRAP_DRAWS,
     CEILING_PASS_RATE,
@@ -25,23 +26,7 @@ from whileai.defaults import (
     RESOLVE_MAX_EVAL_RUNS,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import (
-    MARKER_PREFIX,
-    PASS_AT_1,
-    check_choice,
-    check_int,
-    check_level,
-    check_probability,
-    clean_rewards,
-    fmt_interval,
-    fmt_signed,
-    marker_names,
-    metric_label,
-    read_rows,
-    run_config,
-    run_labels,
-    task_values,
-)
+from whileai.measure._args import check_level, check_probability
 from whileai.measure._compare import (
     COMPARE_CI_METHODS,
     CompareMethod,
@@ -51,16 +36,26 @@ from whileai.measure._compare import (
     aligned,
     compare_arrays,
 )
+from whileai.measure._format import fmt_interval, fmt_signed
 from whileai.measure._holdout import detectable_gain, min_sign_flip_tasks, tasks_needed
+from whileai.measure._metrics import (
+    MARKER_PREFIX,
+    PASS_AT_1,
+    marker_names,
+    metric_label,
+    task_values,
+)
+from whileai.measure._rows import clean_rewards, read_rows
+from whileai.measure._runs import run_config, run_labels
 from whileai.measure._stream import StreamSide, stream_side
 from whileai.measure._variance import EvalVarianceReport, run_means
-from whileai.report import ChartedReport, Tone
+from whileai.report import ChartedReport, Part, Tone
 from whileai.stats.intervals import t_quantile
 from whileai.stats.power import detectable_moved, noise_band_width
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, is_ray_dataset
 
-__all__ = ["DeltaReport", "delta_report", "format_delta_report"]
+__all__ = ["DeltaReport", "DeltaResolve", "delta_report", "format_delta_report"]
 
 GainVerdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "insufficient_data"]
 Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
@@ -108,6 +103,21 @@ def delta_side(df: pl.DataFrame, metrics: list[str]) -> DeltaSide:
         run_values = task_values(df.with_columns(expr.alias("_run")), metrics, keys=("_run", "task_key"), maintain_order=False)
     return DeltaSide(task_values(df, metrics, maintain_order=False), run_values, df.height, int(df["reward"].count()),
                      ranges, run_config(df))
+
+
+class DeltaResolve(Part):
+    """What would settle a NO DIFFERENCE with a gain on the point estimate (``DeltaReport.resolve``)."""
+
+    delta: float | None = None
+    """The observed target delta."""
+    eval_runs: int | None = None
+    """Eval runs a side, averaged, that bring the re-run band under it (None past ``RESOLVE_MAX_EVAL_RUNS``)."""
+    tasks_for_band: int | None = None
+    """Paired tasks a run at which the band falls under it, if the re-run spread is rollout noise."""
+    tasks_for_test: int | None = None
+    """Paired tasks at which the test detects it at 80% power."""
+    line: str | None = None
+    """The sentence the report prints."""
 
 
 class DeltaReport(ChartedReport):
@@ -186,7 +196,7 @@ class DeltaReport(ChartedReport):
     """The smallest target gain this report can call ``moved`` at ``power`` with these paired tasks,
     rollouts and run_std: it must clear both the test and the noise band (None without a band).
     Beside ``detectable_effect`` (the test alone) it is the power the band costs; see docs/measure.md."""
-    resolve: dict[str, Any] = Field(default_factory=dict)
+    resolve: DeltaResolve = Field(default_factory=DeltaResolve)
     """On NO DIFFERENCE with a gain on the point estimate: what would settle it, from the measured
     spread. ``eval_runs`` (runs a side, averaged, that bring the re-run band under the observed
     delta at this run_std; None past ``RESOLVE_MAX_EVAL_RUNS``), ``tasks_for_band`` (paired tasks a
@@ -882,7 +892,7 @@ def _resolve(report: DeltaReport, band_df: int | None, level: float) -> None:
         return
     out["line"] = (f"to resolve: the observed {fmt_signed(delta)} is not settled, not shown to be zero; "
                    + "; ".join(parts))
-    report.resolve = out
+    report.resolve = DeltaResolve(**out)
 
 
 def _sizing(report: DeltaReport, a_vals: pl.DataFrame, power: float, level: float, ceiling_pass_rate: float,

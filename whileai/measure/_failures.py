@@ -20,7 +20,9 @@ from whileai.defaults import (
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import MARKER_PREFIX, check_level, check_probability, clean_rewards
+from whileai.measure._args import check_level, check_probability
+from whileai.measure._metrics import MARKER_PREFIX
+from whileai.measure._rows import clean_rewards
 from whileai.report import ChartedReport, Documented
 from whileai.stats.multiplicity import holm
 from whileai.stats.score import cluster_wilson

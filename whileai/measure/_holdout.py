@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from whileai._checks import check_int
 from whileai.defaults import (
     ALPHA,
     BASE_PASS_RATE,
@@ -25,15 +26,9 @@ from whileai.defaults import (
     SIGN_FLIP_POWER_REPS,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import (
-    PASS_AT_1,
-    check_int,
-    check_level,
-    check_probability,
-    clean_rewards,
-    read_rows,
-    task_values,
-)
+from whileai.measure._args import check_level, check_probability
+from whileai.measure._metrics import PASS_AT_1, task_values
+from whileai.measure._rows import clean_rewards, read_rows
 from whileai.measure._stream import stream_side
 from whileai.report import ChartedReport
 from whileai.stats.bootstrap import bootstrap_moments

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from whileai._checks import check_choice, check_int
 from whileai.defaults import (
     BINARY_CI_METHOD,
     BOOTSTRAP_DRAWS,
@@ -23,18 +24,11 @@ from whileai.defaults import (
     PASS_THRESHOLD,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import (
-    check_choice,
-    check_int,
-    check_level,
-    clean_rewards,
-    failure_exprs,
-    interval_over_tasks,
-    nan_to_none,
-    rate_interval,
-    read_rows,
-    run_config,
-)
+from whileai.measure._args import check_level
+from whileai.measure._format import nan_to_none
+from whileai.measure._intervals import interval_over_tasks, rate_interval
+from whileai.measure._rows import clean_rewards, failure_exprs, read_rows
+from whileai.measure._runs import run_config
 from whileai.measure._tasks import task_stats
 from whileai.report import ChartedReport, align_rows, fmt_num
 from whileai.stats.passk import pass_at_k, pass_pow_k

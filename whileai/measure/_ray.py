@@ -36,7 +36,8 @@ _MAXS = ("r_max",)
 
 def _partials(batch: pa.Table, *, markers: Sequence[str], run_by: str | None, runs: bool) -> pa.Table:
     """One batch's partial sums per (``_run``, ``task_key``); runs in a Ray worker."""
-    from whileai.measure._common import MEASURE_COLUMNS, clean_rewards, failure_exprs, run_labels
+    from whileai.measure._rows import MEASURE_COLUMNS, clean_rewards, failure_exprs
+    from whileai.measure._runs import run_labels
 
     df = batch_frame(batch, [*MEASURE_COLUMNS, *([run_by] if run_by else [])])
     if df.height and "reward" in df.columns and df.schema["reward"] in (pl.Float32, pl.Float64):
@@ -123,7 +124,7 @@ def stats_of(t: pl.DataFrame) -> pl.DataFrame:
 
 def values_of(t: pl.DataFrame, metrics: Sequence[str], keys: Sequence[str] = ("task_key",)) -> pl.DataFrame:
     """``task_values``'s columns from merged sums: keys, n_graded, one mean a metric."""
-    from whileai.measure._common import PASS_AT_1
+    from whileai.measure._metrics import PASS_AT_1
 
     cols: list[pl.Expr] = []
     for m in metrics:
@@ -171,7 +172,7 @@ def ray_config(t: pl.DataFrame) -> dict[str, Any]:
 def run_source(ds: Any, by: str | None) -> str:
     """Where ``run_labels`` would read the re-run label, from the dataset's schema."""
     from whileai.errors import ArgumentError
-    from whileai.measure._common import RUN_FIELDS
+    from whileai.measure._runs import RUN_FIELDS
 
     schema = ds.schema()
     names = list(schema.names) if schema is not None else []

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import polars as pl
 from pydantic import Field
 
+from whileai._checks import check_choice, check_int
 from whileai.defaults import (
     ALPHA,
     BOOTSTRAP_DRAWS,
@@ -28,15 +29,51 @@ from whileai.defaults import (
     SELF_CHECK_TRIALS,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import check_choice, check_ci_method, check_int, check_probability
+from whileai.measure._args import check_ci_method, check_probability
 from whileai.measure._compare import compare_runs
-from whileai.report import Report
+from whileai.report import Part, Report
 from whileai.stats.intervals import IntervalMethod, mean_interval, t_interval, t_quantile
 from whileai.stats.rng import check_rng
 
-__all__ = ["SelfCheckReport", "self_check"]
+__all__ = ["SelfCheckCase", "SelfCheckReport", "UnreplicatedPass", "self_check"]
 
 Side = Literal["above", "below", "both"]
+
+
+class SelfCheckCase(Part):
+    """One check of ``self_check``: a rate measured on scripted arms against the rate theory gives."""
+
+    name: str = ""
+    """What is checked, in words."""
+    cases: int = 0
+    """Tasks per simulated eval."""
+    effect: float = 0.0
+    """The true gain between the arms."""
+    measured: float | None = None
+    """The rate measured over the trials."""
+    target: float | None = None
+    """The rate it should be: the test size, the interval level, or the power theory gives."""
+    mc_error: float | None = None
+    """The Monte Carlo error of ``measured`` at ``target``."""
+    side: str = ""
+    """Which side is bad: above (false alarms), below (coverage) or both (power)."""
+    flagged: bool = False
+    """More than ``flag_at`` Monte Carlo errors off target on the bad side."""
+
+
+class UnreplicatedPass(Part):
+    """How often identical arms read PASS (UNREPLICATED) when the eval drifts between runs."""
+
+    measured: float | None = None
+    """Share of evals that read PASS."""
+    drift: float | None = None
+    """Standard deviation of the drift between runs (``SELF_CHECK_DRIFT``)."""
+    cases: int = 0
+    """Tasks an eval."""
+    trials: int = 0
+    """Evals simulated."""
+    alpha: float | None = None
+    """The test size."""
 
 
 class SelfCheckReport(Report):
@@ -56,13 +93,13 @@ class SelfCheckReport(Report):
     """Bootstrap draws when ci_method is a bootstrap."""
     flag_at: float = SELF_CHECK_FLAG_ERRORS
     """A check is flagged more than this many Monte Carlo errors off target on its bad side."""
-    checks: list[dict[str, Any]] = Field(default_factory=list)
+    checks: list[SelfCheckCase] = Field(default_factory=list)
     """Per check: name, cases, effect, measured, target, mc_error, side, flagged."""
     n_flagged: int = 0
     """Checks flagged."""
     ok: bool = True
     """No check flagged and every first trial matched compare_runs."""
-    unreplicated_pass: dict[str, Any] = Field(default_factory=dict)
+    unreplicated_pass: UnreplicatedPass = Field(default_factory=UnreplicatedPass)
     """How often identical arms read PASS (UNREPLICATED) when the eval drifts between runs by
     ``drift`` and no run_std is given (``measured``, over ``trials`` evals of ``cases`` tasks): the
     false passes a noise floor would catch, which is why that headline says UNREPLICATED."""
@@ -190,8 +227,8 @@ def self_check(*, trials: int = SELF_CHECK_TRIALS, seed: int = SELF_CHECK_SEED, 
         off = measured - target
         flagged = bool((side == "above" and off > flag_at * mc) or (side == "below" and -off > flag_at * mc)
                        or (side == "both" and abs(off) > flag_at * mc))
-        report.checks.append({"name": name, "cases": cases, "effect": effect, "measured": measured, "target": target,
-                              "mc_error": mc, "side": side, "flagged": flagged})
+        report.checks.append(SelfCheckCase(name=name, cases=cases, effect=effect, measured=measured, target=target,
+                                           mc_error=mc, side=side, flagged=flagged))
         if not _matches(ca[0], cb[0], k, float(lo[0]), float(hi[0]), float(d[0].mean()), ci_method, level, n_boot,
                         int(seeds[0])):
             report.matched_compare = False
@@ -223,8 +260,8 @@ def _unreplicated(report: SelfCheckReport, *, trials: int, rng: np.random.Genera
     cb = rng.binomial(k, np.clip(p + drift[:, 1:], 0.0, 1.0))
     d = (cb - ca) / k
     passes = np.array([sign_flip_test(row).p_value < alpha and row.mean() > 0 for row in d])
-    report.unreplicated_pass = {"measured": float(passes.mean()), "drift": SELF_CHECK_DRIFT, "cases": cases,
-                                "trials": trials, "alpha": alpha}
+    report.unreplicated_pass = UnreplicatedPass(measured=float(passes.mean()), drift=SELF_CHECK_DRIFT, cases=cases,
+                                                trials=trials, alpha=alpha)
 
 
 def _interval_checks(report: SelfCheckReport, *, trials: int, rng: np.random.Generator, alpha: float,
@@ -251,8 +288,8 @@ def _interval_checks(report: SelfCheckReport, *, trials: int, rng: np.random.Gen
         mc = math.sqrt(target * (1.0 - target) / trials)
         off = measured - target
         flagged = bool((side == "above" and off > flag_at * mc) or (side == "below" and -off > flag_at * mc))
-        report.checks.append({"name": name, "cases": cases, "effect": 0.0, "measured": measured, "target": target,
-                              "mc_error": mc, "side": side, "flagged": flagged})
+        report.checks.append(SelfCheckCase(name=name, cases=cases, effect=0.0, measured=measured, target=target,
+                                           mc_error=mc, side=side, flagged=flagged))
 
     for metric, diff, fn in (("pass_pow_k", "Beta(2,2)", pass_pow_k), ("pass_at_k", "Beta(4,1)", pass_at_k)):
         c = draw_passes(rng, diff, trials, 30, 8)

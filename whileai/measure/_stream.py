@@ -21,7 +21,9 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from whileai.measure._common import MEASURE_COLUMNS, PASS_AT_1, RUN_FIELDS, run_config, task_values
+from whileai.measure._metrics import PASS_AT_1, task_values
+from whileai.measure._rows import MEASURE_COLUMNS
+from whileai.measure._runs import RUN_FIELDS, run_config
 from whileai.table import lazy_frame
 
 __all__ = ["StreamSide", "stream_side"]

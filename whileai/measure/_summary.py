@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
+from whileai._checks import check_int
 from whileai.defaults import (
     BINARY_CI_METHOD,
     BOOTSTRAP_DRAWS,
@@ -20,21 +21,18 @@ from whileai.defaults import (
     PASS_CI_METHOD,
 )
 from whileai.errors import ArgumentError
-from whileai.measure._common import (
+from whileai.measure._args import check_ci_method, check_level
+from whileai.measure._format import nan_to_none
+from whileai.measure._intervals import interval_over_tasks
+from whileai.measure._metrics import (
     MARKER_PREFIX,
     PASS_AT_1,
-    check_ci_method,
-    check_int,
-    check_level,
-    clean_rewards,
-    interval_over_tasks,
     marker_names,
     metric_label,
-    nan_to_none,
-    read_rows,
     task_values,
 )
 from whileai.measure._passat import pass_at
+from whileai.measure._rows import clean_rewards, read_rows
 from whileai.report import Report
 from whileai.stats.intervals import IntervalMethod
 from whileai.stats.rng import check_rng

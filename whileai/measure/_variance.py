@@ -12,16 +12,10 @@ from pydantic import Field
 
 from whileai.defaults import CI_LEVEL, EVAL_RUNS, STABILITY_POINTS
 from whileai.errors import ArgumentError
-from whileai.measure._common import (
-    PASS_AT_1,
-    check_level,
-    clean_rewards,
-    marker_names,
-    metric_label,
-    read_rows,
-    run_labels,
-    task_values,
-)
+from whileai.measure._args import check_level
+from whileai.measure._metrics import PASS_AT_1, marker_names, metric_label, task_values
+from whileai.measure._rows import clean_rewards, read_rows
+from whileai.measure._runs import run_labels
 from whileai.report import ChartedReport
 from whileai.stats.intervals import t_quantile
 from whileai.stats.power import noise_band_width

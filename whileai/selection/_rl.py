@@ -30,7 +30,7 @@ from whileai.defaults import (
 from whileai.errors import TrainingSelectionError, WaiError
 from whileai.guard._hygiene import trajectory_signature
 from whileai.measure import task_stats
-from whileai.measure._common import check_reward_range, nan_as_ungraded, nan_rewards_unset
+from whileai.measure._rows import check_reward_range, nan_as_ungraded, nan_rewards_unset
 from whileai.report import ChartedReport
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._common import (

@@ -18,7 +18,7 @@ from whileai.defaults import (
     SFT_MIN_REWARD,
 )
 from whileai.errors import ArgumentError, TrainingSelectionError
-from whileai.measure._common import check_reward_range, nan_as_ungraded, nan_rewards_unset
+from whileai.measure._rows import check_reward_range, nan_as_ungraded, nan_rewards_unset
 from whileai.report import Report, fmt_num
 from whileai.selection._common import (
     check_choice,

@@ -11,10 +11,11 @@ from typing import Any, Generic, TypeVar
 import polars as pl
 from pydantic import Field
 
-from whileai.report import Report, fmt_ci, fmt_num, html_table, markdown_table
+from whileai.report import Part, Report, fmt_ci, fmt_num, html_table, markdown_table
 from whileai.table import short_hash as short
 
-__all__ = ["DatasetDiff", "DatasetInfo", "EvalSetInfo", "Listing", "RunDiff", "RunInfo", "SplitInfo"]
+__all__ = ["DatasetDiff", "DatasetInfo", "EvalSetInfo", "Listing", "MarkerMean", "MetricPair", "RunDiff", "RunInfo",
+           "SplitInfo"]
 
 
 def ci_text(ci: Any) -> str:
@@ -124,6 +125,34 @@ class EvalSetInfo(Report):
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
 
 
+#: An interval as recorded: a pair, kept as the list or tuple it was written as (JSON reads back a list).
+Interval = tuple[float | None, float | None] | list[float | None] | None
+
+
+class MarkerMean(Part):
+    """A marker's mean over tasks on a recorded run, with its 95% interval (``whileai.measure.marker_summary``)."""
+
+    mean: float | None = None
+    """The mean (1.0 is the good outcome)."""
+    ci95: Interval = None
+    """Its 95% interval over tasks (None when it has none)."""
+
+
+class MetricPair(Part):
+    """One number on two recorded runs: each side with its interval, and b minus a."""
+
+    a: float | None = None
+    """The number on the first run."""
+    a_ci95: Interval = None
+    """Its 95% interval."""
+    b: float | None = None
+    """The number on the second run."""
+    b_ci95: Interval = None
+    """Its 95% interval."""
+    delta: float | None = None
+    """b - a (None when either is missing)."""
+
+
 class RunInfo(Report):
     """One recorded run: what produced it and how well it did, with intervals."""
 
@@ -159,7 +188,7 @@ class RunInfo(Report):
     """Its 95% interval over tasks."""
     metrics: dict[str, Any] = Field(default_factory=dict)
     """Every number of the pass_at report (pass^k, pass@k, headroom, their intervals)."""
-    markers: dict[str, Any] = Field(default_factory=dict)
+    markers: dict[str, MarkerMean] = Field(default_factory=dict)
     """Per marker: mean and 95% interval."""
     baseline: str | None = None
     """The run a delta report compared this one against."""
@@ -239,7 +268,7 @@ class RunDiff(Report):
     """The second run's id."""
     setup: dict[str, tuple[Any, Any]] = Field(default_factory=dict)
     """Setup fields that differ (policy, judge, harness, seed, dataset, eval set): (a, b)."""
-    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    metrics: dict[str, MetricPair] = Field(default_factory=dict)
     """Per number (pass_at_1 and each marker): a, b, delta, and each side's interval."""
     verdict: str | None = None
     """The headline verdict of a paired delta report over both runs' saved rows, when both have them."""

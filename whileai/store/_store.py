@@ -37,6 +37,8 @@ from whileai.store._reports import (
     DatasetInfo,
     EvalSetInfo,
     Listing,
+    MarkerMean,
+    MetricPair,
     RunDiff,
     RunInfo,
     SplitInfo,
@@ -697,10 +699,10 @@ class Store:
         setup = {key: (getattr(run_a, key), getattr(run_b, key))
                  for key in ("policy", "judge", "harness", "seed", "dataset", "eval_set")
                  if getattr(run_a, key) != getattr(run_b, key)}
-        metrics: dict[str, dict[str, Any]] = {"pass_at_1": _metric_pair(run_a.pass_at_1, run_a.ci95,
+        metrics: dict[str, MetricPair] = {"pass_at_1": _metric_pair(run_a.pass_at_1, run_a.ci95,
                                                                           run_b.pass_at_1, run_b.ci95)}
         for name in sorted(set(run_a.markers) | set(run_b.markers)):
-            ma, mb = run_a.markers.get(name) or {}, run_b.markers.get(name) or {}
+            ma, mb = run_a.markers.get(name) or MarkerMean(), run_b.markers.get(name) or MarkerMean()
             metrics[f"marker:{name}"] = _metric_pair(ma.get("mean"), ma.get("ci95"), mb.get("mean"), mb.get("ci95"))
         warnings = []
         if run_a.id == run_b.id:
@@ -909,9 +911,9 @@ def _coverage_warnings(df: pl.DataFrame, pinned: EvalSetInfo) -> list[str]:
     return out
 
 
-def _metric_pair(a: float | None, a_ci: Any, b: float | None, b_ci: Any) -> dict[str, Any]:
+def _metric_pair(a: float | None, a_ci: Any, b: float | None, b_ci: Any) -> MetricPair:
     delta = None if a is None or b is None else b - a
-    return {"a": a, "a_ci95": a_ci, "b": b, "b_ci95": b_ci, "delta": delta}
+    return MetricPair(a=a, a_ci95=a_ci, b=b, b_ci95=b_ci, delta=delta)
 
 
 def _task_keys(rows: Any) -> list[str]:

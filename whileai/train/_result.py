@@ -8,9 +8,10 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import Field
 
 from whileai._cost import gpu_cost
-from whileai.report import Report
+from whileai.report import Part, Report
 
-__all__ = ["TrackedRun", "TrainResult", "cost_line"]
+__all__ = ["JudgeCalls", "MonitorAlarm", "MonitorScan", "MonitorSettings", "MonitorSummary", "TrackedRun", "TrainResult",
+           "cost_line"]
 
 
 @runtime_checkable
@@ -48,6 +49,102 @@ def cost_line(seconds: float, device: str, gpu_usd_per_hour: float | None) -> tu
     return cost, f"{basis}, {seconds:.0f} s; an estimate, not a bill"
 
 
+class JudgeCalls(Part):
+    """The training reward's call counters (``TrlReward.stats()``)."""
+
+    judge: str | None = None
+    """The judge's name."""
+    n_batches: int = 0
+    """Trainer batches scored."""
+    n_calls: int = 0
+    """Rows the judge was called on."""
+    n_errors: int = 0
+    """Calls that failed (scored as the failure reward)."""
+    statuses: dict[str, int] = Field(default_factory=dict)
+    """Calls per judge status (ok, error, timeout, ...)."""
+    markers: dict[str, float | None] = Field(default_factory=dict)
+    """Mean of every marker the judge set, over every call."""
+
+
+class MonitorAlarm(Part):
+    """One alarm the hack monitor raised (each alarm once)."""
+
+    name: str = ""
+    """The alarm: divergence, feature, length or drift."""
+    step: int = 0
+    """The training step it was raised at."""
+    line: str = ""
+    """What it says, in one line."""
+    stops: bool = False
+    """Whether it stopped training (named in ``stop_on``)."""
+
+
+class MonitorKl(Part):
+    """The policy's KL to the reference at one logged step."""
+
+    step: int = 0
+    """The training step."""
+    kl: float | None = None
+    """The KL the trainer logged."""
+
+
+class MonitorScan(Part):
+    """The last hack scan of recent completions."""
+
+    regime: str = ""
+    """The scan's regime (whileai.guard.hack_scan)."""
+    top_feature: str | None = None
+    """The feature most correlated with the reward."""
+    rho_max: float | None = None
+    """Its correlation."""
+    tau: float | None = None
+    """The floor it is read against."""
+    reward_hack: bool = False
+    """Whether the scan calls it a reward hack."""
+
+
+class MonitorSettings(Part):
+    """The monitor's knobs, as set."""
+
+    every: int = 0
+    """Steps between holdout samples and scans."""
+    window: int = 0
+    """Holdout points the divergence test reads."""
+    delta: float = 0.0
+    """Proxy gain that, with gold flat, is divergence."""
+    kl_budget: int | float | None = None
+    """KL past which drift alarms (None: not watched); kept as given."""
+    length_pct: float = 0.0
+    """Relative growth of completion length that, with gold flat, is length."""
+    endorsed: list[str] | None = None
+    """Features the reward is meant to pay for (not alarmed on)."""
+
+
+class MonitorSummary(Part):
+    """The hack monitor's summary: the curve, the alarms, whether training was stopped (``HackMonitor.summary()``)."""
+
+    notes: list[str] = Field(default_factory=list)
+    """What the monitor cannot check yet, one line each."""
+    points: list[dict[str, Any]] = Field(default_factory=list)
+    """One holdout point per sample: step, proxy_reward, gold_reward, holdout_length and the trainer's numbers."""
+    alarms: list[MonitorAlarm] = Field(default_factory=list)
+    """Alarms raised, in order."""
+    stopped: bool = False
+    """Whether an alarm in ``stop_on`` stopped training."""
+    stop_reason: str | None = None
+    """The alarm line that stopped it."""
+    stop_on: list[str] = Field(default_factory=list)
+    """Alarms that stop training."""
+    kl: list[MonitorKl] = Field(default_factory=list)
+    """The KL at each logged step."""
+    n_recent: int = 0
+    """Completions in the scan buffer."""
+    scan: MonitorScan | None = None
+    """The last scan (None before the first)."""
+    settings: MonitorSettings = Field(default_factory=MonitorSettings)
+    """The knobs."""
+
+
 class TrainResult(Report):
     """One training run on your own hardware: the adapter, the curve, the cost line and the held-out block."""
 
@@ -79,9 +176,9 @@ class TrainResult(Report):
     """The selection check run before training."""
     holdout: dict[str, Any] | None = None
     """Held-out before/after: metric, before, after, n, and the delta report's verdict word."""
-    reward: dict[str, Any] | None = None
+    reward: JudgeCalls | None = None
     """GRPO: the judge's call counters (calls, errors by status, marker means)."""
-    monitor: dict[str, Any] | None = None
+    monitor: MonitorSummary | None = None
     """GRPO: the hack monitor's summary."""
     threshold: float | None = None
     """Reward model: the judge threshold on sigmoid(score)."""

@@ -1,78 +1,19 @@
-"""Shared machinery of the guard step.
+"""Long views of the conversation: the agent's text, messages, tool calls, JSON string leaves.
 
-Output of the input's kind, marker stamping, long views of the conversation, argument checks and
-the small statistics every guard report prints.
+One row per message or per tool call, and every keyed string inside JSON text, built with Polars
+expressions (no per-row Python), for the guards that read what the agent said and did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
 
 from whileai import table
-from whileai._checks import check_choice as check_choice
-from whileai._checks import check_fraction as check_fraction
-from whileai._checks import check_int as check_positive_int
-from whileai._checks import check_strings as check_strings
-from whileai.stats import cluster_mean_ci as cluster_mean_ci
-from whileai.stats import pearson as pearson
 
-__all__ = [
-    "agent_text",
-    "calls_long",
-    "check_choice",
-    "check_fraction",
-    "check_positive_int",
-    "cluster_mean_ci",
-    "messages_long",
-    "pearson",
-    "stamp_markers",
-]
-
-
-# ------------------------------------------------------------------------------------------
-# argument checks (before any data is touched; docs/architecture.md, "Errors")
-# ------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------
-# output of the input's kind
-# ------------------------------------------------------------------------------------------
-
-
-# ------------------------------------------------------------------------------------------
-# markers
-# ------------------------------------------------------------------------------------------
-
-
-def stamp_markers(df: pl.DataFrame, new: Mapping[str, pl.Expr]) -> pl.DataFrame:
-    """Merge marker columns into the ``markers`` struct, keeping every marker already there.
-
-    A row whose struct was null gets a struct with the new markers (the old fields null).
-    """
-    fields: list[pl.Expr] = []
-    if "markers" in df.columns and isinstance(df.schema["markers"], pl.Struct):
-        for f in df.schema["markers"].fields:
-            if f.name not in new:
-                fields.append(pl.col("markers").struct.field(f.name).cast(pl.Float64).alias(f.name))
-    for name, expr in new.items():
-        fields.append(expr.cast(pl.Float64).alias(name))
-    return df.with_columns(pl.struct(fields).alias("markers"))
-
-
-def marker_frame(df: pl.DataFrame) -> pl.DataFrame:
-    """The markers struct unnested to one Float64 column per marker (empty frame when none)."""
-    names = table.markers_of(df)
-    if not names:
-        return pl.DataFrame()
-    return df.select([pl.col("markers").struct.field(n).cast(pl.Float64).alias(n) for n in names])
-
-
-# ------------------------------------------------------------------------------------------
-# the conversation, long
-# ------------------------------------------------------------------------------------------
+__all__ = ["agent_text", "agent_text_of", "calls_long", "json_strings", "messages_long"]
 
 
 def agent_text(sep: str = "\n") -> pl.Expr:
@@ -171,25 +112,12 @@ def calls_long(msgs: pl.DataFrame) -> pl.DataFrame:
     return calls.join(results, on=["_row", "call_id"], how="left", maintain_order="left")
 
 
-# ------------------------------------------------------------------------------------------
-# statistics
-# ------------------------------------------------------------------------------------------
-
-
-def graded_mask(df: pl.DataFrame) -> np.ndarray:
-    """Boolean mask of rows with a finite numeric reward."""
-    if "reward" not in df.columns:
-        return np.zeros(df.height, dtype=bool)
-    r = df["reward"].cast(pl.Float64).to_numpy()
-    return np.isfinite(r)
-
-
-# ------------------------------------------------------------------------------------------
-# string leaves of canonical JSON text
-# ------------------------------------------------------------------------------------------
-
 _JSTR = r'"((?:[^"\\]|\\.)*)"'
+
+
 _KEY_STR = _JSTR + r"\s*:\s*" + _JSTR
+
+
 _KEY_LIST = _JSTR + r"\s*:\s*\[([^\[\]]*)\]"
 
 
