@@ -17,18 +17,22 @@ import re
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from whileai.defaults import REPR_CHARS
 
-__all__ = ["ChartedReport", "Documented", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
+__all__ = ["ChartedReport", "Documented", "ROWS_GIVEN", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
 
 #: How a verdict word reads: good (green), bad (red), warn (yellow), neutral (no colour).
 Tone = Literal["good", "bad", "warn", "neutral"]
+
+#: How "rows given" validates: ``n_rows``, the one name (whileai 0.131's reports), or ``n``, the old
+#: name some reports wrote, so a report stored under it still loads (issue 41).
+ROWS_GIVEN = AliasChoices("n_rows", "n")
 
 
 class _AttributeDocs(ast.NodeVisitor):
@@ -174,6 +178,9 @@ class Report(Documented):
     warnings: list[str] = Field(default_factory=list)
     """What to look at or do, one sentence each."""
 
+    #: Old field names that still read (``report["n"]``), each mapped to the field that replaced it.
+    renamed: ClassVar[dict[str, str]] = {}
+
     def render(self) -> str:
         """The text a person reads; subclasses override."""
         lines = [f"{type(self).__name__}"]
@@ -264,12 +271,15 @@ class Report(Documented):
         return bundle
 
     def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
+        fields = type(self).model_fields
+        if key in fields:
             return getattr(self, key)
+        if key in self.renamed and self.renamed[key] in fields:  # an old name reads the field that replaced it
+            return getattr(self, self.renamed[key])
         raise KeyError(key)
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in type(self).model_fields
+        return isinstance(key, str) and (key in type(self).model_fields or key in self.renamed)
 
     def get(self, key: str, default: Any = None) -> Any:
         """Read a field like ``dict.get``."""

@@ -14,9 +14,9 @@ from whileai._lazy import exports
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.guard._decontam": ("ContaminationReport", "Decontaminated", "decontaminate"),
     "whileai.guard._grounding": ("GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"),
-    "whileai.guard._hack": ("HackScanReport", "hack_scan"),
-    "whileai.guard._hygiene": ("CorrelationReport", "Deduped", "DedupeReport", "LengthReport", "NearDuplicateReport", "dedupe_groups", "length_report", "near_duplicate_prompts", "reward_correlations"),
-    "whileai.guard._leak": ("LeakReport", "leak_report"),
+    "whileai.guard._hack": ("HackScanReport", "hack_scan", "HACK_SCAN_COLUMNS"),
+    "whileai.guard._hygiene": ("CorrelationReport", "Deduped", "DedupeReport", "LengthReport", "NearDuplicateReport", "dedupe_groups", "length_report", "near_duplicate_prompts", "reward_correlations", "feature_correlations", "star_pairs", "trajectory_signature", "truncated_flag"),
+    "whileai.guard._leak": ("LeakReport", "leak_report", "leaking_rows"),
     "whileai.guard._lineage": ("STAGES", "Spec", "SpecError", "StageReport", "Trait", "load_spec", "spec_version", "stage_of", "stage_report", "stamp_spec", "stamp_stage"),
     "whileai.guard._style": ("RefusalReport", "StyleReport", "refusal_report", "style_markers", "style_report"),
     "whileai.guard._trace": ("FLAGS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report", "trace_markers"),
@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.guard._grounding import grounding_report as grounding_report
     from whileai.guard._grounding import mark_grounding as mark_grounding
     from whileai.guard._grounding import ungrounded_arguments as ungrounded_arguments
+    from whileai.guard._hack import HACK_SCAN_COLUMNS as HACK_SCAN_COLUMNS
     from whileai.guard._hack import HackScanReport as HackScanReport
     from whileai.guard._hack import hack_scan as hack_scan
     from whileai.guard._hygiene import CorrelationReport as CorrelationReport
@@ -39,11 +40,16 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.guard._hygiene import LengthReport as LengthReport
     from whileai.guard._hygiene import NearDuplicateReport as NearDuplicateReport
     from whileai.guard._hygiene import dedupe_groups as dedupe_groups
+    from whileai.guard._hygiene import feature_correlations as feature_correlations
     from whileai.guard._hygiene import length_report as length_report
     from whileai.guard._hygiene import near_duplicate_prompts as near_duplicate_prompts
     from whileai.guard._hygiene import reward_correlations as reward_correlations
+    from whileai.guard._hygiene import star_pairs as star_pairs
+    from whileai.guard._hygiene import trajectory_signature as trajectory_signature
+    from whileai.guard._hygiene import truncated_flag as truncated_flag
     from whileai.guard._leak import LeakReport as LeakReport
     from whileai.guard._leak import leak_report as leak_report
+    from whileai.guard._leak import leaking_rows as leaking_rows
     from whileai.guard._lineage import STAGES as STAGES
     from whileai.guard._lineage import Spec as Spec
     from whileai.guard._lineage import SpecError as SpecError
@@ -108,4 +114,10 @@ __all__ = [
     "trace_flag_report",
     "trace_markers",
     "ungrounded_arguments",
+    "feature_correlations",
+    "star_pairs",
+    "trajectory_signature",
+    "truncated_flag",
+    "leaking_rows",
+    "HACK_SCAN_COLUMNS",
 ]

@@ -22,15 +22,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "whileai.measure._failures": ("FailureGroup", "FailureTable", "failure_table"),
     "whileai.measure._holdout": ("HoldoutSizeReport", "detectable_effect", "holdout_size"),
     "whileai.measure._holdout_block": ("HOLDOUT_KEYS", "holdout_block"),
-    "whileai.measure._passat": ("PassAt", "pass_at"),
+    "whileai.measure._passat": ("PassAt", "pass_at", "pass_at_numbers"),
     "whileai.measure._selfcheck": ("SelfCheckReport", "self_check"),
     "whileai.measure._summary": ("MarkerSummary", "MetricSummary", "marker_summary", "metric_summary"),
     "whileai.measure._tasks": ("group_stats", "task_stats"),
     "whileai.measure._variance": ("EvalVarianceReport", "eval_variance", "noise_band"),
+    "whileai.measure._common": ("check_reward_range", "nan_as_ungraded", "nan_rewards_unset"),
 }
 __getattr__, __dir__ = exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
+    from whileai.measure._common import check_reward_range as check_reward_range
+    from whileai.measure._common import nan_as_ungraded as nan_as_ungraded
+    from whileai.measure._common import nan_rewards_unset as nan_rewards_unset
     from whileai.measure._compare import Comparison as Comparison
     from whileai.measure._compare import compare_runs as compare_runs
     from whileai.measure._delta import DeltaReport as DeltaReport
@@ -46,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above 
     from whileai.measure._holdout_block import holdout_block as holdout_block
     from whileai.measure._passat import PassAt as PassAt
     from whileai.measure._passat import pass_at as pass_at
+    from whileai.measure._passat import pass_at_numbers as pass_at_numbers
     from whileai.measure._selfcheck import SelfCheckReport as SelfCheckReport
     from whileai.measure._selfcheck import self_check as self_check
     from whileai.measure._summary import MarkerSummary as MarkerSummary
@@ -85,4 +90,8 @@ __all__ = [
     "pass_at",
     "self_check",
     "task_stats",
+    "pass_at_numbers",
+    "check_reward_range",
+    "nan_as_ungraded",
+    "nan_rewards_unset",
 ]

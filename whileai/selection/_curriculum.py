@@ -18,13 +18,8 @@ from whileai import table
 from whileai.defaults import CURRICULUM_TIERS, DIFFICULTY_BAND, MIN_GROUP_ROLLOUTS
 from whileai.measure import task_stats
 from whileai.report import ChartedReport, Report
-from whileai.selection._common import (
-    check_band,
-    check_fraction,
-    check_positive_int,
-    has,
-    require_graded,
-)
+from whileai.selection._args import check_band, check_fraction, check_positive_int
+from whileai.selection._rows import has, require_graded
 from whileai.table import FluentT, IntoRows
 
 __all__ = ["CurriculumReport", "curriculum", "retire_solved"]

@@ -18,18 +18,12 @@ from whileai import table
 from whileai.defaults import DIFFICULTY_BAND, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
 from whileai.errors import PublishGateError
 from whileai.report import Report
+from whileai.selection._args import check_band, check_choice
 from whileai.selection._calibration import calibrate
-from whileai.selection._common import (
-    check_band,
-    check_choice,
-    correlation_warnings,
-    correlations,
-    eval_sourced,
-    eval_sourced_warning,
-    has,
-)
 from whileai.selection._groups import group_signal
 from whileai.selection._hygiene import duplicate_report, length_report, near_duplicate_asks
+from whileai.selection._rows import eval_sourced, has
+from whileai.selection._scans import correlation_warnings, correlations, eval_sourced_warning
 from whileai.table import IntoRows
 
 __all__ = ["GateReport", "publish_gate"]
