@@ -16,7 +16,7 @@ from whileai._lazy import exports
 
 #: Submodule -> the public names it defines; each loads on first use (whileai/_lazy.py).
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "whileai.grade._contract": ("STATUSES", "Verdict", "judge_name_of", "normalize_judge_result"),
+    "whileai.grade._contract": ("STATUSES", "Verdict", "judge_name_of", "normalize_judge_result", "check_judge", "error_verdict"),
     "whileai.grade._labels": ("Labeled", "LabelReport", "attach_labels"),
     "whileai.grade._perturb": ("ADDITIVE_PROBES", "FILLER", "PROBES", "REPLACEMENT_PROBES", "rubric_words"),
     "whileai.grade._probes": ("ProbeReport", "judge_probes", "resolvable_rate"),
@@ -29,6 +29,8 @@ __getattr__, __dir__ = exports(__name__, _EXPORTS)
 if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the table above (tested)
     from whileai.grade._contract import STATUSES as STATUSES
     from whileai.grade._contract import Verdict as Verdict
+    from whileai.grade._contract import check_judge as check_judge
+    from whileai.grade._contract import error_verdict as error_verdict
     from whileai.grade._contract import judge_name_of as judge_name_of
     from whileai.grade._contract import normalize_judge_result as normalize_judge_result
     from whileai.grade._labels import Labeled as Labeled
@@ -83,4 +85,6 @@ __all__ = [
     "rubric_words",
     "run_judge",
     "tool_facts",
+    "check_judge",
+    "error_verdict",
 ]

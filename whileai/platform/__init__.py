@@ -11,9 +11,11 @@ server and the pages. See docs/platform.md.
 """
 
 from whileai.errors import PlatformError
-from whileai.platform._backend import Backend, HttpBackend, LocalBackend
+from whileai.platform._backend import Backend, HttpBackend, LocalBackend, backend_for
 from whileai.platform._client import Run, Tracked, attach_delta, attach_holdout, describe, track
 from whileai.platform._credentials import (
+    check_login,
+    key_id,
     logout,
     resolve_api_key,
     resolve_base_url,
@@ -34,6 +36,7 @@ from whileai.platform._models import (
     LiveDay,
     LogBody,
     Message,
+    Promote,
     RowsBody,
     RunPatch,
     RunRecord,
@@ -81,4 +84,8 @@ __all__ = [
     "evals_of", "list_keys", "logout", "noise_floor_points", "push_file", "push_rows", "resolve_api_key", "resolve_base_url",
     "revoke_key", "save_login", "status",
     "track", "verdict_of",
+    "backend_for",
+    "check_login",
+    "key_id",
+    "Promote",
 ]

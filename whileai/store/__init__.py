@@ -9,7 +9,9 @@ only when a store call runs, never by ``import whileai``.
     >>> store.save_dataset("train.jsonl", "refunds")   # doctest: +SKIP
 """
 
+from whileai.store._db import connect, resolve_path, transaction
 from whileai.store._describe import RolloutSummary, describe
+from whileai.store._migrations import utcnow
 from whileai.store._reports import (
     DatasetDiff,
     DatasetInfo,
@@ -20,7 +22,7 @@ from whileai.store._reports import (
     SplitInfo,
 )
 from whileai.store._split import Split, split
-from whileai.store._store import Purpose, Store, harness_fingerprint, open
+from whileai.store._store import Purpose, Store, check_name, fingerprint, harness_fingerprint, open
 from whileai.table import content_hash, tasks_hash
 
 __all__ = [
@@ -41,4 +43,10 @@ __all__ = [
     "open",
     "split",
     "tasks_hash",
+    "connect",
+    "resolve_path",
+    "transaction",
+    "utcnow",
+    "check_name",
+    "fingerprint",
 ]
