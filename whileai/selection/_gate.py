@@ -23,7 +23,12 @@ from whileai.selection._calibration import calibrate
 from whileai.selection._groups import group_signal
 from whileai.selection._hygiene import duplicate_report, length_report, near_duplicate_asks
 from whileai.selection._rows import eval_sourced, has
-from whileai.selection._scans import correlation_warnings, correlations, eval_sourced_warning
+from whileai.selection._scans import (
+    Correlations,
+    correlation_warnings,
+    correlations,
+    eval_sourced_warning,
+)
 from whileai.table import IntoRows
 
 __all__ = ["GateReport", "publish_gate"]
@@ -58,7 +63,7 @@ class GateReport(Report):
     """Different tasks whose asks share most of their words."""
     length: dict[str, Any] = Field(default_factory=dict)
     """Reply-length spread per ask."""
-    correlations: dict[str, Any] = Field(default_factory=dict)
+    correlations: Correlations = Field(default_factory=Correlations)
     """Pooled reward correlation with reply length, tool calls and turns, flagged at HACK_THRESHOLD."""
     hack_scan: Any = None
     """``whileai.guard.hack_scan`` over RL-shaped rows, when ``endorsed=`` or ``strict_hacks`` was given."""

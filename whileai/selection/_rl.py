@@ -45,6 +45,7 @@ from whileai.selection._rows import (
     truncated_flag,
 )
 from whileai.selection._scans import (
+    Correlations,
     LeakCheck,
     correlation_warnings,
     correlations,
@@ -222,7 +223,7 @@ class RLSelectionReport(ChartedReport):
     """The row budget (groups are never split; None keeps every eligible group)."""
     order: str = "spread"
     """The group order: ``spread`` (round-robin across pass rates) or ``middle`` (nearest 50% first)."""
-    correlations: dict[str, Any] = Field(default_factory=dict)
+    correlations: Correlations = Field(default_factory=Correlations)
     """Pooled reward correlation with reply length, tool calls and turns over the selection,
     flagged at ``HACK_THRESHOLD``."""
     hack_scan: Any = None

@@ -20,6 +20,7 @@ from whileai.selection._rows import has, n_tool_calls_expr, n_turns_expr, reply_
 
 __all__ = [
     "CORRELATION_FEATURES",
+    "Correlations",
     "LeakCheck",
     "correlation_warnings",
     "correlations",
@@ -41,7 +42,20 @@ def eval_sourced_warning(count: int, what: str) -> str:
 CORRELATION_FEATURES = ("reply_length", "tool_calls", "assistant_turns")
 
 
-def correlations(df: pl.DataFrame, *, threshold: float = HACK_THRESHOLD) -> dict[str, Any]:
+class Correlations(Block):
+    """Pooled reward correlations over a selector's rows, and those past the flag threshold."""
+
+    n_graded: int = 0
+    """Graded rows the correlations are over."""
+    threshold: float = HACK_THRESHOLD
+    """``|r|`` at which a feature is flagged (``HACK_THRESHOLD``)."""
+    correlations: dict[str, float | None] = Field(default_factory=dict)
+    """Pearson r per feature, to 4 places (None: constant feature or fewer than 3 graded rows)."""
+    flagged: dict[str, float] = Field(default_factory=dict)
+    """The features with ``|r| >= threshold``."""
+
+
+def correlations(df: pl.DataFrame, *, threshold: float = HACK_THRESHOLD) -> Correlations:
     """Pooled Pearson correlation of reward with reply length, tool calls and assistant turns, in one pass.
 
     The features are keyed as ``whileai.guard.reward_correlations`` and ``hack_scan`` key them
@@ -66,19 +80,19 @@ def correlations(df: pl.DataFrame, *, threshold: float = HACK_THRESHOLD) -> dict
     else:
         out = dict.fromkeys(CORRELATION_FEATURES)
     flagged = {k: v for k, v in out.items() if v is not None and abs(v) >= threshold}
-    return {"n_graded": graded.height, "threshold": threshold, "correlations": out, "flagged": flagged}
+    return Correlations(n_graded=graded.height, threshold=threshold, correlations=out, flagged=flagged)
 
 
 _FEATURE_WORDS = {"reply_length": "reply length", "tool_calls": "the number of tool calls", "assistant_turns": "the number of assistant turns"}
 
 
-def correlation_warnings(report: dict[str, Any]) -> list[str]:
+def correlation_warnings(report: Correlations) -> list[str]:
     """One sentence per flagged feature: what the reward tracks and what to do."""
     out = []
-    for name, value in report.get("flagged", {}).items():
+    for name, value in report.flagged.items():
         verb = "rewards" if value > 0 else "punishes"
         out.append(f"reward {verb} {_FEATURE_WORDS.get(name, name)} (corr {value:+.2f}, flag at |r| >= "
-                   f"{report['threshold']:.2f}); check the judge before training")
+                   f"{report.threshold:.2f}); check the judge before training")
     return out
 
 
