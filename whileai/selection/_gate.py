@@ -9,7 +9,7 @@ near-duplicate asks, length spread and the pooled reward correlations.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import polars as pl
 from pydantic import Field
@@ -166,7 +166,11 @@ def publish_gate(
         band=(lo, hi),
         signal=signal.to_dict(),
         calibration=cal.to_dict(),
-        **hygiene,
+        duplicates=hygiene.duplicates,
+        near_duplicate_prompts=hygiene.near_duplicate_prompts,
+        length=hygiene.length,
+        correlations=hygiene.correlations,
+        eval_sourced=hygiene.eval_sourced,
         hack_scan=scan,
         warnings=warnings,
     )
@@ -226,7 +230,17 @@ def _signal_warnings(signal: Any, cal: Any, *, lo: float, hi: float) -> list[str
     return out
 
 
-def _hygiene(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
+class _Hygiene(NamedTuple):
+    """The gate's data-hygiene scans, each a report block."""
+
+    duplicates: dict[str, Any]
+    near_duplicate_prompts: dict[str, Any]
+    length: dict[str, Any]
+    correlations: Correlations
+    eval_sourced: int
+
+
+def _hygiene(df: pl.DataFrame, warnings: list[str]) -> _Hygiene:
     """Duplicates, near-duplicate asks, length spread, pooled correlations and eval-sourced rewards."""
     duplicates = duplicate_report(df)
     if duplicates["n_dropped"]:
@@ -246,5 +260,4 @@ def _hygiene(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
     n_eval = int(df.select(eval_sourced(df).sum()).item())
     if n_eval:
         warnings.append(eval_sourced_warning(n_eval, "row(s)"))
-    return {"duplicates": duplicates, "near_duplicate_prompts": near, "length": lengths, "correlations": corr,
-            "eval_sourced": n_eval}
+    return _Hygiene(duplicates, near, lengths, corr, n_eval)
