@@ -16,16 +16,23 @@ import math
 import re
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from whileai.defaults import REPR_CHARS
 
-__all__ = ["ChartedReport", "Documented", "ROWS_GIVEN", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
+__all__ = ["ChartedReport", "Documented", "Part", "ROWS_GIVEN", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
 
 #: How a verdict word reads: good (green), bad (red), warn (yellow), neutral (no colour).
 Tone = Literal["good", "bad", "warn", "neutral"]
@@ -164,6 +171,49 @@ class Documented(BaseModel):
             else:
                 setattr(cls, name, Field(value, description=doc))
         super().__init_subclass__(**kwargs)
+
+
+class Part(Documented):
+    """A fixed-shape block inside a report (a trust report's ``floors``, a training run's ``reward``).
+
+    Typed where the report once held a ``dict[str, Any]``, and read as that dict was
+    (``part["key"]``, ``part.get("key")``, ``"key" in part``). It serialises to the keys it was
+    given, in the order its fields are declared: a block built or stored with fewer keys (a
+    ``skipped`` form, an empty default) dumps as it did before it was typed, so the JSON stays
+    what it was and a stored report loads back to the same JSON.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    @model_serializer(mode="wrap")
+    def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        given = self.model_fields_set
+        return {k: v for k, v in out.items() if k in given}
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.model_fields_set:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.model_fields_set
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read a key like ``dict.get``."""
+        return getattr(self, key) if key in self.model_fields_set else default
+
+    def keys(self) -> list[str]:
+        """The keys it serialises, as a dict's keys."""
+        return [k for k in type(self).model_fields if k in self.model_fields_set]
+
+    def __bool__(self) -> bool:
+        return bool(self.model_fields_set)  # an empty block is falsy, as the empty dict it replaces was
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):  # equal to the dict it stands for, as code written for that dict compares
+            return bool(self.model_dump() == dict(other))
+        return super().__eq__(other)
 
 
 class Report(Documented):

@@ -17,9 +17,8 @@ from pydantic import Field
 from whileai import table
 from whileai.defaults import CURRICULUM_TIERS, DIFFICULTY_BAND, MIN_GROUP_ROLLOUTS
 from whileai.measure import task_stats
-from whileai.report import ChartedReport, Report
+from whileai.report import ChartedReport, Part, Report
 from whileai.selection._args import check_band, check_fraction, check_positive_int
-from whileai.selection._block import Block
 from whileai.selection._rows import has, require_graded
 from whileai.table import FluentT, IntoRows
 
@@ -28,7 +27,7 @@ __all__ = ["CurriculumReport", "curriculum", "retire_solved"]
 _SOLVED, _FLOOR = DIFFICULTY_BAND[1], DIFFICULTY_BAND[0]
 
 
-class Thresholds(Block):
+class Thresholds(Part):
     """The cut points a curriculum was split at."""
 
     solved: float = _SOLVED

@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.defaults import PASS_THRESHOLD
+from whileai.defaults import CI_LEVEL, PASS_THRESHOLD
 from whileai.errors import TrainingSelectionError
 from whileai.selection._rows import eval_sourced, junk_flag, junk_split, refuse_ungraded
 from whileai.table.raydata import (
@@ -128,7 +128,7 @@ def select_rl(ds: Any, *, out: Any, target: int | None, band: tuple[float, float
     k_in = float(graded["n_graded"].median())  # type: ignore[arg-type]
     # the leak block: counts summed over the asks (a leaking row's position is the local engine's, not kept here)
     leaks = LeakCheck(checked=bool(asks["leak_checked"].any()), n_checked=int(asks["leak_n_checked"].sum()),
-                      n_dropped=int(asks["leak_dropped"].sum()))
+                      n_dropped=int(asks["leak_dropped"].sum()), leaked=[])
     eligible = asks.filter(pl.col("eligible"))
     report = rl_report(tally, leaks=leaks, n_tasks=asks.height, k_in=k_in,
                        rates=(graded["c"] / graded["n_graded"]).to_numpy(), groups_eligible=eligible.height,
@@ -147,7 +147,7 @@ def select_rl(ds: Any, *, out: Any, target: int | None, band: tuple[float, float
     kept_keys = set(chosen["_tid"].to_list())
     kept = asks.filter(pl.col("task_key").is_in(list(kept_keys)))
     report.calibration = CalibrationStamps(n_tasks=chosen.height, n_stamped=int(kept["stamped"].sum()),
-                                           n_carried=int(kept["carried"].sum()), k_median=k_in)
+                                           n_carried=int(kept["carried"].sum()), k_median=k_in, level=CI_LEVEL)
     hygiene = [*duplicate_notes(report), *band_resolution_notes(k_in),
                "the Ray engine leaves out the selection's correlations, group signal and hack scan (they read "
                f"the kept rows); run them on the folder {out_path!r}."]

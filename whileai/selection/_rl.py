@@ -31,9 +31,8 @@ from whileai.defaults import (
 from whileai.errors import TrainingSelectionError, WaiError
 from whileai.guard import trajectory_signature
 from whileai.measure import check_reward_range, nan_as_ungraded, nan_rewards_unset, task_stats
-from whileai.report import ROWS_GIVEN, ChartedReport
+from whileai.report import ROWS_GIVEN, ChartedReport, Part
 from whileai.selection._args import check_band, check_choice, check_positive_int
-from whileai.selection._block import Block
 from whileai.selection._calibration import stamp_calibration
 from whileai.selection._rows import (
     eval_sourced,
@@ -76,7 +75,7 @@ _TASK_SEED = 7
 _DECISION_COLUMNS = ("reward", "final_text", "fault_kind", "truncated", "finish_reason", "lineage", "messages")
 
 
-class Gates(Block):
+class Gates(Part):
     """Junk rows dropped, per reason; each row counts once."""
 
     no_output: int = 0
@@ -87,17 +86,23 @@ class Gates(Block):
     """No reward."""
 
 
-class Duplicates(Block):
+class Duplicates(Part):
     """Duplicate rollouts within an ask (the same tool calls, arguments and final text)."""
 
     n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows the dedupe saw (those left after the junk gates)."""
-    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
 
     @property
     def n(self) -> int:
         """``n_rows`` under its old name (rows the dedupe saw), kept so code written with it still reads."""
         return self.n_rows
+
+    def __getitem__(self, key: str) -> Any:
+        return super().__getitem__("n_rows" if key == "n" else key)  # the old name reads the field
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Read a key like ``dict.get`` (``n`` reads ``n_rows``)."""
+        return super().get("n_rows" if key == "n" else key, default)
 
     n_kept: int = 0
     """Rows kept (the first of each trajectory within its ask)."""
@@ -111,7 +116,7 @@ class Duplicates(Block):
     """Duplicate sets the judge scored differently."""
 
 
-class Unanimous(Block):
+class Unanimous(Part):
     """The unanimous asks dropped, by kind."""
 
     all_pass: int = 0
@@ -122,7 +127,7 @@ class Unanimous(Block):
     """One rollout left."""
 
 
-class BandDropped(Block):
+class BandDropped(Part):
     """The asks outside the difficulty band."""
 
     too_easy: int = 0
@@ -131,7 +136,7 @@ class BandDropped(Block):
     """Pass rate below the band."""
 
 
-class CalibrationStamps(Block):
+class CalibrationStamps(Part):
     """The calibration stamps on the kept rows (docs/select.md, "The calibration stamp")."""
 
     n_tasks: int = 0
@@ -266,7 +271,7 @@ class RLSelectionReport(ChartedReport):
         if self.privileged_leaks.get("checked"):
             lines.append(f"  privileged leaks dropped: {self.privileged_leaks_dropped}")
         if self.junk_dropped:
-            parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in self.gates.items() if v)
+            parts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in self.gates.model_dump().items() if v)
             lines.append(f"  junk rows dropped: {self.junk_dropped} ({parts})")
         target = "all" if self.target is None else f"target {self.target} rows"
         lines.append(f"  groups kept: {self.groups_selected} of {self.groups_eligible} eligible ({target}, order {self.order})")
@@ -414,7 +419,7 @@ def select_for_rl(
         selected, n_carried = stamp_calibration(selected, stats)
         report.n_selected = selected.height
         report.calibration = CalibrationStamps(n_tasks=chosen.height, n_stamped=int(selected["calibration"].is_not_null().sum()),
-                                               n_carried=n_carried, k_median=k_in)
+                                               n_carried=n_carried, k_median=k_in, level=CI_LEVEL)
 
         # hygiene: correlations, hack scan, band resolution, k-way numbers, eval-sourced rewards
         _hygiene(selected, k_in, endorsed_list, report, hygiene)

@@ -15,7 +15,7 @@ from pydantic import Field
 from whileai import table
 from whileai.defaults import HACK_THRESHOLD
 from whileai.guard import feature_correlations
-from whileai.selection._block import Block
+from whileai.report import Part
 from whileai.selection._rows import has, n_tool_calls_expr, n_turns_expr, reply_chars_expr
 
 __all__ = [
@@ -42,7 +42,7 @@ def eval_sourced_warning(count: int, what: str) -> str:
 CORRELATION_FEATURES = ("reply_length", "tool_calls", "assistant_turns")
 
 
-class Correlations(Block):
+class Correlations(Part):
     """Pooled reward correlations over a selector's rows, and those past the flag threshold."""
 
     n_graded: int = 0
@@ -96,7 +96,7 @@ def correlation_warnings(report: Correlations) -> list[str]:
     return out
 
 
-class LeakCheck(Block):
+class LeakCheck(Part):
     """The privileged-leak check a selector ran (whileai 0.131's ``privileged_leaks`` block)."""
 
     checked: bool = False
@@ -124,7 +124,7 @@ def privileged_leaks(rows: table.Source | pl.DataFrame, warnings: list[str]) -> 
     src = table.source(rows, allow_empty=True) if isinstance(rows, pl.DataFrame) else rows
     present = src.read(list(table.PRIVILEGED_COLUMNS))
     if not any(has(present, c) for c in table.PRIVILEGED_COLUMNS):
-        return None, LeakCheck()
+        return None, LeakCheck(checked=False, n_checked=0, n_dropped=0, leaked=[])
     from whileai.guard import leak_report
 
     report = leak_report(src)

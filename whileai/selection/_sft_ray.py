@@ -116,7 +116,7 @@ def _leak_block(batch: pa.Table) -> pa.Table:
 
 def _leaks(ds: Any, warnings: list[str]) -> LeakCheck:
     """The leak block over the whole dataset, rows indexed from the start (an ordered pass)."""
-    info = LeakCheck()
+    info = LeakCheck(checked=False, n_checked=0, n_dropped=0, leaked=[])
     names = set(ds.schema().names) if ds.schema() is not None else set()
     if not names & set(table.PRIVILEGED_COLUMNS):
         return info
