@@ -40,17 +40,23 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError, translate
 from whileai.report import Report, html_table, markdown_table, md_escape
-from whileai.selection import _calibration, _optimize, _pairs, _rl, _sft
-from whileai.selection._rl import RLSelectionReport
-from whileai.selection._sft import SFTSelectionReport
+from whileai.selection import PreferencePairs as _PreferencePairs
+from whileai.selection import (
+    RLSelectionReport,
+    SFTSelectionReport,
+)
+from whileai.selection import build_preference_pairs as _build_preference_pairs
+from whileai.selection import calibrate as _calibrate
+from whileai.selection import optimize as _optimize
+from whileai.selection import select_for_rl as _select_for_rl
+from whileai.selection import select_for_sft as _select_for_sft
 
 if TYPE_CHECKING:  # types of the signatures only: simulate's step loads on its first call
     import numpy as np
     import pyarrow as pa  # to_arrow's return type; pyarrow loads with the first Arrow read or write
 
     from whileai._progress import ProgressArg
-    from whileai.simulation._endpoint import Endpoint
-    from whileai.simulation._engine import Mode, RepeatPolicy
+    from whileai.simulation import Endpoint, Mode, RepeatPolicy
     from whileai.table.raydata import FolderResult
 
 __all__ = [
@@ -384,9 +390,9 @@ def _user_audit(judge: Any) -> Callable[[pl.DataFrame], list[list[dict[str, str]
     flag; a reward under ``PASS_THRESHOLD`` with none raises ``user.judged``; the fragment is the
     judge's reason. A judge that fails on a row raises no flag there.
     """
-    from whileai.grade._rubric import Criterion, rubric_judge
-    from whileai.grade._run import run_judge as judge_rows
-    from whileai.simulation._user_checks import USER_FLAGS, USER_JUDGE_CRITERIA, context_of_row
+    from whileai.grade import Criterion, rubric_judge
+    from whileai.grade import run_judge as judge_rows
+    from whileai.simulation import USER_FLAGS, USER_JUDGE_CRITERIA, context_of_row
 
     if isinstance(judge, str) or (callable(getattr(judge, "chat", None)) and not callable(judge)):
         judge = rubric_judge([Criterion(text, kind="hard", name=name) for name, text in USER_JUDGE_CRITERIA],
@@ -535,13 +541,13 @@ def simulate(
             raise ArgumentError(f"grader must come with repeat_policy='dynamic', got repeat_policy={repeat_policy!r}. "
                                 "Grade afterwards with data.grade(judge=...), "
                                 "or pass repeat_policy='dynamic' for DAPO dynamic sampling.", argument="grader")
-        from whileai.grade._run import run_judge as judge_rows
+        from whileai.grade import run_judge as judge_rows
 
         options["score_rows"] = lambda df: judge_rows(df, grader, trust="off").df
     if user_judge is not None:
         options["user_audit"] = _user_audit(user_judge)
     # the step loads on the first call, not on import
-    from whileai.simulation._engine import simulate as simulate_step
+    from whileai.simulation import simulate as simulate_step
 
     result = simulate_step(**options)
     if not isinstance(result, table.StepResult):  # engine="ray": the rows are in a folder the workers wrote
@@ -551,7 +557,7 @@ def simulate(
 
 def _run_judge_door() -> Callable[..., ScoredData]:
     """``run_judge`` wrapped as ``ScoredData`` (the grade step loads on first use)."""
-    from whileai.grade._run import run_judge as judge_step
+    from whileai.grade import run_judge as judge_step
 
     return _fluent(judge_step, ScoredData)
 
@@ -576,17 +582,17 @@ def _loop_call(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover - what type checkers see: the same call, typed
-    from whileai.grade._run import run_judge as _judge_step
+    from whileai.grade import run_judge as _judge_step
 
     run_judge = _fluent(_judge_step, ScoredData)
 
-optimize = _fluent(_optimize.optimize, Selection)
-select_for_rl = _fluent(_rl.select_for_rl, Selection[RLSelectionReport])
-select_for_sft = _fluent(_sft.select_for_sft, Selection[SFTSelectionReport])
-calibrate = _fluent(_calibration.calibrate, ScoredData, keep_class=True)
+optimize = _fluent(_optimize, Selection)
+select_for_rl = _fluent(_select_for_rl, Selection[RLSelectionReport])
+select_for_sft = _fluent(_select_for_sft, Selection[SFTSelectionReport])
+calibrate = _fluent(_calibrate, ScoredData, keep_class=True)
 
 
-class PreferencePairs(_pairs.PreferencePairs):
+class PreferencePairs(_PreferencePairs):
     """What ``build_preference_pairs`` returns: the pairs (``.df``, ``.report``) and ``.export``."""
 
     def export(self, path: str | os.PathLike[str], **options: Any) -> Any:
@@ -599,9 +605,9 @@ class PreferencePairs(_pairs.PreferencePairs):
 def build_preference_pairs(rows: table.IntoRows, /, *, max_pairs_per_prompt: int = 1,
                            min_margin: float = PAIR_MIN_MARGIN, length_match: bool = True) -> PreferencePairs:
     """The select step's ``build_preference_pairs``, its pairs made a fluent :class:`PreferencePairs`."""
-    pairs = _pairs.build_preference_pairs(rows, max_pairs_per_prompt=max_pairs_per_prompt, min_margin=min_margin,
+    pairs = _build_preference_pairs(rows, max_pairs_per_prompt=max_pairs_per_prompt, min_margin=min_margin,
                                           length_match=length_match)
     return PreferencePairs(pairs.df, report=pairs.report, meta=pairs.meta)
 
 
-build_preference_pairs.__doc__ = _pairs.build_preference_pairs.__doc__
+build_preference_pairs.__doc__ = _build_preference_pairs.__doc__

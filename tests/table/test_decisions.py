@@ -158,7 +158,7 @@ AWKWARD_SHAPES = ["system turns", "some ids missing", "empty conversations", "no
 def test_every_awkward_file_but_one_without_prompts_is_read_decisions_first(tmp_path: Path, shape: str, mode: str) -> None:
     # the rows, reports and bytes of these files: tests/table/test_source_same_rows.py ("parquet: ...")
     from whileai.selection import _rl, _sft
-    from whileai.selection._common import read_columns
+    from whileai.selection._rows import read_columns
     from whileai.table._decisions import parquet_decisions
 
     _, path = _awkward_file(tmp_path, "rows", shape)
@@ -424,7 +424,7 @@ def test_calls_where_decides_whether_the_frame_holds_the_tool_calls(lean_sources
 def test_sft_from_a_file_whose_replies_are_in_the_conversation_only(tmp_path: Path, case: str) -> None:
     # a null final_text makes the narrow read take the whole conversations to fill it; with no
     # textless reply the decision frame still holds no messages, and the rows are the whole read's
-    from whileai.selection._common import reply_without_text
+    from whileai.selection._rows import reply_without_text
     from whileai.selection._sft import _DECISION_COLUMNS
     from whileai.table._decisions import parquet_decisions
 

@@ -21,10 +21,10 @@ from whileai.defaults import DEFAULT_SEED
 @json_option
 def hack_scan(file: Any, endorsed: tuple[str, ...], seed: int, engine: str, as_json: bool) -> None:
     """Rank what the reward tracks within ask against a shuffle floor."""
+    from whileai.guard import HACK_SCAN_COLUMNS
     from whileai.guard import hack_scan as scan
-    from whileai.guard._hackfeat import COLUMNS
 
-    rows = engine_rows(file, engine) if engine == "ray" else read_rows(file, columns=[*COLUMNS, "reward"])
+    rows = engine_rows(file, engine) if engine == "ray" else read_rows(file, columns=[*HACK_SCAN_COLUMNS, "reward"])
     emit(scan(rows, endorsed=list(endorsed) or None, seed=seed), as_json)
 
 

@@ -12,8 +12,7 @@ import click
 @click.option("--key", "api_key", default=None, help="API key (default: WHILEAI_API_KEY, else none).")
 def login(base_url: str, api_key: str | None) -> None:
     """Check the server answers the key, then save both (mode 0600)."""
-    from whileai.platform._credentials import key_id, resolve_api_key, save_login
-    from whileai.platform.server._login import check_login
+    from whileai.platform import check_login, key_id, resolve_api_key, save_login
 
     key = api_key or resolve_api_key(None, server=base_url)[0]
     who = check_login(base_url, key)

@@ -24,7 +24,7 @@ def _connection(fn: Any) -> Any:
 
 
 def _backend(base_url: str | None, api_key: str | None, store_path: str | None) -> Any:
-    from whileai.platform._backend import backend_for
+    from whileai.platform import backend_for
 
     return backend_for(base_url=base_url, api_key=api_key, store=store_path)
 
@@ -145,7 +145,7 @@ def diff(agent: str, behavior: str, a: str, b: str, base_url: str | None, api_ke
 def promote(agent: str, version: str, yes: bool, base_url: str | None, api_key: str | None, store_path: str | None,
             as_json: bool) -> None:
     """Serve VERSION: the one every candidate is compared against (needs --yes)."""
-    from whileai.platform._models import Promote
+    from whileai.platform import Promote
 
     backend = _backend(base_url, api_key, store_path)
     backend.call("agent", name=agent)  # an unknown agent says so before --yes is asked
@@ -162,7 +162,7 @@ def promote(agent: str, version: str, yes: bool, base_url: str | None, api_key: 
 def archive(run_id: str, yes: bool, base_url: str | None, api_key: str | None, store_path: str | None,
             as_json: bool) -> None:
     """Hide RUN_ID everywhere unless asked (it stays in the store; needs --yes)."""
-    from whileai.platform._models import RunPatch
+    from whileai.platform import RunPatch
 
     backend = _backend(base_url, api_key, store_path)
     backend.call("run", run_id=run_id)  # an unknown id says so before --yes is asked

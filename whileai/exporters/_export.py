@@ -39,9 +39,11 @@ from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards, To
 from whileai.exporters._rows import (
     CARRIED,
     Counts,
+    LeakCounts,
     Options,
     build_chunk,
     group_stats,
+    leak_counts,
     line_bytes,
     prepare_frame,
     with_group_json,
@@ -113,9 +115,8 @@ class _Run:
         self.leaks = PrivilegedLeaks(checked=True)
         # the leak check runs chunk by chunk beside the build (the one vectorised detector on each
         # slice), and a leak refuses the file in finish(), before it lands
-        self._leak_rows: list[int] = []
-        from whileai.measure import task_stats
-        from whileai.measure._rows import check_reward_range, nan_as_ungraded
+        self._leak_counts = LeakCounts()
+        from whileai.measure import check_reward_range, nan_as_ungraded, task_stats
 
         check_reward_range(keys)
         self._read_warnings: list[str] = []
@@ -141,18 +142,29 @@ class _Run:
         """The source rows of the chunk from ``start`` (``CHUNK_ROWS`` rows), the columns an export reads."""
         return self._src.take(np.arange(start, min(start + CHUNK_ROWS, self.n), dtype=np.int64), columns=_READ_COLUMNS)
 
-    def _check_leaks(self, part: pl.DataFrame, start: int) -> tuple[int, int, list[int]]:
-        """The privileged-leak check on the source rows of one chunk: checked, leaked, indices."""
-        from whileai.guard._leak import leaking_rows  # the one vectorised detector leak_report runs
+    @classmethod
+    def from_counts(cls, opts: Options, *, validate: bool, n: int, groups: int, rewards: Rewards) -> _Run:
+        """A run with no source, for an engine that encodes the chunks elsewhere (the Ray workers).
 
-        n_checked, hits = leaking_rows(part)
-        return n_checked, hits.height, [start + int(i) for i in hits["_row"].head(EXPORT_EXAMPLES).to_list()]
+        It is filled with ``add`` and builds the report with ``finish``, as a local run does.
+        """
+        run = cls.__new__(cls)
+        run.opts, run.validate, run.n, run.groups, run.rewards = opts, validate, n, groups, rewards
+        run.leaks = PrivilegedLeaks(checked=True)
+        run._read_warnings, run._rl = [], False  # what __init__ reads off a local source
+        run.counts, run._leak_counts = Counts(), LeakCounts()
+        return run
+
+    def add(self, counts: Counts, leaks: LeakCounts, *, offset: int = 0) -> None:
+        """Add one chunk's counts and leak check, in row order (row indices moved by ``offset``)."""
+        self.counts.merge(counts)
+        self._leak_counts.merge(leaks, offset=offset)
 
     def _leak_verdict(self) -> None:
         """Fill the leak block from the chunks' checks; refuse the export on a leak with validate."""
-        n_checked, n_leaked = self.leaks.n_checked, self.leaks.n_leaked
-        leaked = self._leak_rows[:EXPORT_EXAMPLES]
-        self.leaks.leaked = leaked
+        checks = self._leak_counts
+        n_checked, n_leaked, leaked = checks.n_checked, checks.n_leaked, checks.rows[:EXPORT_EXAMPLES]
+        self.leaks.n_checked, self.leaks.n_leaked, self.leaks.leaked = n_checked, n_leaked, leaked
         self.leaks.summary = (f"{n_leaked} of {n_checked} rows with privileged context quote it in an assistant turn"
                               if n_checked else "no row carries privileged context")
         if n_leaked and self.validate:
@@ -171,12 +183,12 @@ class _Run:
             return None
         return self._stats.drop("task_key")[self._stats_at.slice(start, height)]
 
-    def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]:
-        from whileai.measure._rows import nan_rewards_unset
+    def _build(self, start: int, part: pl.DataFrame) -> tuple[pl.DataFrame, Counts, LeakCounts]:
+        from whileai.measure import nan_rewards_unset
 
         counts = Counts()
         part = nan_rewards_unset(part)  # a NaN reward is written as ungraded (null), as the stats read it
-        leaks = self._check_leaks(part, start)
+        leaks = leak_counts(part, start)
         prepared = prepare_frame(part, system_prompt=self._sys_prompt, tools_json=self._tools_json,
                                  with_groups=self._stats is not None, stats=self._stats, row_offset=start,
                                  row_stats=self._row_stats(start, part.height))
@@ -194,7 +206,7 @@ class _Run:
         starts = list(range(0, total, CHUNK_ROWS))
         workers = max(1, min(EXPORT_WORKERS, len(starts)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            pending: deque[Future[tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]]] = deque()
+            pending: deque[Future[tuple[pl.DataFrame, Counts, LeakCounts]]] = deque()
             for start in starts:
                 if len(pending) >= workers:  # read the next chunk only once a builder is free
                     yield from self._take(pending.popleft())
@@ -204,12 +216,9 @@ class _Run:
                 yield from self._take(pending.popleft())
         bar.close()
 
-    def _take(self, future: Future[tuple[pl.DataFrame, Counts, tuple[int, int, list[int]]]]) -> Iterator[pl.DataFrame]:
-        out, counts, (n_checked, n_leaked, leaked) = future.result()
-        self.counts.merge(counts)
-        self.leaks.n_checked += n_checked
-        self.leaks.n_leaked += n_leaked
-        self._leak_rows.extend(leaked[: max(0, EXPORT_EXAMPLES - len(self._leak_rows))])
+    def _take(self, future: Future[tuple[pl.DataFrame, Counts, LeakCounts]]) -> Iterator[pl.DataFrame]:
+        out, counts, leaks = future.result()
+        self.add(counts, leaks)
         if out.height:
             yield out
 

@@ -18,10 +18,18 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.defaults import EXPORT_EXAMPLES, PASS_THRESHOLD
+from whileai.defaults import PASS_THRESHOLD
 from whileai.errors import TrainingSelectionError
-from whileai.exporters._report import ExportReport, PrivilegedLeaks, Rewards
-from whileai.exporters._rows import Counts, Options, build_chunk, line_bytes, prepare_frame
+from whileai.exporters._report import ExportReport, Rewards
+from whileai.exporters._rows import (
+    Counts,
+    LeakCounts,
+    Options,
+    build_chunk,
+    leak_counts,
+    line_bytes,
+    prepare_frame,
+)
 from whileai.exporters._tools import resolve_tools
 from whileai.table.raydata import (
     check_output_folder,
@@ -55,17 +63,13 @@ def _encode_block(batch: pa.Table, *, opts: Options, stats: Any, system_prompt: 
     """One block's JSONL lines and its counts (runs in a worker)."""
     import ray
 
-    from whileai.guard._leak import leaking_rows
-
     part = table.frame(batch, columns=columns, allow_empty=True)
     if part.height and "messages" not in part.columns:
         raise TrainingSelectionError(
             "rows must carry a conversation (messages, or prompt and final_text) to become training rows, "
             f"got columns {', '.join(part.columns[:12])}. Pass rollouts with messages.")
     counts = Counts()
-    n_checked, hits = leaking_rows(part) if part.height else (0, pl.DataFrame({"_row": []}))
-    summary: dict[str, Any] = {"n_checked": n_checked, "n_leaked": hits.height,
-                               "leaked": [int(i) for i in hits["_row"].head(EXPORT_EXAMPLES).to_list()]}
+    summary: dict[str, Any] = {"leaks": asdict(leak_counts(part))}
     payload = b""
     if part.height:
         group = ray.get(stats) if stats is not None else None
@@ -102,20 +106,12 @@ def export_ray(ds: Any, output: Any, opts: Options, /, *, run_type: Any, columns
                               columns=columns)
 
     def finish(summaries: list[dict[str, Any]]) -> ExportReport:
-        run = run_type.__new__(run_type)  # the local run, filled from the blocks' counts (no rows)
-        run.opts, run.validate, run.n, run.groups = opts, validate, n, tasks.height
-        run.rewards = Rewards(n_pass=c, n_fail=g - c, n_ungraded=n - g)
-        run.leaks = PrivilegedLeaks(checked=True)
-        run._read_warnings, run._rl = [], False  # what __init__ reads off a local source
-        run.counts = Counts()
-        run._leak_rows = []
+        # the local run, filled from the blocks' counts (no rows), builds the local report
+        run = run_type.from_counts(opts, validate=validate, n=n, groups=tasks.height,
+                                   rewards=Rewards(n_pass=c, n_fail=g - c, n_ungraded=n - g))
         for s in summaries:
             part = Counts(**{**s["counts"], "invalid_rows": [r + s["offset"] for r in s["counts"]["invalid_rows"]]})
-            run.counts.merge(part)
-            run.leaks.n_checked += int(s["n_checked"])
-            run.leaks.n_leaked += int(s["n_leaked"])
-            run._leak_rows.extend(r + s["offset"] for r in s["leaked"])
-        del run._leak_rows[EXPORT_EXAMPLES:]
+            run.add(part, LeakCounts(**s["leaks"]), offset=s["offset"])
         return run.finish(None)
 
     path, report = write_parts(ds, out_path, block, suffix="jsonl", finish=finish)

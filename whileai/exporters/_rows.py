@@ -40,8 +40,8 @@ from whileai.measure import group_stats as measure_group_stats
 from whileai.table import canonical_json, list_series
 from whileai.table.schema import COLUMN_BY_NAME, PRIVILEGED_COLUMNS
 
-__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame",
-           "with_group_json"]
+__all__ = ["CARRIED", "FORBIDDEN_KEYS", "Counts", "LeakCounts", "Options", "build_chunk", "group_stats", "line_bytes", "prepare_frame",
+           "with_group_json", "leak_counts"]
 
 Format = Literal["openai", "trl"]
 MaskMode = Literal["assistant", "final"]
@@ -122,6 +122,35 @@ class Counts:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.invalid_rows.extend(other.invalid_rows)
         del self.invalid_rows[EXPORT_EXAMPLES:]
+
+
+@dataclass
+class LeakCounts:
+    """The privileged-leak check's running totals across chunks: rows checked, rows leaking, the first leaking rows."""
+
+    n_checked: int = 0
+    n_leaked: int = 0
+    rows: list[int] = field(default_factory=list)
+
+    def merge(self, other: LeakCounts, *, offset: int = 0) -> None:
+        """Add another chunk's check (in chunk order), its row indices moved by ``offset``."""
+        self.n_checked += other.n_checked
+        self.n_leaked += other.n_leaked
+        self.rows.extend(offset + r for r in other.rows[: max(0, EXPORT_EXAMPLES - len(self.rows))])
+
+
+def leak_counts(part: pl.DataFrame, start: int = 0) -> LeakCounts:
+    """The privileged-leak check on one chunk of the source, its rows numbered from ``start``.
+
+    ``whileai.guard.leaking_rows``, the one vectorised detector ``leak_report`` runs; either engine
+    checks each chunk (or block) with it and merges the counts in row order.
+    """
+    if not part.height:
+        return LeakCounts()
+    from whileai.guard import leaking_rows
+
+    n_checked, hits = leaking_rows(part)
+    return LeakCounts(n_checked, hits.height, [start + int(i) for i in hits["_row"].head(EXPORT_EXAMPLES).to_list()])
 
 
 # ------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 
 from ._contract import STATUSES as STATUSES
 from ._contract import Verdict as Verdict
+from ._contract import check_judge as check_judge
+from ._contract import error_verdict as error_verdict
 from ._contract import judge_name_of as judge_name_of
 from ._contract import normalize_judge_result as normalize_judge_result
 from ._labels import Labeled as Labeled

@@ -9,6 +9,7 @@ from ._grounding import GroundingReport as GroundingReport
 from ._grounding import grounding_report as grounding_report
 from ._grounding import mark_grounding as mark_grounding
 from ._grounding import ungrounded_arguments as ungrounded_arguments
+from ._hack import HACK_SCAN_COLUMNS as HACK_SCAN_COLUMNS
 from ._hack import HackScanReport as HackScanReport
 from ._hack import hack_scan as hack_scan
 from ._hygiene import CorrelationReport as CorrelationReport
@@ -17,11 +18,16 @@ from ._hygiene import DedupeReport as DedupeReport
 from ._hygiene import LengthReport as LengthReport
 from ._hygiene import NearDuplicateReport as NearDuplicateReport
 from ._hygiene import dedupe_groups as dedupe_groups
+from ._hygiene import feature_correlations as feature_correlations
 from ._hygiene import length_report as length_report
 from ._hygiene import near_duplicate_prompts as near_duplicate_prompts
 from ._hygiene import reward_correlations as reward_correlations
+from ._hygiene import star_pairs as star_pairs
+from ._hygiene import trajectory_signature as trajectory_signature
+from ._hygiene import truncated_flag as truncated_flag
 from ._leak import LeakReport as LeakReport
 from ._leak import leak_report as leak_report
+from ._leak import leaking_rows as leaking_rows
 from ._lineage import STAGES as STAGES
 from ._lineage import Spec as Spec
 from ._lineage import SpecError as SpecError

@@ -61,9 +61,13 @@ from whileai.stats.rng import check_rng
 from whileai.stats.within import AndTier, WithinKernel, row_chunks, single_blas_thread
 from whileai.table import IntoRows, is_ray_dataset
 
-__all__ = ["HackScanReport", "hack_scan"]
+__all__ = ["HackScanReport", "hack_scan", "HACK_SCAN_COLUMNS"]
 
 _TIE = 1e-9
+
+#: The columns ``hack_scan`` reads besides the reward when no ``features=`` function needs the
+#: whole row: what ``wai hack-scan`` reads from a file.
+HACK_SCAN_COLUMNS = COLUMNS
 
 
 class HackFeature(Documented):

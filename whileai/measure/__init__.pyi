@@ -17,6 +17,10 @@ from ._holdout_block import HOLDOUT_KEYS as HOLDOUT_KEYS
 from ._holdout_block import holdout_block as holdout_block
 from ._passat import PassAt as PassAt
 from ._passat import pass_at as pass_at
+from ._passat import pass_at_numbers as pass_at_numbers
+from ._rows import check_reward_range as check_reward_range
+from ._rows import nan_as_ungraded as nan_as_ungraded
+from ._rows import nan_rewards_unset as nan_rewards_unset
 from ._selfcheck import SelfCheckReport as SelfCheckReport
 from ._selfcheck import self_check as self_check
 from ._summary import MarkerSummary as MarkerSummary

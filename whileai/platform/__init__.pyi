@@ -7,12 +7,15 @@ from whileai.errors import PlatformError as PlatformError
 from ._backend import Backend as Backend
 from ._backend import HttpBackend as HttpBackend
 from ._backend import LocalBackend as LocalBackend
+from ._backend import backend_for as backend_for
 from ._client import Run as Run
 from ._client import Tracked as Tracked
 from ._client import attach_delta as attach_delta
 from ._client import attach_holdout as attach_holdout
 from ._client import describe as describe
 from ._client import track as track
+from ._credentials import check_login as check_login
+from ._credentials import key_id as key_id
 from ._credentials import logout as logout
 from ._credentials import resolve_api_key as resolve_api_key
 from ._credentials import resolve_base_url as resolve_base_url
@@ -31,6 +34,7 @@ from ._models import Harness as Harness
 from ._models import LiveDay as LiveDay
 from ._models import LogBody as LogBody
 from ._models import Message as Message
+from ._models import Promote as Promote
 from ._models import RowsBody as RowsBody
 from ._models import RunPatch as RunPatch
 from ._models import RunRecord as RunRecord

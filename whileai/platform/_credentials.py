@@ -13,11 +13,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-from whileai.defaults import API_KEY_ENV, BASE_URL_ENV, CREDENTIALS_PATH
-from whileai.errors import ArgumentError
+from whileai.defaults import (
+    API_KEY_ENV,
+    API_KEY_HEADER,
+    BASE_URL_ENV,
+    CREDENTIALS_PATH,
+    PLATFORM_TIMEOUT_S,
+)
+from whileai.errors import ArgumentError, PlatformError
 
 __all__ = ["credentials_path", "key_id", "load_login", "logout", "resolve_api_key", "resolve_base_url", "save_login",
-           "status"]
+           "status", "check_login"]
 
 
 def credentials_path() -> Path:
@@ -111,3 +117,24 @@ def status() -> dict[str, Any]:
     key, key_source = resolve_api_key(server=url)
     return {"server": url, "server_source": url_source, "key_id": key_id(key), "key_source": key_source,
             "credentials": str(credentials_path()), "saved": credentials_path().exists()}
+
+
+def check_login(base_url: str, api_key: str | None, *, transport: Any = None) -> dict[str, Any]:
+    """``GET /whoami`` on the server with the key; its answer, or a PlatformError saying what failed."""
+    import httpx
+
+    headers = {API_KEY_HEADER: api_key} if api_key else {}
+    try:
+        with httpx.Client(base_url=base_url, headers=headers, timeout=PLATFORM_TIMEOUT_S, transport=transport) as c:
+            resp = c.get("/whoami")
+    except httpx.HTTPError as exc:
+        raise PlatformError(503, "unreachable", f"server must answer at {base_url!r}, got no answer ({exc}). "
+                                                "Start it with `wai server`, or check the URL.") from exc
+    if resp.status_code != 200:
+        try:
+            err = resp.json()["error"]
+            code, message = err["code"], err["message"]
+        except (ValueError, KeyError, TypeError):
+            code, message = "error", resp.text[:200]
+        raise PlatformError(resp.status_code, code, message)
+    return dict(resp.json())

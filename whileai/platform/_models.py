@@ -117,7 +117,7 @@ def harness_version(instructions: str | None, tools: Any, model: str | None) -> 
         >>> harness_version("Be brief.", None, "m1")
         'h-009be4c61ae0'
     """
-    from whileai.store._store import fingerprint
+    from whileai.store import fingerprint
     from whileai.table import canonical_json
 
     tool_text = tools if tools is None or isinstance(tools, str) else canonical_json(tools)

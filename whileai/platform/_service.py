@@ -67,8 +67,7 @@ from whileai.platform._views import (
     Verdict,
     VersionDiff,
 )
-from whileai.store._db import connect, resolve_path, transaction
-from whileai.store._migrations import utcnow
+from whileai.store import connect, resolve_path, transaction, utcnow
 
 __all__ = ["KeyInfo", "PlatformDB", "Service", "create_key", "list_keys", "revoke_key"]
 
@@ -282,9 +281,9 @@ def create_key(name: str, *, store: str | os.PathLike[str] | None = None) -> Key
     Raises:
         ArgumentError: A bad name.
     """
-    from whileai.store._store import _check_name
+    from whileai.store import check_name
 
-    _check_name(name, "account name")
+    check_name(name, "account name")
     key_id = secrets.token_hex(5)
     key = f"wai_{key_id}_{secrets.token_urlsafe(24)}"
     db = PlatformDB(store)

@@ -21,7 +21,7 @@ from whileai import table
 from whileai.defaults import CI_LEVEL
 from whileai.measure import task_stats
 from whileai.report import Report
-from whileai.selection._common import has
+from whileai.selection._rows import has
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
 

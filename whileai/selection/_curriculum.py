@@ -17,19 +17,29 @@ from pydantic import Field
 from whileai import table
 from whileai.defaults import CURRICULUM_TIERS, DIFFICULTY_BAND, MIN_GROUP_ROLLOUTS
 from whileai.measure import task_stats
-from whileai.report import ChartedReport, Report
-from whileai.selection._common import (
-    check_band,
-    check_fraction,
-    check_positive_int,
-    has,
-    require_graded,
-)
+from whileai.report import ChartedReport, Part, Report
+from whileai.selection._args import check_band, check_fraction, check_positive_int
+from whileai.selection._rows import has, require_graded
 from whileai.table import FluentT, IntoRows
 
 __all__ = ["CurriculumReport", "curriculum", "retire_solved"]
 
 _SOLVED, _FLOOR = DIFFICULTY_BAND[1], DIFFICULTY_BAND[0]
+
+
+class Thresholds(Part):
+    """The cut points a curriculum was split at."""
+
+    solved: float = _SOLVED
+    """Tasks above this pass rate are retired."""
+    floor: float = _FLOOR
+    """Tasks below this pass rate are not ready."""
+    band: list[float] = Field(default_factory=lambda: list(DIFFICULTY_BAND))
+    """The difficulty band ``[lo, hi]`` the trainable tasks are counted in."""
+    min_rollouts: int = MIN_GROUP_ROLLOUTS
+    """Graded rollouts a task needs to have a difficulty."""
+    tiers: int = CURRICULUM_TIERS
+    """Buckets the trainable tasks are cut into."""
 
 
 class CurriculumReport(ChartedReport):
@@ -50,7 +60,7 @@ class CurriculumReport(ChartedReport):
     """Tasks with fewer than ``min_rollouts`` graded rollouts: no difficulty yet."""
     n_in_band: int = 0
     """Trainable tasks inside ``band`` (inclusive)."""
-    thresholds: dict[str, Any] = Field(default_factory=dict)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
     """``solved``, ``floor``, ``band``, ``min_rollouts``, ``tiers``."""
     schedule: list[str] = Field(default_factory=list)
     """Trainable task ids, easy to hard."""
@@ -74,7 +84,7 @@ class CurriculumReport(ChartedReport):
         from whileai.charts import difficulty_histogram, histogram_counts
 
         rates = [t.get("pass_rate") for part in (self.trainable, self.retired, self.not_ready) for t in part]
-        band = tuple(self.thresholds.get("band", DIFFICULTY_BAND))
+        band = (self.thresholds.band[0], self.thresholds.band[1])
         return difficulty_histogram(histogram_counts([r for r in rates if r is not None]), band=band,
                                     title=f"{self.n_trainable} trainable, {self.n_solved} retired, "
                                           f"{self.n_not_ready} not ready of {self.n_tasks} tasks")
@@ -154,7 +164,7 @@ def curriculum(
         n_not_ready=int((tasks["_status"] == "not_ready").sum()),
         n_thin=int((tasks["_status"] == "thin").sum()),
         n_in_band=int(trainable.select(((rate >= lo) & (rate <= hi)).sum()).item()),
-        thresholds={"solved": solved_f, "floor": floor_f, "band": [lo, hi], "min_rollouts": min_k, "tiers": n_tiers},
+        thresholds=Thresholds(solved=solved_f, floor=floor_f, band=[lo, hi], min_rollouts=min_k, tiers=n_tiers),
         schedule=trainable["task_id"].to_list(),
         trainable=entries(trainable),
         retired=entries(tasks.filter(pl.col("_status") == "retired").sort(["pass_rate", "task_id"], descending=[True, False])),

@@ -9,7 +9,7 @@ near-duplicate asks, length spread and the pooled reward correlations.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import polars as pl
 from pydantic import Field
@@ -18,18 +18,17 @@ from whileai import table
 from whileai.defaults import DIFFICULTY_BAND, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
 from whileai.errors import PublishGateError
 from whileai.report import Report
+from whileai.selection._args import check_band, check_choice
 from whileai.selection._calibration import calibrate
-from whileai.selection._common import (
-    check_band,
-    check_choice,
-    correlation_warnings,
-    correlations,
-    eval_sourced,
-    eval_sourced_warning,
-    has,
-)
 from whileai.selection._groups import group_signal
 from whileai.selection._hygiene import duplicate_report, length_report, near_duplicate_asks
+from whileai.selection._rows import eval_sourced, has
+from whileai.selection._scans import (
+    Correlations,
+    correlation_warnings,
+    correlations,
+    eval_sourced_warning,
+)
 from whileai.table import IntoRows
 
 __all__ = ["GateReport", "publish_gate"]
@@ -64,7 +63,7 @@ class GateReport(Report):
     """Different tasks whose asks share most of their words."""
     length: dict[str, Any] = Field(default_factory=dict)
     """Reply-length spread per ask."""
-    correlations: dict[str, Any] = Field(default_factory=dict)
+    correlations: Correlations = Field(default_factory=Correlations)
     """Pooled reward correlation with reply length, tool calls and turns, flagged at HACK_THRESHOLD."""
     hack_scan: Any = None
     """``whileai.guard.hack_scan`` over RL-shaped rows, when ``endorsed=`` or ``strict_hacks`` was given."""
@@ -167,7 +166,11 @@ def publish_gate(
         band=(lo, hi),
         signal=signal.to_dict(),
         calibration=cal.to_dict(),
-        **hygiene,
+        duplicates=hygiene.duplicates,
+        near_duplicate_prompts=hygiene.near_duplicate_prompts,
+        length=hygiene.length,
+        correlations=hygiene.correlations,
+        eval_sourced=hygiene.eval_sourced,
         hack_scan=scan,
         warnings=warnings,
     )
@@ -227,7 +230,17 @@ def _signal_warnings(signal: Any, cal: Any, *, lo: float, hi: float) -> list[str
     return out
 
 
-def _hygiene(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
+class _Hygiene(NamedTuple):
+    """The gate's data-hygiene scans, each a report block."""
+
+    duplicates: dict[str, Any]
+    near_duplicate_prompts: dict[str, Any]
+    length: dict[str, Any]
+    correlations: Correlations
+    eval_sourced: int
+
+
+def _hygiene(df: pl.DataFrame, warnings: list[str]) -> _Hygiene:
     """Duplicates, near-duplicate asks, length spread, pooled correlations and eval-sourced rewards."""
     duplicates = duplicate_report(df)
     if duplicates["n_dropped"]:
@@ -247,5 +260,4 @@ def _hygiene(df: pl.DataFrame, warnings: list[str]) -> dict[str, Any]:
     n_eval = int(df.select(eval_sourced(df).sum()).item())
     if n_eval:
         warnings.append(eval_sourced_warning(n_eval, "row(s)"))
-    return {"duplicates": duplicates, "near_duplicate_prompts": near, "length": lengths, "correlations": corr,
-            "eval_sourced": n_eval}
+    return _Hygiene(duplicates, near, lengths, corr, n_eval)

@@ -12,10 +12,10 @@ import polars as pl
 
 from whileai import table
 from whileai.defaults import DIFFICULTY_BAND
-from whileai.measure import task_stats
-from whileai.measure._passat import pass_at_numbers
+from whileai.measure import pass_at_numbers, task_stats
 from whileai.report import Report, fmt_num
-from whileai.selection._common import check_band, has
+from whileai.selection._args import check_band
+from whileai.selection._rows import has
 from whileai.table import IntoRows
 
 __all__ = ["GroupSignal", "group_signal"]

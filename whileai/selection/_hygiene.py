@@ -14,9 +14,9 @@ import numpy as np
 import polars as pl
 
 from whileai.defaults import LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.guard._hygiene import dedupe_groups, star_pairs
-from whileai.guard._hygiene import length_report as guard_length_report
-from whileai.selection._common import has
+from whileai.guard import dedupe_groups, star_pairs
+from whileai.guard import length_report as guard_length_report
+from whileai.selection._rows import has
 from whileai.stats.minhash import band_keys, minhash_signatures
 
 __all__ = ["duplicate_report", "length_report", "near_duplicate_asks"]

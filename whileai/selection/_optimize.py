@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from whileai.errors import ArgumentError
-from whileai.selection._common import check_choice
+from whileai.selection._args import check_choice
 from whileai.selection._rl import select_for_rl
 from whileai.selection._sft import select_for_sft
 from whileai.table import IntoRows, StepResult, is_ray_dataset
@@ -73,8 +73,5 @@ def optimize(rows: IntoRows, /, *, mode: Literal["rl", "sft"] = "rl", **options:
         raise ArgumentError(
             f"options must be those mode={mode!r} takes, got {', '.join(f'{n}={options[n]!r}' for n in stray)}. {fix}.",
             argument=stray[0])
-    if mode == "sft" and options.get("target", 1) is None:
-        raise ArgumentError('target must be a positive integer with mode="sft", got None. Pass for example target=1000.',
-                            argument="target")
     return _SELECTORS[mode](rows, **options)
 

@@ -13,14 +13,9 @@ from whileai import table
 from whileai.defaults import PAIR_MIN_MARGIN
 from whileai.errors import ArgumentError
 from whileai.report import Report, fmt_num
-from whileai.selection._common import (
-    check_positive_int,
-    eval_sourced,
-    eval_sourced_warning,
-    has,
-    reply_chars_expr,
-    require_graded,
-)
+from whileai.selection._args import check_positive_int
+from whileai.selection._rows import eval_sourced, has, reply_chars_expr, require_graded
+from whileai.selection._scans import eval_sourced_warning
 from whileai.stats import length_confound
 from whileai.table import IntoRows
 from whileai.table.schema import MESSAGE

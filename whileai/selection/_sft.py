@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, NoReturn
+from typing import Any, ClassVar, Literal, NoReturn
 
 import numpy as np
 import polars as pl
@@ -18,20 +18,18 @@ from whileai.defaults import (
     SFT_MIN_REWARD,
 )
 from whileai.errors import ArgumentError, TrainingSelectionError
-from whileai.measure._rows import check_reward_range, nan_as_ungraded, nan_rewards_unset
-from whileai.report import Report, fmt_num
-from whileai.selection._common import (
-    check_choice,
-    check_positive_int,
+from whileai.measure import check_reward_range, nan_as_ungraded, nan_rewards_unset
+from whileai.report import ROWS_GIVEN, Report, fmt_num
+from whileai.selection._args import check_choice, check_positive_int
+from whileai.selection._rows import (
     eval_sourced,
-    eval_sourced_warning,
     has,
     junk_flag,
-    privileged_leaks,
     read_columns,
     reply_without_text,
     require_graded,
 )
+from whileai.selection._scans import LeakCheck, eval_sourced_warning, privileged_leaks
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows
 
@@ -53,8 +51,15 @@ class SFTSelectionReport(Report):
 
     mode: str = "sft"
     """Always ``"sft"``."""
-    n: int = 0
+    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows given."""
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
+    @property
+    def n(self) -> int:
+        """``n_rows`` under its old name (rows given), kept so code written with it still reads."""
+        return self.n_rows
+
     n_ungraded: int = 0
     """Rows with no reward (never eligible)."""
     n_not_pass: int = 0
@@ -63,7 +68,7 @@ class SFTSelectionReport(Report):
     """Rows at or above ``min_reward`` with no reply and no tool call, or a reply with no letter or digit."""
     privileged_leaks_dropped: int = 0
     """Rows whose reply quotes their own privileged context (never eligible)."""
-    privileged_leaks: dict[str, Any] = Field(default_factory=dict)
+    privileged_leaks: LeakCheck = Field(default_factory=LeakCheck)
     """``checked``, ``n_checked``, ``n_dropped`` and the first ``leaked`` rows."""
     n_eligible: int = 0
     """Rows that could be picked: graded, at or above ``min_reward``, not junk, not leaking."""
@@ -104,7 +109,7 @@ class SFTSelectionReport(Report):
     def render(self) -> str:
         """The printed block, first line as in whileai 0.131."""
         lines = [
-            f"sft selection: kept {self.n_selected} of {self.n} rows ({self.selection}"
+            f"sft selection: kept {self.n_selected} of {self.n_rows} rows ({self.selection}"
             + (f", effectively {self.selection_effective}" if self.selection_effective != self.selection else "") + ")",
             f"  eligible {self.n_eligible} (reward >= {self.min_reward:g}), junk {self.n_junk}, not passing {self.n_not_pass}"
             + (f", ungraded {self.n_ungraded}" if self.n_ungraded else ""),
@@ -121,7 +126,7 @@ class SFTSelectionReport(Report):
         return "\n".join(lines)
 
 
-def _prompt_key(df: pl.DataFrame) -> pl.Expr:
+def prompt_key(df: pl.DataFrame) -> pl.Expr:
     """A 64-bit hash of the prompt text; a row with no prompt falls back to its task."""
     if not has(df, "prompt"):
         return pl.col("task_key").hash(41)
@@ -199,15 +204,46 @@ def _per_prompt_picks(pool: pl.DataFrame, n_take: int, *, top: bool) -> pl.DataF
         size = min(pool.height, size * PICK_HEAD_FACTOR)
 
 
-def note_pick(report: dict[str, Any], chosen: pl.DataFrame, select: str) -> None:
+def check_sft_options(*, select: Any, min_reward: Any, target: Any, k: Any) -> tuple[str, float, int, int | None]:
+    """``select(mode="sft")``'s options checked (an ArgumentError names a bad one), as either engine runs them."""
+    select = check_choice("select", select, SFT_SELECTIONS)
+    if isinstance(min_reward, bool) or not isinstance(min_reward, (int, float)) or math.isnan(float(min_reward)):
+        raise ArgumentError(f"min_reward must be a number, got {min_reward!r}. Pass for example min_reward=1.0.",
+                            argument="min_reward")
+    if target is None:
+        raise ArgumentError('target must be a positive integer with mode="sft", got None. Pass for example target=1000.',
+                            argument="target")
+    return select, float(min_reward), check_positive_int("target", target), check_positive_int("k", k, allow_none=True)
+
+
+def sft_report(*, n_rows: int, n_ungraded: int, n_not_pass: int, n_junk: int, n_eligible: int, prompts_eligible: int,
+               per_prompt: pl.Series, leaks: LeakCheck, target: int, select: str, k: int | None,
+               min_reward: float) -> SFTSelectionReport:
+    """The SFT report of the counts, before the pick (either engine).
+
+    ``per_prompt`` holds the graded completions of each prompt that has one: what rejection
+    sampling chooses among.
+    """
+    return SFTSelectionReport(
+        n_rows=n_rows, n_ungraded=n_ungraded, n_not_pass=n_not_pass, n_junk=n_junk, n_eligible=n_eligible,
+        privileged_leaks_dropped=leaks.n_dropped, privileged_leaks=leaks, target=target, selection=select, k=k,
+        min_reward=min_reward, prompts=per_prompt.len(), prompts_eligible=prompts_eligible,
+        completions_per_prompt_max=int(per_prompt.max()),  # type: ignore[arg-type]
+        completions_per_prompt_mean=round(float(per_prompt.mean()), 4),  # type: ignore[arg-type]
+        completions_per_prompt_median=float(per_prompt.median()),  # type: ignore[arg-type]
+        prompts_with_one_completion=int((per_prompt <= 1).sum()),
+    )
+
+
+def note_pick(report: SFTSelectionReport, chosen: pl.DataFrame, select: str) -> None:
     """The report's pick lines: rows kept, their reward, and the rejection-sampling note (Lambert 2025)."""
-    report["n_selected"] = chosen.height
-    report["reward_mean_selected"] = float(chosen["reward"].mean())  # type: ignore[arg-type]
-    median_k = report["completions_per_prompt_median"]
-    report["selection_effective"] = "pass_filter" if median_k <= 1 else select
-    mean_k = report["completions_per_prompt_mean"]
+    report.n_selected = chosen.height
+    report.reward_mean_selected = float(chosen["reward"].mean())  # type: ignore[arg-type]
+    median_k = report.completions_per_prompt_median
+    report.selection_effective = "pass_filter" if median_k <= 1 else select
+    mean_k = report.completions_per_prompt_mean
     if mean_k < REJECTION_SAMPLING_MIN_K:
-        report["note"] = (
+        report.note = (
             f"completions per prompt: mean {mean_k:.1f}, median {median_k:g}; rejection sampling wants "
             f"{REJECTION_SAMPLING_MIN_K} to 30 to choose among so the pick is not biased (Lambert 2025, chapter "
             "Rejection Sampling; Llama 3 samples 10 to 30)"
@@ -217,25 +253,32 @@ def note_pick(report: dict[str, Any], chosen: pl.DataFrame, select: str) -> None
         )
 
 
-def refuse_none_eligible(report: dict[str, Any], *, best: Any, min_reward: float) -> NoReturn:
+def note_eval_sourced(report: SFTSelectionReport, n_eval: int, warnings: list[str]) -> None:
+    """The kept rows whose reward came from evaluate(), counted on the report and warned about."""
+    report.eval_sourced = n_eval
+    if n_eval:
+        warnings.append(eval_sourced_warning(n_eval, "selected row(s)"))
+
+
+def refuse_none_eligible(report: SFTSelectionReport, *, best: Any, min_reward: float) -> NoReturn:
     """Raise why no row is eligible: every passing row is junk, or none reaches ``min_reward``.
 
-    ``report`` holds the counts (``n``, ``n_ungraded``, ``n_not_pass``, ``n_junk``) either engine
+    ``report`` holds the counts (``n_rows``, ``n_ungraded``, ``n_not_pass``, ``n_junk``) either engine
     filled in; ``best`` is the highest reward seen and ``min_reward`` the argument as given, both
     named in the message.
     """
-    passing = report["n"] - report["n_ungraded"] - report["n_not_pass"]
-    if passing > 0 and report["n_junk"] == passing:
+    passing = report.n_rows - report.n_ungraded - report.n_not_pass
+    if passing > 0 and report.n_junk == passing:
         raise TrainingSelectionError(
             f"rows must have a completion to train on, got {passing} passing row(s) that are all junk (no tool call and "
             "no letter or digit in the reply: an empty or missing completion). Give the rows their replies "
             "(final_text or a last assistant message), or check the step that dropped them.",
-            counts={"n_junk": report["n_junk"]},
+            counts={"n_junk": report.n_junk},
         )
     raise TrainingSelectionError(
         f"min_reward must be met by at least one graded row, got min_reward={min_reward!r} and a best reward of "
-        f"{best!r} over {report['n'] - report['n_ungraded']} graded rows"
-        + (f" ({report['n_junk']} junk rows excluded)" if report["n_junk"] else "")
+        f"{best!r} over {report.n_rows - report.n_ungraded} graded rows"
+        + (f" ({report.n_junk} junk rows excluded)" if report.n_junk else "")
         + ". Lower min_reward= for a partial-credit grader, or grade more completions per prompt.",
         value=min_reward, counts={"best_reward": best},
     )
@@ -295,13 +338,7 @@ def select_for_sft(
         ArgumentError: A bad ``select``, ``min_reward``, ``target``, ``k`` or ``seed``.
         TrainingSelectionError: No row is graded, or none reaches ``min_reward``.
     """
-    select = check_choice("select", select, SFT_SELECTIONS)  # type: ignore[assignment]
-    if isinstance(min_reward, bool) or not isinstance(min_reward, (int, float)) or math.isnan(float(min_reward)):
-        raise ArgumentError(f"min_reward must be a number, got {min_reward!r}. Pass for example min_reward=1.0.",
-                            argument="min_reward")
-    target_n = check_positive_int("target", target)
-    k_n = check_positive_int("k", k, allow_none=True)
-    assert target_n is not None
+    select, floor, target_n, k_n = check_sft_options(select=select, min_reward=min_reward, target=target, k=k)  # type: ignore[assignment]
     salt = tie_salt(seed)
 
     # A whileai Parquet file: the decision columns first (the tool-call names only where a reply has
@@ -313,17 +350,17 @@ def select_for_sft(
         warnings: list[str] = []
         df = nan_as_ungraded(df, warnings)  # NaN passes every threshold in Polars' order
         graded = pl.col("reward").is_not_null()
-        passing = graded & (pl.col("reward") >= float(min_reward))
+        passing = graded & (pl.col("reward") >= floor)
         # A narrow frame: every ranking runs on it and the wide rows are gathered once at the end.
         work = df.select(
             pl.int_range(pl.len(), dtype=pl.Int64).alias("_pos"),
-            _prompt_key(df).alias("_prompt"),
+            prompt_key(df).alias("_prompt"),
             pl.col("reward").cast(pl.Float64),
             tie_keys(row_ids(df), salt).alias("_key"),
             passing.alias("_pass"),
             (passing & junk_flag(df)).alias("_junk"),
         )
-        leak_mask, leak_info = privileged_leaks(src, warnings)
+        leak_mask, leaks = privileged_leaks(src, warnings)
         work = work.with_columns(leak_mask.alias("_leak") if leak_mask is not None else pl.lit(False).alias("_leak"))
         counts = work.select(
             pl.col("reward").is_null().sum().alias("ungraded"),
@@ -336,20 +373,14 @@ def select_for_sft(
         per_prompt = work.select(pl.col("_prompt").filter(pl.col("reward").is_not_null()).sort().rle()
                                  .struct.field("len"))["len"]
         eligible = work.filter(pl.col("_pass") & ~pl.col("_junk") & ~pl.col("_leak"))
-        report: dict[str, Any] = {
-            "n": df.height, "n_ungraded": int(counts["ungraded"]), "n_not_pass": int(counts["not_pass"]),
-            "n_junk": int(counts["junk"]), "n_eligible": eligible.height,
-            "privileged_leaks_dropped": leak_info["n_dropped"], "privileged_leaks": leak_info, "target": target_n, "selection": select,
-            "k": k_n, "min_reward": float(min_reward), "prompts": per_prompt.len(),
-            "prompts_eligible": eligible["_prompt"].n_unique() if eligible.height else 0,
-            "completions_per_prompt_max": int(per_prompt.max()),  # type: ignore[arg-type]
-            "completions_per_prompt_mean": round(float(per_prompt.mean()), 4),  # type: ignore[arg-type]
-            "completions_per_prompt_median": float(per_prompt.median()),  # type: ignore[arg-type]
-            "prompts_with_one_completion": int((per_prompt <= 1).sum()),
-        }
+        report = sft_report(
+            n_rows=df.height, n_ungraded=int(counts["ungraded"]), n_not_pass=int(counts["not_pass"]),
+            n_junk=int(counts["junk"]), n_eligible=eligible.height,
+            prompts_eligible=eligible["_prompt"].n_unique() if eligible.height else 0, per_prompt=per_prompt,
+            leaks=leaks, target=target_n, select=select, k=k_n, min_reward=floor)
         if eligible.height == 0:
             refuse_none_eligible(report, best=df["reward"].max(), min_reward=min_reward)
-        report["reward_mean_eligible"] = float(eligible["reward"].mean())  # type: ignore[arg-type]
+        report.reward_mean_eligible = float(eligible["reward"].mean())  # type: ignore[arg-type]
 
         top = select.startswith("top")
         if select.endswith("per_prompt"):
@@ -359,7 +390,6 @@ def select_for_sft(
         chosen = chosen.sort("_pos")
         note_pick(report, chosen, select)
         selected = nan_rewards_unset(src.take(chosen["_pos"]))
-        report["eval_sourced"] = int(selected.select(eval_sourced(selected).sum()).item())
-        if report["eval_sourced"]:
-            warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
-        return table.StepResult(selected, SFTSelectionReport(**report, warnings=warnings), {"mode": "sft"})
+        note_eval_sourced(report, int(selected.select(eval_sourced(selected).sum()).item()), warnings)
+        report.warnings = warnings
+        return table.StepResult(selected, report, {"mode": "sft"})

@@ -20,20 +20,17 @@ import polars as pl
 import pyarrow as pa
 
 from whileai import table
-from whileai.errors import SchemaError, TrainingSelectionError
-from whileai.selection._common import (
-    eval_sourced,
-    eval_sourced_warning,
-    junk_flag,
-    privileged_leaks,
-)
+from whileai.errors import SchemaError
+from whileai.selection._rows import eval_sourced, junk_flag, refuse_ungraded
+from whileai.selection._scans import LeakCheck, privileged_leaks
 from whileai.selection._sft import (
-    SFTSelectionReport,
-    _prompt_key,
+    note_eval_sourced,
     note_pick,
     pick,
+    prompt_key,
     refuse_none_eligible,
     row_ids,
+    sft_report,
     tie_keys,
 )
 from whileai.table.raydata import (
@@ -57,7 +54,7 @@ def _flags(df: pl.DataFrame, *, salt: int, min_reward: float) -> pl.DataFrame:
     if "reward" not in df.columns:
         df = df.with_columns(pl.lit(None, pl.Float64).alias("reward"))
     passing = pl.col("reward").is_not_null() & (pl.col("reward").cast(pl.Float64) >= float(min_reward))
-    work = df.select(_prompt_key(df).alias("_prompt"), row_ids(df, by_position=False).alias("_id"),
+    work = df.select(prompt_key(df).alias("_prompt"), row_ids(df, by_position=False).alias("_id"),
                      pl.col("reward").cast(pl.Float64), passing.alias("_pass"), (passing & junk_flag(df)).alias("_junk"),
                      eval_sourced(df).alias("_eval"))
     if work["_id"].null_count():
@@ -114,12 +111,12 @@ def _leak_block(batch: pa.Table) -> pa.Table:
     df = table.frame(batch, allow_empty=True)
     warnings: list[str] = []
     _, info = privileged_leaks(df, warnings)
-    return pa.table({"n": [df.height], "info": [json.dumps(info, default=str)], "warnings": [json.dumps(warnings)]})
+    return pa.table({"n": [df.height], "info": [info.model_dump_json()], "warnings": [json.dumps(warnings)]})
 
 
-def _leaks(ds: Any, warnings: list[str]) -> dict[str, Any]:
+def _leaks(ds: Any, warnings: list[str]) -> LeakCheck:
     """The leak block over the whole dataset, rows indexed from the start (an ordered pass)."""
-    info: dict[str, Any] = {"checked": False, "n_checked": 0, "n_dropped": 0, "leaked": []}
+    info = LeakCheck(checked=False, n_checked=0, n_dropped=0, leaked=[])
     names = set(ds.schema().names) if ds.schema() is not None else set()
     if not names & set(table.PRIVILEGED_COLUMNS):
         return info
@@ -127,14 +124,14 @@ def _leaks(ds: Any, warnings: list[str]) -> dict[str, Any]:
         got = collect_small(ds.map_batches(_leak_block, batch_format="pyarrow", batch_size=None))
     offset = 0
     for row in got.iter_rows(named=True):
-        part = json.loads(row["info"])
-        info["checked"] = info["checked"] or bool(part["checked"])
-        info["n_checked"] += int(part["n_checked"])
-        info["n_dropped"] += int(part["n_dropped"])
-        info["leaked"].extend({**x, "index": int(x["index"]) + offset} for x in part["leaked"])
+        part = LeakCheck.model_validate_json(row["info"])
+        info.checked = info.checked or part.checked
+        info.n_checked += part.n_checked
+        info.n_dropped += part.n_dropped
+        info.leaked.extend({**x, "index": int(x["index"]) + offset} for x in part.leaked)
         warnings.extend(w for w in json.loads(row["warnings"]) if w not in warnings)
         offset += int(row["n"])
-    info["leaked"] = info["leaked"][:20]
+    info.leaked = info.leaked[:20]
     return info
 
 
@@ -163,27 +160,18 @@ def select_sft(ds: Any, *, out: Any, select: str, min_reward: float, target: int
     prompts = collect_small(summaries)
     n = int(prompts["n"].sum()) if prompts.height else 0
     if not prompts.height or int(prompts["graded"].sum()) == 0:
-        raise TrainingSelectionError(
-            f'select(mode="sft") needs graded rows, but none of the {n} rows carries a reward. '
-            "Grade first: scored = data.grade(judge=...) (or whileai.grade.run_judge), then select.", counts={"n_rows": n})
+        refuse_ungraded(n, 'select(mode="sft")')
     warnings: list[str] = []
-    leak_info = _leaks(ds, warnings)
-    per = prompts.filter(pl.col("graded") > 0)["graded"]
+    leaks = _leaks(ds, warnings)
     n_eligible = int(prompts["n_eligible"].sum())
-    report: dict[str, Any] = {
-        "n": n, "n_ungraded": int(prompts["ungraded"].sum()), "n_not_pass": int(prompts["not_pass"].sum()),
-        "n_junk": int(prompts["junk"].sum()), "n_eligible": n_eligible,
-        "privileged_leaks_dropped": leak_info["n_dropped"], "privileged_leaks": leak_info, "target": target,
-        "selection": select, "k": k, "min_reward": float(min_reward), "prompts": per.len(),
-        "prompts_eligible": int((prompts["n_eligible"] > 0).sum()),
-        "completions_per_prompt_max": int(per.max()),  # type: ignore[arg-type]
-        "completions_per_prompt_mean": round(float(per.mean()), 4),  # type: ignore[arg-type]
-        "completions_per_prompt_median": float(per.median()),  # type: ignore[arg-type]
-        "prompts_with_one_completion": int((per <= 1).sum()),
-    }
+    report = sft_report(n_rows=n, n_ungraded=int(prompts["ungraded"].sum()), n_not_pass=int(prompts["not_pass"].sum()),
+                        n_junk=int(prompts["junk"].sum()), n_eligible=n_eligible,
+                        prompts_eligible=int((prompts["n_eligible"] > 0).sum()),
+                        per_prompt=prompts.filter(pl.col("graded") > 0)["graded"], leaks=leaks, target=target,
+                        select=select, k=k, min_reward=float(min_reward))
     if n_eligible == 0:
         refuse_none_eligible(report, best=prompts["best"].max(), min_reward=min_reward)
-    report["reward_mean_eligible"] = float(prompts["reward_sum"].sum()) / n_eligible
+    report.reward_mean_eligible = float(prompts["reward_sum"].sum()) / n_eligible
 
     n_take = target if per_prompt else (k if k is not None else target)
     if per_prompt:
@@ -197,12 +185,11 @@ def select_sft(ds: Any, *, out: Any, select: str, min_reward: float, target: int
             pool = collect_small(ranked.limit(n_take))
     chosen = pick(pool, n_take, top=top)
     note_pick(report, chosen, select)
-    report["eval_sourced"] = int(chosen["_eval"].sum())
-    if report["eval_sourced"]:
-        warnings.append(eval_sourced_warning(report["eval_sourced"], "selected row(s)"))
+    note_eval_sourced(report, int(chosen["_eval"].sum()), warnings)
+    report.warnings = warnings
     ids_ref = ray.put(pl.Series("_id", sorted(chosen["_id"].to_list()), dtype=pl.String))
     with translated():
         kept = ds.map_batches(functools.partial(_keep, chosen=ids_ref, salt=salt, min_reward=min_reward),
                               batch_format="pyarrow")
     path = write_rows(kept, out_path)
-    return FolderResult(path, SFTSelectionReport(**report, warnings=warnings), {"mode": "sft", "engine": "ray"})
+    return FolderResult(path, report, {"mode": "sft", "engine": "ray"})

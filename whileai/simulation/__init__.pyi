@@ -5,6 +5,8 @@
 from ._agents import RolloutContext as RolloutContext
 from ._agents import current_rollout as current_rollout
 from ._endpoint import Endpoint as Endpoint
+from ._engine import Mode as Mode
+from ._engine import RepeatPolicy as RepeatPolicy
 from ._engine import simulate as simulate
 from ._report import SimulationReport as SimulationReport
 from ._seeded import SEEDED_KINDS as SEEDED_KINDS
@@ -13,6 +15,8 @@ from ._seeded import seeded_agent as seeded_agent
 from ._tools import Tool as Tool
 from ._tools import tool as tool
 from ._user_checks import USER_FLAGS as USER_FLAGS
+from ._user_checks import USER_JUDGE_CRITERIA as USER_JUDGE_CRITERIA
+from ._user_checks import context_of_row as context_of_row
 from ._user_checks import user_error_summary as user_error_summary
 from ._util import UnknownArgumentError as UnknownArgumentError
 from ._world import World as World

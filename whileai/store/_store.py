@@ -47,7 +47,7 @@ from whileai.store._split import split
 from whileai.table import content_hash, tasks_hash
 from whileai.table import short_hash as short
 
-__all__ = ["Purpose", "Store", "harness_fingerprint", "open"]
+__all__ = ["Purpose", "Store", "harness_fingerprint", "open", "check_name", "fingerprint"]
 
 Purpose = Literal["train", "holdout", "eval"]
 _PURPOSES: tuple[str, ...] = get_args(Purpose)
@@ -88,7 +88,8 @@ def _iso(value: datetime) -> str:
     return value.replace(microsecond=(value.microsecond // 1000) * 1000).isoformat(timespec="milliseconds") + "Z"
 
 
-def _check_name(name: Any, what: str = "dataset name") -> str:
+def check_name(name: Any, what: str = "dataset name") -> str:
+    """``name`` as a store name (1-100 letters, digits, '.', '_' or '-'), else an ArgumentError naming ``what``."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise ArgumentError(
             f"{what} must be 1-100 letters, digits, '.', '_' or '-' (starting with a letter or digit), got {name!r}. "
@@ -217,7 +218,7 @@ class Store:
             EmptyInputError: No rows.
             StoreBusyError: Another process held the store past the timeout.
         """
-        name = _check_name(name)
+        name = check_name(name)
         purpose = _check_purpose(purpose)  # type: ignore[assignment]
         meta_dict = _check_meta(meta)
         parent_ref = None if parent is None else _parse_ref(parent, "parent")
@@ -316,8 +317,8 @@ class Store:
         Returns:
             :class:`SplitInfo` with both datasets; the holdout-size warning, when it applies.
         """
-        name = _check_name(name)
-        _check_name(f"{name}-holdout")
+        name = check_name(name)
+        check_name(f"{name}-holdout")
         meta_dict = _check_meta(meta)
         parent_ref = None if parent is None else _parse_ref(parent, "parent")
         sides = split(rows, holdout=holdout, salt=salt)
@@ -372,7 +373,7 @@ class Store:
         where, params = [], []
         if name is not None:
             where.append("name = ?")
-            params.append(_check_name(name))
+            params.append(check_name(name))
         if purpose is not None:
             where.append("purpose = ?")
             params.append(purpose)
@@ -463,7 +464,7 @@ class Store:
         Returns:
             The :class:`EvalSetInfo`, with ``task_keys``.
         """
-        name = _check_name(name, "eval set name")
+        name = check_name(name, "eval set name")
         keys = _task_keys(rows)
         if not keys:
             raise ArgumentError("an eval set must pin at least one task, got none. Pass rows or task ids.")
@@ -584,9 +585,9 @@ class Store:
         from whileai.measure import pass_at
 
         if name is not None:
-            _check_name(name, "run name")
+            check_name(name, "run name")
         if save_as is not None:
-            _check_name(save_as)
+            check_name(save_as)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ArgumentError(f"seed must be an int or None, got {seed!r}. Pass the seed the run was drawn with.")
         meta_dict = _check_meta(meta)

@@ -39,7 +39,7 @@ from whileai.defaults import (
     MONITOR_WINDOW,
 )
 from whileai.errors import ArgumentError
-from whileai.grade._contract import judge_name_of
+from whileai.grade import judge_name_of
 from whileai.report import fmt_num
 from whileai.stats.intervals import t_interval
 from whileai.train._extra import require

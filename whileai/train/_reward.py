@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from whileai._checks import check_choice
-from whileai.grade._contract import (
+from whileai.grade import (
     check_judge,
     error_verdict,
     judge_name_of,
