@@ -58,7 +58,7 @@ from whileai.simulation._agents import (
 from whileai.simulation._endpoint import Endpoint, as_endpoint
 from whileai.simulation._endpoint import offline as offline_mode
 from whileai.simulation._progress import Progress
-from whileai.simulation._report import LOST_REASONS, SimulationReport
+from whileai.simulation._report import LOST_REASONS, PairwiseCoverage, SimulationReport, TierMix
 from whileai.simulation._rows import Outcome, RowBuffer
 from whileai.simulation._seeded import SeededAgent
 from whileai.simulation._tools import ToolSpec, normalize_tools
@@ -1489,10 +1489,11 @@ def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Sit
             counts[str(tier)] = n
     n_tasks = len(task_list)
     hard = sum(n for tier, n in tiers.items() if tier in HARD_TIERS)
-    pairwise: dict[str, Any] = {}
+    pairwise = PairwiseCoverage()
     if plan is not None:
-        pairwise = {"pairs_planned": plan.pairs_planned, "pairs_covered": plan.pairs_covered,
-                    "fraction": round(plan.pairs_covered / plan.pairs_planned, 4) if plan.pairs_planned else None}
+        pairwise = PairwiseCoverage(
+            pairs_planned=plan.pairs_planned, pairs_covered=plan.pairs_covered,
+            fraction=round(plan.pairs_covered / plan.pairs_planned, 4) if plan.pairs_planned else None)
     fault_kinds, seeded_by = _by_count(rows_seen["fault_kinds"]), _by_count(rows_seen["seeded_by"])
     injection_goals = _by_count(rows_seen.get("injection_goals") or {})
     faults_met, seeded_rows, truncated = rows_seen["faults_met"], rows_seen["seeded_rows"], rows_seen["truncated"]
@@ -1504,7 +1505,7 @@ def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Sit
         rollouts_requested=total, rollouts_completed=rows, rollouts_lost=n_lost, rollouts_lost_by=dict(lost_by),
         lost=lost, clauses=plan.clauses if plan is not None else [], clause_tasks=plan.clause_tasks if plan else 0,
         pairwise=pairwise, hard_share=hard_share,
-        tier_mix={"requested": hard_share, "realized": round(hard / n_tasks, 4) if n_tasks else None, "counts": counts},
+        tier_mix=TierMix(requested=hard_share, realized=round(hard / n_tasks, 4) if n_tasks else None, counts=counts),
         fault_rate=fault_rate, faults_met=faults_met, fault_kinds=fault_kinds, injection_goals=injection_goals,
         seeded_rows=seeded_rows,
         seeded_by_kind=seeded_by, truncated=truncated, unknown_tool_calls=stats.unknown_tool_calls,

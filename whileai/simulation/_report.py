@@ -6,12 +6,34 @@ from typing import Any
 
 from pydantic import Field
 
-from whileai.report import Report
+from whileai.report import Part, Report
 
-__all__ = ["LOST_REASONS", "SimulationReport"]
+__all__ = ["LOST_REASONS", "PairwiseCoverage", "SimulationReport", "TierMix"]
 
 #: Why a rollout never became a row.
 LOST_REASONS = ("agent_error", "invalid_reply", "endpoint_error")
+
+
+class PairwiseCoverage(Part):
+    """How much of the grid's value pairs the tasks cover (a pairwise covering order; docs/simulate.md)."""
+
+    pairs_planned: int = 0
+    """Value pairs across every pair of axes."""
+    pairs_covered: int = 0
+    """Of those, the pairs some task holds."""
+    fraction: float | None = None
+    """pairs_covered / pairs_planned, to 4 places (None with no pairs)."""
+
+
+class TierMix(Part):
+    """The hard-tier share asked for against the one the tasks have."""
+
+    requested: float = 0.0
+    """The hard share asked for (``hard_share=``)."""
+    realized: float | None = None
+    """The share of tasks in a hard tier, to 4 places (None with no tasks)."""
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Tasks per tier."""
 
 
 class SimulationReport(Report):
@@ -60,11 +82,11 @@ class SimulationReport(Report):
     """Policy clauses found in the system prompt; each owns a block of tasks."""
     clause_tasks: int = 0
     """Tasks drawn from the clause blocks."""
-    pairwise: dict[str, Any] = Field(default_factory=dict)
-    """pairs_planned, pairs_covered and fraction of the grid's value pairs the tasks cover."""
+    pairwise: PairwiseCoverage = Field(default_factory=PairwiseCoverage)
+    """pairs_planned, pairs_covered and fraction of the grid's value pairs the tasks cover (empty without a grid)."""
     hard_share: float = 0.0
     """The hard-tier share asked for."""
-    tier_mix: dict[str, Any] = Field(default_factory=dict)
+    tier_mix: TierMix = Field(default_factory=TierMix)
     """requested, realized and counts of tasks per tier."""
     fault_rate: float = 0.0
     """Share of tasks whose world schedules a fault."""
