@@ -237,7 +237,7 @@ def run_python(code: str, *, python: str = sys.executable, args: list[str] | Non
                 break
             hwm = _status_kib(proc.pid, "VmHWM")
             rss = _status_kib(proc.pid, "VmRSS")
-            seen_hwm = max(seen_hwm, hwm or 0)
+            seen_hwm = max(seen_hwm, hwm or 0, rss or 0)  # the RSS read after the HWM can be the higher
             if rss is not None and rss > memory_mib * 1024:
                 status = f"killed above {memory_mib / 1024:.1f} GB"
                 os.kill(proc.pid, signal.SIGKILL)
