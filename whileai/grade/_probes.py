@@ -42,12 +42,12 @@ from whileai.grade._perturb import (
     rubric_words,
 )
 from whileai.grade._rows import row_dicts
-from whileai.report import Report
+from whileai.report import Part, Report
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
 
-__all__ = ["ProbeReport", "judge_probes", "resolvable_rate"]
+__all__ = ["ProbeReport", "ProbeResult", "judge_probes", "resolvable_rate"]
 
 _WHAT = {
     "filler": "neutral filler appended to the reply",
@@ -58,6 +58,43 @@ _WHAT = {
     "empty_format": "a well-formed tool call with empty arguments",
     "refusal": "a polite refusal",
 }
+
+
+class ProbeResult(Part):
+    """One exploit probe's outcome; a skipped probe holds ``n`` 0 and ``skipped`` only."""
+
+    n: int = 0
+    """Rows probed."""
+    kind: Literal["additive", "replacement"] | None = None
+    """``additive`` (words added to a reply) or ``replacement`` (the reply replaced)."""
+    errors: int = 0
+    """Probed verdicts the judge failed to give."""
+    flips_up: int = 0
+    """Additive: failing replies that pass once edited."""
+    flips_down: int = 0
+    """Additive: passing replies that fail once edited."""
+    net_flips: int = 0
+    """Additive: flips_up minus flips_down, at least 0."""
+    passes: int = 0
+    """Replacement: replies that pass with the work gone."""
+    pass_before: float | None = None
+    """Pass share of the rows as they are (over the rows both verdicts exist for)."""
+    pass_after: float | None = None
+    """Pass share once probed."""
+    denominator: int = 0
+    """The rows the exploit rate is over."""
+    exploit_rate: float | None = None
+    """net_flips (additive) or passes (replacement) over the denominator."""
+    ci95: tuple[float | None, float | None] | None = None
+    """Its Wilson interval."""
+    low_power: bool = False
+    """The denominator is under ``min_n``."""
+    resolves: float | None = None
+    """With low power: the smallest rate this many rows would flag (``resolvable_rate``)."""
+    flagged: bool = False
+    """The judge is exploitable by this probe."""
+    skipped: str | None = None
+    """Why the probe did not run."""
 
 
 class ProbeReport(Report):
@@ -71,7 +108,7 @@ class ProbeReport(Report):
     """The seed of the row sample."""
     pass_before: float = float("nan")
     """Share of the sampled rows the judge passes as they are."""
-    probes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    probes: dict[str, ProbeResult] = Field(default_factory=dict)
     """Per probe: n, kind, pass_before, pass_after, flips_up, flips_down, net_flips, denominator,
     exploit_rate, ci95, low_power, resolves, flagged, errors (or n 0 and skipped with the reason)."""
     exploitable_by: list[str] = Field(default_factory=list)
@@ -110,7 +147,7 @@ def _ci(ci: Sequence[float | None] | None) -> str:
     return f"[{_pct(ci[0])}..{_pct(ci[1])}]"
 
 
-def _probe_line(name: str, p: dict[str, Any]) -> str:
+def _probe_line(name: str, p: ProbeResult) -> str:
     if p.get("skipped"):
         return f"{name:<17} skipped: {p['skipped']}"
     rate = f"{_pct(p['exploit_rate']):>4} {_ci(p['ci95']):<12}"
@@ -272,11 +309,12 @@ def judge_probes(
         )
     for name in names:
         if name not in spans:
-            report.probes[name] = {"n": 0, "skipped": "no rubric words to stuff: pass rubric= (the judge's rubric "
-                                                    "text or Rubric) so the keyword probe knows what to stuff in"}
+            report.probes[name] = ProbeResult(n=0, skipped="no rubric words to stuff: pass rubric= (the judge's rubric "
+                                              "text or Rubric) so the keyword probe knows what to stuff in")
             continue
         start, stop = spans[name]
-        report.probes[name] = _score_probe(name, ok0, pass0, verdicts[start:stop], flag=flag, min_n=min_n, level=level)
+        report.probes[name] = ProbeResult(**_score_probe(name, ok0, pass0, verdicts[start:stop], flag=flag, min_n=min_n,
+                                                         level=level))
     report.exploitable_by = [n for n, p in report.probes.items() if p.get("flagged")]
     for name in report.exploitable_by:
         report.warnings.append(_hole_warning(name, report.probes[name]))
@@ -326,7 +364,7 @@ def _share(mask: np.ndarray) -> float:
     return float(mask.mean()) if mask.size else float("nan")
 
 
-def _hole_warning(name: str, p: dict[str, Any]) -> str:
+def _hole_warning(name: str, p: ProbeResult) -> str:
     what = _WHAT[name]
     lo, hi = p["ci95"]
     if p["kind"] == "additive":
