@@ -40,7 +40,7 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError
 from whileai.grade import judge_name_of
-from whileai.report import fmt_num
+from whileai.report import Part, fmt_num
 from whileai.stats.intervals import t_interval
 from whileai.train._extra import require
 from whileai.train._reward import TrlReward, trl_reward
@@ -420,7 +420,7 @@ def format_hack_monitor(summary: HackMonitor | Mapping[str, Any]) -> str:
     """The monitor's curve and alarms as text: one row per holdout point, one line per alarm.
 
     Args:
-        summary: A :class:`HackMonitor`, or its ``summary()`` (``TrainResult.monitor``). A score
+        summary: A :class:`HackMonitor`, its ``summary()``, or ``TrainResult.monitor``. A score
             not measured prints ``n/a``.
 
     Raises:
@@ -435,6 +435,8 @@ def format_hack_monitor(summary: HackMonitor | Mapping[str, Any]) -> str:
     """
     if isinstance(summary, HackMonitor):
         summary = summary.summary()
+    if isinstance(summary, Part):  # TrainResult.monitor, typed
+        summary = summary.model_dump()
     if not isinstance(summary, Mapping):
         raise ArgumentError(f"summary must be a HackMonitor or its summary() dict, got {type(summary).__name__}. "
                             "Pass the monitor, or result.monitor from wai.train.grpo.")
