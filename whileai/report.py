@@ -185,6 +185,9 @@ class Part(Documented):
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
+    #: Old key names that still read (``part["n"]``), each mapped to the field that replaced it.
+    renamed: ClassVar[dict[str, str]] = {}
+
     @model_serializer(mode="wrap")
     def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out: dict[str, Any] = handler(self)
@@ -192,6 +195,7 @@ class Part(Documented):
         return {k: v for k, v in out.items() if k in given}
 
     def __getitem__(self, key: str) -> Any:
+        key = self.renamed.get(key, key)
         if key in self.model_fields_set:
             return getattr(self, key)
         raise KeyError(key)
@@ -200,7 +204,8 @@ class Part(Documented):
         return isinstance(key, str) and key in self.model_fields_set
 
     def get(self, key: str, default: Any = None) -> Any:
-        """Read a key like ``dict.get``."""
+        """Read a key like ``dict.get`` (an old name in ``renamed`` reads its field)."""
+        key = self.renamed.get(key, key)
         return getattr(self, key) if key in self.model_fields_set else default
 
     def keys(self) -> list[str]:

@@ -89,6 +89,8 @@ class Gates(Part):
 class Duplicates(Part):
     """Duplicate rollouts within an ask (the same tool calls, arguments and final text)."""
 
+    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
+
     n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
     """Rows the dedupe saw (those left after the junk gates)."""
 
@@ -96,13 +98,6 @@ class Duplicates(Part):
     def n(self) -> int:
         """``n_rows`` under its old name (rows the dedupe saw), kept so code written with it still reads."""
         return self.n_rows
-
-    def __getitem__(self, key: str) -> Any:
-        return super().__getitem__("n_rows" if key == "n" else key)  # the old name reads the field
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """Read a key like ``dict.get`` (``n`` reads ``n_rows``)."""
-        return super().get("n_rows" if key == "n" else key, default)
 
     n_kept: int = 0
     """Rows kept (the first of each trajectory within its ask)."""
