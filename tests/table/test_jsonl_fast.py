@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
+from polars.testing import assert_frame_equal
 
 from whileai import table
 from whileai.errors import SchemaError
@@ -46,6 +48,17 @@ CASES = {
     "multipart": lambda: [{"task_id": "a", "messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]}],
     "extra_keys": lambda: [{"task_id": "a", "messages": [{"role": "assistant", "content": "x", "reasoning_content": "r"}]}],
     "wai131": lambda: [json.loads(line) for line in open("tests/data/wai131/export.jsonl")],
+    "object_arguments": lambda: [{"task_id": f"t{i}", "seeded": ["timeout"] if i % 2 else [], "messages": [
+        {"role": "user", "content": "p"},
+        {"role": "assistant", "content": "", "tool_calls": [{"name": "g", "arguments": {"b": [1.0, None], "a": i}},
+                                                            {"name": "h", "arguments": {}}]},
+        {"role": "tool", "name": "g", "content": "r1"}, {"role": "tool", "name": "h", "content": "r2"},
+        {"role": "tool", "name": "x", "content": "unanswered"},
+        {"role": "assistant", "content": "done"}]} for i in range(3)],
+    "anthropic_results": lambda: [{"task_id": "a", "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "tu1", "name": "g", "input": {"q": 1}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "tu1", "content": "ok"},
+                                     {"type": "text", "text": "thanks"}]}]}],
 }
 
 
@@ -60,7 +73,22 @@ def test_fast_and_per_row_readers_agree(case, tmp_path, monkeypatch):
 def test_fast_path_is_taken_on_plain_rows(tmp_path):
     path = _write(tmp_path, CASES["openai_tools"]())
     assert _read._jsonl_fast(path) is not None
-    assert _read._jsonl_fast(_write(tmp_path, CASES["no_ids"](), "b.jsonl")) is None
+    # calls without ids, linked by order as the per-row reader links them
+    assert _read._jsonl_fast(_write(tmp_path, CASES["no_ids"](), "b.jsonl")) is not None
+    # an Anthropic message of tool results stands for several messages: the per-row reader splits it
+    assert _read._jsonl_fast(_write(tmp_path, CASES["anthropic_results"](), "c.jsonl")) is None
+
+
+def test_generator_rows_read_columnar_as_the_per_row_reader_reads_them(tmp_path, monkeypatch):
+    """whileai 0.131's rows as the benchmark generator writes them (``make_rollouts.py --n-tasks 38
+    --k 8 --seed 3``): ``messages`` with id-less calls and object arguments beside ``steps``, and
+    ``seeded`` as a list of fault kinds."""
+    path = tmp_path / "gen.jsonl"
+    path.write_bytes(gzip.decompress(open("tests/data/wai131/bench-rollouts-304.jsonl.gz", "rb").read()))
+    assert _read._jsonl_fast(path) is not None
+    fast, slow = _both(path, monkeypatch)
+    assert_frame_equal(fast, slow)
+    assert fast.height == 304 and fast["seeded_kinds"].null_count() < fast.height
 
 
 W131_ROWS = [

@@ -193,7 +193,7 @@ def _same_frame_or_same_error(path, monkeypatch):
     assert_frame_equal(fast, slow)
 
 
-@pytest.mark.parametrize("case", ["call_without_id", "unknown_message_key", "number_content", "steps_as_text"])
+@pytest.mark.parametrize("case", ["call_without_id", "tool_result_without_call_id", "number_content", "steps_as_text"])
 def test_the_columnar_reader_declines_what_it_cannot_read_exactly(case):
     rows_of, change = DECLINED[case]
     data = "".join(json.dumps(r) + "\n" for r in _with(rows_of(), change)).encode()

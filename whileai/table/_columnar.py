@@ -41,7 +41,7 @@ from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
 from whileai.table.schema import MESSAGE, ROLE_ALIASES, TOOL_CALL
 
-__all__ = ["canonical_json", "messages"]
+__all__ = ["canonical_json", "link_calls", "messages"]
 
 _MESSAGES_DTYPE = pl.List(MESSAGE)
 
@@ -268,20 +268,50 @@ def messages(series: pl.Series) -> pl.Series | None:
             return None
         calls = found
     call_offsets = _offsets(call_lists.list.len())
-    tool = (role == "tool").fill_null(False)
-    n_calls = int(call_offsets[-1])
-    if n_calls:
-        given = calls["id"].is_not_null()
-        unnamed_tool = tool & tool_call_id.is_null()
-        if not given.any() and not (tool & tool_call_id.is_not_null()).any():
-            calls, tool_call_id = _link(msg_offsets, call_offsets, calls, tool, tool_call_id)
-        elif not (given.all() and not unnamed_tool.any()):
-            return None  # given ids beside missing ones: the row path's id search
+    linked = _linked(msg_offsets, call_offsets, calls, role, tool_call_id)
+    if linked is None:
+        return None
+    calls, tool_call_id = linked
     extra = _extra(frame, {k: fields[k] for k in extra_names})
     tool_calls = list_series("tool_calls", calls.select("id", "name", "arguments").to_struct("c"), call_offsets)
     out = pl.DataFrame([role.alias("role"), text("content"), text("name"), tool_call_id.alias("tool_call_id"),
                         tool_calls.cast(pl.List(TOOL_CALL)), extra.alias("extra")]).to_struct("m").cast(MESSAGE)
     return list_series(series.name, out, msg_offsets, null=series.is_null().to_numpy()).cast(_MESSAGES_DTYPE)
+
+
+def _linked(msg_offsets: np.ndarray, call_offsets: np.ndarray, calls: pl.DataFrame, role: pl.Series,
+            tool_call_id: pl.Series) -> tuple[pl.DataFrame, pl.Series] | None:
+    """Calls and tool results linked as ``normalize._link_tool_calls`` links them; None to decline.
+
+    Nothing changes when every call has an id and every tool result names one; ids are given
+    (``_link``) when none has; a mix is left to the row path's id search.
+    """
+    if not int(call_offsets[-1]):
+        return calls, tool_call_id
+    tool = (role == "tool").fill_null(False)
+    given = calls["id"].is_not_null()
+    if not given.any() and not (tool & tool_call_id.is_not_null()).any():
+        return _link(msg_offsets, call_offsets, calls, tool, tool_call_id)
+    if not (given.all() and not (tool & tool_call_id.is_null()).any()):
+        return None  # given ids beside missing ones: the row path's id search
+    return calls, tool_call_id
+
+
+def link_calls(frame: pl.DataFrame, msg_offsets: np.ndarray) -> pl.DataFrame | None:
+    """Normalised messages with their tool calls and results linked as the row path links them.
+
+    ``frame`` holds ``MESSAGE``'s fields, one row per message, its conversations cut by
+    ``msg_offsets``. None when a conversation mixes calls with and without ids.
+    """
+    call_lists = frame["tool_calls"]
+    call_offsets = _offsets(call_lists.list.len())
+    calls = call_lists.explode(empty_as_null=False, keep_nulls=False).struct.unnest()
+    linked = _linked(msg_offsets, call_offsets, calls, frame["role"], frame["tool_call_id"])
+    if linked is None:
+        return None
+    calls, tool_call_id = linked
+    tool_calls = list_series("tool_calls", calls.select("id", "name", "arguments").to_struct("c"), call_offsets)
+    return frame.with_columns(tool_calls.cast(pl.List(TOOL_CALL)), tool_call_id.alias("tool_call_id"))
 
 
 def _extra(frame: pl.DataFrame, fields: dict[str, Any]) -> pl.Series:

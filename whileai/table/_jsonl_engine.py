@@ -40,7 +40,7 @@ from whileai.errors import SchemaError
 from whileai.table import normalize as nz
 from whileai.table.schema import COLUMNS, ROLES, alias_map
 
-__all__ = ["read"]
+__all__ = ["json_cells", "read"]
 
 # The texts a row may leave out that ``frame`` takes from the conversation (``_read._normalize_row``).
 _FILLS = ("prompt", "final_text", "system_prompt")
@@ -99,10 +99,15 @@ def _derived(t: str) -> dict[str, str]:
     }
 
 
-def _json_cells(text: pl.Series, name: str) -> pl.Series:
-    """A free-form JSON column (``privileged``, ``faults``...) as the row reader holds it: canonical text."""
+def json_cells(text: pl.Series, name: str) -> pl.Series:
+    """A column of JSON texts as the row reader holds a free-form JSON column (``privileged``...): canonical text.
+
+    Each distinct text is decoded and written once (``normalize.json_cell``); a null stays null.
+    """
     loads, cell = json.loads, nz.json_cell
-    return pl.Series(text.name, [None if t is None else cell(name, loads(t)) for t in text.to_list()], dtype=pl.String)
+    uniq = text.drop_nulls().unique().to_list()
+    mapping = {t: cell(name, loads(t)) for t in uniq}
+    return text.replace_strict(mapping, default=None, return_dtype=pl.String).alias(text.name)
 
 
 def _kinds(text: pl.Series) -> set[str]:
@@ -194,7 +199,7 @@ def read(path: Path, columns: Sequence[str], source: str, expand: Any, rows: Any
         return _by_rows(raw, names, have, source, rows)
     typed: list[pl.Series] = []
     for n in names:
-        column = _json_cells(raw[n], aliases.get(n, n)) if aliases.get(n, n) in _JSON_COLUMNS else _typed(raw[n])
+        column = json_cells(raw[n], aliases.get(n, n)) if aliases.get(n, n) in _JSON_COLUMNS else _typed(raw[n])
         if column is None:  # a field of several kinds: the row normaliser says what each value is
             if "__conv" in raw.columns:
                 return _row_path(path, [*names, *_conversation_names()], have, source, rows, keep=names)

@@ -2,19 +2,23 @@
 
 Two shapes, told by the batch's first row:
 
-- rows with ``messages`` (OpenAI chat rows with ``{"id", "type", "function": {"name",
-  "arguments"}}`` tool calls, or the flat ``{"id", "name", "arguments"}`` calls with ``extra``
-  and explicit nulls that Polars' ``write_ndjson`` of a table writes): pyarrow's JSON reader
-  parses the batch with the conversation's dtype given, which is strict (a number or an object
-  where text is expected refuses the batch), and the canonical messages are assembled from the
-  flat message and call columns;
+- rows with ``messages``: pyarrow's JSON reader parses the batch. OpenAI chat rows (``{"id",
+  "type", "function": {"name", "arguments"}}`` tool calls, or the flat ``{"id", "name",
+  "arguments"}`` calls with ``extra`` and explicit nulls that Polars' ``write_ndjson`` writes) are
+  read with the conversation's dtype given, which is strict, and the canonical messages are
+  assembled from the flat message and call columns. Any other conversation (whileai 0.131's
+  id-less calls with object arguments, extra message keys) is read message by message: DuckDB's
+  JSON functions give each message's JSON text, each distinct message is normalised once, as the
+  per-row reader normalises it, and calls and results are linked by order as it links them.
+  Free-form JSON columns (``steps`` beside ``messages``, ``lineage``, ``privileged``...) come from
+  DuckDB's JSON text of each cell, canonicalised once per distinct value;
 - whileai 0.131 rows (``prompt``, ``steps`` of ``{tool, arguments, result}``, ``final_text``):
   Polars parses the batch with ``steps`` as JSON text; each distinct ``steps`` text is decoded
   once, in Python, into its turns (exactly as ``normalize.messages_from_steps`` builds them) and
   its canonical JSON, and the conversations are cut from those turns by offsets.
 
-Each reader returns None at any doubt (a field it does not know, a tool call without an id, a
-tool result without its call's id, a number or a backslash inside ``steps``, whose JSON text
+Each reader returns None at any doubt (a field it does not know, calls with and without ids in
+one conversation, a message standing for several, a number or a backslash inside ``steps``, whose JSON text
 Polars may have rewritten, a content alias, a row with nothing to build a conversation from): the per-row
 reader then takes the batch and names any bad line. Tests check both give the same frame.
 """
@@ -31,6 +35,7 @@ import pyarrow as pa
 
 from whileai.table import normalize as nz
 from whileai.table._arrow import list_series
+from whileai.table._jsonl_engine import json_cells
 from whileai.table.schema import COLUMN_BY_NAME, COLUMNS, MESSAGE, TOOL_CALL, alias_map
 
 __all__ = ["read_batch", "steps_conversation"]
@@ -117,20 +122,100 @@ _MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("name", 
 
 
 def _messages_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
-    df = _arrow_rows(data, head, [("messages", pa.list_(_MESSAGE))])
+    """A batch of rows with ``messages``, read columnar, or None.
+
+    OpenAI-shaped conversations are typed by pyarrow; any other is read message by message
+    (``_distinct_messages``).
+    """
+    typed = _arrow_rows(data, head, [("messages", pa.list_(_MESSAGE))])
+    df = typed if typed is not None else _arrow_rows(data, head, [], skip="messages")
     if df is None or df.height == 0:
         return None
-    if "steps" in df.columns or df["messages"].null_count() or not _plain_types(df.schema):
-        return None  # a row without a conversation is built from its other fields, row by row
-    df = _with_json_cells(df, data)
-    if df is None:
+    df, kinds = _seeded_lists(df)
+    if not _plain_types(df.schema):
         return None
+    messages = None
+    if typed is not None:
+        if df["messages"].null_count():
+            return None  # a row without a conversation is built from its other fields, row by row
+        messages = _canonical_messages(df["messages"])
+    names = [n for n in _JSON_NAMES if n in df.columns and df[n].null_count() < df.height]
+    texts = _json_texts(data, names, df.height, split="messages" if messages is None else None)
+    if texts is None:
+        return None
+    df = df.with_columns(json_cells(text, name) for name, text in zip(names, texts))
+    if messages is None:
+        messages = _distinct_messages(texts[-1])
+        if messages is None:
+            return None
+        if "messages" not in df.columns:
+            at = sum(1 for n in head[:head.index("messages")] if n in df.columns)
+            df = df.insert_column(at, messages)
     if any(name in df.columns and name not in head for name in ("prompt", "final_text", "system_prompt")):
         return None
-    messages = _canonical_messages(df["messages"])
-    if messages is None:
+    filled = _fill_from_messages(df.with_columns(messages), head)
+    return None if filled is None else _with_kinds(filled, kinds, head, df.columns)
+
+
+def _seeded_lists(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series | None]:
+    """The ``seeded`` of whileai 0.131 rows (the list of seeded fault kinds) as the per-row reader reads it.
+
+    A list becomes its truth (``seeded``) and, where the row has no ``seeded_kinds``, that column
+    (returned apart: it goes after the row's other fields). Left as is (the type check then hands
+    the batch on) when the list holds other than text or a ``seeded_kinds`` field is also given.
+    """
+    dtype = df.schema.get("seeded")
+    if not isinstance(dtype, pl.List) or dtype.inner not in (pl.String, pl.Null) or "seeded_kinds" in df.columns:
+        return df, None
+    seeded = df["seeded"]
+    kinds = seeded.cast(pl.List(pl.String)).alias("seeded_kinds")
+    return df.with_columns((seeded.list.len() > 0).alias("seeded")), kinds
+
+
+def _with_kinds(df: pl.DataFrame, kinds: pl.Series | None, head: list[str], before: list[str]) -> pl.DataFrame | None:
+    """``seeded_kinds`` placed last, where the per-row reader's first-seen order puts it, or None.
+
+    That is its place when the first row has a seeded list and every other column is one of the
+    first row's; else None.
+    """
+    if kinds is None or kinds.null_count() == kinds.len():
+        return df
+    if kinds[0] is None or any(c not in head for c in before) or any(
+            df[c][0] is None for c in df.columns if c not in before):
+        return None  # a field first seen after the first row: the per-row reader orders it
+    return df.with_columns(kinds)
+
+
+def _distinct_messages(texts: pl.Series) -> pl.Series | None:
+    """Each row's conversation from its messages' JSON texts, ``normalize.normalize_messages``'s result.
+
+    Each distinct message is normalised once (``normalize.normalize_message``); tool calls and
+    results are then linked as ``normalize._link_tool_calls`` links them (``_columnar.link``).
+    None (the per-row reader reads the batch) when a row holds no list of messages, a message
+    stands for several (Anthropic tool results), has no role, or is refused.
+    """
+    from whileai.table._columnar import link_calls
+
+    if texts.null_count():
         return None
-    return _fill_from_messages(df.with_columns(messages), head)
+    flat = texts.explode(empty_as_null=False, keep_nulls=False)
+    uniq = flat.unique(maintain_order=True)
+    loads = json.loads
+    try:
+        normalized = [nz.normalize_message(loads(t)) for t in uniq.to_list()]
+    except (nz.BadMessageError, ValueError, TypeError):
+        return None
+    if any(m["role"] is None for m in normalized):
+        return None  # the per-row reader refuses it, naming the row
+    distinct = pl.DataFrame(normalized, schema=MESSAGE.to_schema())
+    index = flat.replace_strict(uniq, pl.Series(np.arange(uniq.len(), dtype=np.int64)), return_dtype=pl.Int64)
+    frame = distinct[index.to_numpy()]
+    msg_offsets = np.zeros(texts.len() + 1, dtype=np.int64)
+    np.cumsum(texts.list.len().to_numpy(), out=msg_offsets[1:])
+    linked = link_calls(frame, msg_offsets)
+    if linked is None:
+        return None
+    return list_series("messages", linked.to_struct("m").cast(MESSAGE), msg_offsets).cast(_MESSAGES_DTYPE)
 
 
 def _with_json_cells(df: pl.DataFrame, data: bytes, skip: str | None = None) -> pl.DataFrame | None:
@@ -140,10 +225,61 @@ def _with_json_cells(df: pl.DataFrame, data: bytes, skip: str | None = None) -> 
     (``normalize.json_cell``), which only the line itself gives.
     """
     names = [n for n in _JSON_NAMES if n != skip and n in df.columns and df[n].null_count() < df.height]
-    cells = nz.json_cells(data, names, df.height)
-    if cells is None:
+    if not names:
+        return df
+    texts = _json_texts(data, names, df.height)
+    if texts is None:
         return None
-    return df.with_columns(pl.Series(name, values, dtype=pl.String) for name, values in cells.items())
+    return df.with_columns(json_cells(text, name) for name, text in zip(names, texts))
+
+
+def _json_texts(data: bytes, names: list[str], height: int, split: str | None = None) -> list[pl.Series] | None:
+    """The JSON text of fields ``names`` in each line of a batch, as DuckDB's JSON functions give it.
+
+    The lines are one Arrow string array over the batch's bytes (no copy); DuckDB's
+    ``json_extract`` with a list of paths (https://duckdb.org/docs/data/json/json_functions)
+    parses each line once and returns each value's JSON text, minified, keys in the file's order,
+    numbers as the file writes them, so decoding it gives the value Python's decoder gives for
+    the line (a field a line lacks, or holds as null, is null: one cell either way). None when
+    DuckDB refuses a line (NaN, a lone surrogate) or the batch does not hold ``height`` lines
+    (pyarrow's reader, which read the batch first, takes only JSON objects): the per-row reader
+    then reads the batch and names any bad line. Field ``split``, when given, comes last, as the
+    JSON text of each element of its list (null where a row holds no list).
+    """
+    import duckdb
+    import pyarrow.compute as pc
+
+    view = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(view == 10)
+    if not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    offsets = np.concatenate([[0], ends + 1]).astype(np.int64)
+    offsets[-1] = min(int(offsets[-1]), len(data))
+    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+    try:
+        lines.validate(full=True)
+    except pa.ArrowInvalid:  # not UTF-8: the per-row reader names the line
+        return None
+    lines = lines.filter(pc.invert(pc.match_substring_regex(lines, r"^\s*$")))
+    if len(lines) != height:
+        return None
+    fields = [*names, *([split] if split else [])]
+    paths = "[" + ", ".join(f"'$.\"{name}\"'" for name in fields) + "]"
+    last = f"cells[{len(fields)}]"
+    items = f", CASE WHEN json_type({last}) = 'ARRAY' THEN from_json({last}, '[\"JSON\"]') END AS items" if split else ""
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        rel = con.from_arrow(pa.table({"line": lines})).select(f"json_extract(line, {paths}) AS cells")
+        cells = rel.select(f"cells{items}").to_arrow_table()
+    except duckdb.Error:  # a line DuckDB's parser refuses: the per-row reader reads it
+        return None
+    finally:
+        con.close()
+    frame = pl.from_arrow(cells)
+    assert isinstance(frame, pl.DataFrame)
+    out = [frame["cells"].list.get(i).alias(name) for i, name in enumerate(names)]
+    return [*out, frame["items"].alias(split)] if split else out
 
 
 def _arrow_rows(data: bytes, head: list[str], typed: list[tuple[str, pa.DataType]],
