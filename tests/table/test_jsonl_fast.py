@@ -120,3 +120,23 @@ def test_projected_read_names_a_broken_line(tmp_path):
     path.write_text(json.dumps(W131_ROWS[0]) + "\n{not json\n")
     with pytest.raises(SchemaError, match=r"r\.jsonl.*2"):
         table.frame(path, columns=["reward"])
+
+
+def test_a_gzipped_file_is_read_in_batches_as_the_plain_file_is(tmp_path, monkeypatch):
+    """JSONL.gz takes the batch reader (columnar where the shape allows), not the per-row reader."""
+    packed = open("tests/data/wai131/bench-rollouts-304.jsonl.gz", "rb").read()
+    plain, gz = tmp_path / "gen.jsonl", tmp_path / "gen.jsonl.gz"
+    plain.write_bytes(gzip.decompress(packed))
+    gz.write_bytes(packed)
+    batches = []
+    real = _read._jsonl_fast
+    monkeypatch.setattr(_read, "_jsonl_fast", lambda data: batches.append(real(data)) or batches[-1])
+    assert_frame_equal(table.frame(gz), table.frame(plain))
+    assert batches and all(b is not None for b in batches)
+
+
+def test_a_truncated_gzip_file_is_refused_by_name(tmp_path):
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"task_id": "a", "reward": 1}\n' * 2000)[:200])
+    with pytest.raises(SchemaError, match="cut.jsonl.gz"):
+        table.frame(path)

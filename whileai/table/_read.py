@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import io
@@ -407,7 +408,7 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         projected = _jsonl_engine.read(path, columns, f"file {text!r}", _expand_columns, _from_dicts)
         if projected is not None:
             return projected
-    if not name.endswith(".gz") and not _starts_with_array(path):
+    if not _starts_with_array(path):
         return _read_plain_jsonl(path, f"file {text!r}", columns)
     opener = gzip.open if name.endswith(".gz") else open
     try:
@@ -466,9 +467,24 @@ def _from_reader_rows(rows: list[dict[str, Any]], source: str) -> pl.DataFrame:
     return _from_dicts(rows, source)
 
 
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[Any]:
+    """The file's bytes, decompressed when its name ends in ``.gz``."""
+    if not path.name.lower().endswith(".gz"):
+        with open(path, "rb") as handle:
+            yield handle
+        return
+    with gzip.open(path, "rb") as handle:
+        yield handle
+
+
 def _starts_with_array(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        return handle.read(4096).lstrip()[:1] == b"["
+    """Whether the file (decompressed when ``.gz``) holds one JSON array rather than lines."""
+    try:
+        with _opened(path) as handle:
+            return bool(handle.read(4096).lstrip()[:1] == b"[")
+    except (OSError, EOFError):  # a corrupt gzip stream: the line reader says so
+        return True
 
 
 def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
@@ -483,11 +499,15 @@ def _read_plain_jsonl(path: Path, source: str, columns: Sequence[str] | None = N
 
 
 def _plain_chunks(path: Path, source: str, columns: Sequence[str] | None = None) -> Iterator[pl.DataFrame]:
-    """The frames of a plain JSONL file's batches of CHUNK_ROWS lines, as ``_read_plain_jsonl`` stacks them."""
+    """The frames of a JSONL (or JSONL.gz) file's batches of CHUNK_ROWS lines, as ``_read_plain_jsonl`` stacks them."""
     line_start, row_offset = 1, 0
-    with open(path, "rb") as handle:
+    with _opened(path) as handle:
         while True:
-            lines = list(itertools.islice(handle, CHUNK_ROWS))
+            try:
+                lines = list(itertools.islice(handle, CHUNK_ROWS))
+            except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
+                raise SchemaError(f"{source} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
+                                  path=str(path)) from exc
             if not lines:
                 break
             data = b"".join(lines)

@@ -84,7 +84,7 @@ def _raw_chunks(path: Path) -> Iterator[pl.DataFrame]:
     """The batch frames the whole read stacks, by the same readers and in the same order."""
     source = f"file {str(path)!r}"
     gz = path.name.lower().endswith(".gz")
-    if not gz and not rd._starts_with_array(path):
+    if not rd._starts_with_array(path):
         yield from rd._plain_chunks(path, source)
         return
     opener: Any = gzip.open if gz else open
