@@ -36,6 +36,7 @@ PROBES = {
     "select_for_sft_report": "wai.select_for_sft([]).report",
     "method_select": 'wai.ScoredData([]).select(mode="sft")',
     "train_holdout": "wai.TrainResult().holdout",
+    "leak_leaked": "wai.leak_report([]).leaked",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -109,3 +110,4 @@ def test_no_public_function_is_untyped(revealed, name):
 def test_report_blocks_are_typed(revealed):
     """A report field with a shape reads as its block, not ``dict[str, Any]`` (issue 41)."""
     assert revealed["train_holdout"] == "whileai.train._result.HeldOutRates | whileai.train._result.HeldOutNumbers | None"
+    assert revealed["leak_leaked"] == "list[whileai.guard._leak.LeakedRow]"
