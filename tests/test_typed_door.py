@@ -37,6 +37,8 @@ PROBES = {
     "method_select": 'wai.ScoredData([]).select(mode="sft")',
     "train_holdout": "wai.TrainResult().holdout",
     "leak_leaked": "wai.leak_report([]).leaked",
+    "delta_metrics": "wai.delta_report([], []).metrics",
+    "delta_groups": "wai.delta_report([], []).groups",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -111,3 +113,5 @@ def test_report_blocks_are_typed(revealed):
     """A report field with a shape reads as its block, not ``dict[str, Any]`` (issue 41)."""
     assert revealed["train_holdout"] == "whileai.train._result.HeldOutRates | whileai.train._result.HeldOutNumbers | None"
     assert revealed["leak_leaked"] == "list[whileai.guard._leak.LeakedRow]"
+    assert revealed["delta_metrics"] == "dict[str, whileai.measure._delta.MetricDelta]"
+    assert revealed["delta_groups"] == "dict[str, whileai.measure._delta.GroupDelta]"
