@@ -39,6 +39,7 @@ PROBES = {
     "leak_leaked": "wai.leak_report([]).leaked",
     "delta_metrics": "wai.delta_report([], []).metrics",
     "delta_groups": "wai.delta_report([], []).groups",
+    "sim_generation": "wai.SimulationReport().generation",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -115,3 +116,4 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["leak_leaked"] == "list[whileai.guard._leak.LeakedRow]"
     assert revealed["delta_metrics"] == "dict[str, whileai.measure._delta.MetricDelta]"
     assert revealed["delta_groups"] == "dict[str, whileai.measure._delta.GroupDelta]"
+    assert revealed["sim_generation"] == "whileai.simulation._report.Generation"
