@@ -35,6 +35,11 @@ PROBES = {
     "select_for_rl_report": "wai.select_for_rl([]).report",
     "select_for_sft_report": "wai.select_for_sft([]).report",
     "method_select": 'wai.ScoredData([]).select(mode="sft")',
+    "train_holdout": "wai.TrainResult().holdout",
+    "leak_leaked": "wai.leak_report([]).leaked",
+    "delta_metrics": "wai.delta_report([], []).metrics",
+    "delta_groups": "wai.delta_report([], []).groups",
+    "sim_generation": "wai.SimulationReport().generation",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -103,3 +108,12 @@ def test_selection_reports_are_typed(revealed):
 def test_no_public_function_is_untyped(revealed, name):
     text = revealed[f"public:{name}"]
     assert text != "Any" and "*args: Any" not in text, f"wai.{name}: {text}"
+
+
+def test_report_blocks_are_typed(revealed):
+    """A report field with a shape reads as its block, not ``dict[str, Any]`` (issue 41)."""
+    assert revealed["train_holdout"] == "whileai.train._result.HeldOutRates | whileai.train._result.HeldOutNumbers | None"
+    assert revealed["leak_leaked"] == "list[whileai.guard._leak.LeakedRow]"
+    assert revealed["delta_metrics"] == "dict[str, whileai.measure._delta.MetricDelta]"
+    assert revealed["delta_groups"] == "dict[str, whileai.measure._delta.GroupDelta]"
+    assert revealed["sim_generation"] == "whileai.simulation._report.Generation"

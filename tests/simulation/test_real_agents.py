@@ -136,7 +136,7 @@ def test_generation_settings_and_usage_land_on_rows_and_requests(fake):
     assert lineage.field("max_tokens").unique().to_list() == [64]
     assert lineage.field("base_url").unique().to_list() == [fake.url]
     assert data.df["usage"].struct.field("input_tokens").min() >= 11
-    assert data.report.generation["temperature"] == 0.3 and "key" not in json.dumps(data.report.generation).lower()
+    assert data.report.generation["temperature"] == 0.3 and "key" not in json.dumps(data.report.to_dict()["generation"]).lower()
     bodies = [r["body"] for r in fake.by_model("agent")]
     assert all(b["temperature"] == 0.3 and b["top_p"] == 0.9 and b["max_tokens"] == 64 for b in bodies)
     seeds = {b["seed"] for b in bodies}

@@ -25,6 +25,7 @@ from ._hygiene import reward_correlations as reward_correlations
 from ._hygiene import star_pairs as star_pairs
 from ._hygiene import trajectory_signature as trajectory_signature
 from ._hygiene import truncated_flag as truncated_flag
+from ._leak import LeakedRow as LeakedRow
 from ._leak import LeakReport as LeakReport
 from ._leak import leak_report as leak_report
 from ._leak import leaking_rows as leaking_rows

@@ -15,8 +15,6 @@ This is the one detector: the export's ``validate`` and the select step's leak d
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import polars as pl
 from pydantic import Field
@@ -25,10 +23,10 @@ from whileai import table
 from whileai._checks import check_int
 from whileai.defaults import CHUNK_ROWS, LEAK_MIN_CHARS
 from whileai.guard._views import agent_text_of, calls_long, json_strings, messages_long
-from whileai.report import Report
+from whileai.report import Part, Report
 from whileai.table import IntoRows
 
-__all__ = ["LEAK_COLUMNS", "LeakReport", "leak_report", "leaking_rows", "leaks_in"]
+__all__ = ["LEAK_COLUMNS", "LeakReport", "LeakedRow", "leak_report", "leaking_rows", "leaks_in"]
 
 #: What the detector reads: the privileged context, the turns it is looked for in and the turns the
 #: agent was shown (``messages``, or ``prompt``, ``system_prompt`` and ``final_text`` without one),
@@ -214,6 +212,21 @@ def leaking_rows(df: pl.DataFrame, *, min_len: int = LEAK_MIN_CHARS) -> tuple[in
     return n_checked, hits
 
 
+class LeakedRow(Part):
+    """One row whose reply quotes its own privileged context, and what it quoted."""
+
+    index: int
+    """The row's position in the rows given (drop it by this)."""
+    scenario_id: str | None = None
+    """The row's task (None when the rows carry no scenario_id)."""
+    rollout_index: int | None = None
+    """The row's rollout of that task (None when the rows carry none)."""
+    field: str = ""
+    """The privileged key quoted: reference, a hidden_state key, principle or rubric."""
+    needle: str = ""
+    """The privileged string the reply quotes."""
+
+
 class LeakReport(Report):
     """Rows whose replies quote their own privileged context."""
 
@@ -227,7 +240,7 @@ class LeakReport(Report):
     """n_leaked / n_checked (NaN when nothing was checked)."""
     checked: bool = False
     """Any row carried privileged context."""
-    leaked: list[dict[str, Any]] = Field(default_factory=list)
+    leaked: list[LeakedRow] = Field(default_factory=list)
     """One entry per leaking row: index, scenario_id, rollout_index, field, needle."""
     summary: str = ""
     """The first printed line."""
@@ -236,10 +249,10 @@ class LeakReport(Report):
         """Summary, then one line per leak."""
         lines = [self.summary]
         for leak in self.leaked:
-            who = f"{leak.get('scenario_id') or ('row ' + str(leak['index']))}"
-            if leak.get("rollout_index") is not None:
-                who += f" r{leak['rollout_index']}"
-            lines.append(f"  {who}: {leak['field']} = {leak['needle']!r}")
+            who = f"{leak.scenario_id or ('row ' + str(leak.index))}"
+            if leak.rollout_index is not None:
+                who += f" r{leak.rollout_index}"
+            lines.append(f"  {who}: {leak.field} = {leak.needle!r}")
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
 
@@ -305,7 +318,7 @@ def leaks_in(src: table.Source, n_rows: int, *, min_len: int = LEAK_MIN_CHARS) -
                         pl.col("key").alias("field"), pl.col("value").alias("needle")))
         del part
     report.checked = report.n_checked > 0
-    report.leaked = [row for frame in found for row in frame.to_dicts()]
+    report.leaked = [LeakedRow(**row) for frame in found for row in frame.to_dicts()]
     report.n_leaked = len(report.leaked)
     report.rate = report.n_leaked / report.n_checked if report.n_checked else float("nan")
     df_height = n_rows

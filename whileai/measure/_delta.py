@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import polars as pl
@@ -31,6 +31,7 @@ from whileai.measure._compare import (
     COMPARE_CI_METHODS,
     CompareMethod,
     Comparison,
+    Verdict,
     _counts,
     _p,
     aligned,
@@ -55,7 +56,7 @@ from whileai.stats.power import detectable_moved, noise_band_width
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, is_ray_dataset
 
-__all__ = ["DeltaReport", "DeltaResolve", "delta_report", "format_delta_report"]
+__all__ = ["DeltaReport", "DeltaResolve", "GroupDelta", "MetricDelta", "delta_report", "format_delta_report"]
 
 GainVerdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "insufficient_data"]
 Headline = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
@@ -118,6 +119,83 @@ class DeltaResolve(Part):
     """Paired tasks at which the test detects it at 80% power."""
     line: str | None = None
     """The sentence the report prints."""
+
+
+class GroupDelta(Part):
+    """One metric compared inside a delta report: ``compare_runs``'s keys, as :class:`Comparison` has them.
+
+    What ``Comparison.to_dict()`` gives, without its warnings: a NaN there is None here. A
+    ``by=`` group's entry in ``DeltaReport.groups`` is this; each metric's entry adds its gain
+    verdict (:class:`MetricDelta`).
+    """
+
+    metric: str = PASS_AT_1
+    """``pass_at_1`` or ``marker:<name>``."""
+    paired: bool = False
+    """True when the difference is over paired tasks; False for the unpaired fallback."""
+    n_paired: int = 0
+    """Tasks both arms share with a value on both sides."""
+    n_only_a: int = 0
+    """Tasks only the before arm has."""
+    n_only_b: int = 0
+    """Tasks only the after arm has."""
+    paired_share: float | None = None
+    """Paired tasks over all tasks either arm has (None when there are none)."""
+    n_used: int = 0
+    """Tasks the difference is over."""
+    mean_a: float | None = None
+    """The metric before, over the tasks used."""
+    mean_b: float | None = None
+    """The metric after, over the tasks used."""
+    delta: float | None = None
+    """mean_b - mean_a, the mean paired difference."""
+    ci95: list[float | None] | None = None
+    """Interval on delta at ``level``; None when undefined."""
+    level: float = CI_LEVEL
+    """Confidence level."""
+    ci_method: str = COMPARE_CI_METHOD
+    """The interval method used (``Comparison.ci_method``)."""
+    p_value: float | None = None
+    """The test's two-sided p-value."""
+    p_method: str = "none"
+    """``exact`` or ``monte_carlo`` sign flip, ``welch``, ``none``."""
+    p_mc_error: float | None = 0.0
+    """Monte Carlo standard error of ``p_value`` (0 when exact)."""
+    task_std: float | None = None
+    """Standard deviation of the per-task paired difference."""
+    verdict: Verdict = "insufficient_data"
+    """The test's word: b_better, a_better, no_difference_detected, insufficient_data."""
+    test: Literal["sign_flip", "welch", "none"] = "none"
+    """The test behind ``verdict``."""
+    interval_agrees: bool = True
+    """Whether ``ci95`` reads the same as the test."""
+    direction: Literal["up", "down", "none"] = "none"
+    """Sign of a delta the test calls significant."""
+    note: str = ""
+    """What qualifies the comparison."""
+
+    @classmethod
+    def of(cls: type[_Entry], comp: Comparison, **more: Any) -> _Entry:
+        """The entry for ``comp``: its ``to_dict()`` without the warnings, and ``more``."""
+        entry = comp.to_dict()
+        entry.pop("warnings", None)
+        return cls(**entry, **more)
+
+
+_Entry = TypeVar("_Entry", bound=GroupDelta)
+
+
+class MetricDelta(GroupDelta):
+    """One metric of a delta report (``DeltaReport.metrics``): the comparison and its gain verdict against the band."""
+
+    gain_verdict: GainVerdict = "insufficient_data"
+    """moved, moved_unreplicated, within_eval_noise, no_change_detected or insufficient_data."""
+    run_std: float | None = None
+    """The metric's re-run standard deviation, when known."""
+    noise_band: float | None = None
+    """Its re-run band: a delta inside it is the eval re-running."""
+    within_noise: bool = False
+    """Whether the test calls it changed but the delta sits inside the band."""
 
 
 class DeltaReport(ChartedReport):
@@ -206,7 +284,7 @@ class DeltaReport(ChartedReport):
     """Paired tasks needed to detect the observed target delta at ``power`` (``holdout_size``'s rule)."""
     tasks_needed_source: str | None = None
     """Where the sizing sd came from (``rows``: the paired differences here)."""
-    metrics: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    metrics: dict[str, MetricDelta] = Field(default_factory=dict)
     """Per metric: the compare_runs keys plus gain_verdict, run_std, noise_band, within_noise."""
     config: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """What each arm's rows were produced with (``before``, ``after``)."""
@@ -216,7 +294,7 @@ class DeltaReport(ChartedReport):
     """Rows each side gave up under ``balance_rollouts=True``; None when off."""
     by: str | None = None
     """What ``by=`` grouped on."""
-    groups: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    groups: dict[str, GroupDelta] = Field(default_factory=dict)
     """Per group: the target compared within the group."""
     groups_down: list[str] = Field(default_factory=list)
     """Groups whose target dropped significantly."""
@@ -300,10 +378,10 @@ def format_delta_report(report: DeltaReport) -> str:
                      f"({m.get('n_paired', 0)} paired{_disagreement(m, short=True)}){noise}")
     if r.groups:
         lines.append(f"by {r.by}:")
-        for g, m in r.groups.items():
+        for g, grp in r.groups.items():
             flag = "  DOWN" if g in r.groups_down else ""
-            lines.append(f"  {g:<28} {_num(m.get('mean_a'))} -> {_num(m.get('mean_b'))}  {fmt_signed(m.get('delta', math.nan))} "
-                         f"{fmt_interval(_tuple(m.get('ci95')), signed=True)}  ({m.get('n_paired', 0)} paired){flag}")
+            lines.append(f"  {g:<28} {_num(grp.get('mean_a'))} -> {_num(grp.get('mean_b'))}  {fmt_signed(grp.get('delta', math.nan))} "
+                         f"{fmt_interval(_tuple(grp.get('ci95')), signed=True)}  ({grp.get('n_paired', 0)} paired){flag}")
     lines.extend(f"! {w}" for w in r.warnings)
     return "\n".join(lines)
 
@@ -320,7 +398,7 @@ def _ci_words(ci: tuple[float, float] | None) -> str:
     return "interval n/a" if ci is None else f"{ci[0]:+.3f}..{ci[1]:+.3f}"
 
 
-def _disagreement(m: Mapping[str, Any], *, short: bool = False) -> str:
+def _disagreement(m: Mapping[str, Any] | GroupDelta, *, short: bool = False) -> str:
     """Words for a metric whose printed interval reads otherwise than the test behind its verdict, else ''.
 
     The verdict follows the test (the exact sign-flip test on paired tasks, Welch's on the
@@ -549,17 +627,16 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
 
     ``by=`` groups need the rows themselves (``frames``); the Ray engine refuses ``by=`` up front.
     """
-    report = DeltaReport(target=target_name, level=level, ci_method=ci_method, must_not_regress=guards,
-                         n_metrics=len(metrics))
-    report.config = {"before": a.config, "after": b.config}
-    if balanced:
-        report.balanced = balanced
     a_vals, b_vals = a.values, b.values
-    report.repeats = {"before": _k(a_vals), "after": _k(b_vals)}
-    band = _noise_band(report, a, b, metrics=metrics, target_name=target_name, given_std=given_std,
-                       given_runs=given_runs, level=level, warnings=warnings)
-    _compare_metrics(report, a_vals, b_vals, band, metrics=metrics, level=level, ci_method=ci_method, n_boot=n_boot,
-                     n_perm=n_perm, min_paired=min_paired, rng=rng)
+    band, band_fields = _noise_band(a, b, metrics=metrics, target_name=target_name, given_std=given_std,
+                                    given_runs=given_runs, level=level, warnings=warnings)
+    compared, moved = _compare_metrics(a_vals, b_vals, band, metrics=metrics, level=level, ci_method=ci_method,
+                                       n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng)
+    report = DeltaReport(target=target_name, level=level, ci_method=ci_method, must_not_regress=guards,
+                         n_metrics=len(metrics), config={"before": a.config, "after": b.config},
+                         balanced=balanced or None, repeats={"before": _k(a_vals), "after": _k(b_vals)},
+                         **band_fields, metrics=compared, improved=moved.improved, regressions=moved.regressions,
+                         within_noise=moved.within_noise)
     _target_fields(report, band, target_name=target_name, given_runs=given_runs, level=level)
     _comparability(report, a, b, warnings)
     _unpaired_verdicts(report)
@@ -569,8 +646,15 @@ def delta_from_sides(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_n
     _resolve(report, band.df, level)
     _config_warnings(report, warnings)
     if by is not None and frames is not None and not report.not_comparable:
-        _groups(report, frames[0], frames[1], by, target_name, level=level, ci_method=ci_method, n_boot=n_boot,
-                n_perm=n_perm, min_paired=min_paired, rng=rng, warnings=warnings)
+        report.by = by if isinstance(by, str) else getattr(by, "__name__", "callable")
+        report.groups, report.groups_down = _groups(frames[0], frames[1], by, report.by, target_name, level=level,
+                                                    ci_method=ci_method, n_boot=n_boot, n_perm=n_perm,
+                                                    min_paired=min_paired, rng=rng, warnings=warnings)
+        if report.groups_down:
+            moved_up = report.headline_verdict in ("moved", "moved_unreplicated")
+            warnings.append(f"{target_name} dropped significantly in group(s) {', '.join(report.groups_down)}"
+                            + (" while the headline moved up" if moved_up else "")
+                            + f"; read the by={report.by!r} table before calling this a win.")
     _movement_warnings(report, target_name=target_name, guards=guards, warnings=warnings)
     report.warnings = warnings
     return report
@@ -585,18 +669,30 @@ class _Band(NamedTuple):
     runs_b: int
 
 
-def _noise_band(report: DeltaReport, a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_name: str,
+class _Moved(NamedTuple):
+    """The metrics that moved up, moved down, and moved inside the re-run band (the report's lists)."""
+
+    improved: list[str]
+    regressions: list[str]
+    within_noise: list[str]
+
+
+def _noise_band(a: DeltaSide, b: DeltaSide, *, metrics: list[str], target_name: str,
                 given_std: dict[str | None, float] | None, given_runs: int | None, level: float,
-                warnings: list[str]) -> _Band:
-    """run_std per metric: given, or derived from the eval runs the rows carry (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640)."""
+                warnings: list[str]) -> tuple[_Band, dict[str, Any]]:
+    """run_std per metric: given, or derived from the eval runs the rows carry (Miller 2024, "Adding Error Bars to Evals", arXiv:2411.00640).
+
+    Returns the band's inputs and the report fields they fill (eval_runs, run_std_source,
+    run_std_runs, replicated, run_std_by_metric, run_std_df).
+    """
     runs_a, runs_b, derived, derived_df = _derived_run_std([a.run_values, b.run_values], metrics)
-    report.eval_runs = {"before": runs_a, "after": runs_b}
+    fields: dict[str, Any] = {"eval_runs": {"before": runs_a, "after": runs_b}}
     std_by_metric: dict[str, float] = {}
     band_df: int | None = None
     if given_std is not None:
         std_by_metric = {(target_name if k is None else metric_label(k)): v for k, v in given_std.items()}
-        report.run_std_source = "given"
-        report.run_std_runs = given_runs
+        fields["run_std_source"] = "given"
+        fields["run_std_runs"] = given_runs
         band_df = None if given_runs is None else given_runs - 1
         if given_runs is None:
             warnings.append("run_std was given without run_std_runs, so the band reads it as exact and uses "
@@ -606,24 +702,30 @@ def _noise_band(report: DeltaReport, a: DeltaSide, b: DeltaSide, *, metrics: lis
             warnings.append("run_std was given and the rows also carry eval runs; the given run_std is used.")
     elif derived:
         std_by_metric = derived
-        report.run_std_source = "rows"
+        fields["run_std_source"] = "rows"
         band_df = derived_df
-        report.replicated = True
+        fields["replicated"] = True
     unknown = [m for m in std_by_metric if m not in metrics]
     if unknown:
         raise ArgumentError(f"run_std must be keyed by metrics both arms measure, got {unknown!r}. "
                             f"Measured on both: {', '.join(metrics)}.")
-    report.run_std_by_metric = {m: float(v) for m, v in std_by_metric.items()}
-    report.run_std_df = band_df
-    return _Band(std_by_metric, band_df, runs_a, runs_b)
+    fields["run_std_by_metric"] = {m: float(v) for m, v in std_by_metric.items()}
+    fields["run_std_df"] = band_df
+    return _Band(std_by_metric, band_df, runs_a, runs_b), fields
 
 
-def _compare_metrics(report: DeltaReport, a_vals: pl.DataFrame, b_vals: pl.DataFrame, band_in: _Band, *,
-                     metrics: list[str], level: float, ci_method: str, n_boot: int, n_perm: int, min_paired: int,
-                     rng: np.random.Generator) -> None:
-    """Every metric compared on one alignment of the two sides' task values, each with its gain verdict."""
+def _compare_metrics(a_vals: pl.DataFrame, b_vals: pl.DataFrame, band_in: _Band, *, metrics: list[str], level: float,
+                     ci_method: str, n_boot: int, n_perm: int, min_paired: int,
+                     rng: np.random.Generator) -> tuple[dict[str, MetricDelta], _Moved]:
+    """Every metric compared on one alignment of the two sides' task values, each with its gain verdict.
+
+    Returns the entries by metric and the report's ``improved``, ``regressions`` and
+    ``within_noise`` lists.
+    """
     both = aligned(a_vals, b_vals, [*metrics, "n_graded"])
     n_a, n_b = _counts(both["n_graded"]), _counts(both["n_graded_b"])
+    entries: dict[str, MetricDelta] = {}
+    moved = _Moved([], [], [])
     for name in metrics:
         comp = compare_arrays(both[name].to_numpy().astype(np.float64), both[f"{name}_b"].to_numpy().astype(np.float64),
                               metric=name if name == PASS_AT_1 else MARKER_PREFIX + name, level=level,
@@ -632,14 +734,13 @@ def _compare_metrics(report: DeltaReport, a_vals: pl.DataFrame, b_vals: pl.DataF
         std = band_in.std.get(name)
         band = None if std is None else noise_band_width(std, band_in.runs_a, band_in.runs_b, band_in.df, level=level)
         verdict = _gain_verdict(comp, band)
-        entry = comp.to_dict()
-        entry.pop("warnings", None)
-        entry.update(gain_verdict=verdict, run_std=std, noise_band=band, within_noise=verdict == "within_eval_noise")
-        report.metrics[name] = entry
+        entries[name] = MetricDelta.of(comp, gain_verdict=verdict, run_std=std, noise_band=band,
+                                       within_noise=verdict == "within_eval_noise")
         if verdict in ("moved", "moved_unreplicated"):
-            (report.improved if comp.direction == "up" else report.regressions).append(name)
+            (moved.improved if comp.direction == "up" else moved.regressions).append(name)
         elif verdict == "within_eval_noise":
-            report.within_noise.append(name)
+            moved.within_noise.append(name)
+    return entries, moved
 
 
 def _target_fields(report: DeltaReport, band: _Band, *, target_name: str, given_runs: int | None,
@@ -806,13 +907,16 @@ def _unpaired_verdicts(report: DeltaReport) -> None:
     """A NOT COMPARABLE report calls no metric moved on 0 paired tasks: its verdict is insufficient_data."""
     if not report.not_comparable:
         return
+    entries: dict[str, MetricDelta] = {}
     for name, m in report.metrics.items():
-        if not m.get("n_paired") and m.get("gain_verdict") != "insufficient_data":
-            m["gain_verdict"] = "insufficient_data"
+        if not m.n_paired and m.gain_verdict != "insufficient_data":
+            m = m.model_copy(update={"gain_verdict": "insufficient_data"})
             for bucket in (report.improved, report.regressions, report.within_noise):
                 if name in bucket:
                     bucket.remove(name)
-    report.target_verdict = report.metrics[report.target]["gain_verdict"]
+        entries[name] = m
+    report.metrics = entries
+    report.target_verdict = report.metrics[report.target].gain_verdict
 
 
 def _guards(report: DeltaReport, guards: list[str], a: DeltaSide, b: DeltaSide, warnings: list[str]) -> None:
@@ -940,40 +1044,36 @@ def _config_warnings(report: DeltaReport, warnings: list[str]) -> None:
                         "arms distinguishably (policy_version or model_version).")
 
 
-def _groups(report: DeltaReport, a: pl.DataFrame, b: pl.DataFrame, by: Any, target: str, *, level: float,
+def _groups(a: pl.DataFrame, b: pl.DataFrame, by: Any, by_name: str, target: str, *, level: float,
             ci_method: str, n_boot: int, n_perm: int, min_paired: int, rng: np.random.Generator,
-            warnings: list[str]) -> None:
+            warnings: list[str]) -> tuple[dict[str, GroupDelta], list[str]]:
+    """The target compared within each ``by=`` group (the largest ``_MAX_GROUPS``), and the groups it dropped in."""
     exprs = []
     for df in (a, b):
         exprs.append(_group_column(df, by))
-    report.by = by if isinstance(by, str) else getattr(by, "__name__", "callable")
     a_g = task_values(a.with_columns(exprs[0]), [target], keys=("_group", "task_key"), maintain_order=False)
     b_g = task_values(b.with_columns(exprs[1]), [target], keys=("_group", "task_key"), maintain_order=False)
     names = (pl.concat([a_g.select("_group"), b_g.select("_group")]).drop_nulls()
              .group_by("_group").len().sort(["len", "_group"], descending=[True, False])["_group"].to_list())
     if len(names) > _MAX_GROUPS:
-        warnings.append(f"by={report.by!r} makes {len(names)} groups; the {_MAX_GROUPS} largest are compared.")
+        warnings.append(f"by={by_name!r} makes {len(names)} groups; the {_MAX_GROUPS} largest are compared.")
         names = names[:_MAX_GROUPS]
     both = aligned(a_g, b_g, [target, "n_graded"], keys=["_group", "task_key"])
     group_col = both["_group"].to_numpy()
     va_all = both[target].to_numpy().astype(np.float64)
     vb_all = both[f"{target}_b"].to_numpy().astype(np.float64)
     na_all, nb_all = _counts(both["n_graded"]), _counts(both["n_graded_b"])
+    groups: dict[str, GroupDelta] = {}
+    down: list[str] = []
     for g in sorted(names, key=str):
         mask = group_col == g
         comp = compare_arrays(va_all[mask], vb_all[mask], metric=target if target == PASS_AT_1 else MARKER_PREFIX + target,
                               level=level, ci_method=ci_method, n_boot=n_boot, n_perm=n_perm, min_paired=min_paired, rng=rng,
                               n_a=na_all[mask], n_b=nb_all[mask])
-        entry = comp.to_dict()
-        entry.pop("warnings", None)
-        report.groups[str(g)] = entry
+        groups[str(g)] = GroupDelta.of(comp)
         if comp.direction == "down":
-            report.groups_down.append(str(g))
-    if report.groups_down:
-        moved_up = report.headline_verdict in ("moved", "moved_unreplicated")
-        warnings.append(f"{target} dropped significantly in group(s) {', '.join(report.groups_down)}"
-                        + (" while the headline moved up" if moved_up else "")
-                        + f"; read the by={report.by!r} table before calling this a win.")
+            down.append(str(g))
+    return groups, down
 
 
 def _group_column(df: pl.DataFrame, by: Any) -> pl.Expr | pl.Series:

@@ -6,15 +6,13 @@ drops rows.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import polars as pl
 from pydantic import Field
 
 from whileai import table
 from whileai.defaults import HACK_THRESHOLD
-from whileai.guard import feature_correlations
+from whileai.guard import LeakedRow, feature_correlations
 from whileai.report import Part
 from whileai.selection._rows import has, n_tool_calls_expr, n_turns_expr, reply_chars_expr
 
@@ -105,7 +103,7 @@ class LeakCheck(Part):
     """Rows carrying privileged context, i.e. the rows looked at."""
     n_dropped: int = 0
     """Rows dropped because their reply quotes their own privileged context."""
-    leaked: list[dict[str, Any]] = Field(default_factory=list)
+    leaked: list[LeakedRow] = Field(default_factory=list)
     """The first leaking rows (``whileai.guard.leak_report``'s entries: index, task, field, needle)."""
 
 
@@ -132,5 +130,5 @@ def privileged_leaks(rows: table.Source | pl.DataFrame, warnings: list[str]) -> 
     info = LeakCheck(checked=bool(report.checked), n_checked=int(report.n_checked), n_dropped=len(leaked),
                      leaked=leaked[:20])
     mask = np.zeros(present.height, dtype=bool)
-    mask[[int(x["index"]) for x in leaked]] = True
+    mask[[x.index for x in leaked]] = True
     return pl.Series("_leak", mask), info

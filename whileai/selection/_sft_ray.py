@@ -128,7 +128,7 @@ def _leaks(ds: Any, warnings: list[str]) -> LeakCheck:
         info.checked = info.checked or part.checked
         info.n_checked += part.n_checked
         info.n_dropped += part.n_dropped
-        info.leaked.extend({**x, "index": int(x["index"]) + offset} for x in part.leaked)
+        info.leaked.extend(x.model_copy(update={"index": x.index + offset}) for x in part.leaked)
         warnings.extend(w for w in json.loads(row["warnings"]) if w not in warnings)
         offset += int(row["n"])
     info.leaked = info.leaked[:20]

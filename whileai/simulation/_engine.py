@@ -58,7 +58,13 @@ from whileai.simulation._agents import (
 from whileai.simulation._endpoint import Endpoint, as_endpoint
 from whileai.simulation._endpoint import offline as offline_mode
 from whileai.simulation._progress import Progress
-from whileai.simulation._report import LOST_REASONS, PairwiseCoverage, SimulationReport, TierMix
+from whileai.simulation._report import (
+    LOST_REASONS,
+    Generation,
+    PairwiseCoverage,
+    SimulationReport,
+    TierMix,
+)
 from whileai.simulation._rows import Outcome, RowBuffer
 from whileai.simulation._seeded import SeededAgent
 from whileai.simulation._tools import ToolSpec, normalize_tools
@@ -360,7 +366,7 @@ def simulate(
                      agent=call.name, total=total, lost_by=lost_by, lost=lost, hard_share=hard_share,
                      fault_rate=fault_rate, stats=stats, writer_errors=writer_errors, concurrency=concurrency,
                      max_turns=max_turns, warnings=warnings, started=started)
-    report.generation = generation
+    report.generation = Generation(**generation)
     report.user_simulator = user.name if user is not None else None
     report.user_turns = stats.user_turns
     if done is None:  # over Ray the rows are in the workers' folder

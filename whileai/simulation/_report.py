@@ -8,7 +8,7 @@ from pydantic import Field
 
 from whileai.report import Part, Report
 
-__all__ = ["LOST_REASONS", "PairwiseCoverage", "SimulationReport", "TierMix"]
+__all__ = ["LOST_REASONS", "Generation", "PairwiseCoverage", "SimulationReport", "TierMix"]
 
 #: Why a rollout never became a row.
 LOST_REASONS = ("agent_error", "invalid_reply", "endpoint_error")
@@ -34,6 +34,25 @@ class TierMix(Part):
     """The share of tasks in a hard tier, to 4 places (None with no tasks)."""
     counts: dict[str, int] = Field(default_factory=dict)
     """Tasks per tier."""
+
+
+class Generation(Part):
+    """How the agent generated, as every row records it (never the key)."""
+
+    model: str | None = None
+    """The model (an endpoint's name, or the agent's model_version or function name)."""
+    provider: str | None = None
+    """The provider an endpoint resolved to (None for a Python agent)."""
+    base_url: str | None = None
+    """Where an endpoint's requests went (None for a Python agent)."""
+    temperature: int | float | None = None
+    """Sampling temperature, as given (None: the server's default)."""
+    top_p: int | float | None = None
+    """Nucleus sampling mass, as given (None: the server's default)."""
+    max_tokens: int | None = None
+    """Token cap on a reply (None: the server's default)."""
+    seed: int | None = None
+    """The run's seed."""
 
 
 class SimulationReport(Report):
@@ -112,7 +131,7 @@ class SimulationReport(Report):
     """Agent turns before a rollout is cut."""
     elapsed_s: float = 0.0
     """Wall-clock seconds."""
-    generation: dict[str, Any] = Field(default_factory=dict)
+    generation: Generation = Field(default_factory=Generation)
     """The agent's generation settings: model, provider, base URL (never the key), temperature, top_p, max_tokens, seed."""
     user_simulator: str | None = None
     """Who played the person after the opening message (None: nobody, one user turn per rollout)."""

@@ -71,7 +71,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
     require("transformers", what="wai.train.tracked_callback")
     from transformers import TrainerCallback
 
-    from whileai.train._holdout import grade_rows, holdout_delta
+    from whileai.train._holdout import grade_rows, holdout_delta, summary_holdout
     from whileai.train._reward import trl_reward
     from whileai.train._sample import prompt_tasks, sample_rows
 
@@ -141,9 +141,7 @@ def tracked_callback(run: Any, *, holdout: Any = None, judge: Callable[[dict[str
             stopped = monitor is not None and monitor.stopped
             summary: dict[str, Any] = {"steps": int(state.global_step)}
             if block is not None:
-                from whileai.measure import HOLDOUT_KEYS
-
-                summary["holdout"] = {k: block.get(k) for k in HOLDOUT_KEYS}
+                summary["holdout"] = summary_holdout(block)
             if monitor is not None:
                 summary["alarms"] = [a["line"] for a in monitor.alarms]
                 if stopped:

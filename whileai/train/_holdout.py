@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from whileai.defaults import (
@@ -17,10 +18,11 @@ from whileai.defaults import (
     MONITOR_SAMPLE_TEMPERATURE,
     MONITOR_SAMPLE_TOP_P,
 )
+from whileai.train._result import HeldOutNumbers, HeldOutRates
 from whileai.train._reward import TrlReward
 from whileai.train._sample import sample_rows
 
-__all__ = ["grade_rows", "holdout_delta", "post_holdout"]
+__all__ = ["grade_rows", "holdout_delta", "post_holdout", "summary_holdout"]
 
 
 def grade_rows(judge: TrlReward, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -29,7 +31,7 @@ def grade_rows(judge: TrlReward, rows: list[dict[str, Any]]) -> list[dict[str, A
 
 
 def holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any, tok: Any, *, seed: int,
-                   max_new_tokens: int, run: Any) -> dict[str, Any]:
+                   max_new_tokens: int, run: Any) -> HeldOutRates:
     """Sample the holdout before and after, grade both with the judge, and read the delta report."""
     from whileai.measure import delta_report
 
@@ -46,10 +48,18 @@ def holdout_delta(holdout: Any, judge: TrlReward, before: Any, after_model: Any,
     block = holdout_block(before_rows, after_rows, report)
     if run is not None:
         post_holdout(run, before_rows, after_rows, block)
-    return {**block, "judge": judge.name, "headline": report.headline, "judge_errors": judge.n_errors}
+    return HeldOutRates(**block, judge=judge.name, headline=report.headline, judge_errors=judge.n_errors)
 
 
-def post_holdout(run: Any, before: Any, after: Any, block: dict[str, Any], *,
+def summary_holdout(held: HeldOutRates | HeldOutNumbers) -> dict[str, Any]:
+    """The run summary's ``holdout``: the keys of ``HOLDOUT_KEYS`` read off a result's held-out block (None where absent)."""
+    from whileai.measure import HOLDOUT_KEYS
+
+    dumped = held.model_dump()
+    return {k: dumped.get(k) for k in HOLDOUT_KEYS}
+
+
+def post_holdout(run: Any, before: Any, after: Any, block: Mapping[str, Any] | HeldOutRates, *,
                  behavior: str = HOLDOUT_BEHAVIOR) -> None:
     """Keep the held-out delta on a tracked run and post the trained version's held-out score.
 

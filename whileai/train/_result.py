@@ -10,7 +10,7 @@ from pydantic import Field
 from whileai._cost import gpu_cost
 from whileai.report import Part, Report
 
-__all__ = ["JudgeCalls", "MonitorAlarm", "MonitorScan", "MonitorSettings", "MonitorSummary", "TrackedRun", "TrainResult",
+__all__ = ["HeldOutNumbers", "HeldOutRates", "HeldOutSide", "JudgeCalls", "MonitorAlarm", "MonitorScan", "MonitorSettings", "MonitorSummary", "TrackedRun", "TrainResult",
            "cost_line"]
 
 
@@ -145,6 +145,89 @@ class MonitorSummary(Part):
     """The knobs."""
 
 
+class HeldOutSide(Part):
+    """One side of a held-out block: the pass rate (or pair accuracy) over tasks, with its 95% interval."""
+
+    pass_rate: float | None = None
+    """Pass@1 (or pair accuracy), 0 to 1."""
+    n_tasks: int = 0
+    """Tasks (or pairs) it was read on."""
+    k: int = 0
+    """Rollouts a task (1 for pairs)."""
+    ci95: list[float | None] | None = None
+    """Its 95% interval: a bootstrap over tasks (``pass_at``), or Wilson for pair accuracy."""
+
+
+class HeldOutRates(Part):
+    """A held-out block whose sides are rates: the judge's pass@1 (sft, dpo, grpo) or the reward model's pair accuracy.
+
+    The keys of ``summary["holdout"]`` (``whileai.measure.holdout_block``), then what the
+    trainer adds: the judge, the delta report's headline and the judge's errors, or for the
+    reward model which pairs it was read on.
+    """
+
+    metric: str
+    """pass_at_1, or pair_accuracy (reward model)."""
+    before: HeldOutSide
+    """The base model's side."""
+    after: HeldOutSide
+    """The trained model's side."""
+    delta: float | None = None
+    """after - before (the delta report's paired target delta for pass_at_1)."""
+    ci95: list[float | None] | None = None
+    """The delta's 95% interval from the delta report (None for pair accuracy)."""
+    verdict: str | None = None
+    """The delta report's verdict word (None for pair accuracy)."""
+    judge: str | None = None
+    """The judge that graded both sides."""
+    headline: str = ""
+    """The delta report's headline."""
+    judge_errors: int = 0
+    """Judge calls that failed."""
+    on: str = ""
+    """Reward model: the pairs read, holdout or train (no holdout= given)."""
+
+
+class HeldOutNumbers(Part):
+    """A held-out block whose sides are plain numbers: SFT's eval loss before and after.
+
+    Results stored before the held-out block took one shape (pass@1 and pair accuracy as bare
+    numbers, with ``n_tasks`` and ``k`` or ``n_pairs`` beside them) load as this block too, and
+    dump back the same JSON.
+    """
+
+    metric: str
+    """loss (or, in a result stored by an earlier version, pass_at_1 or pair_accuracy)."""
+    judge: str | None = None
+    """An earlier version's pass_at_1 block: the judge."""
+    n_tasks: int = 0
+    """An earlier version's pass_at_1 block: held-out tasks."""
+    k: int = 0
+    """An earlier version's pass_at_1 block: rollouts a task."""
+    before: float | None
+    """The base model's value."""
+    after: float | None
+    """The trained model's value."""
+    delta: float | None = None
+    """after - before."""
+    ci95: list[float | None] | None = None
+    """An earlier version's pass_at_1 block: the delta's 95% interval."""
+    verdict: str | None = None
+    """An earlier version's pass_at_1 block: the delta report's verdict word."""
+    headline: str = ""
+    """An earlier version's pass_at_1 block: the delta report's headline."""
+    judge_errors: int = 0
+    """An earlier version's pass_at_1 block: judge calls that failed."""
+    lower_is_better: bool = False
+    """Whether a fall is the gain (True for loss)."""
+    n: int = 0
+    """Held-out rows the loss was read on."""
+    n_pairs: int = 0
+    """An earlier version's pair_accuracy block: pairs read."""
+    on: str = ""
+    """An earlier version's pair_accuracy block: holdout or train."""
+
+
 class TrainResult(Report):
     """One training run on your own hardware: the adapter, the curve, the cost line and the held-out block."""
 
@@ -174,8 +257,8 @@ class TrainResult(Report):
     """Training curve: step, loss, lr and the trainer's other logged numbers."""
     selection: dict[str, Any] | None = None
     """The selection check run before training."""
-    holdout: dict[str, Any] | None = None
-    """Held-out before/after: metric, before, after, n, and the delta report's verdict word."""
+    holdout: HeldOutRates | HeldOutNumbers | None = None
+    """Held-out before/after: pass rates with the delta report's verdict (:class:`HeldOutRates`), or SFT's eval loss."""
     reward: JudgeCalls | None = None
     """GRPO: the judge's call counters (calls, errors by status, marker means)."""
     monitor: MonitorSummary | None = None
@@ -198,9 +281,8 @@ class TrainResult(Report):
             lines.append(f"  loss {losses[0]:.4f} -> {losses[-1]:.4f} over {len(losses)} logged steps")
         if self.holdout:
             h = self.holdout
-            side = {k: (v.get("pass_rate") if isinstance(v, dict) else v) for k, v in h.items() if k in ("before", "after")}
-            lines.append(f"  held-out {h.get('metric')}: {_num(side.get('before'))} -> {_num(side.get('after'))}"
-                         + (f", {h['verdict']}" if h.get("verdict") else ""))
+            before, after = (h.before.pass_rate, h.after.pass_rate) if isinstance(h, HeldOutRates) else (h.before, h.after)
+            lines.append(f"  held-out {h.metric}: {_num(before)} -> {_num(after)}" + (f", {h.verdict}" if h.verdict else ""))
         if self.stop_reason:
             lines.append(f"  stopped: {self.stop_reason}")
         lines.extend(f"! {w}" for w in self.warnings)

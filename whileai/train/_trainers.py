@@ -40,11 +40,11 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError, TrainingSelectionError
 from whileai.train._extra import require_extra
-from whileai.train._holdout import grade_rows, holdout_delta, post_holdout
+from whileai.train._holdout import grade_rows, holdout_delta, post_holdout, summary_holdout
 from whileai.train._knobs import check_knobs, paper_value
 from whileai.train._monitor import HackMonitor
 from whileai.train._profile import profile, selection_report
-from whileai.train._result import TrainResult, cost_line
+from whileai.train._result import HeldOutNumbers, HeldOutRates, HeldOutSide, TrainResult, cost_line
 from whileai.train._reward import TrlReward, trl_reward
 from whileai.train._rm import calibrated_cut
 from whileai.train._sample import prompt_tasks, sample_rows
@@ -187,7 +187,7 @@ def _before(holdout: list[dict[str, Any]] | None, judge: TrlReward | None, model
 
 def _finish(trainer: Any, *, method: str, base_model: Any, out: Path, started: float, device: str, knobs: dict[str, Any],
             curve: list[dict[str, Any]], selection: dict[str, Any] | None, run: Any, n_train: int,
-            gpu_usd_per_hour: float | None, holdout: dict[str, Any] | None = None, status: str = "done",
+            gpu_usd_per_hour: float | None, holdout: HeldOutRates | HeldOutNumbers | None = None, status: str = "done",
             stop_reason: str | None = None, **extra: Any) -> TrainResult:
     seconds = time.perf_counter() - started
     adapter = out / "adapter"
@@ -201,11 +201,9 @@ def _finish(trainer: Any, *, method: str, base_model: Any, out: Path, started: f
     if bad:
         result.warnings.append(f"{len(bad)} logged loss values are not finite (first at step {bad[0]['step']}); lower learning_rate.")
     if run is not None:
-        from whileai.measure import HOLDOUT_KEYS
-
         summary = {"method": method, "base_model": str(base_model), "steps": result.steps, "seconds": result.seconds,
                    "device": device, "cost_usd": cost, "cost_basis": basis,
-                   "holdout": {k: holdout.get(k) for k in HOLDOUT_KEYS} if holdout else None}
+                   "holdout": summary_holdout(holdout) if holdout else None}
         if result.monitor:
             summary["alarms"] = [a["line"] for a in result.monitor.get("alarms", [])]
         if stop_reason:
@@ -298,11 +296,9 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
     loss_before = trainer.evaluate()["eval_loss"] if eval_ds is not None else None
     started = time.perf_counter()
     trainer.train()
-    held: dict[str, Any] | None = None
+    held: HeldOutRates | HeldOutNumbers | None = None
     if eval_ds is not None and loss_before is not None:
-        loss_after = float(trainer.evaluate()["eval_loss"])
-        held = {"metric": "loss", "before": float(loss_before), "after": float(loss_after),
-                "delta": float(loss_after - loss_before), "lower_is_better": True, "n": len(eval_ds)}
+        held = _loss_block(float(loss_before), float(trainer.evaluate()["eval_loss"]), len(eval_ds))
     elif before is not None and tasks is not None and gold is not None:
         held = holdout_delta(tasks, gold, before, trainer.model, tok, seed=seed, max_new_tokens=max_new_tokens, run=run)
     return _finish(trainer, method="sft", base_model=base_model, out=out, started=started, device=device, knobs=knobs,
@@ -551,16 +547,24 @@ def _pair_accuracy(model: Any, tok: Any, ds: Any) -> float:
     return float(sum(x > y for x, y in zip(a, b)) / max(len(a), 1))
 
 
-def _pair_block(before: float, after: float, n_pairs: int) -> dict[str, Any]:
-    """The reward model's held-out pair accuracy in the one ``summary["holdout"]`` shape (Wilson intervals)."""
+def _pair_block(before: float, after: float, n_pairs: int, *, on: str) -> HeldOutRates:
+    """The reward model's held-out pair accuracy in the one ``summary["holdout"]`` shape (Wilson intervals).
+
+    ``on`` says which pairs were read: ``holdout``, or ``train`` when no holdout was given.
+    """
     from whileai.stats.wilson import wilson
 
-    def side(acc: float) -> dict[str, Any]:
+    def side(acc: float) -> HeldOutSide:
         lo, hi = wilson(np.array([round(acc * n_pairs)]), np.array([max(n_pairs, 1)]))
-        return {"pass_rate": acc, "n_tasks": n_pairs, "k": 1, "ci95": [float(lo[0]), float(hi[0])]}
+        return HeldOutSide(pass_rate=acc, n_tasks=n_pairs, k=1, ci95=[float(lo[0]), float(hi[0])])
 
-    return {"metric": "pair_accuracy", "before": side(before), "after": side(after), "delta": after - before,
-            "ci95": None, "verdict": None}
+    return HeldOutRates(metric="pair_accuracy", before=side(before), after=side(after), delta=after - before,
+                        ci95=None, verdict=None, on=on)
+
+
+def _loss_block(before: float, after: float, n: int) -> HeldOutNumbers:
+    """SFT's held-out block without a judge: the eval loss before and after on ``n`` rows (lower is better)."""
+    return HeldOutNumbers(metric="loss", before=before, after=after, delta=after - before, lower_is_better=True, n=n)
 
 
 def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: int | None = None,
@@ -627,8 +631,7 @@ def reward_model(rows: Any, base_model: str, /, *, holdout: Any = None, steps: i
     started = time.perf_counter()
     trainer.train()
     acc_after = _pair_accuracy(trainer.model, tok, eval_ds)
-    held = _pair_block(acc_before, acc_after, len(eval_ds))
-    held["on"] = "holdout" if holdout is not None else "train"
+    held = _pair_block(acc_before, acc_after, len(eval_ds), on="holdout" if holdout is not None else "train")
     if threshold is not None:
         cut, basis = float(threshold), f"given: threshold={float(threshold):g}"
     elif holdout is not None:
