@@ -4,7 +4,7 @@
 
 The rows are the generator's (``../shared/bench/make_rollouts.py --parquet``: pyarrow's JSON
 reader and Parquet writer), whose ``messages``, ``steps`` and json columns are nested in shapes
-that are not the table's, so every cell is converted. ``on`` is ``whileai.defaults.NESTED_COLUMNAR``
+that are not the table's, so every cell is converted. ``on`` is ``whileai.defaults.FAST_READ``
 (``table/_columnar.py``), ``off`` the row path for every cell. Each cell is a fresh process
 (``_real.run_python``: CPU seconds user + system with imports, peak MiB), interleaved on and off.
 """
@@ -28,7 +28,7 @@ CASES = {
 _CODE = """
 import sys
 from whileai import defaults
-defaults.NESTED_COLUMNAR = sys.argv[1] == "on"
+defaults.FAST_READ = sys.argv[1] == "on"
 import polars as pl
 import whileai as wai
 path = sys.argv[2]

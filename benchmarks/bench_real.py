@@ -18,7 +18,7 @@ the DuckDB query of the same statistic on the same file (``_real.floor_sql``; th
 would write), and whileai 0.131's equivalent call on the 0.131-shaped JSONL at 100k (from
 ``.venv-wai131``, ``make bench-wai131``). ``--whileai`` times another checkout (on PYTHONPATH);
 ``--switch off`` times whileai with the read path's speed path turned off
-(``whileai.defaults.DECISIONS_FIRST = False``, a column of its own in the table).
+(``whileai.defaults.FAST_READ = False``, a column of its own in the table).
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     label = checkout_label(sys.executable, env) if "whileai" in columns else ""
     switch = ""
     if args.switch == "off":  # the read path's one switch, set before the step runs
-        switch = "import whileai.defaults\nwhileai.defaults.DECISIONS_FIRST = False\n"
-        label += " [DECISIONS_FIRST=False]"
+        switch = "import whileai.defaults\nwhileai.defaults.FAST_READ = False\n"
+        label += " [FAST_READ=False]"
     wai131_label = wai131_status() if "wai131" in columns else ""
     wai131_ok = "missing" not in wai131_label
     print(f"whileai under test: {label or '-'}", file=sys.stderr)
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generator", default=None, help=f"make_rollouts.py (default {_real.GENERATOR})")
     parser.add_argument("--whileai", default=None, help="time the whileai of this checkout (put on PYTHONPATH)")
     parser.add_argument("--switch", default="on", choices=("on", "off"),
-                        help="the read path's speed path (whileai.defaults.DECISIONS_FIRST) in whileai's cells")
+                        help="the read path's speed path (whileai.defaults.FAST_READ) in whileai's cells")
     parser.add_argument("--columns", default="whileai,floor,wai131", help="comma-separated: whileai, floor, wai131")
     parser.add_argument("--memory-gb", type=float, default=4.0, help="kill a cell above this resident memory")
     parser.add_argument("--timeout", type=float, default=600.0, help="kill a cell after this many wall seconds")

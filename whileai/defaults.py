@@ -1055,16 +1055,20 @@ FETCH_BATCH_ROWS = 16_384
 # (docs/performance.md, "Fifth pass"). Memory grows by one batch of FETCH_BATCH_ROWS per thread.
 # A cost knob: the same rows at any count.
 FETCH_THREADS = 2
-# The one switch of the read path's speed path (whileai/table/_source.py): a Parquet file (a JSONL
-# file spooled to one) is read decision columns first (tool calls reduced to their names and
-# arguments) and the kept rows' whole conversations last, instead of table.frame of every row.
-# docs/performance.md has the measured gain; the same rows either way (tests/table/test_source_same_rows.py).
-DECISIONS_FIRST = True
-# Nested columns (conversations, 0.131 steps, json columns given as structs) are normalised with
-# Polars expressions (whileai/table/_columnar.py) where their dtype allows, instead of a Python pass
-# per row: table.frame of 100k 0.131-shaped Parquet rows 45 -> 3 CPU s (benchmarks/bench_nested.py). Read at each
-# call; False runs the row path for every cell. The same cells either way (tests/table/test_columnar.py).
-NESTED_COLUMNAR = True
+# The one switch of the read path's speed paths (docs/performance.md has each one's measured gain;
+# the same rows, reports and exported bytes either way: tests/table/test_source_same_rows.py,
+# test_columnar.py, test_jsonl_fast.py). Read at each call. On:
+# - a Parquet file (a JSONL file spooled to one) is read decision columns first (tool calls reduced
+#   to their names and arguments) and the kept rows' whole conversations last (whileai/table/
+#   _source.py), instead of table.frame of every row: what keeps select under 2 GB at 1M rows;
+# - nested columns (conversations, 0.131 steps, json columns given as structs) are normalised with
+#   Polars expressions (whileai/table/_columnar.py) where their dtype allows: table.frame of 100k
+#   0.131-shaped Parquet rows 45 -> 3 CPU s (benchmarks/bench_nested.py);
+# - a JSONL batch in a known shape is read columnar (whileai/table/_jsonl_full.py: pyarrow's JSON
+#   reader, DuckDB's JSON functions), instead of json.loads and the normaliser per row: select from
+#   100k-row JSONL 38-45 -> 12-18 CPU s (benchmarks/bench_real.py).
+# False runs the plain path (whole reads, the per-row normaliser) everywhere.
+FAST_READ = True
 
 # ---- export: JSON lines encoded by shape (whileai/exporters/_rows.py, docs/performance.md) ----
 # Most patterns of null row keys in one chunk written as one json_encode each (a struct of the

@@ -257,5 +257,5 @@ def test_generator_rows_fast_equal_row_path() -> None:
 def test_generator_rows_frame_same_with_the_switch_off(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     rows: Any = BENCH_ROWS if source == "file" else pl.read_parquet(BENCH_ROWS)
     fast = table.frame(rows)
-    monkeypatch.setattr(defaults, "NESTED_COLUMNAR", False)
+    monkeypatch.setattr(defaults, "FAST_READ", False)
     assert_frame_equal(fast, table.frame(rows))

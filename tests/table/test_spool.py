@@ -1,6 +1,6 @@
 """``table.spooled``: a JSONL path spooled once to a temporary Parquet file that reads as the whole file.
 
-Behind ``table.source`` (the switch ``whileai.defaults.DECISIONS_FIRST``), a JSONL input is
+Behind ``table.source`` (the switch ``whileai.defaults.FAST_READ``), a JSONL input is
 spooled so select and export read it as Parquet. The spool must read as the whole file on both
 row shapes (OpenAI messages, whileai 0.131 steps) and at awkward batch boundaries (a system turn
 only in a late batch, a column only in the last batch, types that change between batches,
@@ -40,7 +40,7 @@ def whole_read(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The read path's switch turned off: no spool, every step reads the JSONL file whole."""
 
     def off() -> None:
-        monkeypatch.setattr(defaults, "DECISIONS_FIRST", False)
+        monkeypatch.setattr(defaults, "FAST_READ", False)
 
     return off
 

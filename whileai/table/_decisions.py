@@ -4,7 +4,7 @@ A selector decides from a few columns (task, reward, reply, flags) and the tool 
 conversation; the message texts, most of a file, are needed only for the rows it keeps.
 ``parquet_decisions`` reads the first, and returns a :class:`Fetch` that reads the second. It is
 used only by ``whileai.table._source`` (``Source.read`` / ``Source.take``) and only where the
-switch ``DECISIONS_FIRST`` is on (docs/performance.md has the measured gain). Nothing outside
+switch ``FAST_READ`` is on (docs/performance.md has the measured gain). Nothing outside
 ``table/`` touches pyarrow's Parquet reader.
 """
 

@@ -557,6 +557,8 @@ def _jsonl_fast(data: bytes | Path) -> pl.DataFrame | None:
     used here: it reads a field of two kinds (text in one row, a list or a number in another)
     as text without a word. Tests check that both readers give the same rows.
     """
+    if not defaults.FAST_READ:
+        return None  # the switch off: the per-row reader reads every batch
     if isinstance(data, Path):
         data = data.read_bytes()
     # imported here: it loads pyarrow, which a projected read never needs
@@ -931,7 +933,7 @@ def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = Tr
 
 def json_column(series: pl.Series, *, drop_none: bool = False) -> pl.Series:
     """A nested column as canonical JSON text per cell: columnar where ``_columnar`` reads its dtype, else row by row."""
-    fast = _columnar.canonical_json(series, drop_none=drop_none) if defaults.NESTED_COLUMNAR else None
+    fast = _columnar.canonical_json(series, drop_none=drop_none) if defaults.FAST_READ else None
     return fast if fast is not None else json_rows(series, drop_none=drop_none)
 
 
@@ -946,7 +948,7 @@ def json_rows(series: pl.Series, *, drop_none: bool = False) -> pl.Series:
 
 def messages_column(series: pl.Series, source: str) -> pl.Series:
     """A conversation column as ``List(MESSAGE)``: columnar where ``_columnar`` reads its shape, else row by row."""
-    fast = _columnar.messages(series) if defaults.NESTED_COLUMNAR else None
+    fast = _columnar.messages(series) if defaults.FAST_READ else None
     return fast if fast is not None else messages_rows(series, source)
 
 

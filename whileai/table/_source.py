@@ -7,8 +7,9 @@ for stdin, other tools' logs): ``read(columns)``, the columns it decides on, and
 ``take(positions)``, whole rows at given positions. The step has one code path; whether the
 rows came from a file, and how the file is read, is decided here.
 
-One speed path sits behind it, with one switch (``whileai.defaults.DECISIONS_FIRST``, read at
-each call; ``source(rows, decisions_first=...)`` overrides it): a Parquet file whileai writes (and a JSONL file, spooled
+The speed paths sit behind one switch (``whileai.defaults.FAST_READ``, read at each call,
+which also governs the columnar readers under ``table.frame``; ``source(rows,
+decisions_first=...)`` overrides it here): a Parquet file whileai writes (and a JSONL file, spooled
 once to a temporary Parquet file by ``table.spooled``) is read decision columns first, the
 conversations reduced to their tool calls, and the kept rows' whole conversations last
 (``whileai.table._decisions``). Off, or where that path does not apply, ``read`` is
@@ -55,7 +56,7 @@ class Source:
         """Wrap ``rows``; nothing is read until ``read``, ``take`` or ``frame`` is called."""
         self.rows = rows
         self.allow_empty = bool(allow_empty)
-        self.decisions_first = defaults.DECISIONS_FIRST if decisions_first is None else bool(decisions_first)
+        self.decisions_first = defaults.FAST_READ if decisions_first is None else bool(decisions_first)
         self._stack = contextlib.ExitStack()
         self._spool: Any = None
         self._fetch: Fetch | None = None
@@ -236,7 +237,7 @@ def source(rows: IntoRows, /, *, decisions_first: bool | None = None, allow_empt
         decisions_first: The switch of the one speed path: read a Parquet file (a JSONL file
             spooled to one) decision columns first and the kept rows last. Off, every input is
             read through ``table.frame``; the rows are the same. None (the default) takes
-            ``whileai.defaults.DECISIONS_FIRST`` as it is at the call, so setting that constant
+            ``whileai.defaults.FAST_READ`` as it is at the call, so setting that constant
             turns the path off for every step.
         allow_empty: Read no rows at all as an empty table instead of raising.
 
