@@ -58,6 +58,17 @@ def test_hack_scan_on_ray_matches_local(folders, name):
     assert on_ray.top_feature == want and on_ray.features[0].above_floor
 
 
+def test_hack_scan_on_ray_matches_local_under_rays_default_shuffle(folders, monkeypatch):
+    """The session runs the sort-based shuffle (fast on a 2-CPU Ray); the engine must also run under
+    Ray's own default (hash-based, aggregator actors), which a user who sets nothing gets."""
+    from ray.data.context import DEFAULT_SHUFFLE_STRATEGY
+
+    monkeypatch.setattr(ray.data.DataContext.get_current(), "shuffle_strategy", DEFAULT_SHUFFLE_STRATEGY)
+    opts = {"endorsed": ["marker:"], "n_perm": 40, "seed": 5}
+    local = wai.hack_scan(table.frame(folders["words"]), **opts)
+    same(wai.hack_scan(_ds(folders["words"]), **opts).model_dump(), local.model_dump())
+
+
 def test_sampled_vocabulary_on_ray_matches_local(folders, monkeypatch):
     monkeypatch.setattr(hk, "HACK_VOCAB_SAMPLE_ROWS", 120)  # the driver's constant; the asks are picked by hash
     import whileai.guard._ray as gr

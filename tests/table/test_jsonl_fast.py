@@ -140,3 +140,15 @@ def test_a_truncated_gzip_file_is_refused_by_name(tmp_path):
     path.write_bytes(gzip.compress(b'{"task_id": "a", "reward": 1}\n' * 2000)[:200])
     with pytest.raises(SchemaError, match="cut.jsonl.gz"):
         table.frame(path)
+
+
+@pytest.mark.parametrize("name", ["sim.jsonl", "scored.jsonl"])
+def test_whileai_0131_files_read_columnar_as_the_per_row_reader_reads_them(name, tmp_path, monkeypatch):
+    """Files the published whileai 0.131 wrote: step results that are text in one step and an
+    object in the next (pyarrow refuses the batch: DuckDB's JSON text of each field reads it),
+    scenario dimensions first seen in later rows, ``seeded`` as a list."""
+    path = tmp_path / name
+    path.write_bytes(open(f"tests/data/wai131/{name}", "rb").read())
+    assert _read._jsonl_fast(path) is not None
+    fast, slow = _both(path, monkeypatch)
+    assert_frame_equal(fast, slow)

@@ -72,7 +72,9 @@ def _doc_counts(batch: pa.Table, *, spec: Spec, share: float | None) -> pa.Table
     if share is not None and g.height:
         g = g.filter(pl.Series(sample_mask(g["task_key"], share)))
     counts = vocab_counts(agent_text_of(g)) if g.height else pl.DataFrame(schema={"h": pl.UInt64, "df": pl.Int64})
-    return counts.to_arrow()
+    # the 64-bit hash travels as its signed bits: Ray's sort-based shuffle (a DataContext choice, the
+    # default before Ray 2.4x) cannot sort a uint64 key it has turned into Python objects
+    return counts.with_columns(pl.col("h").reinterpret(signed=True)).to_arrow()
 
 
 def _features(batch: pa.Table, *, spec: Spec, vocab_ref: Any) -> pa.Table:
@@ -142,7 +144,8 @@ def scan_rows(ds: Any, spec: Spec) -> Rows:
                                                   batch_format="pyarrow")
                                    .groupby("h").aggregate(Sum("df", alias_name="df")))
         if counts.height:
-            counts = counts.with_columns(pl.col("h").cast(pl.UInt64), pl.col("df").cast(pl.Int64))
+            counts = counts.with_columns(pl.col("h").cast(pl.Int64).reinterpret(signed=False),
+                                         pl.col("df").cast(pl.Int64))
             vocab = choose_vocab(counts, n_voc=n_voc, n=n, top_k=spec.top_k, min_obs=spec.min_obs)
     vocab_ref = ray.put(vocab) if vocab is not None else None
     with translated():

@@ -84,30 +84,34 @@ def _first_row(data: bytes) -> dict[str, Any] | None:
 def _later_fields(data: bytes, columns: list[str], head: list[str]) -> list[str] | None:
     """The fields no first-row key names, in the order the per-row reader first meets them.
 
-    The readers' own column order merges the rows' key orders, which is not always the first-seen
-    order; each field's first line is found by its first ``"name":`` and parsed, and the field
-    must be a key of that line (not only a nested one), else None.
+    That reader orders columns by the first row holding each field, then by the field's place in
+    that row; DuckDB's ``json_keys`` gives each line's top-level keys in order. None when DuckDB
+    cannot read the batch or a field is no line's top-level key.
     """
-    import re
+    import duckdb
 
     later = [c for c in columns if c not in head]
     if len(later) <= 1:
         return later
-    seen: list[tuple[int, int, str]] = []
-    for name in later:
-        found = re.search(b'"' + re.escape(json.dumps(name)[1:-1].encode()) + rb'"\s*:', data)
-        if found is None:
-            return None
-        start = data.rfind(b"\n", 0, found.start()) + 1
-        end = data.find(b"\n", found.start())
-        try:
-            row = json.loads(data[start:] if end < 0 else data[start:end])
-        except ValueError:
-            return None
-        if not isinstance(row, dict) or name not in row:
-            return None  # first named inside a nested value: the first row that has the field is not known
-        seen.append((start, list(row).index(name), name))
-    return [name for _, _, name in sorted(seen)]
+    lines = _lines(data)
+    if lines is None:
+        return None
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        rel = con.from_arrow(pa.table({"i": np.arange(len(lines), dtype=np.int64), "line": lines}))
+        result = rel.query("batch", "SELECT k, min(i * 4294967296 + p) AS at FROM (SELECT i, unnest(keys) AS k, "
+                                    "generate_subscripts(keys, 1) AS p FROM (SELECT i, json_keys(line) AS keys "
+                                    "FROM batch)) GROUP BY k")
+        found = result.fetchall() if result is not None else []
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    at = {str(k): int(v) for k, v in found}
+    if any(name not in at for name in later):
+        return None
+    return sorted(later, key=lambda name: at[name])
 
 
 # ------------------------------------------------------------------------------------------
@@ -129,6 +133,8 @@ def _messages_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
     """
     typed = _arrow_rows(data, head, [("messages", pa.list_(_MESSAGE))])
     df = typed if typed is not None else _arrow_rows(data, head, [], skip="messages")
+    if df is None:
+        df = _engine_rows(data, head)
     if df is None or df.height == 0:
         return None
     df, kinds = _seeded_lists(df)
@@ -157,6 +163,57 @@ def _messages_batch(data: bytes, head: list[str]) -> pl.DataFrame | None:
     return None if filled is None else _with_kinds(filled, kinds, head, df.columns)
 
 
+def _engine_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
+    """The batch's fields but ``messages``, each from DuckDB's JSON text of it, where pyarrow refuses the batch.
+
+    pyarrow types every field, free-form ones too, and refuses a batch where a value changes type
+    from row to row inside one (whileai 0.131's step results: text in one step, an object in the
+    next). Here the free-form JSON columns stay JSON text (canonicalised after, as pyarrow's are)
+    and every other field is decoded to one dtype (``_jsonl_engine._typed``); None when a field
+    holds values of several kinds, or an object (or a list of them) outside the known columns,
+    for the per-row reader to say what each value is.
+    """
+    import duckdb
+
+    from whileai.table._jsonl_engine import _typed
+
+    lines = _lines(data)
+    if lines is None:
+        return None
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        found = con.from_arrow(pa.table({"line": lines})).aggregate(
+            "list_distinct(flatten(list(json_keys(line)))) AS keys").fetchall()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    names = sorted(str(k) for k in (found[0][0] if found and found[0][0] else []) if k != "messages")
+    texts = _json_texts(data, names, len(lines))
+    if texts is None:
+        return None
+    columns: list[pl.Series] = []
+    for name, text in zip(names, texts):
+        spec = COLUMN_BY_NAME.get(name)
+        if spec is not None and spec.kind == "json":
+            columns.append(text)
+            continue
+        column = _typed(text)
+        if column is None:
+            return None
+        dtype = column.dtype
+        if dtype.is_nested() and not (spec is not None and spec.kind == "struct") and not (
+                isinstance(dtype, pl.List) and not dtype.inner.is_nested()):
+            return None  # an object outside the known columns: the per-row reader says how it is held
+        columns.append(column.alias(name))
+    df = pl.DataFrame(columns, height=len(lines))
+    later = _later_fields(data, [*df.columns, "messages"], head)
+    if later is None:
+        return None
+    return df.select([n for n in head if n in df.columns] + [n for n in later if n in df.columns])
+
+
 def _seeded_lists(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series | None]:
     """The ``seeded`` of whileai 0.131 rows (the list of seeded fault kinds) as the per-row reader reads it.
 
@@ -173,17 +230,20 @@ def _seeded_lists(df: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series | None]:
 
 
 def _with_kinds(df: pl.DataFrame, kinds: pl.Series | None, head: list[str], before: list[str]) -> pl.DataFrame | None:
-    """``seeded_kinds`` placed last, where the per-row reader's first-seen order puts it, or None.
+    """``seeded_kinds`` placed where the per-row reader's first-seen order puts it, or None.
 
-    That is its place when the first row has a seeded list and every other column is one of the
-    first row's; else None.
+    The first row's seeded list gives it after that row's own fields and the conversation's
+    fields that row gets (``_fill_from_messages`` puts them right after the first row's), before
+    the fields first seen in later rows. None when the first row has no seeded list, or a field
+    taken from the conversation is null in the first row (whether that row got it is not known).
     """
     if kinds is None or kinds.null_count() == kinds.len():
         return df
-    if kinds[0] is None or any(c not in head for c in before) or any(
-            df[c][0] is None for c in df.columns if c not in before):
-        return None  # a field first seen after the first row: the per-row reader orders it
-    return df.with_columns(kinds)
+    added = [c for c in df.columns if c not in before]
+    if kinds[0] is None or any(df[c][0] is None for c in added):
+        return None
+    at = sum(1 for c in df.columns if c in head) + len(added)
+    return df.insert_column(at, kinds)
 
 
 def _distinct_messages(texts: pl.Series) -> pl.Series | None:
@@ -233,6 +293,24 @@ def _with_json_cells(df: pl.DataFrame, data: bytes, skip: str | None = None) -> 
     return df.with_columns(json_cells(text, name) for name, text in zip(names, texts))
 
 
+def _lines(data: bytes) -> pa.Array | None:
+    """The batch's non-blank lines as one Arrow string array over its bytes (no copy); None when not UTF-8."""
+    import pyarrow.compute as pc
+
+    view = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(view == 10)
+    if not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    offsets = np.concatenate([[0], ends + 1]).astype(np.int64)
+    offsets[-1] = min(int(offsets[-1]), len(data))
+    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
+    try:
+        lines.validate(full=True)
+    except pa.ArrowInvalid:  # not UTF-8: the per-row reader names the line
+        return None
+    return lines.filter(pc.invert(pc.match_substring_regex(lines, r"^\s*$")))
+
+
 def _json_texts(data: bytes, names: list[str], height: int, split: str | None = None) -> list[pl.Series] | None:
     """The JSON text of fields ``names`` in each line of a batch, as DuckDB's JSON functions give it.
 
@@ -247,21 +325,9 @@ def _json_texts(data: bytes, names: list[str], height: int, split: str | None = 
     JSON text of each element of its list (null where a row holds no list).
     """
     import duckdb
-    import pyarrow.compute as pc
 
-    view = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(view == 10)
-    if not data.endswith(b"\n"):
-        ends = np.append(ends, len(data))
-    offsets = np.concatenate([[0], ends + 1]).astype(np.int64)
-    offsets[-1] = min(int(offsets[-1]), len(data))
-    lines = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
-    try:
-        lines.validate(full=True)
-    except pa.ArrowInvalid:  # not UTF-8: the per-row reader names the line
-        return None
-    lines = lines.filter(pc.invert(pc.match_substring_regex(lines, r"^\s*$")))
-    if len(lines) != height:
+    lines = _lines(data)
+    if lines is None or len(lines) != height:
         return None
     fields = [*names, *([split] if split else [])]
     paths = "[" + ", ".join(f"'$.\"{name}\"'" for name in fields) + "]"
