@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import inspect
 import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -76,50 +76,57 @@ def _episode(world: World, base: list[dict[str, Any]], max_turns: int,
     kinds: list[str] = []
     usage: dict[str, float] | None = None
     user_turns = 0
+
+    def end(final_text: str | None, truncated: bool, finish_reason: str, ended_on_ask: bool = False) -> Outcome:
+        return Outcome(messages, final_text, truncated, finish_reason, world.met, kinds, world.unknown_calls, usage,
+                       user_turns=user_turns, ended_on_ask=ended_on_ask)
+
     for turn in range(max_turns):
         reply = yield messages
         message, book = normalize_reply(reply, turn)
         if book:
-            seeded = book.get("seeded")
-            if seeded:
-                for kind in [seeded] if isinstance(seeded, str) else (seeded if isinstance(seeded, (list, tuple)) else ["seeded"]):
-                    if str(kind) not in kinds:
-                        kinds.append(str(kind))
-            got = book.get("usage")
-            if isinstance(got, dict):
-                usage = usage or {}
-                for key, value in got.items():
-                    if isinstance(value, (int, float)) and not isinstance(value, bool):
-                        usage[key] = usage.get(key, 0) + value
+            usage = _read_book(book, kinds, usage)
         messages.append(message)
         calls = message.get("tool_calls")
         content = message.get("content")
         text = content if isinstance(content, str) or content is None else _parts_text(content)
         if book.get("finish_reason") == "length":
-            return Outcome(messages, None if calls else (text or ""), True, "length", world.met, kinds,
-                           world.unknown_calls, usage, user_turns=user_turns)
+            return end(None if calls else (text or ""), True, "length")
         if not calls:
             if user_turns < max_user_turns:
                 said = yield _AskUser(messages)
                 if said is USER_DONE and isinstance(text, str) and asked(text):
-                    return Outcome(messages, text or "", False, "stop", world.met, kinds, world.unknown_calls, usage,
-                                   user_turns=user_turns, ended_on_ask=True)
+                    return end(text or "", False, "stop", ended_on_ask=True)
                 if isinstance(said, str) and said.strip():
                     if turn == max_turns - 1:  # no agent turn left to answer it: cut on the agent's reply
-                        return Outcome(messages, text or "", True, "length", world.met, kinds, world.unknown_calls,
-                                       usage, user_turns=user_turns)
+                        return end(text or "", True, "length")
                     user_turns += 1
                     messages.append({"role": "user", "content": said})
                     continue
-            return Outcome(messages, text or "", False, "stop", world.met, kinds, world.unknown_calls, usage,
-                           user_turns=user_turns)
+            return end(text or "", False, "stop")
         for call in calls:
             fn = call["function"]
             result = world.call(fn["name"], fn["arguments"])
             if isinstance(result, PendingResult):
                 result = yield result
             messages.append({"role": "tool", "tool_call_id": call["id"], "name": fn["name"], "content": result})
-    return Outcome(messages, None, True, "length", world.met, kinds, world.unknown_calls, usage, user_turns=user_turns)
+    return end(None, True, "length")
+
+
+def _read_book(book: dict[str, Any], kinds: list[str], usage: dict[str, float] | None) -> dict[str, float] | None:
+    """A reply's book-keeping read into the rollout's: seeded kinds appended to ``kinds``, token usage added up."""
+    seeded = book.get("seeded")
+    if seeded:
+        for kind in [seeded] if isinstance(seeded, str) else (seeded if isinstance(seeded, (list, tuple)) else ["seeded"]):
+            if str(kind) not in kinds:
+                kinds.append(str(kind))
+    got = book.get("usage")
+    if isinstance(got, dict):
+        usage = usage or {}
+        for key, value in got.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                usage[key] = usage.get(key, 0) + value
+    return usage
 
 
 def _parts_text(content: Any) -> str:
@@ -224,29 +231,25 @@ class _Engine:
 
     def rollout_sync(self, item: Item) -> Outcome:
         """One rollout on this thread: an awaitable reply runs to completion on an event loop of its own."""
-        turns = self._turns(item)
-        try:
-            wanted = next(turns)
-            while True:
-                try:
-                    reply = _run_coro(wanted) if _awaitable(wanted) else wanted
-                except Exception as exc:  # handed to the rollout, which decides what it means
-                    wanted = turns.throw(exc)
-                else:
-                    wanted = turns.send(reply)
-        except StopIteration as stop:
-            return stop.value
-        finally:
-            turns.close()
+        return _never_suspends(self._drive(item, _wait_here))
 
     async def rollout_async(self, item: Item) -> Outcome:
         """One rollout on the run's event loop: an awaitable reply is awaited there."""
+        return await self._drive(item, _wait_on_loop)
+
+    async def _drive(self, item: Item, wait: Callable[[Any], Awaitable[Any]]) -> Outcome:
+        """Drive :meth:`_turns` to its outcome, getting each reply it wants with ``wait``.
+
+        The one body of both drivers: :meth:`rollout_sync` waits with :func:`_wait_here`, which
+        never suspends (so the coroutine finishes on its first step, without an event loop), and
+        :meth:`rollout_async` with :func:`_wait_on_loop`.
+        """
         turns = self._turns(item)
         try:
             wanted = next(turns)
             while True:
                 try:
-                    reply = (await wanted) if _awaitable(wanted) else wanted
+                    reply = await wait(wanted)
                 except Exception as exc:  # handed to the rollout, which decides what it means
                     wanted = turns.throw(exc)
                 else:
@@ -284,25 +287,20 @@ class _Engine:
             lost_buffer.flush()
             return state["landed"] == 0 and state["attempted"] >= _DEAD_AGENT
 
+        def one(item: Item) -> Outcome:
+            out = self.rollout_sync(item)
+            progress.tick(item[3], out.lost_reason)
+            return out
+
         batches = _batches(items, _BATCH if total > _DEAD_AGENT else total or 1, first=_DEAD_AGENT)
         if self.call.is_async:
             _run_coro(self._run_async(batches, land, progress))
         elif self.call.inline or self.concurrency == 1:
             for batch in batches:
-                outcomes = []
-                for item in batch:
-                    out = self.rollout_sync(item)
-                    progress.tick(item[3], out.lost_reason)
-                    outcomes.append(out)
-                if land(batch, outcomes):
+                if land(batch, [one(item) for item in batch]):
                     break
         else:
             with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="wai-rollout") as pool:
-                def one(item: Item) -> Outcome:
-                    out = self.rollout_sync(item)
-                    progress.tick(item[3], out.lost_reason)
-                    return out
-
                 for batch in batches:
                     if land(batch, list(pool.map(one, batch))):
                         break
@@ -383,6 +381,27 @@ def _batches(items: Iterator[Item], size: int, *, first: int) -> Iterator[list[I
             limit = size
     if batch:
         yield batch
+
+
+async def _wait_here(wanted: Any) -> Any:
+    """A sync rollout's wait: an awaitable runs to completion on an event loop of its own; it never suspends."""
+    return _run_coro(wanted) if _awaitable(wanted) else wanted
+
+
+async def _wait_on_loop(wanted: Any) -> Any:
+    """An async rollout's wait: an awaitable is awaited on the run's event loop."""
+    return (await wanted) if _awaitable(wanted) else wanted
+
+
+def _never_suspends(coro: Coroutine[Any, Any, Outcome]) -> Outcome:
+    """The result of a coroutine that finishes without suspending, run on this thread with no event loop."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        outcome: Outcome = stop.value
+        return outcome
+    coro.close()
+    raise RuntimeError("a sync rollout suspended: its wait must never suspend")
 
 
 def _awaitable(value: Any) -> bool:
