@@ -42,7 +42,7 @@ def test_the_generation_block_dumps_what_the_dict_was():
     from whileai import simulate
     from whileai.simulation import seeded_agent, tool
     from whileai.simulation._endpoint import Endpoint
-    from whileai.simulation._engine import _generation
+    from whileai.simulation._options import _generation
     from whileai.simulation._report import Generation
 
     @tool

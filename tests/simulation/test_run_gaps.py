@@ -157,7 +157,8 @@ def test_a_non_finite_number_from_execute_becomes_null(value):
 
 
 def test_ray_parts_add_up_their_unjudged_asks():
-    from whileai.simulation._engine import _merge_parts, _no_dynamic, _unjudged_warning
+    from whileai.simulation._dynamic import _no_dynamic, _unjudged_warning
+    from whileai.simulation._job import _merge_parts
 
     def part(asks, rows, by, first):
         dynamic = {**_no_dynamic(), "asks_unjudged": asks, "rows_unjudged": rows, "unjudged_by": by,

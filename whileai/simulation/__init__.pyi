@@ -5,9 +5,9 @@
 from ._agents import RolloutContext as RolloutContext
 from ._agents import current_rollout as current_rollout
 from ._endpoint import Endpoint as Endpoint
-from ._engine import Mode as Mode
-from ._engine import RepeatPolicy as RepeatPolicy
 from ._engine import simulate as simulate
+from ._options import Mode as Mode
+from ._options import RepeatPolicy as RepeatPolicy
 from ._report import SimulationReport as SimulationReport
 from ._seeded import SEEDED_KINDS as SEEDED_KINDS
 from ._seeded import SeededAgent as SeededAgent
