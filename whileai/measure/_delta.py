@@ -241,12 +241,9 @@ class DeltaReport(ChartedReport):
 
         names = list(self.metrics)
         cis = [_tuple(self.metrics[n].get("ci95")) for n in names]
-        colors = []
-        for n in names:
-            m = self.metrics[n]
-            moved = m.get("gain_verdict") in ("moved", "moved_unreplicated")
-            colors.append(CHART_GOOD if moved and m.get("direction") == "up" else
-                          CHART_BAD if moved and m.get("direction") == "down" else CHART_MUTED)
+        shade = {"up": CHART_GOOD, "down": CHART_BAD}
+        colors = [shade.get(m.get("direction"), CHART_MUTED) if m.get("gain_verdict") in ("moved", "moved_unreplicated")
+                  else CHART_MUTED for m in self.metrics.values()]
         return forest(names or [self.target], [self.metrics[n].get("delta") for n in names] or [None],
                       [c[0] if c else None for c in cis] or [None], [c[1] if c else None for c in cis] or [None],
                       band=self.noise_band, verdict=self.verdict_word()[0], colors=colors or None,
