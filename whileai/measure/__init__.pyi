@@ -5,8 +5,8 @@
 from ._compare import Comparison as Comparison
 from ._compare import compare_runs as compare_runs
 from ._delta import DeltaReport as DeltaReport
-from ._delta import delta_report as delta_report
-from ._delta import format_delta_report as format_delta_report
+from ._delta_report import delta_report as delta_report
+from ._delta_text import format_delta_report as format_delta_report
 from ._failures import FailureGroup as FailureGroup
 from ._failures import FailureTable as FailureTable
 from ._failures import failure_table as failure_table
