@@ -236,3 +236,24 @@ def test_the_power_curve_is_the_rule_the_answer_uses():
         n = r.n_tasks if r.n_tasks_t_test is None else r.n_tasks_t_test
         assert t_power(r.effect, r.task_std, n) >= r.power
         assert n == sign_flip_floor() or t_power(r.effect, r.task_std, n - 1) < r.power
+
+
+def test_tasks_needed_ends_for_an_effect_at_floating_point_noise():
+    """A mean difference of float noise (8e-18 next to an sd of 0.3) asks for more tasks than a float
+    counts by one; the answer is the normal one, capped, instead of a loop that never ends."""
+    import signal
+
+    from whileai.measure._holdout import tasks_needed
+
+    def stuck(*_):  # the old stepping loop spun forever here
+        raise TimeoutError("tasks_needed did not return")
+
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(20)
+    try:
+        got = tasks_needed(8.3e-18, [0.3, 0.35])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert got.dtype == np.int64 and (got == 2**62).all()
+    assert int(tasks_needed(0.3, 0.35)) == 13  # an ordinary effect steps as before

@@ -201,15 +201,18 @@ def tasks_needed(effect: float, sd: Any, *, power: float = POWER, alpha: float =
     sd = np.asarray(sd, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         normal = np.ceil((z_sum(power, alpha) * sd / effect) ** 2 - 1e-9)
-    n = np.where(sd > 0, np.maximum(normal, floor), floor)
-    short = paired_t_power(effect, sd, n, alpha=alpha) < power
+    # past 2**52 a float64 count no longer steps by one (n + 1 == n): an effect that small next to
+    # its sd (floating-point noise in a mean difference) keeps the normal answer, capped to int64
+    n = np.minimum(np.where(sd > 0, np.maximum(normal, floor), floor), float(2**62))
+    steppable = n < 2.0**52
+    short = steppable & (paired_t_power(effect, sd, n, alpha=alpha) < power)
     while short.any():
         n = n + short
-        short = paired_t_power(effect, sd, n, alpha=alpha) < power
-    spare = (n > floor) & (paired_t_power(effect, sd, n - 1, alpha=alpha) >= power)
+        short = steppable & (paired_t_power(effect, sd, n, alpha=alpha) < power)
+    spare = steppable & (n > floor) & (paired_t_power(effect, sd, n - 1, alpha=alpha) >= power)
     while spare.any():
         n = n - spare
-        spare = (n > floor) & (paired_t_power(effect, sd, n - 1, alpha=alpha) >= power)
+        spare = steppable & (n > floor) & (paired_t_power(effect, sd, n - 1, alpha=alpha) >= power)
     return n.astype(np.int64)
 
 
