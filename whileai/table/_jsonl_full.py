@@ -88,27 +88,15 @@ def _later_fields(data: bytes, columns: list[str], head: list[str]) -> list[str]
     that row; DuckDB's ``json_keys`` gives each line's top-level keys in order. None when DuckDB
     cannot read the batch or a field is no line's top-level key.
     """
-    import duckdb
-
     later = [c for c in columns if c not in head]
     if len(later) <= 1:
         return later
-    lines = _lines(data)
-    if lines is None:
+    found = _on_lines(data, "SELECT k, min(i * 4294967296 + p) AS at FROM (SELECT i, unnest(keys) AS k, "
+                            "generate_subscripts(keys, 1) AS p FROM (SELECT i, json_keys(line) AS keys FROM batch)) "
+                            "GROUP BY k")
+    if found is None:
         return None
-    con = duckdb.connect()
-    try:
-        con.execute("SET enable_progress_bar = false")
-        rel = con.from_arrow(pa.table({"i": np.arange(len(lines), dtype=np.int64), "line": lines}))
-        result = rel.query("batch", "SELECT k, min(i * 4294967296 + p) AS at FROM (SELECT i, unnest(keys) AS k, "
-                                    "generate_subscripts(keys, 1) AS p FROM (SELECT i, json_keys(line) AS keys "
-                                    "FROM batch)) GROUP BY k")
-        found = result.fetchall() if result is not None else []
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    at = {str(k): int(v) for k, v in found}
+    at = dict(zip(found["k"].to_pylist(), found["at"].to_pylist()))
     if any(name not in at for name in later):
         return None
     return sorted(later, key=lambda name: at[name])
@@ -173,24 +161,14 @@ def _engine_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
     holds values of several kinds, or an object (or a list of them) outside the known columns,
     for the per-row reader to say what each value is.
     """
-    import duckdb
-
     from whileai.table._jsonl_engine import _typed
 
-    lines = _lines(data)
-    if lines is None:
+    found = _on_lines(data, "SELECT list_distinct(flatten(list(json_keys(line)))) AS keys, count(*) AS n FROM batch")
+    if found is None:
         return None
-    con = duckdb.connect()
-    try:
-        con.execute("SET enable_progress_bar = false")
-        found = con.from_arrow(pa.table({"line": lines})).aggregate(
-            "list_distinct(flatten(list(json_keys(line)))) AS keys").fetchall()
-    except duckdb.Error:
-        return None
-    finally:
-        con.close()
-    names = sorted(str(k) for k in (found[0][0] if found and found[0][0] else []) if k != "messages")
-    texts = _json_texts(data, names, len(lines))
+    height = int(found["n"][0].as_py())
+    names = sorted(str(k) for k in (found["keys"][0].as_py() or []) if k != "messages")
+    texts = _json_texts(data, names, height)
     if texts is None:
         return None
     columns: list[pl.Series] = []
@@ -207,7 +185,7 @@ def _engine_rows(data: bytes, head: list[str]) -> pl.DataFrame | None:
                 isinstance(dtype, pl.List) and not dtype.inner.is_nested()):
             return None  # an object outside the known columns: the per-row reader says how it is held
         columns.append(column.alias(name))
-    df = pl.DataFrame(columns, height=len(lines))
+    df = pl.DataFrame(columns, height=height)
     later = _later_fields(data, [*df.columns, "messages"], head)
     if later is None:
         return None
@@ -311,6 +289,30 @@ def _lines(data: bytes) -> pa.Array | None:
     return lines.filter(pc.invert(pc.match_substring_regex(lines, r"^\s*$")))
 
 
+def _on_lines(data: bytes, query: str) -> pa.Table | None:
+    """``query`` run by DuckDB on the batch's lines, or None.
+
+    The query reads a relation ``batch`` of ``i`` (the line's position) and ``line``. None when
+    the lines are not UTF-8 or DuckDB refuses one (NaN, a lone surrogate, a broken line), for
+    the per-row reader to read the batch and name the line.
+    """
+    import duckdb
+
+    lines = _lines(data)
+    if lines is None:
+        return None
+    con = duckdb.connect()
+    try:
+        con.execute("SET enable_progress_bar = false")
+        rel = con.from_arrow(pa.table({"i": np.arange(len(lines), dtype=np.int64), "line": lines}))
+        result = rel.query("batch", query)
+        return None if result is None else result.to_arrow_table()
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+
+
 def _json_texts(data: bytes, names: list[str], height: int, split: str | None = None) -> list[pl.Series] | None:
     """The JSON text of fields ``names`` in each line of a batch, as DuckDB's JSON functions give it.
 
@@ -324,24 +326,13 @@ def _json_texts(data: bytes, names: list[str], height: int, split: str | None = 
     then reads the batch and names any bad line. Field ``split``, when given, comes last, as the
     JSON text of each element of its list (null where a row holds no list).
     """
-    import duckdb
-
-    lines = _lines(data)
-    if lines is None or len(lines) != height:
-        return None
     fields = [*names, *([split] if split else [])]
     paths = "[" + ", ".join(f"'$.\"{name}\"'" for name in fields) + "]"
     last = f"cells[{len(fields)}]"
     items = f", CASE WHEN json_type({last}) = 'ARRAY' THEN from_json({last}, '[\"JSON\"]') END AS items" if split else ""
-    con = duckdb.connect()
-    try:
-        con.execute("SET enable_progress_bar = false")
-        rel = con.from_arrow(pa.table({"line": lines})).select(f"json_extract(line, {paths}) AS cells")
-        cells = rel.select(f"cells{items}").to_arrow_table()
-    except duckdb.Error:  # a line DuckDB's parser refuses: the per-row reader reads it
+    cells = _on_lines(data, f"SELECT cells{items} FROM (SELECT json_extract(line, {paths}) AS cells FROM batch)")
+    if cells is None or cells.num_rows != height:
         return None
-    finally:
-        con.close()
     frame = pl.from_arrow(cells)
     assert isinstance(frame, pl.DataFrame)
     out = [frame["cells"].list.get(i).alias(name) for i, name in enumerate(names)]
