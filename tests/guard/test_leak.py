@@ -6,24 +6,27 @@ import polars as pl
 
 from whileai.guard import leak_report
 
+#: Two rows quoting their own privileged context (a reference, a hidden world state), one that does
+#: not, one with nothing privileged (tests/guard/test_leak_typed.py pins the report on them too).
+ROWS = [
+    {"scenario_id": "s1", "rollout_index": 0, "prompt": "p", "final_text": "As noted: THE ENTITY DOES NOT EXIST here.",
+     "privileged": {"reference": "the entity does not exist", "hidden_state": {"world_state": "entity missing"}}},
+    {"scenario_id": "s1", "rollout_index": 1, "prompt": "p", "final_text": "I could not find it.",
+     "privileged": {"reference": "the entity does not exist"}},
+    {"scenario_id": "s2", "rollout_index": 0, "prompt": "q", "final_text": "World: entity missing, sorry.",
+     "privileged": {"hidden_state": {"world_state": "entity missing"}}},
+    {"scenario_id": "s3", "prompt": "r", "final_text": "nothing"},
+]
+
 
 def test_leaks_found_with_fields_and_indices():
-    rows = [
-        {"scenario_id": "s1", "rollout_index": 0, "prompt": "p", "final_text": "As noted: THE ENTITY DOES NOT EXIST here.",
-         "privileged": {"reference": "the entity does not exist", "hidden_state": {"world_state": "entity missing"}}},
-        {"scenario_id": "s1", "rollout_index": 1, "prompt": "p", "final_text": "I could not find it.",
-         "privileged": {"reference": "the entity does not exist"}},
-        {"scenario_id": "s2", "rollout_index": 0, "prompt": "q", "final_text": "World: entity missing, sorry.",
-         "privileged": {"hidden_state": {"world_state": "entity missing"}}},
-        {"scenario_id": "s3", "prompt": "r", "final_text": "nothing"},
-    ]
-    r = leak_report(rows)
+    r = leak_report(ROWS)
     assert (r.n_rows, r.n_checked, r.n_leaked) == (4, 3, 2)
     assert r.rate == 2 / 3
     assert [(x["index"], x["field"]) for x in r.leaked] == [(0, "reference"), (2, "world_state")]
     assert r.leaked[0]["scenario_id"] == "s1" and r.leaked[0]["rollout_index"] == 0
     assert str(r).startswith("checked 3 of 4 rows: 2 quoted privileged context (67%)")
-    short = leak_report(rows, min_len=30)
+    short = leak_report(ROWS, min_len=30)
     assert short.n_leaked == 0
 
 

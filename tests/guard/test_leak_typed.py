@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import json
 
+from tests.guard.test_leak import ROWS
 from whileai import table
 from whileai.guard import LeakedRow, LeakReport, leak_report
 from whileai.selection._scans import LeakCheck, privileged_leaks
 
-ROWS = [
-    {"scenario_id": "s1", "rollout_index": 0, "prompt": "p", "final_text": "As noted: THE ENTITY DOES NOT EXIST here.",
-     "privileged": {"reference": "the entity does not exist", "hidden_state": {"world_state": "entity missing"}}},
-    {"scenario_id": "s1", "rollout_index": 1, "prompt": "p", "final_text": "I could not find it.",
-     "privileged": {"reference": "the entity does not exist"}},
-    {"scenario_id": "s2", "rollout_index": 0, "prompt": "q", "final_text": "World: entity missing, sorry.",
-     "privileged": {"hidden_state": {"world_state": "entity missing"}}},
-    {"scenario_id": "s3", "prompt": "r", "final_text": "nothing"},
-]
 BARE = [{"prompt": "p", "final_text": "As noted: THE ENTITY DOES NOT EXIST here.", "reference": "the entity does not exist"}]
 
 OLD_REPORT = {"rows": "{\"warnings\":[\"2 replies quote their own privileged context; the export scrubs the key, not the reply. Drop the rows in leaked (by index) before training.\"],\"n_rows\":4,\"n_checked\":3,\"n_leaked\":2,\"rate\":0.6666666666666666,\"checked\":true,\"leaked\":[{\"index\":0,\"scenario_id\":\"s1\",\"rollout_index\":0,\"field\":\"reference\",\"needle\":\"the entity does not exist\"},{\"index\":2,\"scenario_id\":\"s2\",\"rollout_index\":0,\"field\":\"world_state\",\"needle\":\"entity missing\"}],\"summary\":\"checked 3 of 4 rows: 2 quoted privileged context (67%)\"}",
