@@ -1,18 +1,45 @@
 """Other tools' logs at scale: a folder of inspect-ai ``.eval`` logs, read by whileai and by inspect-ai.
 
-    python benchmarks/bench_real_logs.py [--samples 100000] [--per-log 4000] [--folder DIR]
+    python benchmarks/bench_real_logs.py [--samples 100000] [--per-log 400] [--folder DIR]
         [--data DIR] [--generator PATH] [--whileai CHECKOUT] [--memory-gb 4] [--results FILE.jsonl]
 
 The folder is written once with inspect-ai's own log writer (``inspect_ai.log.write_eval_log``,
 offline, no model called) from the generator's 0.131-shaped rows: each log is one inspect task of
 ``per_log / 8`` samples run for 8 epochs, a sample's messages the row's conversation (user ask,
 assistant tool calls, tool results, final reply), its ``match`` score C or I from the row's reward.
-``pip install inspect-ai`` first (``.venv/bin/pip install inspect-ai``).
+``pip install inspect-ai pandas`` first (``.venv/bin/pip install inspect-ai pandas``; inspect's
+``samples_df`` needs pandas).
+
+Logs are ``PER_LOG`` = 400 samples each (250 logs at 100k). inspect-ai's writer costs time
+quadratic in a log's samples (see ``PER_LOG``): profiled, the recorder's scan of its buffer on each
+sample was over half of the writer's CPU at 3,000-4,000 samples a log (6.5 ms a sample at 4,000,
+about 4 ms at 400; the rest is inspect's own per-sample work: ``condense_sample`` moving long
+texts to attachments, pydantic validation, one zstd-compressed zip member a sample). One process
+writes the 100k folder in about 7 CPU minutes (4 ms a sample, measured on 1,600; 11 min 54 s of
+wall time on the shared 2-core host). ``inspect_ai.log.read_eval_log`` reads the logs back (status
+success, 400 samples of 50 ids x 8 epochs) and ``samples_df`` reads the folder.
 
 Cells, each a fresh process measured as in ``bench_real.py`` (CPU seconds of the child, its peak
 resident memory, killed above ``--memory-gb``): ``wai pass-at FOLDER``, ``whileai.table.frame(FOLDER)``,
 and inspect-ai's ``inspect_ai.analysis.samples_df(FOLDER)`` (its default sample columns, one row
-a sample). Target for whileai: under 60 CPU s and 2 GB at 100k samples.
+a sample, built from each log's sample summaries, so no conversation is parsed; whileai parses
+every sample's whole conversation). Target for whileai: under 60 CPU s and 2 GB at 100k samples.
+
+Measured (inspect-ai 0.3.285, pandas 3.1.2, whileai i34inspect at b5ee1cd, 2-core shared host,
+two runs)::
+
+    python benchmarks/bench_real_logs.py --samples 100000 --folder /tmp/evals100k --data /work/benchdata
+
+    | 100,000 samples in 250 .eval logs (100 MB) | CPU s (run 1, run 2) | peak MiB (run 1, run 2) |
+    |--------------------------------------------|----------------------|-------------------------|
+    | whileai: wai pass-at FOLDER                | 37.6, 41.5           | 591, 606                |
+    | whileai: table.frame(FOLDER)               | 37.6, 38.8           | 563, 559                |
+    | inspect-ai: samples_df(FOLDER)             | 50.1, 57.6           | 876, 864                |
+
+Target met: whileai reads the 100k folder in 38-42 CPU s and about 600 MiB, imports included.
+Of that, ``table/_inspect.py`` (unzip, ``json.loads`` of each sample, rows) is about two thirds and
+the row normaliser (``table/_read.py`` ``_from_reader_rows``) one third (29.6 and 14.3 CPU s
+timed apart in one process, on the loaded host).
 """
 
 from __future__ import annotations
@@ -31,6 +58,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _real  # noqa: E402
 
 K = 8
+#: Samples per ``.eval`` log (50 tasks x 8 epochs, 250 logs at 100k). inspect-ai's recorder scans
+#: the samples it buffered on each ``log_sample`` (``_recorders/eval.py`` ``buffer_sample``, to drop
+#: an earlier record of the same id and epoch), and ``write_eval_log`` buffers a whole log, so
+#: writing one log costs time quadratic in its samples: 6.5 ms a sample at 4,000 a log against
+#: about 4 ms at 400 (0.3.285, this machine).
+PER_LOG = 400
 
 
 def _sample(row: dict[str, Any], sample_id: int) -> Any:
@@ -121,7 +154,7 @@ def cells(folder: Path) -> list[tuple[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=100_000)
-    parser.add_argument("--per-log", type=int, default=4_000, help="samples per .eval log (a multiple of 8)")
+    parser.add_argument("--per-log", type=int, default=PER_LOG, help="samples per .eval log (a multiple of 8)")
     parser.add_argument("--folder", default=None, help="the logs' folder (default benchmarks/data/inspect-<samples>)")
     parser.add_argument("--data", default=str(_real.DATA), help="folder of the generator's rows (before-100k.jsonl)")
     parser.add_argument("--generator", default=None)
