@@ -134,3 +134,48 @@ def test_monte_carlo_near_alpha_adds_draws_reports_its_error_and_never_crosses_s
         flagged += r.straddles
         silent += (r.p_value < 0.05) != (exact < 0.05) and not r.straddles
     assert silent == 0 and flagged > 0
+
+
+def test_sign_draws_have_the_null_moments_for_single_and_repeated_values():
+    """Random bits for a value seen once, binomial heads for a repeated one: the same null."""
+    from whileai.stats.permutation import _sign_draws
+
+    values = np.array([0.3, 1.7, 2.5, 4.0, 0.125, 0.01, 0.02, 0.001])
+    mult = np.array([1, 1, 3, 1, 6, 64, 130, 3000])  # one bit, masked words, a whole word, three words, binomial
+    a, v = _sign_draws(values, mult, 200_000, np.random.default_rng(11))
+    # sum_i e_i d_i and sum_i e_i over fair signs: mean 0, variances sum m d^2 and sum m
+    var_a, var_v = float((mult * values**2).sum()), float(mult.sum())
+    assert abs(a.mean()) < 4 * np.sqrt(var_a / a.size)
+    assert abs(v.mean()) < 4 * np.sqrt(var_v / v.size)
+    assert a.var() == pytest.approx(var_a, rel=0.02)
+    assert v.var() == pytest.approx(var_v, rel=0.02)
+    # each value's heads are Binomial(m, 1/2): the 130-fold value's share of v has its variance
+    for m in (130, 3000):
+        alone = _sign_draws(np.array([1.0]), np.array([m]), 100_000, np.random.default_rng(m))[1]
+        assert alone.var() == pytest.approx(m, rel=0.02)
+        assert set(np.unique(alone).astype(int)) <= set(range(-m, m + 1, 2))
+    small = _sign_draws(values[:5], mult[:5], 200_000, np.random.default_rng(5))[1]
+    assert set(np.unique(small).astype(int)) == set(range(-12, 13, 2))  # every parity-consistent total
+
+
+def test_monte_carlo_on_continuous_differences_agrees_with_the_exact_null():
+    """Thousands of distinct differences (a continuous metric): Monte Carlo against the normal limit."""
+    from scipy import stats
+
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.03, 1.0, 3000)
+    mc = sign_flip_test(d, n_perm=20_000, seed=2)
+    assert mc.method == "monte_carlo"
+    # the sign-flip null of sum e_i d_i has variance sum d_i^2; n = 3000 is deep in its normal limit
+    z = abs(d.sum()) / np.sqrt((d**2).sum())
+    normal = 2 * stats.norm.sf(z)
+    assert abs(mc.p_value - normal) < 4 * np.sqrt(normal * (1 - normal) / 20_000) + 2e-3
+
+
+def test_many_distinct_differences_raise_no_overflow_warning():
+    d = np.random.default_rng(9).normal(0.0, 1.0, 2000)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sign_flip_test(d, n_perm=200, seed=1).method == "monte_carlo"

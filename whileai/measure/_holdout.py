@@ -35,6 +35,7 @@ from whileai.stats.bootstrap import bootstrap_moments
 from whileai.stats.power import (
     binomial_paired_var,
     concentrated_paired_var,
+    noncentral_t_sf,
     sign_flip_tasks_needed,
     z_sum,
 )
@@ -165,13 +166,13 @@ def paired_t_power(effect: float, sd: Any, n_tasks: Any, *, alpha: float = ALPHA
 
     ``P(|T| > t_{1-alpha/2, n-1})`` with T noncentral t at n - 1 degrees of freedom and
     noncentrality ``effect sqrt(n) / sd`` (Cohen 1988, Statistical Power Analysis, section 2.3;
-    ``scipy.stats.nct``). 1 where sd is 0, NaN under 2 tasks. Broadcasts over ``sd`` and ``n_tasks``.
+    ``whileai.stats.power.noncentral_t_sf``). 1 where sd is 0, NaN under 2 tasks. Broadcasts over ``sd`` and ``n_tasks``.
 
     Examples:
         >>> round(float(paired_t_power(0.3, 0.35, 13)), 3)
         0.81
     """
-    from scipy.stats import nct, t
+    from scipy.special import stdtrit
 
     n = np.asarray(n_tasks, dtype=np.float64)
     sd = np.asarray(sd, dtype=np.float64)
@@ -179,8 +180,8 @@ def paired_t_power(effect: float, sd: Any, n_tasks: Any, *, alpha: float = ALPHA
     ok = (n >= 2) & (sd > 0)
     df = np.where(ok, n - 1.0, 1.0)
     nc = np.where(ok, effect * np.sqrt(np.where(ok, n, 1.0)) / np.where(ok, sd, 1.0), 0.0)
-    q = t.ppf(1.0 - alpha / 2.0, df)
-    power = nct.sf(q, df, nc) + nct.sf(q, df, -nc)  # the far tail as sf at -nc: cdf(-q) is NaN past nc 10
+    q = stdtrit(df, 1.0 - alpha / 2.0)  # scipy.stats.t.ppf's own function
+    power = noncentral_t_sf(q, df, nc) + noncentral_t_sf(q, df, -nc)  # the far tail as sf at -nc
     return np.where(n < 2, np.nan, np.where(sd > 0, power, 1.0))
 
 

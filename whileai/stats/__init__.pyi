@@ -34,6 +34,7 @@ from .power import detectable_effect_binomial as detectable_effect_binomial
 from .power import detectable_effect_sd as detectable_effect_sd
 from .power import detectable_moved as detectable_moved
 from .power import noise_band_width as noise_band_width
+from .power import noncentral_t_sf as noncentral_t_sf
 from .power import paired_tasks_needed as paired_tasks_needed
 from .power import power_at as power_at
 from .power import z_sum as z_sum

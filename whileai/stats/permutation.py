@@ -136,8 +136,7 @@ def sign_flip_test(diffs: ArrayLike, *, n_perm: int = PERMUTATION_DRAWS,
     while True:
         while done < target:
             size = min(step, target - done)
-            heads = rng.binomial(mult, 0.5, size=(size, levels.size))
-            sums = (2.0 * heads - mult) @ levels
+            sums, _ = _sign_draws(levels, mult, size, rng)
             hits += int((np.abs(sums) >= observed - tol).sum())
             done += size
         p = (1.0 + hits) / (1.0 + done)
@@ -207,7 +206,8 @@ def _exact_distribution(levels: np.ndarray, mult: np.ndarray, cap: int | None = 
     """
     from scipy.special import gammaln
 
-    if cap is not None and float(np.prod((mult + 1).astype(np.float64))) > 4.0 * cap:
+    # the product of the levels' sizes, as a sum of logs: the product itself overflows past 1e308
+    if cap is not None and float(np.log1p(mult.astype(np.float64)).sum()) > math.log(4.0 * cap):
         return None
 
     sums = np.zeros(1)
@@ -418,6 +418,59 @@ def _joint_patterns(values: np.ndarray, mult: np.ndarray, cap: int
     return a.astype(np.float64), v.astype(np.float64), prob, float(denominator)
 
 
+#: A value seen more than this many times gets one ``rng.binomial`` draw (about 200 ns, whatever its
+#: count) instead of popcounts of random words (about 4 ns a 64-bit word).
+_MOST_WORD_BITS = 1024
+_ALL_BITS = np.iinfo(np.uint64).max
+
+
+def _random_words(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` uniform random 64-bit words (64 fair bits each), from the generator's full uint64 range."""
+    return rng.integers(0, _ALL_BITS, size=n, dtype=np.uint64, endpoint=True)
+
+
+def _sign_draws(values: np.ndarray, mult: np.ndarray, size: int, rng: np.random.Generator
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``size`` random sign patterns: each draw's ``sum_i e_i d_i`` and ``sum_i e_i`` over fair signs e_i.
+
+    ``values`` are the distinct differences and ``mult`` how often each occurs; a value seen m
+    times contributes ``value * (2 B - m)`` with B ~ Binomial(m, 1/2) heads, the number of set
+    bits among m fair random bits. The bits come from random 64-bit words: a value seen once is one
+    bit, a value seen up to ``_MOST_WORD_BITS`` times the set bits (``np.bitwise_count``) of
+    ceil(m / 64) random 64-bit words masked to m bits, values with as many words drawn together;
+    a value seen more often is one ``rng.binomial`` draw. On a continuous metric (every value once)
+    this is ten times cheaper than a binomial draw per value, on a mean over 8 rollouts (values
+    seen 2 to 100 times) about three times (docs/performance.md).
+    """
+    a = np.zeros(size)
+    v = np.zeros(size)
+    once = mult == 1
+    if once.any():
+        cells = size * int(once.sum())
+        n_once = cells // size
+        bits = np.unpackbits(_random_words(rng, (cells + 63) // 64).view(np.uint8), count=cells).reshape(size, n_once)
+        a += 2.0 * (bits @ values[once]) - float(values[once].sum())
+        v += 2.0 * bits.sum(axis=1, dtype=np.int64) - n_once
+    words = np.where(once | (mult > _MOST_WORD_BITS), 0, (mult + 63) // 64)
+    groups: list[tuple[np.ndarray, np.ndarray]] = []
+    for w in np.unique(words[words > 0]).tolist():
+        which = words == w
+        # each value's words: all bits but the last word's, which keeps m - 64 (w - 1) bits (1 to 64)
+        last = (mult[which] - 64 * (w - 1)).astype(np.uint64)
+        masks = np.full((int(which.sum()), w), _ALL_BITS, dtype=np.uint64)
+        masks[:, -1] = np.where(last == 64, _ALL_BITS, (np.uint64(1) << (last % np.uint64(64))) - np.uint64(1))
+        drawn = _random_words(rng, size * masks.size).reshape(size, *masks.shape)
+        groups.append((np.bitwise_count(drawn & masks).sum(axis=2, dtype=np.int64), which))
+    many = mult > _MOST_WORD_BITS
+    if many.any():
+        groups.append((rng.binomial(mult[many], 0.5, size=(size, int(many.sum()))), many))
+    for heads, which in groups:
+        flips = 2.0 * heads - mult[which]
+        a += flips @ values[which]
+        v += flips.sum(axis=1)
+    return a, v
+
+
 def _drawn_patterns(values: np.ndarray, mult: np.ndarray, draws: int, rng: np.random.Generator
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``draws`` Monte Carlo sign patterns grouped by distinct difference, plus the observed one."""
@@ -426,9 +479,9 @@ def _drawn_patterns(values: np.ndarray, mult: np.ndarray, draws: int, rng: np.ra
     done = 0
     while done < draws:
         size = min(step, draws - done)
-        flips = 2.0 * rng.binomial(mult, 0.5, size=(size, values.size)) - mult
-        a_parts.append(flips @ values)
-        v_parts.append(flips.sum(axis=1))
+        a_draw, v_draw = _sign_draws(values, mult, size, rng)
+        a_parts.append(a_draw)
+        v_parts.append(v_draw)
         done += size
     a, v = np.concatenate(a_parts), np.concatenate(v_parts)
     return a, v, np.full(a.size, 1.0 / a.size)
