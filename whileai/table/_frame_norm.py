@@ -36,6 +36,7 @@ from whileai.table.schema import (
     ROLE_ALIASES,
     ROLES,
     TOOL_CALL,
+    Column,
     alias_map,
 )
 
@@ -43,36 +44,57 @@ __all__ = ["no_identity_error"]
 
 
 def _normalize_frame(df: pl.DataFrame, source: str, *, build_messages: bool = True) -> pl.DataFrame:
+    """The loaded frame as the rollout table: its shape read, its columns cast, its texts derived, ``task_key`` added."""
     df = _check_text_columns(df, source)
     df = _apply_aliases(df)
     df = _conversational_prompt(df)
     df = _steps_conversation(df, build_messages=build_messages)
-    if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List) and "seeded_kinds" not in df.columns:
-        # whileai 0.131 wrote seeded as the list of planted behaviours: keep them as seeded_kinds
-        df = df.with_columns(pl.col("seeded").cast(pl.List(pl.String)).alias("seeded_kinds"))
-    fixes: list[pl.Series] = []
-    for col in COLUMNS:
-        if col.name not in df.columns:
-            continue
-        current = df.schema[col.name]
-        if col.kind == "plain" and current != col.dtype:
-            fixes.append(_cast_plain(df[col.name], col.dtype, source))
-        elif col.kind == "json" and current != pl.String:
-            fixes.append(json_column(df[col.name]))
-        elif col.kind == "messages" and current != _MESSAGES_DTYPE:
-            fixes.append(messages_column(df[col.name], source))
-        elif col.kind == "struct" and not isinstance(current, pl.Struct):
-            values = [nz.loads_or_raw(v) for v in df[col.name].to_list()]
-            fixes.append(_struct_column(col.name, values, source))
-        elif col.name == "markers" and isinstance(current, pl.Struct) and any(f.dtype != pl.Float64 for f in current.fields):
-            fixes.append(df[col.name].cast(pl.Struct({f.name: pl.Float64 for f in current.fields})))
-    if fixes:
-        df = df.with_columns(fixes)
+    df = _seeded_kinds(df)
+    df = _cast_columns(df, source)
     df = _check_roles(df, source)
     df = _derive_content(df, build_messages=build_messages)
     if df.height and not ({"scenario_id", "task_id", "prompt"} & set(df.columns)):
         raise no_identity_error(source, df.columns)
     return _add_task_key(df, source)
+
+
+def _seeded_kinds(df: pl.DataFrame) -> pl.DataFrame:
+    """A ``seeded`` list column kept as ``seeded_kinds`` (cast to bool with the other columns)."""
+    if "seeded" in df.columns and isinstance(df.schema["seeded"], pl.List) and "seeded_kinds" not in df.columns:
+        # whileai 0.131 wrote seeded as the list of planted behaviours: keep them as seeded_kinds
+        df = df.with_columns(pl.col("seeded").cast(pl.List(pl.String)).alias("seeded_kinds"))
+    return df
+
+
+def _cast_columns(df: pl.DataFrame, source: str) -> pl.DataFrame:
+    """Every schema column the frame has in the schema's type; one already in it is left as it is."""
+    fixes: list[pl.Series] = []
+    for col in COLUMNS:
+        if col.name not in df.columns:
+            continue
+        fix = _cast_column(df, col, source)
+        if fix is not None:
+            fixes.append(fix)
+    if fixes:
+        df = df.with_columns(fixes)
+    return df
+
+
+def _cast_column(df: pl.DataFrame, col: Column, source: str) -> pl.Series | None:
+    """The column ``col`` in the schema's type by its kind, or None when it already is."""
+    current = df.schema[col.name]
+    if col.kind == "plain" and current != col.dtype:
+        return _cast_plain(df[col.name], col.dtype, source)
+    if col.kind == "json" and current != pl.String:
+        return json_column(df[col.name])
+    if col.kind == "messages" and current != _MESSAGES_DTYPE:
+        return messages_column(df[col.name], source)
+    if col.kind == "struct" and not isinstance(current, pl.Struct):
+        values = [nz.loads_or_raw(v) for v in df[col.name].to_list()]
+        return _struct_column(col.name, values, source)
+    if col.name == "markers" and isinstance(current, pl.Struct) and any(f.dtype != pl.Float64 for f in current.fields):
+        return df[col.name].cast(pl.Struct({f.name: pl.Float64 for f in current.fields}))
+    return None
 
 
 def no_identity_error(source: str, have: Sequence[str]) -> SchemaError:
@@ -90,6 +112,17 @@ def _check_text_columns(df: pl.DataFrame, source: str) -> pl.DataFrame:
     Two exceptions, read as the row reader reads them: TRL's conversational ``prompt`` (a list of
     messages, without a ``messages`` column) and a system prompt of text blocks (joined).
     """
+    names = _column_sources(df)
+    fixes: list[pl.Series] = []
+    for name in _TEXT_COLUMNS:
+        fix = _text_column_fix(df, name, names, source)
+        if fix is not None:
+            fixes.append(fix)
+    return df.with_columns(fixes) if fixes else df
+
+
+def _column_sources(df: pl.DataFrame) -> dict[str, str]:
+    """Each table column the frame holds, to the column it is read from (itself or an alias)."""
     aliases = alias_map()
     names: dict[str, str] = {}  # canonical -> the column it is read from, as ``_apply_aliases`` renames
     for column in df.columns:
@@ -98,28 +131,29 @@ def _check_text_columns(df: pl.DataFrame, source: str) -> pl.DataFrame:
     for alias, canonical in aliases.items():
         if alias in df.columns and canonical not in names:
             names[canonical] = alias
-    fixes: list[pl.Series] = []
-    for name in _TEXT_COLUMNS:
-        found = names.get(name)
-        if found is None or not df.schema[found].is_nested():
-            continue
-        column = found
-        if name == "prompt" and ((isinstance(df.schema[column], pl.List) and "messages" not in names)
-                                 or _messages_dtype(df.schema[column])):
-            continue  # TRL's conversational prompt (_conversational_prompt builds the conversation), or messages
-        bad = df[column].is_not_null()
-        if name == "system_prompt":  # text blocks are joined (a system prompt per row: a short Python pass)
-            joined = pl.Series(column, [None if v is None else _system_blocks_text(v) for v in df[column].to_list()],
-                               dtype=pl.String)
-            bad = bad & joined.is_null()
-            if not bad.any():
-                fixes.append(joined.alias(column))
-                continue
-        if bad.any():
-            index = int(bad.arg_true()[0])
-            raise _nested_text(source, index, name, column, df[column][index], "custom_id" in df.columns)
-        fixes.append(pl.Series(column, [None] * df.height, dtype=pl.String))
-    return df.with_columns(fixes) if fixes else df
+    return names
+
+
+def _text_column_fix(df: pl.DataFrame, name: str, names: Mapping[str, str], source: str) -> pl.Series | None:
+    """The text column ``name``'s source column as text where it is nested (None where it is not); a nested cell raises."""
+    found = names.get(name)
+    if found is None or not df.schema[found].is_nested():
+        return None
+    column = found
+    if name == "prompt" and ((isinstance(df.schema[column], pl.List) and "messages" not in names)
+                             or _messages_dtype(df.schema[column])):
+        return None  # TRL's conversational prompt (_conversational_prompt builds the conversation), or messages
+    bad = df[column].is_not_null()
+    if name == "system_prompt":  # text blocks are joined (a system prompt per row: a short Python pass)
+        joined = pl.Series(column, [None if v is None else _system_blocks_text(v) for v in df[column].to_list()],
+                           dtype=pl.String)
+        bad = bad & joined.is_null()
+        if not bad.any():
+            return joined.alias(column)
+    if bad.any():
+        index = int(bad.arg_true()[0])
+        raise _nested_text(source, index, name, column, df[column][index], "custom_id" in df.columns)
+    return pl.Series(column, [None] * df.height, dtype=pl.String)
 
 
 def _messages_dtype(dtype: Any) -> bool:
@@ -227,27 +261,33 @@ def _derive_content(df: pl.DataFrame, *, build_messages: bool = True) -> pl.Data
         df = df.with_columns(_messages_from_parts(df, parts))
         cols.add("messages")
     if "messages" in cols:
-        msgs = pl.col("messages")
-        first = msgs.list.first()
-        derived = {
-            "prompt": msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
-                                     .struct.field("content")).list.first(),
-            "system_prompt": pl.when(first.struct.field("role") == "system").then(first.struct.field("content")),
-            "final_text": final_reply(msgs),
-        }
-        additions = []
-        for name, value in derived.items():
-            if name not in cols:
-                if name == "system_prompt":
-                    system = df.select(value.alias(name))[name]
-                    if system.null_count() < df.height:  # only when some conversation opens with a system turn
-                        additions.append(pl.lit(system))
-                else:
-                    additions.append(value.alias(name))
-            elif df[name].null_count():  # a row without it gets the conversation's, as row by row
-                additions.append(pl.coalesce(pl.col(name).cast(pl.String), value).alias(name))
-        if additions:
-            df = df.with_columns(additions)
+        df = _texts_from_messages(df, cols)
+    return df
+
+
+def _texts_from_messages(df: pl.DataFrame, cols: set[str]) -> pl.DataFrame:
+    """Prompt, system prompt and reply taken from the conversation where the frame lacks them or a row leaves them null."""
+    msgs = pl.col("messages")
+    first = msgs.list.first()
+    derived = {
+        "prompt": msgs.list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
+                                 .struct.field("content")).list.first(),
+        "system_prompt": pl.when(first.struct.field("role") == "system").then(first.struct.field("content")),
+        "final_text": final_reply(msgs),
+    }
+    additions = []
+    for name, value in derived.items():
+        if name not in cols:
+            if name == "system_prompt":
+                system = df.select(value.alias(name))[name]
+                if system.null_count() < df.height:  # only when some conversation opens with a system turn
+                    additions.append(pl.lit(system))
+            else:
+                additions.append(value.alias(name))
+        elif df[name].null_count():  # a row without it gets the conversation's, as row by row
+            additions.append(pl.coalesce(pl.col(name).cast(pl.String), value).alias(name))
+    if additions:
+        df = df.with_columns(additions)
     return df
 
 

@@ -21,7 +21,7 @@ from whileai.defaults import CHUNK_ROWS
 from whileai.errors import SchemaError
 from whileai.table import _jsonl_engine, _row_reader
 from whileai.table._cells import json_column
-from whileai.table._project import _select
+from whileai.table._project import _expand_columns, _select
 from whileai.table.schema import COLUMN_BY_NAME
 
 __all__ = ["read_jsonl_rows"]
@@ -147,6 +147,36 @@ def _concat_chunks(chunks: list[pl.DataFrame]) -> pl.DataFrame:
                                  for n in mixed if n in c.columns and c.schema[n].is_nested())
                   for c in chunks]
     return pl.concat(chunks, how="diagonal_relaxed")
+
+
+def _read_jsonl_file(path: Path, text: str, columns: Sequence[str] | None) -> pl.DataFrame:
+    """A JSONL (or JSONL.gz) file, or one holding a JSON array of rows, as ``frame`` loads it.
+
+    A projected read of lines goes through ``_jsonl_engine`` first; the full read of lines is
+    ``_read_plain_jsonl``; an array is parsed by the row reader (``_read_json_array``).
+    """
+    if columns and not _starts_with_array(path):
+        projected = _jsonl_engine.read(path, columns, f"file {text!r}", _expand_columns, _row_reader._from_dicts)
+        if projected is not None:
+            return projected
+    if not _starts_with_array(path):
+        return _read_plain_jsonl(path, f"file {text!r}", columns)
+    return _read_json_array(path, text, columns)
+
+
+def _read_json_array(path: Path, text: str, columns: Sequence[str] | None) -> pl.DataFrame:
+    """A file (decompressed when ``.gz``) holding one JSON array of rows, read in batches by the row reader."""
+    name = path.name.lower()
+    opener = gzip.open if name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            chunks = [_row_reader._from_dicts(batch, f"file {text!r}", offset)
+                      for offset, batch in _jsonl_batches(handle, f"file {text!r}")]
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
+                          path=text) from exc
+    out = _concat_chunks(chunks)
+    return _select(out.lazy(), columns).collect() if columns else out  # the same projection as the native read
 
 
 def read_jsonl_rows(handle: io.TextIOBase | Any, source: str) -> list[dict[str, Any]]:

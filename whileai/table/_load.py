@@ -5,7 +5,6 @@ The frame is loaded as the source holds it; ``_frame_norm`` makes it the rollout
 
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
 import sys
@@ -20,13 +19,7 @@ from whileai._lazy import module as deferred
 from whileai.defaults import JSONL_NATIVE_BLOCK_BYTES
 from whileai.errors import InputFileError, SchemaError, WaiError
 from whileai.table import _formats, _hf, _jsonl_engine, _row_reader
-from whileai.table._jsonl_plain import (
-    _concat_chunks,
-    _jsonl_batches,
-    _read_plain_jsonl,
-    _starts_with_array,
-    read_jsonl_rows,
-)
+from whileai.table._jsonl_plain import _concat_chunks, _read_jsonl_file, read_jsonl_rows
 from whileai.table._parquet import _unreadable_parquet, parquet_files, scan_parquet_target
 from whileai.table._project import _collect_projection, _expand_columns, _select
 
@@ -150,34 +143,30 @@ def _load_path_unchecked(path_like: str | os.PathLike[str], columns: Sequence[st
         files = _formats.folder_files(path)
         return _concat_frames([_load_path(f, columns, scorer, mapped=mapped) for f in files])
     if path.is_dir() or name.endswith(".parquet") or name.endswith(".pq"):
-        try:
-            lf = scan_parquet_target(path)
-            return _collect_projection(lf, columns)
-        except InputFileError:
-            raise
-        except Exception as exc:
-            raise _unreadable_parquet(text, exc) from exc
+        return _read_parquet(path, text, columns)
+    shaped = _read_shaped(path, text, scorer, mapped=mapped)
+    return shaped if shaped is not None else _read_jsonl_file(path, text, columns)
+
+
+def _read_parquet(path: Path, text: str, columns: Sequence[str] | None) -> pl.DataFrame:
+    """A Parquet file or folder (``scan_parquet_target``), projected; a file that does not parse is named."""
+    try:
+        lf = scan_parquet_target(path)
+        return _collect_projection(lf, columns)
+    except InputFileError:
+        raise
+    except Exception as exc:
+        raise _unreadable_parquet(text, exc) from exc
+
+
+def _read_shaped(path: Path, text: str, scorer: str | None, *, mapped: bool) -> pl.DataFrame | None:
+    """A file another tool wrote, read by its shape's reader (``_formats``); None for rollout rows."""
     shape = _formats.sniff(path)
     if shape == "openai_batch" and mapped:
         shape = None  # the mapping says which fields are the task and the reply
     if shape is not None:
         return _from_reader_rows(_formats.read(shape, path, scorer=scorer), f"file {text!r}")
-    if columns and not _starts_with_array(path):
-        projected = _jsonl_engine.read(path, columns, f"file {text!r}", _expand_columns, _row_reader._from_dicts)
-        if projected is not None:
-            return projected
-    if not _starts_with_array(path):
-        return _read_plain_jsonl(path, f"file {text!r}", columns)
-    opener = gzip.open if name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            chunks = [_row_reader._from_dicts(batch, f"file {text!r}", offset)
-                      for offset, batch in _jsonl_batches(handle, f"file {text!r}")]
-    except (OSError, UnicodeDecodeError, EOFError) as exc:
-        raise SchemaError(f"file {text!r} cannot be read as JSONL text ({exc}). Pass JSONL, JSONL.gz or Parquet.",
-                          path=text) from exc
-    out = _concat_chunks(chunks)
-    return _select(out.lazy(), columns).collect() if columns else out  # the same projection as the native read
+    return None
 
 
 def _read_stdin(columns: Sequence[str] | None) -> pl.DataFrame:

@@ -59,9 +59,14 @@ def scan_parquet_target(path: Path) -> pl.LazyFrame:
     stray = any(p not in visible for p in path.rglob("*") if p.is_file())
     if len(depths) > 1 or (above and not stray):
         return pl.scan_parquet(str(path))
+    return _scan_partition_glob(path, files, depths.pop(), above)
+
+
+def _scan_partition_glob(path: Path, files: list[Path], depth: int, above: set[str]) -> pl.LazyFrame:
+    """A partitioned folder's parts through a glob of ``depth`` levels, less the partition columns ``above`` it."""
     import glob
 
-    pattern = os.path.join(glob.escape(str(path)), *(["[!._]*"] * depths.pop()), "[!._]*.parquet")
+    pattern = os.path.join(glob.escape(str(path)), *(["[!._]*"] * depth), "[!._]*.parquet")
     lf = pl.scan_parquet(pattern, hive_partitioning=True)
     if above:
         if above & set(pl.scan_parquet(files[0]).collect_schema().names()):

@@ -81,32 +81,49 @@ def frame(rows: IntoRows, /, *, columns: Sequence[str] | None = None, allow_empt
             _mapping.check(mapping)
             if columns:
                 columns = [*columns, *(v.split(".")[0] for v in mapping.values())]
-        df = _load(rows, columns, scorer, mapped=bool(mapping))
-        if mapping:
-            df = _mapping.apply(df, mapping, source)
+        df = _load_mapped(rows, columns, scorer, mapping, source)
         # Rebuilding the conversation from prompt/final_text is only worth it when it was asked for.
         build_messages = not columns or "messages" in columns
-        if df.height == 0 and df.width == 0 and columns and isinstance(rows, (str, os.PathLike)) and str(rows) != "-":
-            df = _load(rows, None, scorer, mapped=bool(mapping))  # no asked field in the file: read it whole to say what it holds
-            if mapping:
-                df = _mapping.apply(df, mapping, source)
         if df.height == 0:
             if allow_empty:
                 return _normalize_frame(df, source, build_messages=build_messages)
             raise EmptyInputError(
                 f"{source} holds no rows. Pass a file or list with at least one rollout.", source=source
             )
-        try:
-            out = _normalize_frame(df, source, build_messages=build_messages)
-        except SchemaError as exc:
-            if columns and exc.reason == "no_task_identity" and isinstance(rows, (str, os.PathLike)) \
-                    and str(rows) != "-":  # a projected read: name the columns the file has
-                raise no_identity_error(source, _load(rows, None, scorer, mapped=bool(mapping)).columns) from None
-            raise
+        out = _normalize_naming_columns(df, rows, columns, scorer, mapping, source, build_messages=build_messages)
         return _mapping.choose_scorer(out, scorer, source) if scorer else out
 
 
 frame.__doc__ = (frame.__doc__ or "").replace("{SHAPES}", _shapes.summary())  # the registry's list
+
+
+def _is_file(rows: IntoRows) -> bool:
+    """Whether ``rows`` is a path other than stdin (one that can be read again)."""
+    return isinstance(rows, (str, os.PathLike)) and str(rows) != "-"
+
+
+def _load_mapped(rows: IntoRows, columns: Sequence[str] | None, scorer: str | None,
+                 mapping: Mapping[str, str] | None, source: str) -> pl.DataFrame:
+    """The input loaded (``_load``) and mapped; a projected read of a file holding none of the asked fields reads it whole."""
+    df = _load(rows, columns, scorer, mapped=bool(mapping))
+    if mapping:
+        df = _mapping.apply(df, mapping, source)
+    if df.height == 0 and df.width == 0 and columns and _is_file(rows):
+        df = _load(rows, None, scorer, mapped=bool(mapping))  # no asked field in the file: read it whole to say what it holds
+        if mapping:
+            df = _mapping.apply(df, mapping, source)
+    return df
+
+
+def _normalize_naming_columns(df: pl.DataFrame, rows: IntoRows, columns: Sequence[str] | None, scorer: str | None,
+                              mapping: Mapping[str, str] | None, source: str, *, build_messages: bool) -> pl.DataFrame:
+    """``_normalize_frame``; rows without task identity from a projected read name every column the file has."""
+    try:
+        return _normalize_frame(df, source, build_messages=build_messages)
+    except SchemaError as exc:
+        if columns and exc.reason == "no_task_identity" and _is_file(rows):  # a projected read: name the columns the file has
+            raise no_identity_error(source, _load(rows, None, scorer, mapped=bool(mapping)).columns) from None
+        raise
 
 
 def scan(path: str | os.PathLike[str], *, columns: Sequence[str] | None = None) -> pl.LazyFrame:

@@ -35,6 +35,21 @@ def _from_dicts(rows: list[Any], source: str, offset: int = 0) -> pl.DataFrame:
 
 
 def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: str, index: int) -> dict[str, Any]:
+    """One row dict in the table's names and cell types, as ``_from_dicts`` builds its columns from it."""
+    out, held = _canonical_names(row, aliases)
+    _trl_conversation(out)
+    _check_texts(out, row, source, index)
+    _build_conversation(out, source, index)
+    _texts_from_conversation(out, held)
+    _seeded_kinds(out)
+    _check_rewards(out, source, index)
+    _check_markers(out, source, index)
+    _decode_json_cells(out)
+    return out
+
+
+def _canonical_names(row: Mapping[str, Any], aliases: Mapping[str, str]) -> tuple[dict[str, Any], set[str]]:
+    """The row under the table's names, and the text columns held under their alias (not to be filled)."""
     out: dict[str, Any] = {}
     # a text column's alias holding an object or a list stays under its own name (a mapping may
     # read the text inside it; else the frame refuses it, ``_check_text_columns``), and the column
@@ -49,6 +64,11 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
             else:
                 key = canonical
         out[key] = value
+    return out, held
+
+
+def _trl_conversation(out: dict[str, Any]) -> None:
+    """TRL's prompt/completion fields as the table's, in place."""
     # TRL-style conversational prompt/completion rows: two message lists make one conversation;
     # in TRL's standard format (text prompt, text completion) the completion is the reply.
     prompt = out.get("prompt")
@@ -60,6 +80,10 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
         out["messages"] = list(prompt) + (completion if isinstance(completion, list) else
                                           [{"role": "assistant", "content": completion}] if completion is not None else [])
         out["prompt"] = None
+
+
+def _check_texts(out: dict[str, Any], row: Mapping[str, Any], source: str, index: int) -> None:
+    """A nested value under a text column is refused; a system prompt of text blocks is joined, in place."""
     for name in _TEXT_COLUMNS:
         value = out.get(name)
         if isinstance(value, (dict, list)) and not (name == "prompt" and _is_messages(value)):
@@ -67,6 +91,10 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
             if text is None:
                 raise _nested_text(source, index, name, name, value, "custom_id" in row)
             out[name] = text
+
+
+def _build_conversation(out: dict[str, Any], source: str, index: int) -> None:
+    """The row's conversation normalised, or built from its prompt, 0.131 steps and reply, in place."""
     if "messages" in out and out["messages"] is not None:
         try:
             out["messages"] = nz.normalize_messages(out["messages"])
@@ -75,6 +103,10 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
     elif out.get("steps") is not None or out.get("prompt") is not None or out.get("final_text") is not None:
         out["messages"] = nz.messages_from_steps(out.get("prompt"), out.get("steps"), out.get("final_text"),
                                                  out.get("system_prompt"))
+
+
+def _texts_from_conversation(out: dict[str, Any], held: set[str]) -> None:
+    """A prompt, reply or system prompt the row leaves out, taken from its conversation, in place."""
     messages = out.get("messages")
     if messages:
         if out.get("prompt") is None and "prompt" not in held:
@@ -85,10 +117,18 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
                 out["final_text"] = last["content"]
         if out.get("system_prompt") is None and "system_prompt" not in held and messages[0]["role"] == "system":
             out["system_prompt"] = messages[0]["content"]
+
+
+def _seeded_kinds(out: dict[str, Any]) -> None:
+    """A 0.131 ``seeded`` list of planted behaviours as ``seeded`` and ``seeded_kinds``, in place."""
     seeded = out.get("seeded")
     if isinstance(seeded, (list, tuple)):
         out["seeded"] = bool(seeded)
         out.setdefault("seeded_kinds", [str(s) for s in seeded])
+
+
+def _check_rewards(out: dict[str, Any], source: str, index: int) -> None:
+    """``reward`` and ``gold_reward`` as floats; anything but a number or null is refused, in place."""
     for name in ("reward", "gold_reward"):
         if name in out:
             try:
@@ -99,6 +139,10 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
                     f"A {name} must be a number in [0, 1] or null.",
                     row=index, column=name,
                 ) from exc
+
+
+def _check_markers(out: dict[str, Any], source: str, index: int) -> None:
+    """``markers`` (a dict, or its JSON text) as name to float; anything else is refused, in place."""
     markers = out.get("markers")
     if isinstance(markers, str):
         markers = nz.loads_or_raw(markers)
@@ -113,6 +157,10 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
     elif markers is not None:
         raise SchemaError(f"{source}: row {index} has markers={markers!r}; markers must be a dict of name to number.",
                           row=index, column="markers")
+
+
+def _decode_json_cells(out: dict[str, Any]) -> None:
+    """``lineage`` and ``calibration`` given as JSON text decoded, and every JSON column's cell canonical, in place."""
     for name in ("lineage", "calibration"):
         value = out.get(name)
         if isinstance(value, str):
@@ -120,7 +168,6 @@ def _normalize_row(row: Mapping[str, Any], aliases: Mapping[str, str], source: s
     for col in COLUMNS:
         if col.kind == "json" and col.name in out and out[col.name] is not None:
             out[col.name] = nz.json_cell(col.name, out[col.name])
-    return out
 
 
 #: The texts a conversation is built from and the task's identity: a nested value there is another
