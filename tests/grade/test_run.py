@@ -267,7 +267,7 @@ def test_trust_warn_require_off():
 
 def test_writes_columns_not_dicts(monkeypatch):
     # The grade must never rebuild the table from row dicts.
-    import whileai.table._read as read
+    import whileai.table._row_reader as read
 
     calls = []
     original = read._from_dicts

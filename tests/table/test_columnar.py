@@ -1,7 +1,7 @@
 """The columnar normaliser of nested columns (``table/_columnar.py``) against the row path.
 
-Each supported column must give the row path's cells byte for byte (``_read.messages_rows``,
-``_read.json_rows``: ``normalize.normalize_messages``, ``normalize.dumps``, ``_drop_none``);
+Each supported column must give the row path's cells byte for byte (``_cells.messages_rows``,
+``_cells.json_rows``: ``normalize.normalize_messages``, ``normalize.dumps``, ``_drop_none``);
 any other declines (None) and the reader runs the row path.
 """
 
@@ -20,8 +20,8 @@ import pytest
 from polars.testing import assert_frame_equal, assert_series_equal
 
 from whileai import defaults, table
+from whileai.table import _cells as read
 from whileai.table import _columnar
-from whileai.table import _read as read
 
 BENCH_ROWS = Path(__file__).parents[1] / "data" / "wai131" / "bench-rollouts-304.parquet"
 

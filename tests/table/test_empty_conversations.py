@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import whileai.table._read as read
+import whileai.table._jsonl_plain as read
 from whileai import table
 from whileai.errors import SchemaError
 from whileai.table.schema import MESSAGE

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from polars.testing import assert_frame_equal
 
-import whileai.table._read as read
+import whileai.table._jsonl_plain as read
 from whileai import table
 
 ROWS = [

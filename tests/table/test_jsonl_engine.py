@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 from whileai import table
 from whileai.errors import SchemaError
 from whileai.measure._rows import MEASURE_COLUMNS
-from whileai.table import _jsonl_engine, _read
+from whileai.table import _jsonl_engine, _row_reader
 from whileai.testing import rollout_table
 
 
@@ -30,8 +30,8 @@ def _write(tmp_path, rows, name="r.jsonl"):
 def _columnar(path, columns, monkeypatch):
     """Whether the projected read typed every column without the row normaliser."""
     normalised = []
-    real = _read._normalize_row
-    monkeypatch.setattr(_read, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
+    real = _row_reader._normalize_row
+    monkeypatch.setattr(_row_reader, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
     table.frame(path, columns=columns)
     monkeypatch.undo()
     return not normalised
@@ -246,8 +246,8 @@ def test_stdin_is_spooled_and_read_by_the_engine(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
     path.write_bytes(data)
     normalised = []
-    real = _read._normalize_row
-    monkeypatch.setattr(_read, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
+    real = _row_reader._normalize_row
+    monkeypatch.setattr(_row_reader, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
     _stdin(monkeypatch, data)
     narrow = table.frame("-", columns=list(MEASURE_COLUMNS))
     assert not normalised

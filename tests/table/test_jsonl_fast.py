@@ -10,13 +10,13 @@ from polars.testing import assert_frame_equal
 
 from whileai import table
 from whileai.errors import SchemaError
-from whileai.table import _read
+from whileai.table import _jsonl_plain, _row_reader
 from whileai.testing import rollout_table
 
 
 def _both(path, monkeypatch):
     fast = table.frame(path)
-    monkeypatch.setattr(_read, "_jsonl_fast", lambda p: None)
+    monkeypatch.setattr(_jsonl_plain, "_jsonl_fast", lambda p: None)
     slow = table.frame(path)
     monkeypatch.undo()
     return fast, slow
@@ -72,11 +72,11 @@ def test_fast_and_per_row_readers_agree(case, tmp_path, monkeypatch):
 
 def test_fast_path_is_taken_on_plain_rows(tmp_path):
     path = _write(tmp_path, CASES["openai_tools"]())
-    assert _read._jsonl_fast(path) is not None
+    assert _jsonl_plain._jsonl_fast(path) is not None
     # calls without ids, linked by order as the per-row reader links them
-    assert _read._jsonl_fast(_write(tmp_path, CASES["no_ids"](), "b.jsonl")) is not None
+    assert _jsonl_plain._jsonl_fast(_write(tmp_path, CASES["no_ids"](), "b.jsonl")) is not None
     # an Anthropic message of tool results stands for several messages: the per-row reader splits it
-    assert _read._jsonl_fast(_write(tmp_path, CASES["anthropic_results"](), "c.jsonl")) is None
+    assert _jsonl_plain._jsonl_fast(_write(tmp_path, CASES["anthropic_results"](), "c.jsonl")) is None
 
 
 def test_generator_rows_read_columnar_as_the_per_row_reader_reads_them(tmp_path, monkeypatch):
@@ -85,7 +85,7 @@ def test_generator_rows_read_columnar_as_the_per_row_reader_reads_them(tmp_path,
     ``seeded`` as a list of fault kinds."""
     path = tmp_path / "gen.jsonl"
     path.write_bytes(gzip.decompress(open("tests/data/wai131/bench-rollouts-304.jsonl.gz", "rb").read()))
-    assert _read._jsonl_fast(path) is not None
+    assert _jsonl_plain._jsonl_fast(path) is not None
     fast, slow = _both(path, monkeypatch)
     # the per-row reader's struct field order follows Polars' own inference from dicts, which
     # changed across releases (Polars 2.1, make test-floor, sorts ``sampling``'s keys; later ones
@@ -119,8 +119,8 @@ def test_projected_read_is_the_full_read_narrowed(tmp_path, monkeypatch, shape, 
     path = _write(tmp_path, rows)
     full = table.frame(path)
     normalised = []
-    real = _read._normalize_row
-    monkeypatch.setattr(_read, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
+    real = _row_reader._normalize_row
+    monkeypatch.setattr(_row_reader, "_normalize_row", lambda *a: normalised.append(1) or real(*a))
     narrow = table.frame(path, columns=columns)
     assert not normalised and "messages" not in narrow.columns
     assert narrow.equals(full.select(narrow.columns))
@@ -140,8 +140,8 @@ def test_a_gzipped_file_is_read_in_batches_as_the_plain_file_is(tmp_path, monkey
     plain.write_bytes(gzip.decompress(packed))
     gz.write_bytes(packed)
     batches = []
-    real = _read._jsonl_fast
-    monkeypatch.setattr(_read, "_jsonl_fast", lambda data: batches.append(real(data)) or batches[-1])
+    real = _jsonl_plain._jsonl_fast
+    monkeypatch.setattr(_jsonl_plain, "_jsonl_fast", lambda data: batches.append(real(data)) or batches[-1])
     assert_frame_equal(table.frame(gz), table.frame(plain))
     assert batches and all(b is not None for b in batches)
 
@@ -160,6 +160,6 @@ def test_whileai_0131_files_read_columnar_as_the_per_row_reader_reads_them(name,
     scenario dimensions first seen in later rows, ``seeded`` as a list."""
     path = tmp_path / name
     path.write_bytes(open(f"tests/data/wai131/{name}", "rb").read())
-    assert _read._jsonl_fast(path) is not None
+    assert _jsonl_plain._jsonl_fast(path) is not None
     fast, slow = _both(path, monkeypatch)
     assert_frame_equal(fast, slow)

@@ -10,7 +10,7 @@ from polars.testing import assert_frame_equal
 
 from whileai import table
 from whileai.errors import SchemaError
-from whileai.table import _jsonl_full, _read
+from whileai.table import _jsonl_full, _jsonl_plain
 from whileai.testing import rollout_table
 
 
@@ -23,7 +23,7 @@ def _write(tmp_path, rows, name="r.jsonl"):
 def _both(path, monkeypatch, chunk=None):
     """(columnar frame, per-row frame, how many batches the columnar reader took, batches read)."""
     if chunk:
-        monkeypatch.setattr(_read, "CHUNK_ROWS", chunk)
+        monkeypatch.setattr(_jsonl_plain, "CHUNK_ROWS", chunk)
     taken = []
     real = _jsonl_full.read_batch
 
@@ -34,7 +34,7 @@ def _both(path, monkeypatch, chunk=None):
 
     monkeypatch.setattr(_jsonl_full, "read_batch", spy)
     fast = table.frame(path)
-    monkeypatch.setattr(_read, "_jsonl_fast", lambda data: None)
+    monkeypatch.setattr(_jsonl_plain, "_jsonl_fast", lambda data: None)
     slow = table.frame(path)
     return fast, slow, sum(taken), len(taken)
 
@@ -220,7 +220,7 @@ def test_a_date_like_text_stays_text(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("shape", ["openai", "w131"])
 def test_a_broken_line_is_named_as_before(shape, tmp_path, monkeypatch):
-    monkeypatch.setattr(_read, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(_jsonl_plain, "CHUNK_ROWS", 2)
     path = tmp_path / "r.jsonl"
     rows = SHAPES[shape]()
     path.write_text("".join(json.dumps(r) + "\n" for r in rows[:3]) + "{broken\n")

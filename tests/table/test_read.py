@@ -205,7 +205,7 @@ def test_sharegpt_conversations():
 
 
 def test_jsonl_read_in_batches_keeps_every_field(tmp_path, monkeypatch):
-    monkeypatch.setattr("whileai.table._read.CHUNK_ROWS", 2)
+    monkeypatch.setattr("whileai.table._jsonl_plain.CHUNK_ROWS", 2)
     rows = [{"task_id": "a", "extra": {"x": 1}, "markers": {"m": 1}},
             {"task_id": "a", "extra": {"y": "2"}},
             {"task_id": "b", "extra": "plain text", "markers": {"n": 0}},

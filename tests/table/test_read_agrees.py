@@ -21,7 +21,7 @@ import whileai as wai
 from tests._same import same
 from whileai import table
 from whileai.measure._rows import MEASURE_COLUMNS
-from whileai.table import _jsonl_engine, _lazy, _read
+from whileai.table import _jsonl_engine, _jsonl_plain, _lazy
 
 COLUMN_SETS = [["reward"], list(MEASURE_COLUMNS), ["reward", "system_prompt", "final_text"], ["messages"]]
 
@@ -80,7 +80,7 @@ ODD_PROMPTS = {
 def test_a_field_of_two_kinds_reads_as_the_full_read(tmp_path, monkeypatch, shape, odd, where):
     if "late" in where:  # the odd row past the head, in a later batch
         monkeypatch.setattr(_jsonl_engine, "JSONL_SCHEMA_HEAD_LINES", 4)
-        monkeypatch.setattr(_read, "CHUNK_ROWS", 8)
+        monkeypatch.setattr(_jsonl_plain, "CHUNK_ROWS", 8)
     rows = [SHAPES[shape](i) for i in range(40)]
     at = 0 if "first" in where else 33
     rows[at] = {**rows[at], "prompt": ODD_PROMPTS[odd]}
@@ -94,7 +94,7 @@ def test_a_field_of_two_kinds_reads_as_the_full_read(tmp_path, monkeypatch, shap
 def test_an_extra_field_of_two_kinds_reads_as_the_full_read(tmp_path, monkeypatch, shape, where):
     if where == "late":
         monkeypatch.setattr(_jsonl_engine, "JSONL_SCHEMA_HEAD_LINES", 4)
-        monkeypatch.setattr(_read, "CHUNK_ROWS", 8)
+        monkeypatch.setattr(_jsonl_plain, "CHUNK_ROWS", 8)
     rows = [{**SHAPES[shape](i), "scenario_id": f"t{i % 4}", "arm": "a"} for i in range(40)]
     at = 0 if where == "first" else 33
     for odd in ([1, 2], {"b": 1.0}, True, 1e20):
@@ -111,7 +111,7 @@ def test_a_content_field_some_rows_lack_is_filled_from_the_conversation(tmp_path
     # the full read fills a missing prompt / system_prompt / final_text from the conversation
     if where == "late":
         monkeypatch.setattr(_jsonl_engine, "JSONL_SCHEMA_HEAD_LINES", 4)
-        monkeypatch.setattr(_read, "CHUNK_ROWS", 8)
+        monkeypatch.setattr(_jsonl_plain, "CHUNK_ROWS", 8)
     rows = []
     for i in range(40):
         row = {"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": f"q{i % 5}"},

@@ -31,7 +31,7 @@ import whileai as wai
 from tests.table._rows import awkward_rows, json_rows, late_system, w131_rows
 from whileai import defaults, table
 from whileai.errors import WaiError
-from whileai.table import _read
+from whileai.table import _jsonl_plain
 
 BATCH = 64  # rows a spool batch in these tests, so batch boundaries fall inside every file
 
@@ -262,7 +262,7 @@ def _reference(shape: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> dic
         with monkeypatch.context() as m:
             m.setattr(defaults, "FAST_READ", False)
             if shape.startswith("jsonl:"):
-                m.setattr(_read, "CHUNK_ROWS", BATCH)
+                m.setattr(_jsonl_plain, "CHUNK_ROWS", BATCH)
             (folder / "reference").mkdir()
             found = _outcomes(_source(shape, kinds[0], folder / "reference"), folder / "reference", selects, exports)
         if shape == "whileai rows":  # the pins: the in-memory path as it was before any path reader
@@ -290,7 +290,7 @@ def test_every_input_kind_gives_the_same_rows_reports_and_bytes(
     _, _, _, (selects, exports) = SHAPES[shape]
     monkeypatch.setattr(defaults, "FAST_READ", switch)
     if shape.startswith("jsonl:"):  # spool batches small, so batch boundaries fall inside the file
-        monkeypatch.setattr(_read, "CHUNK_ROWS", BATCH)
+        monkeypatch.setattr(_jsonl_plain, "CHUNK_ROWS", BATCH)
     got = _outcomes(_source(shape, kind, tmp_path), tmp_path, selects, exports)
     assert list(got) == list(expected)
     for case in got:

@@ -25,14 +25,14 @@ import whileai as wai
 from tests.table._rows import awkward_rows
 from whileai import defaults, table
 from whileai.errors import WaiError
-from whileai.table import _read
+from whileai.table import _jsonl_plain
 
 BATCH = 64  # rows a batch in these tests (CHUNK_ROWS at 1M rows)
 
 
 @pytest.fixture(autouse=True)
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_read, "CHUNK_ROWS", BATCH)
+    monkeypatch.setattr(_jsonl_plain, "CHUNK_ROWS", BATCH)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 r"""Nested columns to their canonical cells with Polars expressions, without a Python pass per row.
 
-The row-level rules (``normalize.normalize_messages``, ``normalize.dumps``, ``_read._drop_none``)
+The row-level rules (``normalize.normalize_messages``, ``normalize.dumps``, ``_cells._drop_none``)
 define the cells; this module gives the same cells, byte for byte, for the column types it
 supports, and declines (returns None) for any other, decided from the dtype and a few vectorised
 counts, never by trying and catching. The caller then runs the row path. What it supports:

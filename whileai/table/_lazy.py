@@ -17,12 +17,8 @@ from typing import Any
 
 import polars as pl
 
-from whileai.table._read import (
-    _expand_columns,
-    _filled_from_conversation,
-    parquet_files,
-    scan_parquet_target,
-)
+from whileai.table._parquet import parquet_files, scan_parquet_target
+from whileai.table._project import _expand_columns, _filled_from_conversation
 from whileai.table.schema import COLUMN_BY_NAME, alias_map
 
 __all__ = ["lazy_frame"]

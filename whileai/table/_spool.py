@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from whileai.defaults import SPOOL_COMPRESSION
-from whileai.table import _formats
-from whileai.table import _read as rd
+from whileai.table import _formats, _frame_norm, _jsonl_plain, _row_reader
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
@@ -84,13 +83,13 @@ def _raw_chunks(path: Path) -> Iterator[pl.DataFrame]:
     """The batch frames the whole read stacks, by the same readers and in the same order."""
     source = f"file {str(path)!r}"
     gz = path.name.lower().endswith(".gz")
-    if not rd._starts_with_array(path):
-        yield from rd._plain_chunks(path, source)
+    if not _jsonl_plain._starts_with_array(path):
+        yield from _jsonl_plain._plain_chunks(path, source)
         return
     opener: Any = gzip.open if gz else open
     with opener(path, "rt", encoding="utf-8") as handle:
-        for offset, batch in rd._jsonl_batches(handle, source):
-            yield rd._from_dicts(batch, source, offset)
+        for offset, batch in _jsonl_plain._jsonl_batches(handle, source):
+            yield _row_reader._from_dicts(batch, source, offset)
 
 
 def _spool(path: Path, target: Path) -> bool:
@@ -131,7 +130,7 @@ def _unified(schemas: list[pl.Schema]) -> pl.DataFrame | None:
     kinds: dict[str, set[bool]] = {}
     for schema in schemas:
         for name, dtype in schema.items():
-            kinds.setdefault(name, set()).add(dtype.is_nested() and rd._held_as_read(name))
+            kinds.setdefault(name, set()).add(dtype.is_nested() and _jsonl_plain._held_as_read(name))
     if not schemas or any(len(k) > 1 for k in kinds.values()):
         return None
     return pl.concat([pl.DataFrame(schema=s) for s in schemas], how="diagonal_relaxed")
@@ -152,8 +151,8 @@ class _Sink:
 
         if "prompt" in raw.columns and isinstance(raw.schema["prompt"], pl.List):
             return False  # a conversational prompt: its columns are rebuilt, the whole read takes it
-        given = set(rd._apply_aliases(raw.clear()).columns)
-        df = rd._normalize_frame(raw, self.source)
+        given = set(_frame_norm._apply_aliases(raw.clear()).columns)
+        df = _frame_norm._normalize_frame(raw, self.source)
         df = df.drop([c for c in _DERIVED if c not in given and c in df.columns])
         if self.schema is not None and df.schema != self.schema:
             return False
