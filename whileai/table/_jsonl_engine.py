@@ -14,7 +14,7 @@ conversation itself.
 
 A column of several kinds, a conversation in another shape than plain OpenAI turns where a
 field must be taken from it, or a conversation asked for is read by the row normaliser
-(``_read._from_dicts``) on the projected fields only. A line DuckDB cannot parse is named
+(``_row_reader._from_dicts``) on the projected fields only. A line DuckDB cannot parse is named
 by the line-by-line parser (``iter_jsonl``: ``file 'x.jsonl': line 7 is not valid JSON``).
 
 DuckDB was measured against Polars' ``scan_ndjson`` with a schema on 100k rows of both shapes
@@ -42,7 +42,7 @@ from whileai.table.schema import COLUMNS, ROLES, alias_map
 
 __all__ = ["json_cells", "read"]
 
-# The texts a row may leave out that ``frame`` takes from the conversation (``_read._normalize_row``).
+# The texts a row may leave out that ``frame`` takes from the conversation (``_row_reader._normalize_row``).
 _FILLS = ("prompt", "final_text", "system_prompt")
 _CONVERSATIONS = frozenset({"messages", "steps"})
 _JSON_COLUMNS = frozenset(c.name for c in COLUMNS if c.kind == "json")
@@ -144,8 +144,8 @@ def read(path: Path, columns: Sequence[str], source: str, expand: Any, rows: Any
         path: The file.
         columns: The columns the step asked for.
         source: How errors name the file.
-        expand: ``_read._expand_columns`` (the wanted columns given the file's fields).
-        rows: ``_read._from_dicts``-like callable for the row-normaliser path
+        expand: ``_project._expand_columns`` (the wanted columns given the file's fields).
+        rows: ``_row_reader._from_dicts``-like callable for the row-normaliser path
             (``rows(dicts, source)``).
 
     Returns:
