@@ -40,6 +40,12 @@ PROBES = {
     "delta_metrics": "wai.delta_report([], []).metrics",
     "delta_groups": "wai.delta_report([], []).groups",
     "sim_generation": "wai.SimulationReport().generation",
+    "gate_signal": "wai.publish_gate([]).signal",
+    "gate_calibration": "wai.publish_gate([]).calibration",
+    "gate_duplicates": "wai.publish_gate([]).duplicates",
+    "gate_near_duplicates": "wai.publish_gate([]).near_duplicate_prompts",
+    "gate_length": "wai.publish_gate([]).length",
+    "rl_signal": "wai.select_for_rl([]).report.signal",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -117,3 +123,8 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["delta_metrics"] == "dict[str, whileai.measure._delta.MetricDelta]"
     assert revealed["delta_groups"] == "dict[str, whileai.measure._delta.GroupDelta]"
     assert revealed["sim_generation"] == "whileai.simulation._report.Generation"
+    assert revealed["gate_signal"] == revealed["rl_signal"] == "whileai.selection._groups.Signal"
+    assert revealed["gate_calibration"] == "whileai.selection._calibration.CalibrationCounts"
+    assert revealed["gate_duplicates"] == "whileai.selection._hygiene.Duplicates"
+    assert revealed["gate_near_duplicates"] == "whileai.selection._hygiene.NearDuplicateAsks"
+    assert revealed["gate_length"] == "whileai.selection._hygiene.LengthSpread"
