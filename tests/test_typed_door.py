@@ -46,6 +46,9 @@ PROBES = {
     "gate_near_duplicates": "wai.publish_gate([]).near_duplicate_prompts",
     "gate_length": "wai.publish_gate([]).length",
     "rl_signal": "wai.select_for_rl([]).report.signal",
+    "train_knobs": "wai.TrainResult().knobs",
+    "train_curve": "wai.TrainResult().curve",
+    "train_selection": "wai.TrainResult().selection",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -128,3 +131,6 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["gate_duplicates"] == "whileai.selection._hygiene.Duplicates"
     assert revealed["gate_near_duplicates"] == "whileai.selection._hygiene.NearDuplicateAsks"
     assert revealed["gate_length"] == "whileai.selection._hygiene.LengthSpread"
+    assert revealed["train_knobs"] == "whileai.train._result.Knobs"
+    assert revealed["train_curve"] == "list[whileai.train._result.CurvePoint]"
+    assert revealed["train_selection"] == "whileai.train._profile.SelectionReport | None"

@@ -219,8 +219,8 @@ class Part(Documented):
         return getattr(self, key) if key in self.model_fields_set else default
 
     def keys(self) -> list[str]:
-        """The keys it serialises, as a dict's keys."""
-        return [k for k in type(self).model_fields if k in self.model_fields_set]
+        """The keys it serialises, as a dict's keys (a block that allows extra keys lists them last)."""
+        return [k for k in type(self).model_fields if k in self.model_fields_set] + list(self.__pydantic_extra__ or {})
 
     def __bool__(self) -> bool:
         return bool(self.model_fields_set)  # an empty block is falsy, as the empty dict it replaces was
