@@ -49,6 +49,8 @@ PROBES = {
     "train_knobs": "wai.TrainResult().knobs",
     "train_curve": "wai.TrainResult().curve",
     "train_selection": "wai.TrainResult().selection",
+    "sim_lost": "wai.SimulationReport().lost",
+    "sim_egress": "wai.SimulationReport().egress",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -134,3 +136,5 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["train_knobs"] == "whileai.train._result.Knobs"
     assert revealed["train_curve"] == "list[whileai.train._result.CurvePoint]"
     assert revealed["train_selection"] == "whileai.train._profile.SelectionReport | None"
+    assert revealed["sim_lost"] == "list[whileai.simulation._report.LostRollout]"
+    assert revealed["sim_egress"] == "list[whileai.simulation._report.Egress]"
