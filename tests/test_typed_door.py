@@ -51,6 +51,10 @@ PROBES = {
     "train_selection": "wai.TrainResult().selection",
     "sim_lost": "wai.SimulationReport().lost",
     "sim_egress": "wai.SimulationReport().egress",
+    "pairs_length": "wai.selection.PairsReport().length",
+    "curriculum_trainable": "wai.curriculum([]).trainable",
+    "curriculum_tiers": "wai.curriculum([]).tiers",
+    "grade_failures": "wai.grade.GradeReport().failures",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -138,3 +142,7 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["train_selection"] == "whileai.train._profile.SelectionReport | None"
     assert revealed["sim_lost"] == "list[whileai.simulation._report.LostRollout]"
     assert revealed["sim_egress"] == "list[whileai.simulation._report.Egress]"
+    assert revealed["pairs_length"] == "whileai.selection._pairs.PairLengths"
+    assert revealed["curriculum_trainable"] == "list[whileai.selection._curriculum.CurriculumTask]"
+    assert revealed["curriculum_tiers"] == "list[list[whileai.selection._curriculum.CurriculumTask]]"
+    assert revealed["grade_failures"] == "list[whileai.grade._run.GradeFailure]"

@@ -1,0 +1,61 @@
+"""GradeReport.failures is a list of GradeFailure and dumps the JSON the dicts did (issue 41).
+
+``tests/data/blocks_pin/grade.json`` holds, per scenario below, ``model_dump_json()``,
+``to_json()`` and ``repr(model_dump())`` (without the wall time and the scoring run id, which
+change every run) and ``render()`` (its run id masked) as the code before the entries were typed
+wrote them (pinned by running these scenarios on it): a judge that raises and one that gives no
+reward, and a clean grade.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from whileai.grade import GradeReport, run_judge
+from whileai.grade._run import GradeFailure
+from whileai.testing import rollout_table
+
+PINNED = json.loads((Path(__file__).parents[1] / "data" / "blocks_pin" / "grade.json").read_text())
+
+
+def _judge(row):
+    i = int(row["rollout_index"])
+    if i == 1:
+        raise RuntimeError("judge down")
+    if i == 2:
+        return {"markers": {}}
+    return {"reward": 1.0}
+
+
+def _scenario(name: str) -> GradeReport:
+    if name == "grade_failures":
+        return run_judge(rollout_table(3, 3, seed=1), _judge, judge_name="j", trust="off").report
+    assert name == "grade_ok"
+    return run_judge(rollout_table(2, 2, seed=1), lambda r: {"reward": 0.5}, judge_name="k", trust="off").report
+
+
+def _without_run(data: dict) -> dict:
+    return {k: v for k, v in data.items() if k not in ("seconds", "scoring_run_id")}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_the_report_dumps_what_it_did_and_loads_back(name):
+    report = _scenario(name)
+    pinned = PINNED[name]
+    assert json.dumps(_without_run(json.loads(report.model_dump_json()))) == pinned["json"]
+    assert json.dumps(_without_run(json.loads(report.to_json()))) == pinned["to_json"]
+    assert repr(_without_run(report.model_dump())) == pinned["repr"]
+    assert re.sub(r"score_[0-9a-f]+", "score_<id>", report.render()) == pinned["render"]
+    assert all(isinstance(f, GradeFailure) for f in report.failures)
+    back = GradeReport.model_validate_json(report.model_dump_json())  # a stored report loads and dumps the same
+    assert back.model_dump_json() == report.model_dump_json()
+
+
+def test_a_failure_reads_as_the_dict_did():
+    first = _scenario("grade_failures").failures[0]
+    assert (first["row"], first["status"], first.get("reason")) == (1, "error", "the judge raised RuntimeError: judge down")
+    assert first == {"row": 1, "status": "error", "reason": first.reason}
