@@ -55,6 +55,10 @@ PROBES = {
     "curriculum_trainable": "wai.curriculum([]).trainable",
     "curriculum_tiers": "wai.curriculum([]).tiers",
     "grade_failures": "wai.grade.GradeReport().failures",
+    "refusal_examples": "wai.refusal_report([]).examples",
+    "contamination_examples": "wai.decontaminate([], eval=[]).report.examples",
+    "grounding_invented": "wai.grounding_report([]).invented",
+    "trust_disagreements": "wai.judge_trust([]).disagreements",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -146,3 +150,7 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["curriculum_trainable"] == "list[whileai.selection._curriculum.CurriculumTask]"
     assert revealed["curriculum_tiers"] == "list[list[whileai.selection._curriculum.CurriculumTask]]"
     assert revealed["grade_failures"] == "list[whileai.grade._run.GradeFailure]"
+    assert revealed["refusal_examples"] == "list[whileai.guard._style.RefusedRow]"
+    assert revealed["contamination_examples"] == "list[whileai.guard._decontam.ContaminatedRow]"
+    assert revealed["grounding_invented"] == "list[whileai.guard._grounding.InventedArgument]"
+    assert revealed["trust_disagreements"] == "list[whileai.grade._trust.Disagreement]"

@@ -59,3 +59,31 @@ def test_a_failure_reads_as_the_dict_did():
     first = _scenario("grade_failures").failures[0]
     assert (first["row"], first["status"], first.get("reason")) == (1, "error", "the judge raised RuntimeError: judge down")
     assert first == {"row": 1, "status": "error", "reason": first.reason}
+
+
+TRUST = json.loads((Path(__file__).parents[1] / "data" / "blocks_pin" / "trust.json").read_text())
+
+
+def _trust_rows(tp, fp, fn, tn, reason=False):
+    pairs = [(1, 1)] * tp + [(1, 0)] * fp + [(0, 1)] * fn + [(0, 0)] * tn
+    return [{"scenario_id": f"t{i % 10}", "rollout_id": f"r{i}", "prompt": f"ask {i}", "final_text": "x" * (40 + i % 7),
+             "reward": float(j), "gold_reward": float(g), "gold_kind": "human",
+             **({"reason": f"why {i}"} if reason and i % 2 else {})}
+            for i, (j, g) in enumerate(pairs)]
+
+
+@pytest.mark.parametrize("name", sorted(TRUST))
+def test_the_trust_reports_review_queue_dumps_what_it_did(name):
+    """JudgeTrustReport.disagreements is a list of Disagreement (pinned in blocks_pin/trust.json from the code before)."""
+    from whileai.grade import judge_trust
+    from whileai.grade._trust import Disagreement, JudgeTrustReport
+
+    args = {"trust_queue": (10, 2, 1, 10), "trust_reasons": (10, 2, 2, 10), "trust_none": (10, 0, 0, 10)}[name]
+    report = judge_trust(_trust_rows(*args, reason=name == "trust_reasons"))
+    pinned = TRUST[name]
+    assert report.model_dump_json() == pinned["json"] and report.to_json(indent=None) == pinned["to_json"]
+    assert repr(report.model_dump()) == pinned["repr"] and report.render() == pinned["render"]
+    assert all(isinstance(d, Disagreement) for d in report.disagreements)
+    assert {("reason" in d) for d in report.disagreements} == ({True, False} if name == "trust_reasons" else
+                                                               ({False} if report.disagreements else set()))
+    assert JudgeTrustReport.model_validate_json(pinned["json"]).model_dump_json() == pinned["json"]

@@ -59,7 +59,7 @@ from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
 
-__all__ = ["GOLD_KINDS", "JudgeTrustReport", "LengthByLabel", "LengthSide", "TrustFloors", "TrustHalf", "TrustHalves",
+__all__ = ["GOLD_KINDS", "Disagreement", "JudgeTrustReport", "LengthByLabel", "LengthSide", "TrustFloors", "TrustHalf", "TrustHalves",
            "TrustLength", "TrustPerturbation", "TrustSkipped", "TrustStamp", "format_judge_trust", "gold_words",
            "judge_trust", "trust_summary"]
 
@@ -225,6 +225,21 @@ class TrustPerturbation(Part):
     """Filler flips at or over the flag with ``PROBE_MIN_N`` rows."""
 
 
+class Disagreement(Part):
+    """A row where the judge and the gold label disagree: the review queue's entry."""
+
+    key: str = ""
+    """The row: its rollout_id, else scenario_id#rollout_index, else its prompt (80 chars)."""
+    task_key: str | None = None
+    """Its task."""
+    reward: float = 0.0
+    """The judge's pass (1) or fail (0) at the threshold."""
+    gold_reward: float = 0.0
+    """The gold label's pass (1) or fail (0)."""
+    reason: str | None = None
+    """The judge's reason, when it gave one."""
+
+
 class JudgeTrustReport(ChartedReport):
     """How far the judge's rewards can be believed (``judge_trust``)."""
 
@@ -289,7 +304,7 @@ class JudgeTrustReport(ChartedReport):
     """Probes that found a hole."""
     n_disagreements: int = 0
     """Counted rows where judge and gold differ."""
-    disagreements: list[dict[str, Any]] = Field(default_factory=list)
+    disagreements: list[Disagreement] = Field(default_factory=list)
     """The review queue: the first disagreements (key, task_key, reward, gold_reward, reason)."""
 
     def summary(self) -> dict[str, Any]:
@@ -748,7 +763,7 @@ def _queue(report: JudgeTrustReport, exact: pl.DataFrame) -> None:
         item = {"key": _row_key(row), "task_key": row.get("task_key"), "reward": row["_r"], "gold_reward": row["_g"]}
         if row.get("reason") is not None:
             item["reason"] = row["reason"]
-        queue.append(item)
+        queue.append(Disagreement.model_validate(item))
     report.disagreements = queue
     if wrong.height > REVIEW_QUEUE_MAX:
         report.warnings.append(f"the review queue lists the first {REVIEW_QUEUE_MAX} of {wrong.height} disagreements.")

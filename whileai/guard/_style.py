@@ -24,11 +24,11 @@ from whileai.errors import ArgumentError
 from whileai.guard._markers import graded_mask, stamp_markers
 from whileai.guard._trace import TRACE_MARKERS
 from whileai.guard._views import agent_text_of
-from whileai.report import ROWS_GIVEN, Report, fmt_ci
+from whileai.report import ROWS_GIVEN, Part, Report, fmt_ci
 from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
-__all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "StyleReport", "refusal_report", "style_markers",
+__all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "RefusedRow", "StyleReport", "refusal_report", "style_markers",
            "style_report"]
 
 #: Refusal openers (whileai 0.131 refusal_report's eleven phrases).
@@ -266,6 +266,17 @@ def style_report(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | No
     return report
 
 
+class RefusedRow(Part):
+    """A row whose reply refused."""
+
+    index: int = 0
+    """Its position in the rows given."""
+    prompt: str | None = None
+    """Its prompt."""
+    reply: str | None = None
+    """Its final reply."""
+
+
 class RefusalReport(Report):
     """How often the agent refused."""
 
@@ -288,7 +299,7 @@ class RefusalReport(Report):
     """1 - refusal_rate: the delta-ready polarity (1.0 good)."""
     top_phrases: list[tuple[str, int]] = Field(default_factory=list)
     """The refusal phrases that matched, most common first."""
-    examples: list[dict[str, Any]] = Field(default_factory=list)
+    examples: list[RefusedRow] = Field(default_factory=list)
     """Refused rows: ``{index, prompt, reply}``."""
 
     def render(self) -> str:
@@ -337,7 +348,7 @@ def refusal_report(rows: IntoRows, /, *, phrases: Sequence[str] = REFUSAL_PHRASE
         report.top_phrases = [(str(p), int(c)) for p, c in counts.iter_rows()]
     prompts = df["prompt"] if "prompt" in df.columns else pl.Series([None] * df.height)
     finals = df["final_text"] if "final_text" in df.columns else reply
-    report.examples = [{"index": i, "prompt": prompts[i], "reply": finals[i]}
+    report.examples = [RefusedRow(index=i, prompt=prompts[i], reply=finals[i])
                        for i in np.flatnonzero(refused)[:examples].tolist()]
     if report.ci95 is None:
         report.warnings.append(f"the refusal rate is the same ({m:.0%}) on every row, so it has no interval.")

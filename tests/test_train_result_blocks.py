@@ -24,7 +24,7 @@ from whileai.train._monitor import HackMonitor
 from whileai.train._result import CurvePoint, Knobs, MonitorPoint, TrainResult
 from whileai.train._trainers import _check_grouped, _check_sft
 
-PINNED = json.loads((Path(__file__).parents[1] / "data" / "blocks_pin" / "train.json").read_text())
+PINNED = json.loads((Path(__file__).parent / "data" / "blocks_pin" / "train.json").read_text())
 
 CURVE_SFT = [{"step": 1, "loss": 2.5, "lr": 2e-4, "grad_norm": 1.25}, {"step": 2, "loss": 2.0, "lr": None, "grad_norm": 0.5}]
 CURVE_GRPO = [{"step": 1, "loss": 0.0, "lr": 1e-6, "reward": 0.5, "rewards/gold/mean": 0.25, "completions/mean_length": 12.0,
