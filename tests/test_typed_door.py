@@ -59,6 +59,9 @@ PROBES = {
     "contamination_examples": "wai.decontaminate([], eval=[]).report.examples",
     "grounding_invented": "wai.grounding_report([]).invented",
     "trust_disagreements": "wai.judge_trust([]).disagreements",
+    "style_markers": "wai.guard.style_report([]).markers",
+    "trace_flags": "wai.guard.trace_flag_report([]).flags",
+    "trace_markers": "wai.guard.trace_flag_report([]).markers",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -154,3 +157,6 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["contamination_examples"] == "list[whileai.guard._decontam.ContaminatedRow]"
     assert revealed["grounding_invented"] == "list[whileai.guard._grounding.InventedArgument]"
     assert revealed["trust_disagreements"] == "list[whileai.grade._trust.Disagreement]"
+    assert revealed["style_markers"] == "dict[str, whileai.guard._style.StyleMarker]"
+    assert revealed["trace_flags"] == "dict[str, whileai.guard._trace.TraceFlag]"
+    assert revealed["trace_markers"] == "dict[str, whileai.guard._markers.MarkerShare]"
