@@ -62,6 +62,8 @@ PROBES = {
     "style_markers": "wai.guard.style_report([]).markers",
     "trace_flags": "wai.guard.trace_flag_report([]).flags",
     "trace_markers": "wai.guard.trace_flag_report([]).markers",
+    "trust_probes": "wai.judge_trust([]).probes",
+    "describe_markers": "wai.store.describe([]).markers",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -160,3 +162,5 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["style_markers"] == "dict[str, whileai.guard._style.StyleMarker]"
     assert revealed["trace_flags"] == "dict[str, whileai.guard._trace.TraceFlag]"
     assert revealed["trace_markers"] == "dict[str, whileai.guard._markers.MarkerShare]"
+    assert revealed["trust_probes"] == "whileai.grade._probes.ProbeReport | None"
+    assert revealed["describe_markers"] == "dict[str, whileai.store._describe.MarkerRows]"

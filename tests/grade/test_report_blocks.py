@@ -87,3 +87,36 @@ def test_the_trust_reports_review_queue_dumps_what_it_did(name):
     assert {("reason" in d) for d in report.disagreements} == ({True, False} if name == "trust_reasons" else
                                                                ({False} if report.disagreements else set()))
     assert JudgeTrustReport.model_validate_json(pinned["json"]).model_dump_json() == pinned["json"]
+
+
+PROBED = json.loads((Path(__file__).parents[1] / "data" / "blocks_pin" / "probes.json").read_text())
+
+
+def _labelled(n=24):
+    return [{"scenario_id": f"t{i % 8}", "rollout_id": f"r{i}", "prompt": f"ask {i}",
+             "final_text": ("resolved " if i % 2 else "no ") + "x" * (i % 5), "reward": float(i % 2),
+             "gold_reward": float(i % 2 if i % 7 else 1 - i % 2), "gold_kind": "human"} for i in range(n)]
+
+
+def judge(row):  # the name the judge is recorded under, as pinned
+    text = str(row.get("final_text") or "")
+    return {"reward": 1.0 if ("resolved" in text or "great" in text.lower() or len(text) > 400) else 0.0}
+
+
+@pytest.mark.parametrize("name", sorted(PROBED))
+def test_the_trust_reports_probes_are_the_probe_report_and_dump_what_the_dict_did(name):
+    """JudgeTrustReport.probes is judge_probes's ProbeReport (pinned in blocks_pin/probes.json from the code before)."""
+    from whileai.grade import judge_trust
+    from whileai.grade._probes import ProbeReport, ProbeResult
+    from whileai.grade._trust import JudgeTrustReport
+
+    report = judge_trust(_labelled(), judge, seed=0, concurrency=1, **({"probes": "all"} if name == "probes_all" else {}))
+    pinned = PROBED[name]
+    assert report.model_dump_json() == pinned["json"] and report.to_json(indent=None) == pinned["to_json"]
+    assert report.render() == pinned["render"]
+    if name == "probes_all":
+        assert isinstance(report.probes, ProbeReport) and report.probes["n"] == report.probes.n == 24
+        assert all(isinstance(p, ProbeResult) for p in report.probes.probes.values())
+    else:
+        assert report.probes is None
+    assert JudgeTrustReport.model_validate_json(pinned["json"]).model_dump_json() == pinned["json"]

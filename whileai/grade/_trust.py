@@ -44,7 +44,7 @@ from whileai.errors import JudgeError
 from whileai.grade._contract import check_judge, judge_name_of
 from whileai.grade._execute import judge_rows
 from whileai.grade._perturb import FILLER, append_reply
-from whileai.grade._probes import _check_probes, _sample, judge_probes
+from whileai.grade._probes import ProbeReport, _check_probes, _sample, judge_probes
 from whileai.grade._rows import row_dicts
 from whileai.report import ChartedReport, Part, Tone
 from whileai.stats.agreement import (
@@ -298,8 +298,8 @@ class JudgeTrustReport(ChartedReport):
     """Judge pass rate on short vs long replies within each gold label; max_gap, flagged."""
     perturbation: TrustPerturbation | None = None
     """With the judge: consistency (re-judge as-is) and filler (neutral filler appended) flip rates."""
-    probes: dict[str, Any] | None = None
-    """With the judge and probes=: the exploit probes (see judge_probes)."""
+    probes: ProbeReport | None = None
+    """With the judge and probes=: the exploit probes (``judge_probes``'s report)."""
     exploitable_by: list[str] = Field(default_factory=list)
     """Probes that found a hole."""
     n_disagreements: int = 0
@@ -365,12 +365,12 @@ class JudgeTrustReport(ChartedReport):
             p = self.perturbation
             lines.append(f"re-judge flips {_pct(p['consistency_flip_rate'])} (n={p['consistency_n']}), "
                          f"filler flips {_pct(p['filler_flip_rate'])} (n={p['filler_n']})")
-        if self.probes:
+        if self.probes is not None:
             from whileai.grade._probes import _probe_line
 
-            lines.append(f"probes (n={self.probes.get('n', 0)}):")
-            for name, p in self.probes.get("probes", {}).items():
-                lines.append("  " + _probe_line(name, p))
+            lines.append(f"probes (n={self.probes.n}):")
+            for name, probe in self.probes.probes.items():
+                lines.append("  " + _probe_line(name, probe))
         if self.n_disagreements:
             lines.append(f"disagreements to review: {self.n_disagreements} (report['disagreements'])")
         lines.extend(f"! {w}" for w in self.warnings)
@@ -501,7 +501,7 @@ def judge_trust(
         if probe_names is not None:
             probe_report = judge_probes(df, judge, rubric=rubric, probes=probe_names, sample=sample, seed=seed,
                                         concurrency=concurrency, timeout=timeout, level=level, judge_name=judge_name)
-            report.probes = probe_report.to_dict()
+            report.probes = probe_report
             report.exploitable_by = list(probe_report.exploitable_by)
             report.warnings.extend(probe_report.warnings)
     elif probe_names is not None:
