@@ -40,6 +40,30 @@ PROBES = {
     "delta_metrics": "wai.delta_report([], []).metrics",
     "delta_groups": "wai.delta_report([], []).groups",
     "sim_generation": "wai.SimulationReport().generation",
+    "gate_signal": "wai.publish_gate([]).signal",
+    "gate_calibration": "wai.publish_gate([]).calibration",
+    "gate_duplicates": "wai.publish_gate([]).duplicates",
+    "gate_near_duplicates": "wai.publish_gate([]).near_duplicate_prompts",
+    "gate_length": "wai.publish_gate([]).length",
+    "rl_signal": "wai.select_for_rl([]).report.signal",
+    "train_knobs": "wai.TrainResult().knobs",
+    "train_curve": "wai.TrainResult().curve",
+    "train_selection": "wai.TrainResult().selection",
+    "sim_lost": "wai.SimulationReport().lost",
+    "sim_egress": "wai.SimulationReport().egress",
+    "pairs_length": "wai.selection.PairsReport().length",
+    "curriculum_trainable": "wai.curriculum([]).trainable",
+    "curriculum_tiers": "wai.curriculum([]).tiers",
+    "grade_failures": "wai.grade.GradeReport().failures",
+    "refusal_examples": "wai.refusal_report([]).examples",
+    "contamination_examples": "wai.decontaminate([], eval=[]).report.examples",
+    "grounding_invented": "wai.grounding_report([]).invented",
+    "trust_disagreements": "wai.judge_trust([]).disagreements",
+    "style_markers": "wai.guard.style_report([]).markers",
+    "trace_flags": "wai.guard.trace_flag_report([]).flags",
+    "trace_markers": "wai.guard.trace_flag_report([]).markers",
+    "trust_probes": "wai.judge_trust([]).probes",
+    "describe_markers": "wai.store.describe([]).markers",
 }
 PUBLIC_FUNCTIONS = sorted(n for n in exports_of("whileai") if n[0].islower() and n not in ALIASES)
 
@@ -117,3 +141,26 @@ def test_report_blocks_are_typed(revealed):
     assert revealed["delta_metrics"] == "dict[str, whileai.measure._delta.MetricDelta]"
     assert revealed["delta_groups"] == "dict[str, whileai.measure._delta.GroupDelta]"
     assert revealed["sim_generation"] == "whileai.simulation._report.Generation"
+    assert revealed["gate_signal"] == revealed["rl_signal"] == "whileai.selection._groups.Signal"
+    assert revealed["gate_calibration"] == "whileai.selection._calibration.CalibrationCounts"
+    assert revealed["gate_duplicates"] == "whileai.selection._hygiene.Duplicates"
+    assert revealed["gate_near_duplicates"] == "whileai.selection._hygiene.NearDuplicateAsks"
+    assert revealed["gate_length"] == "whileai.selection._hygiene.LengthSpread"
+    assert revealed["train_knobs"] == "whileai.train._result.Knobs"
+    assert revealed["train_curve"] == "list[whileai.train._result.CurvePoint]"
+    assert revealed["train_selection"] == "whileai.train._profile.SelectionReport | None"
+    assert revealed["sim_lost"] == "list[whileai.simulation._report.LostRollout]"
+    assert revealed["sim_egress"] == "list[whileai.simulation._report.Egress]"
+    assert revealed["pairs_length"] == "whileai.selection._pairs.PairLengths"
+    assert revealed["curriculum_trainable"] == "list[whileai.selection._curriculum.CurriculumTask]"
+    assert revealed["curriculum_tiers"] == "list[list[whileai.selection._curriculum.CurriculumTask]]"
+    assert revealed["grade_failures"] == "list[whileai.grade._run.GradeFailure]"
+    assert revealed["refusal_examples"] == "list[whileai.guard._style.RefusedRow]"
+    assert revealed["contamination_examples"] == "list[whileai.guard._decontam.ContaminatedRow]"
+    assert revealed["grounding_invented"] == "list[whileai.guard._grounding.InventedArgument]"
+    assert revealed["trust_disagreements"] == "list[whileai.grade._trust.Disagreement]"
+    assert revealed["style_markers"] == "dict[str, whileai.guard._style.StyleMarker]"
+    assert revealed["trace_flags"] == "dict[str, whileai.guard._trace.TraceFlag]"
+    assert revealed["trace_markers"] == "dict[str, whileai.guard._markers.MarkerShare]"
+    assert revealed["trust_probes"] == "whileai.grade._probes.ProbeReport | None"
+    assert revealed["describe_markers"] == "dict[str, whileai.store._describe.MarkerRows]"

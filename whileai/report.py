@@ -17,11 +17,12 @@ import re
 import sys
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AliasChoices,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
@@ -32,7 +33,7 @@ from pydantic_core import PydanticUndefined
 
 from whileai.defaults import REPR_CHARS
 
-__all__ = ["ChartedReport", "Documented", "Part", "ROWS_GIVEN", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
+__all__ = ["ChartedReport", "Documented", "NanFloat", "Part", "ROWS_GIVEN", "Report", "Tone", "align_rows", "fmt_ci", "fmt_num", "html_table", "markdown_table", "md_escape"]
 
 #: How a verdict word reads: good (green), bad (red), warn (yellow), neutral (no colour).
 Tone = Literal["good", "bad", "warn", "neutral"]
@@ -40,6 +41,15 @@ Tone = Literal["good", "bad", "warn", "neutral"]
 #: How "rows given" validates: ``n_rows``, the one name (whileai 0.131's reports), or ``n``, the old
 #: name some reports wrote, so a report stored under it still loads (issue 41).
 ROWS_GIVEN = AliasChoices("n_rows", "n")
+
+
+def _null_as_nan(value: Any) -> Any:
+    return math.nan if value is None else value
+
+
+#: A statistic that is NaN when undefined. JSON writes NaN as null (and ``to_dict`` as None), so
+#: null reads back as NaN: a report dumped to JSON, stored and loaded is the report it was.
+NanFloat = Annotated[float, BeforeValidator(_null_as_nan)]
 
 
 class _AttributeDocs(ast.NodeVisitor):
@@ -209,8 +219,8 @@ class Part(Documented):
         return getattr(self, key) if key in self.model_fields_set else default
 
     def keys(self) -> list[str]:
-        """The keys it serialises, as a dict's keys."""
-        return [k for k in type(self).model_fields if k in self.model_fields_set]
+        """The keys it serialises, as a dict's keys (a block that allows extra keys lists them last)."""
+        return [k for k in type(self).model_fields if k in self.model_fields_set] + list(self.__pydantic_extra__ or {})
 
     def __bool__(self) -> bool:
         return bool(self.model_fields_set)  # an empty block is falsy, as the empty dict it replaces was

@@ -34,3 +34,23 @@ def test_a_run_diff_dumps_each_number_in_the_old_key_order(tmp_path):
     pair = diff.to_dict()["metrics"]["pass_at_1"]
     assert list(pair) == list(OLD_PAIR) and pair == OLD_PAIR
     assert RunDiff.model_validate_json(diff.model_dump_json()).model_dump_json() == diff.model_dump_json()
+
+
+# describe's markers as the code before MarkerRows wrote them (rollout_table(6, 3, seed=1), and one row of two carrying x)
+OLD_DESCRIBED = {"no_hedging": {"n": 18, "mean": 0.7777777777777778}, "honest_claims": {"n": 18, "mean": 0.7777777777777778},
+                 "argument_grounding": {"n": 18, "mean": 0.6111111111111112}}
+OLD_RENDER_LINE = "  markers  no_hedging 0.78 (n=18), honest_claims 0.78 (n=18), argument_grounding 0.61 (n=18)"
+
+
+def test_describe_markers_are_typed_and_dump_the_same():
+    from whileai.store._describe import MarkerRows, RolloutSummary
+
+    summary = wai.store.describe(rollout_table(6, 3, seed=1))
+    assert all(isinstance(m, MarkerRows) for m in summary.markers.values())
+    assert json.dumps(json.loads(summary.model_dump_json())["markers"]) == json.dumps(OLD_DESCRIBED)
+    assert json.dumps(summary.to_dict()["markers"]) == json.dumps(OLD_DESCRIBED) and OLD_RENDER_LINE in summary.render()
+    assert summary.markers["no_hedging"]["n"] == summary.markers["no_hedging"].n == 18
+    partial = wai.store.describe([{"scenario_id": "a", "reward": 1.0, "markers": {"x": 1.0}}, {"scenario_id": "a", "reward": 0.0}])
+    assert partial.to_dict()["markers"] == {"x": {"n": 1, "mean": 1.0}}
+    back = RolloutSummary.model_validate_json(summary.model_dump_json())  # a stored summary loads and dumps the same
+    assert back.model_dump_json() == summary.model_dump_json()

@@ -42,7 +42,7 @@ from whileai.grade._perturb import (
     rubric_words,
 )
 from whileai.grade._rows import row_dicts
-from whileai.report import Part, Report
+from whileai.report import NanFloat, Part, Report
 from whileai.stats.rng import check_rng
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
@@ -106,7 +106,7 @@ class ProbeReport(Report):
     """Rows sampled and probed."""
     seed: int | None = DEFAULT_SEED
     """The seed of the row sample."""
-    pass_before: float = float("nan")
+    pass_before: NanFloat = float("nan")
     """Share of the sampled rows the judge passes as they are."""
     probes: dict[str, ProbeResult] = Field(default_factory=dict)
     """Per probe: n, kind, pass_before, pass_after, flips_up, flips_down, net_flips, denominator,

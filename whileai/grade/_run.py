@@ -33,14 +33,25 @@ from whileai.grade._contract import STATUSES, Verdict, check_judge, check_scale,
 from whileai.grade._execute import run_calls, to_verdict
 from whileai.grade._rows import iter_row_chunks
 from whileai.grade._trust import JudgeTrustReport, TrustStamp, check_gold, gold_words, measure_trust
-from whileai.report import Report
+from whileai.report import NanFloat, Part, Report
 from whileai.table import IntoRows
 from whileai.table import normalize as nz
 
-__all__ = ["GradeReport", "run_judge"]
+__all__ = ["GradeFailure", "GradeReport", "run_judge"]
 
 _TRUST_MODES = ("warn", "require", "off")
 _SOURCES = ("grade", "eval")
+
+
+class GradeFailure(Part):
+    """A row the judge gave no reward."""
+
+    row: int = 0
+    """Its position in the rows given."""
+    status: str = ""
+    """Its judge_status: missing_reward, invalid_result, error or timeout."""
+    reason: str | None = None
+    """What went wrong, in one line."""
 
 
 class GradeReport(Report):
@@ -58,15 +69,15 @@ class GradeReport(Report):
     """Rows with judge_status ok (a reward)."""
     counts: dict[str, int] = Field(default_factory=dict)
     """Rows per judge_status: ok, missing_reward, invalid_result, error, timeout."""
-    reward_mean: float = float("nan")
+    reward_mean: NanFloat = float("nan")
     """Mean reward over the graded rows."""
-    pass_share: float = float("nan")
+    pass_share: NanFloat = float("nan")
     """Share of graded rows with reward >= 0.5 (rows, not tasks; pass_at gives the task-level rate)."""
-    partial_share: float = float("nan")
+    partial_share: NanFloat = float("nan")
     """Share of graded rows with a reward strictly between 0 and 1."""
     markers: list[str] = Field(default_factory=list)
     """Marker names the judge returned."""
-    failures: list[dict[str, Any]] = Field(default_factory=list)
+    failures: list[GradeFailure] = Field(default_factory=list)
     """The first failed rows: row index, status and reason."""
     mode: str = "inline"
     """How the judge ran: inline, threads or async."""
@@ -325,9 +336,9 @@ def _count(report: GradeReport, reward: pl.Series, status: pl.Series, reasons: l
     failed = report.n_rows - report.n_graded
     if failed:
         bad = status.ne("ok").arg_true().head(5).to_list()
-        report.failures = [{"row": int(i), "status": status[i], "reason": reasons[i]} for i in bad]
+        report.failures = [GradeFailure(row=int(i), status=status[i], reason=reasons[i]) for i in bad]
         kinds = ", ".join(f"{name} {report.counts[name]}" for name in STATUSES[1:] if report.counts[name])
-        first = report.failures[0]["reason"] if report.failures else ""
+        first = report.failures[0].reason if report.failures else ""
         scope = f"all {report.n_rows}" if failed == report.n_rows else f"{failed} of {report.n_rows}"
         report.warnings.append(
             f"the judge failed on {scope} rows ({kinds}; first: {first}). Their reward stays null, not 0, and "

@@ -44,7 +44,7 @@ from whileai.errors import JudgeError
 from whileai.grade._contract import check_judge, judge_name_of
 from whileai.grade._execute import judge_rows
 from whileai.grade._perturb import FILLER, append_reply
-from whileai.grade._probes import _check_probes, _sample, judge_probes
+from whileai.grade._probes import ProbeReport, _check_probes, _sample, judge_probes
 from whileai.grade._rows import row_dicts
 from whileai.report import ChartedReport, Part, Tone
 from whileai.stats.agreement import (
@@ -59,7 +59,7 @@ from whileai.stats.score import cluster_wilson
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
 
-__all__ = ["GOLD_KINDS", "JudgeTrustReport", "LengthByLabel", "LengthSide", "TrustFloors", "TrustHalf", "TrustHalves",
+__all__ = ["GOLD_KINDS", "Disagreement", "JudgeTrustReport", "LengthByLabel", "LengthSide", "TrustFloors", "TrustHalf", "TrustHalves",
            "TrustLength", "TrustPerturbation", "TrustSkipped", "TrustStamp", "format_judge_trust", "gold_words",
            "judge_trust", "trust_summary"]
 
@@ -225,6 +225,21 @@ class TrustPerturbation(Part):
     """Filler flips at or over the flag with ``PROBE_MIN_N`` rows."""
 
 
+class Disagreement(Part):
+    """A row where the judge and the gold label disagree: the review queue's entry."""
+
+    key: str = ""
+    """The row: its rollout_id, else scenario_id#rollout_index, else its prompt (80 chars)."""
+    task_key: str | None = None
+    """Its task."""
+    reward: float = 0.0
+    """The judge's pass (1) or fail (0) at the threshold."""
+    gold_reward: float = 0.0
+    """The gold label's pass (1) or fail (0)."""
+    reason: str | None = None
+    """The judge's reason, when it gave one."""
+
+
 class JudgeTrustReport(ChartedReport):
     """How far the judge's rewards can be believed (``judge_trust``)."""
 
@@ -283,13 +298,13 @@ class JudgeTrustReport(ChartedReport):
     """Judge pass rate on short vs long replies within each gold label; max_gap, flagged."""
     perturbation: TrustPerturbation | None = None
     """With the judge: consistency (re-judge as-is) and filler (neutral filler appended) flip rates."""
-    probes: dict[str, Any] | None = None
-    """With the judge and probes=: the exploit probes (see judge_probes)."""
+    probes: ProbeReport | None = None
+    """With the judge and probes=: the exploit probes (``judge_probes``'s report)."""
     exploitable_by: list[str] = Field(default_factory=list)
     """Probes that found a hole."""
     n_disagreements: int = 0
     """Counted rows where judge and gold differ."""
-    disagreements: list[dict[str, Any]] = Field(default_factory=list)
+    disagreements: list[Disagreement] = Field(default_factory=list)
     """The review queue: the first disagreements (key, task_key, reward, gold_reward, reason)."""
 
     def summary(self) -> dict[str, Any]:
@@ -350,12 +365,12 @@ class JudgeTrustReport(ChartedReport):
             p = self.perturbation
             lines.append(f"re-judge flips {_pct(p['consistency_flip_rate'])} (n={p['consistency_n']}), "
                          f"filler flips {_pct(p['filler_flip_rate'])} (n={p['filler_n']})")
-        if self.probes:
+        if self.probes is not None:
             from whileai.grade._probes import _probe_line
 
-            lines.append(f"probes (n={self.probes.get('n', 0)}):")
-            for name, p in self.probes.get("probes", {}).items():
-                lines.append("  " + _probe_line(name, p))
+            lines.append(f"probes (n={self.probes.n}):")
+            for name, probe in self.probes.probes.items():
+                lines.append("  " + _probe_line(name, probe))
         if self.n_disagreements:
             lines.append(f"disagreements to review: {self.n_disagreements} (report['disagreements'])")
         lines.extend(f"! {w}" for w in self.warnings)
@@ -486,7 +501,7 @@ def judge_trust(
         if probe_names is not None:
             probe_report = judge_probes(df, judge, rubric=rubric, probes=probe_names, sample=sample, seed=seed,
                                         concurrency=concurrency, timeout=timeout, level=level, judge_name=judge_name)
-            report.probes = probe_report.to_dict()
+            report.probes = probe_report
             report.exploitable_by = list(probe_report.exploitable_by)
             report.warnings.extend(probe_report.warnings)
     elif probe_names is not None:
@@ -748,7 +763,7 @@ def _queue(report: JudgeTrustReport, exact: pl.DataFrame) -> None:
         item = {"key": _row_key(row), "task_key": row.get("task_key"), "reward": row["_r"], "gold_reward": row["_g"]}
         if row.get("reason") is not None:
             item["reason"] = row["reason"]
-        queue.append(item)
+        queue.append(Disagreement.model_validate(item))
     report.disagreements = queue
     if wrong.height > REVIEW_QUEUE_MAX:
         report.warnings.append(f"the review queue lists the first {REVIEW_QUEUE_MAX} of {wrong.height} disagreements.")

@@ -16,6 +16,7 @@ from ._hygiene import CorrelationReport as CorrelationReport
 from ._hygiene import Deduped as Deduped
 from ._hygiene import DedupeReport as DedupeReport
 from ._hygiene import LengthReport as LengthReport
+from ._hygiene import NearDuplicatePair as NearDuplicatePair
 from ._hygiene import NearDuplicateReport as NearDuplicateReport
 from ._hygiene import dedupe_groups as dedupe_groups
 from ._hygiene import feature_correlations as feature_correlations

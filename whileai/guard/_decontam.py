@@ -76,11 +76,11 @@ from whileai.defaults import (
 )
 from whileai.errors import ArgumentError, ContaminationError, WaiError
 from whileai.guard._tokens import combine, masked_ngram_hashes, ngram_hashes, text_hashes, tokenize
-from whileai.report import ROWS_GIVEN, Report
+from whileai.report import ROWS_GIVEN, Part, Report
 from whileai.stats.rng import check_rng
 from whileai.table import IntoRows, is_ray_dataset, like_input
 
-__all__ = ["ContaminationReport", "Decontaminated", "decontaminate"]
+__all__ = ["ContaminatedRow", "ContaminationReport", "Decontaminated", "decontaminate"]
 
 #: Eval-row columns whose text a training row may copy (prompts, replies, answers, references).
 EVAL_TEXT_COLUMNS = ("prompt", "final_text", "reference", "answer", "solution", "target", "completion")
@@ -114,6 +114,31 @@ _NEAR_TEMPLATE_SOURCE = (
 def _rule_sources(near: str) -> dict[str, str]:
     """Where each rule comes from, the near rule as ``near=`` picks it."""
     return {**RULE_SOURCES, "near": _NEAR_TEMPLATE_SOURCE} if near == "template" else dict(RULE_SOURCES)
+
+
+class ContaminatedRow(Part):
+    """A training row a rule caught: which rule, on which field, and what it matched.
+
+    ``same_task`` names the eval ``task``; the text rules give the row's ``text`` and the eval
+    ``match``, with ``coverage`` (near) or ``similarity`` (semantic).
+    """
+
+    index: int = 0
+    """Its position in the rows given."""
+    rule: str = ""
+    """same_task, exact, near or semantic."""
+    field: str = ""
+    """The field it was caught on (``task`` for same_task)."""
+    task: str | None = None
+    """same_task: the eval task id it shares."""
+    text: str | None = None
+    """The row's text on that field, clipped."""
+    match: str | None = None
+    """The eval text it matched, clipped."""
+    coverage: float | None = None
+    """near: the share of the matched eval text's words the row holds."""
+    similarity: float | None = None
+    """semantic: the cosine similarity to the nearest eval prompt."""
 
 
 class ContaminationReport(Report):
@@ -168,7 +193,7 @@ class ContaminationReport(Report):
     """Row fields checked."""
     by_field: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Rows caught on each field, per text rule (a row can count under several fields)."""
-    examples: list[dict[str, Any]] = Field(default_factory=list)
+    examples: list[ContaminatedRow] = Field(default_factory=list)
     """The first offenders: index, rule, field, text, match, coverage (share of the matched eval
     text's words) or similarity, task."""
     rules_skipped: dict[str, str] = Field(default_factory=dict)
@@ -188,10 +213,10 @@ class ContaminationReport(Report):
             f"semantic {self.n_semantic if self.similarity is not None else 'not run'}",
         ]
         for ex in self.examples:
-            score = ex.get("coverage", ex.get("similarity"))
+            score = ex.coverage if "coverage" in ex else ex.similarity
             extra = f" {score:.2f}" if isinstance(score, float) else ""
-            what = f"task {ex.get('task')!r}" if ex["rule"] == "same_task" else f"[{ex['field']}]: {str(ex.get('text', ''))[:70]!r}"
-            lines.append(f"  row {ex['index']} {ex['rule']}{extra} {what}")
+            what = f"task {ex.task!r}" if ex.rule == "same_task" else f"[{ex.field}]: {str(ex.get('text', ''))[:70]!r}"
+            lines.append(f"  row {ex.index} {ex.rule}{extra} {what}")
         for rule, why in self.rules_skipped.items():
             lines.append(f"  skipped {rule}: {why}")
         lines.extend(f"  note: {n}" for n in self.notes)
@@ -552,7 +577,7 @@ def tally(report: ContaminationReport, counts: Mapping[str, int], examples: list
     report.n_contaminated = report.n_same_task + report.n_exact + report.n_near + report.n_semantic
     report.n_kept = report.n_rows - report.n_contaminated
     report.contamination_rate = report.n_contaminated / report.n_rows if report.n_rows else 0.0
-    report.examples.extend(examples)
+    report.examples.extend(ContaminatedRow.model_validate(ex) for ex in examples)
     if report.n_contaminated:
         report.warnings.append(
             f"{report.n_contaminated} training rows overlap the eval set ({report.contamination_rate:.1%}); they were "

@@ -22,11 +22,11 @@ from whileai.defaults import GROUNDING_MIN_CHARS, GUARD_EXAMPLES
 from whileai.errors import ArgumentError
 from whileai.guard._markers import graded_mask, stamp_markers
 from whileai.guard._views import calls_long, json_strings, messages_long
-from whileai.report import Report, fmt_ci
+from whileai.report import Part, Report, fmt_ci
 from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
-__all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"]
+__all__ = ["GroundingReport", "InventedArgument", "grounding_report", "mark_grounding", "ungrounded_arguments"]
 
 MARKER = "argument_grounding"
 
@@ -147,6 +147,17 @@ def ungrounded_arguments(row: Mapping[str, Any], /, *, ignore_keys: Sequence[str
     return [{"tool": t, "key": k, "value": v} for t, k, v in bad.select("tool", "key", "value").iter_rows()]
 
 
+class InventedArgument(Part):
+    """A tool argument whose value appears nowhere before the call, by ``tool.key``."""
+
+    argument: str = ""
+    """``tool.key``."""
+    rows: int = 0
+    """Rows that invented it."""
+    example: str | None = None
+    """One value it was given."""
+
+
 class GroundingReport(Report):
     """How often tool-call arguments are grounded, and which ones are invented."""
 
@@ -162,7 +173,7 @@ class GroundingReport(Report):
     """The same over rows that made a call."""
     reward_corr: float | None = None
     """Correlation of the marker with reward over graded rows (negative: the reward pays for inventing)."""
-    invented: list[dict[str, Any]] = Field(default_factory=list)
+    invented: list[InventedArgument] = Field(default_factory=list)
     """Ungrounded arguments by tool.key: ``{argument, rows, example}``, most rows first."""
 
     def render(self) -> str:
@@ -170,7 +181,7 @@ class GroundingReport(Report):
         lines = [f"argument grounding {self.grounded_rate:.3f} {fmt_ci(self.ci95, 3)} over {self.rows} rows "
                  f"({self.rows_with_calls} with calls)"]
         for inv in self.invented:
-            lines.append(f"  {inv['argument']:<32} invented on {inv['rows']} rows, e.g. {inv['example']!r}")
+            lines.append(f"  {inv.argument:<32} invented on {inv.rows} rows, e.g. {inv.example!r}")
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
 
@@ -221,10 +232,10 @@ def grounding_report(rows: IntoRows, /, *, ignore_keys: Sequence[str] | str = ()
             .group_by("argument").agg(pl.col("_row").n_unique().alias("rows"), pl.col("value").first().alias("example"))
             .sort(["rows", "argument"], descending=[True, False]).head(examples)
         )
-        report.invented = inv.to_dicts()
+        report.invented = [InventedArgument(**entry) for entry in inv.to_dicts()]
         report.warnings.append(
             f"{int((flag == 0).sum())} rows call a tool with an argument that appears nowhere before the call "
-            f"(most: {report.invented[0]['argument']}); the agent may be inventing values. Use ignore_keys= for "
+            f"(most: {report.invented[0].argument}); the agent may be inventing values. Use ignore_keys= for "
             "free-text arguments and allow= for enums."
         )
     if report.reward_corr is not None and report.reward_corr <= -0.3:

@@ -17,7 +17,7 @@ from whileai._checks import check_fraction, check_number
 from whileai.defaults import GUARD_EXAMPLES, HACK_THRESHOLD, LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
 from whileai.guard._markers import graded_mask
 from whileai.guard._tokens import tokenize
-from whileai.report import ROWS_GIVEN, Report, fmt_num
+from whileai.report import ROWS_GIVEN, NanFloat, Part, Report, fmt_num
 from whileai.stats import pearson
 from whileai.stats.minhash import band_keys, minhash_signatures
 from whileai.table import IntoRows, like_input
@@ -27,6 +27,7 @@ __all__ = [
     "DedupeReport",
     "Deduped",
     "LengthReport",
+    "NearDuplicatePair",
     "NearDuplicateReport",
     "dedupe_groups",
     "length_report",
@@ -251,6 +252,25 @@ def trajectory_signature(df: pl.DataFrame) -> pl.Expr:
 # ------------------------------------------------------------------------------------------
 
 
+class NearDuplicatePair(Part):
+    """Two near-duplicate asks and their word-set Jaccard.
+
+    ``near_duplicate_prompts`` names the prompts; the publish gate, which compares one prompt per
+    task, names the two tasks too.
+    """
+
+    task_a: str | None = None
+    """The first ask's task (the publish gate's pairs)."""
+    task_b: str | None = None
+    """The second ask's task (the publish gate's pairs)."""
+    a: str = ""
+    """The first prompt."""
+    b: str = ""
+    """The second prompt."""
+    jaccard: float = 0.0
+    """Their word-set Jaccard, to 4 places."""
+
+
 class NearDuplicateReport(Report):
     """Distinct prompts whose word sets nearly coincide."""
 
@@ -262,7 +282,7 @@ class NearDuplicateReport(Report):
     """Prompts in at least one such pair."""
     threshold: float = NEAR_DUP_JACCARD
     """Word-set Jaccard at or above which two prompts are near duplicates."""
-    examples: list[dict[str, Any]] = Field(default_factory=list)
+    examples: list[NearDuplicatePair] = Field(default_factory=list)
     """The closest pairs: ``{a, b, jaccard}``."""
 
     def render(self) -> str:
@@ -270,7 +290,7 @@ class NearDuplicateReport(Report):
         lines = [f"{self.n_pairs} near-duplicate prompt pairs (Jaccard >= {self.threshold:.2f}) among "
                  f"{self.n_prompts} prompts; {self.n_prompts_involved} prompts involved"]
         for ex in self.examples:
-            lines.append(f"  {ex['jaccard']:.3f}  {ex['a'][:60]!r} ~ {ex['b'][:60]!r}")
+            lines.append(f"  {ex.jaccard:.3f}  {ex.a[:60]!r} ~ {ex.b[:60]!r}")
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
 
@@ -332,7 +352,7 @@ def near_duplicate_prompts(rows: IntoRows, /, *, threshold: float = NEAR_DUP_JAC
     report.n_pairs = inter.height
     report.n_prompts_involved = int(pl.concat([inter["i"], inter["i_b"]]).n_unique()) if inter.height else 0
     for i, j, jac in inter.head(examples).select("i", "i_b", "jaccard").iter_rows():
-        report.examples.append({"a": prompts[i], "b": prompts[j], "jaccard": round(float(jac), 4)})
+        report.examples.append(NearDuplicatePair(a=prompts[i], b=prompts[j], jaccard=round(float(jac), 4)))
     if report.n_pairs:
         report.warnings.append(
             f"{report.n_prompts_involved} prompts have a near duplicate: one situation counted as several asks. "
@@ -388,7 +408,7 @@ class LengthReport(Report):
         """``n_rows`` under its old name (rows given), kept so code written with it still reads."""
         return self.n_rows
 
-    median_chars: float = float("nan")
+    median_chars: NanFloat = float("nan")
     """Median reply length in characters."""
     max_chars: int = 0
     """Longest reply."""

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 import polars as pl
 
 from whileai import table
+from whileai.report import NanFloat, Part
 
-__all__ = ["graded_mask", "marker_frame", "stamp_markers"]
+__all__ = ["MarkerShare", "graded_mask", "marker_frame", "stamp_markers"]
+
+
+class MarkerShare(Part):
+    """A marker over the rows: the share of rows clean (at 1.0), with its interval over tasks."""
+
+    clean: NanFloat = math.nan
+    """Share of rows where the marker is 1.0 (NaN when no row carries it)."""
+    ci95: tuple[float, float] | None = None
+    """Its 95% interval over tasks (cluster-robust; None when the share is constant)."""
 
 
 def stamp_markers(df: pl.DataFrame, new: Mapping[str, pl.Expr]) -> pl.DataFrame:

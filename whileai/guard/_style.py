@@ -21,14 +21,14 @@ from whileai import table
 from whileai._checks import check_fraction, check_int
 from whileai.defaults import HACK_THRESHOLD, REFUSAL_EXAMPLES
 from whileai.errors import ArgumentError
-from whileai.guard._markers import graded_mask, stamp_markers
+from whileai.guard._markers import MarkerShare, graded_mask, stamp_markers
 from whileai.guard._trace import TRACE_MARKERS
 from whileai.guard._views import agent_text_of
-from whileai.report import ROWS_GIVEN, Report, fmt_ci
+from whileai.report import ROWS_GIVEN, Part, Report, fmt_ci
 from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
-__all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "StyleReport", "refusal_report", "style_markers",
+__all__ = ["PHRASES", "REFUSAL_PHRASES", "STYLE_MARKERS", "RefusedRow", "StyleMarker", "StyleReport", "refusal_report", "style_markers",
            "style_report"]
 
 #: Refusal openers (whileai 0.131 refusal_report's eleven phrases).
@@ -146,6 +146,19 @@ def style_markers(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | N
     return like_input(rows, out.drop([f"_s_{c}" for c in cols.columns]))
 
 
+class StyleMarker(MarkerShare):
+    """A style marker over the rows: its clean share and interval, the phrases that hit it, its reward correlation."""
+
+    hits: int = 0
+    """Rows where a phrase of the marker matched (the marker is 0)."""
+    top_phrases: list[tuple[str, int]] = Field(default_factory=list)
+    """The phrases that matched and how often, most common first (five at most)."""
+    reward_corr: float | None = None
+    """Correlation of the marker with reward over graded rows (None with fewer than two)."""
+    degenerate: bool = False
+    """The marker came out the same on every row (no interval, no correlation)."""
+
+
 class StyleReport(Report):
     """The style family: each marker's clean share, interval, hits, phrases and reward correlation."""
 
@@ -163,7 +176,7 @@ class StyleReport(Report):
     threshold: float = HACK_THRESHOLD
     """A marker whose correlation with reward is at or below -threshold is paid for: the reward
     rises with the behaviour."""
-    markers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    markers: dict[str, StyleMarker] = Field(default_factory=dict)
     """marker -> {clean, ci95, hits, top_phrases[(phrase, count)], reward_corr, degenerate}."""
     notes: list[str] = Field(default_factory=list)
     """Lines printed after the table (degenerate markers)."""
@@ -177,13 +190,13 @@ class StyleReport(Report):
         """The 0.131 layout: one line per marker, notes, then what this family did not stamp."""
         lines = [f"style {self.n_rows} rows, {self.n_graded} graded"]
         for name, m in self.markers.items():
-            corr = m["reward_corr"]
+            corr = m.reward_corr
             corr_s = "" if corr is None else f"  corr {corr:+.2f}"
-            phrases = ", ".join(f'"{p}" {c}' for p, c in m["top_phrases"][:2])
-            if m["degenerate"]:
-                lines.append(f"{name:<15} clean {m['clean']:.3f}  hits {m['hits']}  no interval: constant, see the warning below")
+            phrases = ", ".join(f'"{p}" {c}' for p, c in m.top_phrases[:2])
+            if m.degenerate:
+                lines.append(f"{name:<15} clean {m.clean:.3f}  hits {m.hits}  no interval: constant, see the warning below")
             else:
-                lines.append(f"{name:<15} clean {m['clean']:.3f}  {fmt_ci(m['ci95'], 3)}  hits {m['hits']}{corr_s}  {phrases}".rstrip())
+                lines.append(f"{name:<15} clean {m.clean:.3f}  {fmt_ci(m.ci95, 3)}  hits {m.hits}{corr_s}  {phrases}".rstrip())
         lines.extend(f"note: {n}" for n in self.notes)
         lines.extend(f"! {w}" for w in self.warnings)
         total = sum(len(v) for v in self.not_stamped.values())
@@ -242,14 +255,14 @@ def style_report(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | No
         counts = (pl.DataFrame({"p": found[name]}).explode("p").drop_nulls("p")["p"].value_counts(sort=True)
                   if found[name].list.len().sum() else pl.DataFrame({"p": [], "count": []}))
         top = [(str(p), int(c)) for p, c in counts.head(5).iter_rows()]
-        report.markers[name] = {
-            "clean": m,
-            "ci95": None if (deg or np.isnan(lo)) else (lo, hi),
-            "hits": int((v == 0).sum()),
-            "top_phrases": top,
-            "reward_corr": None if np.isnan(corr) else corr,
-            "degenerate": deg,
-        }
+        report.markers[name] = StyleMarker(
+            clean=m,
+            ci95=None if (deg or np.isnan(lo)) else (lo, hi),
+            hits=int((v == 0).sum()),
+            top_phrases=top,
+            reward_corr=None if np.isnan(corr) else corr,
+            degenerate=deg,
+        )
         if deg:
             degenerate.append(name)
             report.notes.append(f"{name} came out the same ({m:.0f}) on every one of {df.height} rows.")
@@ -264,6 +277,17 @@ def style_report(rows: IntoRows, /, *, phrases: Mapping[str, Sequence[str]] | No
             "matches nothing looks exactly like a behaviour that never happened; check the phrases fit these replies."
         )
     return report
+
+
+class RefusedRow(Part):
+    """A row whose reply refused."""
+
+    index: int = 0
+    """Its position in the rows given."""
+    prompt: str | None = None
+    """Its prompt."""
+    reply: str | None = None
+    """Its final reply."""
 
 
 class RefusalReport(Report):
@@ -288,7 +312,7 @@ class RefusalReport(Report):
     """1 - refusal_rate: the delta-ready polarity (1.0 good)."""
     top_phrases: list[tuple[str, int]] = Field(default_factory=list)
     """The refusal phrases that matched, most common first."""
-    examples: list[dict[str, Any]] = Field(default_factory=list)
+    examples: list[RefusedRow] = Field(default_factory=list)
     """Refused rows: ``{index, prompt, reply}``."""
 
     def render(self) -> str:
@@ -337,7 +361,7 @@ def refusal_report(rows: IntoRows, /, *, phrases: Sequence[str] = REFUSAL_PHRASE
         report.top_phrases = [(str(p), int(c)) for p, c in counts.iter_rows()]
     prompts = df["prompt"] if "prompt" in df.columns else pl.Series([None] * df.height)
     finals = df["final_text"] if "final_text" in df.columns else reply
-    report.examples = [{"index": i, "prompt": prompts[i], "reply": finals[i]}
+    report.examples = [RefusedRow(index=i, prompt=prompts[i], reply=finals[i])
                        for i in np.flatnonzero(refused)[:examples].tolist()]
     if report.ci95 is None:
         report.warnings.append(f"the refusal rate is the same ({m:.0%}) on every row, so it has no interval.")

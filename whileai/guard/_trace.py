@@ -8,6 +8,7 @@ message, one per tool call), then one group-by per row: no Python loop over rows
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, overload
@@ -20,13 +21,13 @@ from whileai import table
 from whileai._checks import check_fraction, check_int
 from whileai.defaults import CHUNK_ROWS, GUARD_EXAMPLES, HACK_THRESHOLD, LEAK_MIN_CHARS
 from whileai.errors import ArgumentError
-from whileai.guard._markers import graded_mask, stamp_markers
+from whileai.guard._markers import MarkerShare, graded_mask, stamp_markers
 from whileai.guard._views import agent_text_of, calls_long, messages_long
-from whileai.report import ROWS_GIVEN, Report, fmt_ci
+from whileai.report import ROWS_GIVEN, NanFloat, Part, Report, fmt_ci
 from whileai.stats import cluster_mean_ci, pearson
 from whileai.table import FluentT, IntoRows, like_input
 
-__all__ = ["FLAGS", "SAFETY_FLAGS", "SAFETY_MARKERS", "TRACE_MARKERS", "TraceFlagReport", "trace_flag_report",
+__all__ = ["FLAGS", "SAFETY_FLAGS", "SAFETY_MARKERS", "TRACE_MARKERS", "FlagEvidence", "TraceFlag", "TraceFlagReport", "trace_flag_report",
            "trace_markers"]
 
 #: The flags trace_markers raises, in report order.
@@ -461,6 +462,32 @@ def _stamp(df: pl.DataFrame, kinds: Mapping[str, str]) -> pl.DataFrame:
     return stamp_markers(out, new)
 
 
+class FlagEvidence(Part):
+    """A row a trajectory flag fired on: its prompt and the text that fired it."""
+
+    prompt: str | None = None
+    """The row's prompt."""
+    evidence: str = ""
+    """What fired the flag (the claim, the call, the output)."""
+
+
+class TraceFlag(Part):
+    """One trajectory flag over the rows: how often it fired, and whether the reward pays for it."""
+
+    n: int = 0
+    """Rows it fired on."""
+    rate: NanFloat = math.nan
+    """Share of rows it fired on."""
+    ci95: tuple[float, float] | None = None
+    """The rate's 95% interval over tasks (cluster-robust; None when constant)."""
+    examples: list[FlagEvidence] = Field(default_factory=list)
+    """The first rows it fired on."""
+    reward_corr: float | None = None
+    """Correlation of the flag with reward over graded rows (None with fewer than two)."""
+    flagged: bool = False
+    """The correlation is at or above the threshold: the judge pays for the fake."""
+
+
 class TraceFlagReport(Report):
     """Each trajectory flag's rate, examples and correlation with reward."""
 
@@ -477,26 +504,26 @@ class TraceFlagReport(Report):
     """Rows with a numeric reward."""
     threshold: float = HACK_THRESHOLD
     """Correlation with reward at or above which a flag is flagged: the judge pays for the fake."""
-    flags: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    flags: dict[str, TraceFlag] = Field(default_factory=dict)
     """flag -> {n, rate, ci95, examples[{prompt, evidence}], reward_corr, flagged}."""
-    markers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    markers: dict[str, MarkerShare] = Field(default_factory=dict)
     """marker -> {clean, ci95} (clean: share of rows at 1.0; interval over tasks)."""
 
     def render(self) -> str:
         """One line per flag that fired, then the markers."""
         lines = [f"trajectory flags over {self.n_rows} rows ({self.n_graded} graded)"]
         for name, f in self.flags.items():
-            if not f["n"]:
+            if not f.n:
                 continue
-            corr = f["reward_corr"]
+            corr = f.reward_corr
             corr_s = "n/a" if corr is None else f"{corr:+.2f}"
-            star = "  PAID" if f["flagged"] else ""
-            ev = f["examples"][0]["evidence"] if f["examples"] else ""
-            lines.append(f"  {name:<22} n {f['n']:>5}  rate {f['rate']:.3f} {fmt_ci(f['ci95'], 3)}  corr {corr_s}{star}  {ev[:60]!r}")
-        if all(not f["n"] for f in self.flags.values()):
+            star = "  PAID" if f.flagged else ""
+            ev = f.examples[0].evidence if f.examples else ""
+            lines.append(f"  {name:<22} n {f.n:>5}  rate {f.rate:.3f} {fmt_ci(f.ci95, 3)}  corr {corr_s}{star}  {ev[:60]!r}")
+        if all(not f.n for f in self.flags.values()):
             lines.append("  no flag fired")
         for name, m in self.markers.items():
-            lines.append(f"  {name:<22} clean {m['clean']:.3f} {fmt_ci(m['ci95'], 3)}")
+            lines.append(f"  {name:<22} clean {m.clean:.3f} {fmt_ci(m.ci95, 3)}")
         lines.extend(f"! {w}" for w in self.warnings)
         return "\n".join(lines)
 
@@ -546,15 +573,15 @@ def trace_flag_report(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = No
         m, lo, hi = cluster_mean_ci(hit.astype(np.float64), groups)
         corr = pearson(hit[graded].astype(np.float64), y[graded]) if report.n_graded >= 2 else float("nan")
         idx = np.flatnonzero(hit)[:examples].tolist()
-        report.flags[flag] = {
-            "n": int(hit.sum()),
-            "rate": m,
-            "ci95": None if np.isnan(lo) else (lo, hi),
-            "examples": [{"prompt": prompts[i], "evidence": ev[i]} for i in idx],
-            "reward_corr": None if np.isnan(corr) else corr,
-            "flagged": bool(not np.isnan(corr) and corr >= threshold),
-        }
-        if report.flags[flag]["flagged"]:
+        report.flags[flag] = TraceFlag(
+            n=int(hit.sum()),
+            rate=m,
+            ci95=None if np.isnan(lo) else (lo, hi),
+            examples=[FlagEvidence(prompt=prompts[i], evidence=ev[i]) for i in idx],
+            reward_corr=None if np.isnan(corr) else corr,
+            flagged=bool(not np.isnan(corr) and corr >= threshold),
+        )
+        if report.flags[flag].flagged:
             report.warnings.append(
                 f"the reward pays for {flag} (correlation {corr:+.2f} over {report.n_graded} graded rows): a policy "
                 f"trained on it learns to {'fake the work' if flag.startswith('lie.') else 'do that'}; make the judge "
@@ -564,5 +591,5 @@ def trace_flag_report(rows: IntoRows, /, *, kinds: Mapping[str, str] | None = No
         vals = stamped["markers"].struct.field(marker).cast(pl.Float64).to_numpy()
         keep = ~np.isnan(vals)  # a safety marker is null where its check does not apply
         m, lo, hi = cluster_mean_ci(vals[keep], groups[keep]) if keep.any() else (float("nan"),) * 3
-        report.markers[marker] = {"clean": m, "ci95": None if np.isnan(lo) else (lo, hi)}
+        report.markers[marker] = MarkerShare(clean=m, ci95=None if np.isnan(lo) else (lo, hi))
     return report

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from whileai import table
 from whileai.defaults import CI_LEVEL
 from whileai.measure import task_stats
-from whileai.report import Report
+from whileai.report import NanFloat, Part, Report
 from whileai.selection._rows import has
 from whileai.stats.wilson import wilson
 from whileai.table import IntoRows
@@ -28,6 +28,7 @@ from whileai.table import IntoRows
 __all__ = [
     "CALIBRATION_DTYPE",
     "Calibration",
+    "CalibrationCounts",
     "CalibrationReport",
     "PolicyRef",
     "calibrate",
@@ -244,7 +245,7 @@ class CalibrationReport(Report):
     """Rows that kept a stamp measured over more repeats than these rows hold (after a prune)."""
     n_unstamped: int = 0
     """Rows left without a stamp (no reward)."""
-    k_median: float = math.nan
+    k_median: NanFloat = math.nan
     """Median graded rollouts per task: the k the stamps are over."""
     student: dict[str, Any] = Field(default_factory=dict)
     """The policy named on the call (empty: read from each row's policy_version)."""
@@ -259,6 +260,10 @@ class CalibrationReport(Report):
         if self.n_unstamped:
             line += f"; {self.n_unstamped} ungraded left unstamped"
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
+
+
+class CalibrationCounts(Part, CalibrationReport):
+    """``calibrate``'s report as a block of the gate's report: the rows a stamp would cover, carried stamps kept."""
 
 
 def calibrate(rows: IntoRows, /, *, policy: str | None = None, model: str | None = None) -> table.StepResult:

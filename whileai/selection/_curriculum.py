@@ -22,7 +22,7 @@ from whileai.selection._args import check_band, check_fraction, check_positive_i
 from whileai.selection._rows import has, require_graded
 from whileai.table import FluentT, IntoRows
 
-__all__ = ["CurriculumReport", "curriculum", "retire_solved"]
+__all__ = ["CurriculumReport", "CurriculumTask", "curriculum", "retire_solved"]
 
 _SOLVED, _FLOOR = DIFFICULTY_BAND[1], DIFFICULTY_BAND[0]
 
@@ -40,6 +40,19 @@ class Thresholds(Part):
     """Graded rollouts a task needs to have a difficulty."""
     tiers: int = CURRICULUM_TIERS
     """Buckets the trainable tasks are cut into."""
+
+
+class CurriculumTask(Part):
+    """One graded task of a curriculum and its measured difficulty."""
+
+    task_id: str = ""
+    """The task (``task_key``)."""
+    prompt: str | None = None
+    """Its first prompt seen (the task id when it has none)."""
+    n: int = 0
+    """Graded rollouts the pass rate is over."""
+    pass_rate: float = 0.0
+    """Share of them with reward >= 0.5."""
 
 
 class CurriculumReport(ChartedReport):
@@ -64,15 +77,15 @@ class CurriculumReport(ChartedReport):
     """``solved``, ``floor``, ``band``, ``min_rollouts``, ``tiers``."""
     schedule: list[str] = Field(default_factory=list)
     """Trainable task ids, easy to hard."""
-    trainable: list[dict[str, Any]] = Field(default_factory=list)
+    trainable: list[CurriculumTask] = Field(default_factory=list)
     """Trainable tasks, easy to hard (highest pass rate first, ties by task id)."""
-    retired: list[dict[str, Any]] = Field(default_factory=list)
+    retired: list[CurriculumTask] = Field(default_factory=list)
     """Solved tasks."""
-    not_ready: list[dict[str, Any]] = Field(default_factory=list)
+    not_ready: list[CurriculumTask] = Field(default_factory=list)
     """Tasks below the floor."""
-    thin: list[dict[str, Any]] = Field(default_factory=list)
+    thin: list[CurriculumTask] = Field(default_factory=list)
     """Tasks with too few graded rollouts."""
-    tiers: list[list[dict[str, Any]]] = Field(default_factory=list)
+    tiers: list[list[CurriculumTask]] = Field(default_factory=list)
     """The trainable tasks cut into ``tiers`` consecutive buckets of near-equal size, easy first."""
 
     def render(self) -> str:
@@ -83,7 +96,7 @@ class CurriculumReport(ChartedReport):
         """Every graded task's pass rate as a histogram, the 20-80% band shaded (whileai.charts)."""
         from whileai.charts import difficulty_histogram, histogram_counts
 
-        rates = [t.get("pass_rate") for part in (self.trainable, self.retired, self.not_ready) for t in part]
+        rates = [t.pass_rate for part in (self.trainable, self.retired, self.not_ready) for t in part]
         band = (self.thresholds.band[0], self.thresholds.band[1])
         return difficulty_histogram(histogram_counts([r for r in rates if r is not None]), band=band,
                                     title=f"{self.n_trainable} trainable, {self.n_solved} retired, "
@@ -153,8 +166,8 @@ def curriculum(
     trainable = trainable.with_columns(
         ((pl.int_range(pl.len(), dtype=pl.Int64) * n_tiers) // max(n_train, 1)).alias("_tier"))
 
-    def entries(frame: pl.DataFrame) -> list[dict[str, Any]]:
-        return frame.select("task_id", "prompt", "n", "pass_rate").to_dicts()
+    def entries(frame: pl.DataFrame) -> list[CurriculumTask]:
+        return [CurriculumTask(**task) for task in frame.select("task_id", "prompt", "n", "pass_rate").to_dicts()]
 
     buckets = [entries(trainable.filter(pl.col("_tier") == i)) for i in range(n_tiers)]
     return CurriculumReport(

@@ -19,9 +19,16 @@ from whileai.defaults import DIFFICULTY_BAND, HACK_THRESHOLD, LENGTH_MAX_SPREAD,
 from whileai.errors import PublishGateError
 from whileai.report import Report
 from whileai.selection._args import check_band, check_choice
-from whileai.selection._calibration import calibrate
-from whileai.selection._groups import group_signal
-from whileai.selection._hygiene import duplicate_report, length_report, near_duplicate_asks
+from whileai.selection._calibration import CalibrationCounts, calibrate
+from whileai.selection._groups import Signal, group_signal
+from whileai.selection._hygiene import (
+    Duplicates,
+    LengthSpread,
+    NearDuplicateAsks,
+    duplicate_report,
+    length_report,
+    near_duplicate_asks,
+)
 from whileai.selection._rows import eval_sourced, has
 from whileai.selection._scans import (
     Correlations,
@@ -53,15 +60,15 @@ class GateReport(Report):
     """Rows with a reward."""
     band: tuple[float, float] = DIFFICULTY_BAND
     """The difficulty band checked against."""
-    signal: dict[str, Any] = Field(default_factory=dict)
+    signal: Signal = Field(default_factory=Signal)
     """``group_signal`` over the rows (mixed, unanimous, in-band counts and k-way numbers)."""
-    calibration: dict[str, Any] = Field(default_factory=dict)
+    calibration: CalibrationCounts = Field(default_factory=CalibrationCounts)
     """``calibrate``'s report: rows a stamp would cover, carried stamps kept."""
-    duplicates: dict[str, Any] = Field(default_factory=dict)
+    duplicates: Duplicates = Field(default_factory=lambda: Duplicates.model_validate({}))
     """Duplicate rollouts within an ask still present."""
-    near_duplicate_prompts: dict[str, Any] = Field(default_factory=dict)
+    near_duplicate_prompts: NearDuplicateAsks = Field(default_factory=NearDuplicateAsks)
     """Different tasks whose asks share most of their words."""
-    length: dict[str, Any] = Field(default_factory=dict)
+    length: LengthSpread = Field(default_factory=lambda: LengthSpread.model_validate({}))
     """Reply-length spread per ask."""
     correlations: Correlations = Field(default_factory=Correlations)
     """Pooled reward correlation with reply length, tool calls and turns, flagged at HACK_THRESHOLD."""
@@ -76,8 +83,8 @@ class GateReport(Report):
         s = self.signal
         lines = [head, f"  {self.n_rows} rows, {self.n_graded} graded; "
                        + ("RL-shaped" if self.rl_shaped else "not RL-shaped")
-                       + (f"; asks mixed {s.get('n_mixed', 0)}, in band {s.get('n_in_band', 0)}, "
-                          f"unanimous {s.get('n_all_zero', 0) + s.get('n_all_one', 0)}" if s else "")]
+                       + (f"; asks mixed {s.n_mixed}, in band {s.n_in_band}, "
+                          f"unanimous {s.n_all_zero + s.n_all_one}" if s else "")]
         if self.hack_scan is not None:
             lines.append(f"  hack scan: {_regime(self.hack_scan) or 'unknown'}")
         lines.extend(f"  warning: {w}" for w in self.warnings)
@@ -164,8 +171,8 @@ def publish_gate(
         n_rows=df.height,
         n_graded=n_graded,
         band=(lo, hi),
-        signal=signal.to_dict(),
-        calibration=cal.to_dict(),
+        signal=Signal.model_validate(signal.model_dump()),
+        calibration=CalibrationCounts.model_validate(cal.model_dump()),
         duplicates=hygiene.duplicates,
         near_duplicate_prompts=hygiene.near_duplicate_prompts,
         length=hygiene.length,
@@ -233,9 +240,9 @@ def _signal_warnings(signal: Any, cal: Any, *, lo: float, hi: float) -> list[str
 class _Hygiene(NamedTuple):
     """The gate's data-hygiene scans, each a report block."""
 
-    duplicates: dict[str, Any]
-    near_duplicate_prompts: dict[str, Any]
-    length: dict[str, Any]
+    duplicates: Duplicates
+    near_duplicate_prompts: NearDuplicateAsks
+    length: LengthSpread
     correlations: Correlations
     eval_sourced: int
 
@@ -243,17 +250,17 @@ class _Hygiene(NamedTuple):
 def _hygiene(df: pl.DataFrame, warnings: list[str]) -> _Hygiene:
     """Duplicates, near-duplicate asks, length spread, pooled correlations and eval-sourced rewards."""
     duplicates = duplicate_report(df)
-    if duplicates["n_dropped"]:
-        warnings.append(f"{duplicates['n_dropped']} duplicate rollout(s) within {duplicates['groups_affected']} ask(s) "
+    if duplicates.n_dropped:
+        warnings.append(f"{duplicates.n_dropped} duplicate rollout(s) within {duplicates.groups_affected} ask(s) "
                         'present; select(mode="rl") drops them')
     near = near_duplicate_asks(df, threshold=NEAR_DUP_JACCARD)
-    if near["n_pairs"]:
-        warnings.append(f"{near['n_prompts_involved']} ask(s) of different tasks are near duplicates (word Jaccard >= "
-                        f"{NEAR_DUP_JACCARD:g}, {near['n_pairs']} pair(s) found): one situation counted as several "
+    if near.n_pairs:
+        warnings.append(f"{near.n_prompts_involved} ask(s) of different tasks are near duplicates (word Jaccard >= "
+                        f"{NEAR_DUP_JACCARD:g}, {near.n_pairs} pair(s) found): one situation counted as several "
                         "tasks in every report. Give them one scenario_id, or drop the copies before splitting")
     lengths = length_report(df, max_spread=LENGTH_MAX_SPREAD)
-    if lengths["n_groups_wide_spread"]:
-        warnings.append(f"{lengths['n_groups_wide_spread']} ask(s) have a reply more than {LENGTH_MAX_SPREAD:g}x the "
+    if lengths.n_groups_wide_spread:
+        warnings.append(f"{lengths.n_groups_wide_spread} ask(s) have a reply more than {LENGTH_MAX_SPREAD:g}x the "
                         "ask's median length; check hack_scan for reply_length before training")
     corr = correlations(df, threshold=HACK_THRESHOLD)
     warnings.extend(correlation_warnings(corr))

@@ -13,12 +13,12 @@ import polars as pl
 from whileai import table
 from whileai.defaults import DIFFICULTY_BAND
 from whileai.measure import pass_at_numbers, task_stats
-from whileai.report import Report, fmt_num
+from whileai.report import NanFloat, Part, Report, fmt_num
 from whileai.selection._args import check_band
 from whileai.selection._rows import has
 from whileai.table import IntoRows
 
-__all__ = ["GroupSignal", "group_signal"]
+__all__ = ["GroupSignal", "Signal", "group_signal"]
 
 
 class GroupSignal(Report):
@@ -42,17 +42,17 @@ class GroupSignal(Report):
     """Mixed tasks whose pass rate lies inside ``band`` (inclusive)."""
     band: tuple[float, float] = DIFFICULTY_BAND
     """The difficulty band counted against."""
-    mixed_rate: float = math.nan
+    mixed_rate: NanFloat = math.nan
     """n_mixed over the tasks with two or more graded rollouts (NaN when there are none)."""
     k: int | None = None
     """The k pass^k and pass@k are taken at (from ``whileai.measure.pass_at``)."""
-    pass_at_1: float = math.nan
+    pass_at_1: NanFloat = math.nan
     """Mean over tasks of the task pass rate."""
-    pass_pow_k: float = math.nan
+    pass_pow_k: NanFloat = math.nan
     """pass^k: every one of k tries passes (from ``whileai.measure.pass_at``)."""
-    pass_at_k: float = math.nan
+    pass_at_k: NanFloat = math.nan
     """pass@k: at least one of k tries passes (from ``whileai.measure.pass_at``)."""
-    headroom: float = math.nan
+    headroom: NanFloat = math.nan
     """pass@k minus pass@1: what an RL update could close."""
 
     def render(self) -> str:
@@ -62,6 +62,15 @@ class GroupSignal(Report):
         line += (f" | pass@1 {fmt_num(self.pass_at_1)}, pass^k {fmt_num(self.pass_pow_k)}, pass@k {fmt_num(self.pass_at_k)}"
                  f", headroom {fmt_num(self.headroom)} (k={self.k if self.k is not None else 'n/a'})")
         return "\n".join([line, *(f"! {w}" for w in self.warnings)])
+
+
+class Signal(Part, GroupSignal):
+    """``group_signal``'s report as a block of the gate's and the RL selection's reports.
+
+    The same fields, read and printed the same way; as a block it dumps the keys it was given
+    (its warnings first), and an empty one (a report built before the signal was counted) dumps
+    ``{}`` as the dict it replaced did.
+    """
 
 
 def group_signal(rows: IntoRows, /, *, band: tuple[float, float] = DIFFICULTY_BAND) -> GroupSignal:

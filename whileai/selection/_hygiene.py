@@ -8,18 +8,26 @@ trajectory signature, so the gate's count is the count the prune would drop. Nea
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 import polars as pl
 
 from whileai.defaults import LENGTH_MAX_SPREAD, NEAR_DUP_JACCARD
-from whileai.guard import dedupe_groups, star_pairs
+from whileai.guard import (
+    DedupeReport,
+    LengthReport,
+    NearDuplicatePair,
+    NearDuplicateReport,
+    dedupe_groups,
+    star_pairs,
+)
 from whileai.guard import length_report as guard_length_report
+from whileai.report import Part
 from whileai.selection._rows import has
 from whileai.stats.minhash import band_keys, minhash_signatures
 
-__all__ = ["duplicate_report", "length_report", "near_duplicate_asks"]
+__all__ = ["Duplicates", "LengthSpread", "NearDuplicateAsks", "duplicate_report", "length_report", "near_duplicate_asks"]
 
 # MinHash LSH shape: 64 hashes in 16 bands of 4 put the candidate threshold at (1/16)^(1/4) = 0.5,
 # so a pair at Jaccard 0.8 becomes a candidate with probability 1 - (1 - 0.8^4)^16 > 0.9999
@@ -29,28 +37,48 @@ _ROWS = 4
 _EXAMPLES = 5  # near-duplicate pairs listed on the report (convention)
 
 
-def duplicate_report(df: pl.DataFrame) -> dict[str, Any]:
-    """Duplicate rollouts within an ask: ``whileai.guard.dedupe_groups``'s report, as a dict.
+class Duplicates(Part, DedupeReport):
+    """Duplicate rollouts within an ask (the same tool calls, arguments and final text).
+
+    ``whileai.guard.dedupe_groups``'s report as a block of the gate's and the RL selection's
+    reports: its fields without its warnings.
+    """
+
+    renamed: ClassVar[dict[str, str]] = DedupeReport.renamed
+
+
+class LengthSpread(Part, LengthReport):
+    """Reply-length spread per ask: ``whileai.guard.length_report``'s fields, without its warnings."""
+
+    renamed: ClassVar[dict[str, str]] = LengthReport.renamed
+
+
+class NearDuplicateAsks(Part, NearDuplicateReport):
+    """Different tasks whose asks share most of their words (``near_duplicate_asks``).
+
+    ``whileai.guard.near_duplicate_prompts``'s fields, without its warnings; each pair names its
+    two tasks (``task_a``, ``task_b``).
+    """
+
+
+def duplicate_report(df: pl.DataFrame) -> Duplicates:
+    """Duplicate rollouts within an ask: ``whileai.guard.dedupe_groups``'s report, as a block.
 
     Its signature (tool calls and arguments, final text) is the one ``select(mode="rl")`` dedupes
     on, so the count the gate reports is the count the prune would drop.
     """
-    out = dedupe_groups(df).report.to_dict()
-    out.pop("warnings", None)
-    return out
+    return Duplicates.model_validate(dedupe_groups(df).report.model_dump(exclude={"warnings"}))
 
 
-def length_report(df: pl.DataFrame, *, max_spread: float = LENGTH_MAX_SPREAD) -> dict[str, Any]:
-    """Reply-length spread per ask: ``whileai.guard.length_report``'s report, as a dict.
+def length_report(df: pl.DataFrame, *, max_spread: float = LENGTH_MAX_SPREAD) -> LengthSpread:
+    """Reply-length spread per ask: ``whileai.guard.length_report``'s report, as a block.
 
     An ask spreads wide when its longest reply is more than ``max_spread`` times the ask's median.
     """
-    out = guard_length_report(df, max_spread=max_spread).to_dict()
-    out.pop("warnings", None)
-    return out
+    return LengthSpread.model_validate(guard_length_report(df, max_spread=max_spread).model_dump(exclude={"warnings"}))
 
 
-def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD) -> dict[str, Any]:
+def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD) -> NearDuplicateAsks:
     """Pairs of different tasks whose asks share most of their words (Jaccard >= ``threshold``).
 
     One prompt per task (the first seen) is compared on its set of lower-cased words; phrasings
@@ -62,13 +90,12 @@ def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD
     cluster of m near-copies reports about m - 1). Every candidate is checked with the exact
     Jaccard, so nothing reported is not a near duplicate.
     """
-    empty: dict[str, Any] = {"n_prompts": 0, "n_pairs": 0, "n_prompts_involved": 0, "threshold": threshold,
-                             "examples": []}
+    empty = NearDuplicateAsks(n_prompts=0, n_pairs=0, n_prompts_involved=0, threshold=threshold, examples=[])
     if df.height == 0 or not has(df, "prompt"):
         return empty
     asks = (df.lazy().select("task_key", "prompt").filter(pl.col("prompt").is_not_null())
             .unique("task_key", keep="first", maintain_order=True).collect().with_row_index("_t"))
-    empty["n_prompts"] = asks.height
+    empty.n_prompts = asks.height
     if asks.height < 2:
         return empty
     words = (
@@ -110,5 +137,5 @@ def near_duplicate_asks(df: pl.DataFrame, *, threshold: float = NEAR_DUP_JACCARD
                 pl.col("prompt").alias("a"), pl.col("prompt_b").alias("b"), pl.col("jaccard").round(4))
     )
     involved = pl.concat([hits["a"], hits["b"]]).n_unique()
-    return {"n_prompts": asks.height, "n_pairs": hits.height, "n_prompts_involved": int(involved),
-            "threshold": threshold, "examples": examples.to_dicts()}
+    return NearDuplicateAsks(n_prompts=asks.height, n_pairs=hits.height, n_prompts_involved=int(involved),
+                             threshold=threshold, examples=[NearDuplicatePair(**pair) for pair in examples.to_dicts()])

@@ -12,7 +12,7 @@ from pydantic import Field
 from whileai import table
 from whileai.defaults import PAIR_MIN_MARGIN
 from whileai.errors import ArgumentError
-from whileai.report import Report, fmt_num
+from whileai.report import NanFloat, Part, Report, fmt_num
 from whileai.selection._args import check_positive_int
 from whileai.selection._rows import eval_sourced, has, reply_chars_expr, require_graded
 from whileai.selection._scans import eval_sourced_warning
@@ -20,12 +20,23 @@ from whileai.stats import length_confound
 from whileai.table import IntoRows
 from whileai.table.schema import MESSAGE
 
-__all__ = ["PAIR_COLUMNS", "PairsReport", "PreferencePairs", "build_preference_pairs"]
+__all__ = ["PAIR_COLUMNS", "PairLengths", "PairsReport", "PreferencePairs", "build_preference_pairs"]
 
 #: The columns of ``PreferencePairs.df`` (``tools`` and ``system_prompt`` follow when the rows had them).
 PAIR_COLUMNS = ("task_key", "prompt", "chosen", "rejected", "chosen_reward", "rejected_reward", "margin")
 
 _MARGIN_TOL = 1e-9
+
+
+class PairLengths(Part):
+    """The length check over the pairs: chosen minus rejected reply length (Lambert 2025, chapter Direct Alignment)."""
+
+    median_delta: float | None = None
+    """Median of chosen minus rejected reply chars (None with no pair)."""
+    chosen_longer: int = 0
+    """Pairs whose chosen reply is the longer one."""
+    chosen_longer_frac: float | None = None
+    """``chosen_longer`` over the pairs, to 4 places (None with no pair)."""
 
 
 class PairsReport(Report):
@@ -44,15 +55,15 @@ class PairsReport(Report):
     """Rows with no reward or a judge_status other than ok (never paired)."""
     min_margin: float = PAIR_MIN_MARGIN
     """The reward gap a pair needs."""
-    mean_margin: float = math.nan
+    mean_margin: NanFloat = math.nan
     """Mean reward gap over the pairs."""
     partial_score_pairs: int = 0
     """Pairs with a side scored strictly between 0 and 1."""
     length_match: bool = True
     """Whether each pair took the rejected rollout closest in reply length to the chosen one."""
-    length: dict[str, Any] = Field(default_factory=dict)
+    length: PairLengths = Field(default_factory=PairLengths)
     """``median_delta`` (chosen minus rejected reply chars), ``chosen_longer``, ``chosen_longer_frac``."""
-    chosen_longer_frac: float = math.nan
+    chosen_longer_frac: NanFloat = math.nan
     """Share of pairs whose chosen reply is the longer one (a length confound above about 0.6)."""
     first_turn_identical: int = 0
     """Pairs whose first assistant turn is the same on both sides (they diverge later)."""
@@ -70,8 +81,8 @@ class PairsReport(Report):
             f"preference pairs: {self.pairs} from {self.prompts_with_contrast} of {self.prompts_seen} asks "
             f"(min margin {self.min_margin:g}, mean margin {fmt_num(self.mean_margin)})",
             f"  asks skipped: {sum(self.skipped.values())} ({skipped or 'none'})",
-            f"  chosen longer in {self.length.get('chosen_longer', 0)} of {self.pairs} pairs "
-            f"({fmt_num(self.chosen_longer_frac)}); median length delta {fmt_num(self.length.get('median_delta'), 0)} chars"
+            f"  chosen longer in {self.length.chosen_longer} of {self.pairs} pairs "
+            f"({fmt_num(self.chosen_longer_frac)}); median length delta {fmt_num(self.length.median_delta, 0)} chars"
             + ("" if self.length_match else " (length_match off)"),
         ]
         if self.first_turn_identical:
@@ -265,13 +276,13 @@ def _report(out: pl.DataFrame, pairs_idx: pl.DataFrame, summary: pl.DataFrame,
         ((pl.col("n") >= 2) & (pl.col("lo") < pl.col("hi"))).sum().alias("below_margin"),
     ).row(0, named=True)
     warnings: list[str] = []
-    stats: dict[str, Any] = {"median_delta": None, "chosen_longer": 0, "chosen_longer_frac": None}
+    stats = PairLengths(median_delta=None, chosen_longer=0, chosen_longer_frac=None)
     frac = math.nan
     if n:
         longer = int((out["_delta"] > 0).sum())
         frac = longer / n
-        stats = {"median_delta": float(out["_delta"].median()), "chosen_longer": longer,  # type: ignore[arg-type]
-                 "chosen_longer_frac": round(frac, 4)}
+        stats = PairLengths(median_delta=float(out["_delta"].median()), chosen_longer=longer,  # type: ignore[arg-type]
+                            chosen_longer_frac=round(frac, 4))
         if length_confound(longer, n):
             warnings.append(f"chosen is the longer reply in {longer} of {n} pairs ({frac:.0%}); a preference trainer "
                             "learns length before behaviour (Lambert 2025, chapter Direct Alignment). Keep "

@@ -34,6 +34,8 @@ from whileai.measure import check_reward_range, nan_as_ungraded, nan_rewards_uns
 from whileai.report import ROWS_GIVEN, ChartedReport, Part
 from whileai.selection._args import check_band, check_choice, check_positive_int
 from whileai.selection._calibration import stamp_calibration
+from whileai.selection._groups import Signal, group_signal
+from whileai.selection._hygiene import Duplicates
 from whileai.selection._rows import (
     eval_sourced,
     has,
@@ -84,31 +86,6 @@ class Gates(Part):
     """A reply with no letter or digit and no tool call."""
     ungraded: int = 0
     """No reward."""
-
-
-class Duplicates(Part):
-    """Duplicate rollouts within an ask (the same tool calls, arguments and final text)."""
-
-    renamed: ClassVar[dict[str, str]] = {"n": "n_rows"}
-
-    n_rows: int = Field(0, validation_alias=ROWS_GIVEN)
-    """Rows the dedupe saw (those left after the junk gates)."""
-
-    @property
-    def n(self) -> int:
-        """``n_rows`` under its old name (rows the dedupe saw), kept so code written with it still reads."""
-        return self.n_rows
-
-    n_kept: int = 0
-    """Rows kept (the first of each trajectory within its ask)."""
-    n_dropped: int = 0
-    """Rows dropped."""
-    groups_affected: int = 0
-    """Asks that lost at least one row."""
-    duplicate_rate: float = 0.0
-    """``n_dropped / n_rows``, to 4 places."""
-    conflicting_rewards: int = 0
-    """Duplicate sets the judge scored differently."""
 
 
 class Unanimous(Part):
@@ -228,7 +205,7 @@ class RLSelectionReport(ChartedReport):
     flagged at ``HACK_THRESHOLD``."""
     hack_scan: Any = None
     """``whileai.guard.hack_scan`` over the selection, when ``endorsed=`` was given."""
-    signal: dict[str, Any] = Field(default_factory=dict)
+    signal: Signal = Field(default_factory=Signal)
     """``group_signal`` over the selection."""
     eval_sourced: int = 0
     """Selected rows whose reward came from evaluate() (``lineage.source == "eval"``)."""
@@ -778,7 +755,5 @@ def _hack_scan(selected: pl.DataFrame, endorsed: list[str], hygiene: list[str]) 
     return scan
 
 
-def _signal(selected: pl.DataFrame, band: tuple[float, float]) -> dict[str, Any]:
-    from whileai.selection._groups import group_signal
-
-    return group_signal(selected, band=band).to_dict()
+def _signal(selected: pl.DataFrame, band: tuple[float, float]) -> Signal:
+    return Signal.model_validate(group_signal(selected, band=band).model_dump())

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from whileai.report import Part, Report
 
-__all__ = ["LOST_REASONS", "Generation", "PairwiseCoverage", "SimulationReport", "TierMix"]
+__all__ = ["LOST_REASONS", "Egress", "Generation", "LostRollout", "PairwiseCoverage", "SimulationReport", "TierMix"]
 
 #: Why a rollout never became a row.
 LOST_REASONS = ("agent_error", "invalid_reply", "endpoint_error")
@@ -55,6 +53,44 @@ class Generation(Part):
     """The run's seed."""
 
 
+class LostRollout(Part):
+    """A rollout that never became a row, and why."""
+
+    scenario_id: str = ""
+    """Its task."""
+    rollout_index: int = 0
+    """Its index within the task."""
+    eval_run: int | None = None
+    """Its replay of the task set (None with one run)."""
+    reason: str = ""
+    """Why it was lost: agent_error, invalid_reply or endpoint_error (``LOST_REASONS``)."""
+    error: str | None = None
+    """The error, as one line."""
+
+
+class Egress(Part):
+    """What one model endpoint was sent during the run (never the key)."""
+
+    role: str = ""
+    """What the endpoint played: agent, writer or user."""
+    host: str | None = None
+    """The host its requests went to."""
+    base_url: str | None = None
+    """Its base URL."""
+    model: str | None = None
+    """The model named in its requests."""
+    provider: str | None = None
+    """The provider it resolved to."""
+    requests: int = 0
+    """Requests sent during this run."""
+    input_tokens: int = 0
+    """Tokens in, as the server reported them."""
+    output_tokens: int = 0
+    """Tokens out, as the server reported them."""
+    fields_sent: list[str] = Field(default_factory=list)
+    """The row fields its requests carried (empty when it sent nothing)."""
+
+
 class SimulationReport(Report):
     """What a simulate() run did: rollouts landed and lost (and why), and how tasks cover the grid.
 
@@ -95,7 +131,7 @@ class SimulationReport(Report):
     """Rollouts that never became rows (the agent raised, returned no message, or the server failed)."""
     rollouts_lost_by: dict[str, int] = Field(default_factory=lambda: dict.fromkeys(LOST_REASONS, 0))
     """Lost rollouts by reason: agent_error, invalid_reply, endpoint_error."""
-    lost: list[dict[str, Any]] = Field(default_factory=list)
+    lost: list[LostRollout] = Field(default_factory=list)
     """The first lost rollouts with their error (scenario_id, rollout_index, eval_run, reason, error)."""
     clauses: list[str] = Field(default_factory=list)
     """Policy clauses found in the system prompt; each owns a block of tasks."""
@@ -145,7 +181,7 @@ class SimulationReport(Report):
     """Graded rows only: the share of failures that sit on rows whose user erred (None when not graded)."""
     user_line: str | None = None
     """The one line on the simulated user's errors and the failures on them."""
-    egress: list[dict[str, Any]] = Field(default_factory=list)
+    egress: list[Egress] = Field(default_factory=list)
     """What left this machine: per model endpoint, its role, host, requests, tokens in and out, and which row fields were sent."""
     offline: bool = False
     """The run refused every network call (``offline=True``)."""
@@ -203,8 +239,8 @@ class SimulationReport(Report):
                          f"rollouts), {self.asks_never_mixed} never mixed"
                          + (f", {self.asks_unjudged} asks unjudged (the grader gave them no reward)" if self.asks_unjudged else ""))
         for e in self.egress:
-            lines.append(f"  sent to {e['host']} ({e['role']}, {e['model']}): {e['requests']} requests, "
-                         f"{e['input_tokens']} tokens in, {e['output_tokens']} out; fields: {', '.join(e['fields_sent'])}")
+            lines.append(f"  sent to {e.host} ({e.role}, {e.model}): {e.requests} requests, "
+                         f"{e.input_tokens} tokens in, {e.output_tokens} out; fields: {', '.join(e.fields_sent)}")
         if self.offline:
             lines.append("  offline: no network call was made")
         if self.rollouts_lost:

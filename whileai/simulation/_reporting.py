@@ -25,7 +25,14 @@ from whileai.simulation._endpoint import Endpoint
 from whileai.simulation._frames import _by_count
 from whileai.simulation._job import _Landed
 from whileai.simulation._plan import _Run
-from whileai.simulation._report import Generation, PairwiseCoverage, SimulationReport, TierMix
+from whileai.simulation._report import (
+    Egress,
+    Generation,
+    LostRollout,
+    PairwiseCoverage,
+    SimulationReport,
+    TierMix,
+)
 from whileai.simulation._rollout import _Stats
 from whileai.simulation._seeded import SeededAgent
 from whileai.simulation._user_checks import stamp_user_flags, user_error_summary
@@ -90,7 +97,7 @@ def _report(rows_seen: dict[str, Any], *, plan: Plan | None, task_list: list[Sit
         rows=rows, tasks=n_tasks, k=k, runs=runs, budget=asked, budget_per_run=n_tasks * k, mode=mode,
         repeat_policy=repeat_policy, seed=seed, run_id=run_id, stopped_because=stopped, writer=writer, agent=agent,
         rollouts_requested=total, rollouts_completed=rows, rollouts_lost=n_lost, rollouts_lost_by=dict(lost_by),
-        lost=lost, clauses=plan.clauses if plan is not None else [], clause_tasks=plan.clause_tasks if plan else 0,
+        lost=[LostRollout.model_validate(x) for x in lost], clauses=plan.clauses if plan is not None else [], clause_tasks=plan.clause_tasks if plan else 0,
         pairwise=pairwise, hard_share=hard_share,
         tier_mix=TierMix(requested=hard_share, realized=round(hard / n_tasks, 4) if n_tasks else None, counts=counts),
         fault_rate=fault_rate, faults_met=faults_met, fault_kinds=fault_kinds, injection_goals=injection_goals,
@@ -144,7 +151,7 @@ _FIELDS_SENT = {
 
 
 def _egress(endpoints: list[tuple[str, Endpoint]], before: dict[int, dict[str, Any]], *, writer: str,
-            workers: dict[str, dict[str, int]] | None = None) -> list[dict[str, Any]]:
+            workers: dict[str, dict[str, int]] | None = None) -> list[Egress]:
     """Per endpoint: its role, host, requests, tokens in and out during this run, and the fields sent.
 
     With the Ray engine, ``workers`` holds what the workers' copies of the agent and user
@@ -161,7 +168,7 @@ def _egress(endpoints: list[tuple[str, Endpoint]], before: dict[int, dict[str, A
         entry["fields_sent"] = list(_FIELDS_SENT[role]) if entry["requests"] else []
         if role == "writer" and writer == "pinned":
             continue
-        out.append(entry)
+        out.append(Egress.model_validate(entry))
     return out
 
 

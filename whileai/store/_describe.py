@@ -16,15 +16,24 @@ from pydantic import Field
 
 from whileai import table
 from whileai.defaults import DEFAULT_SEED, JSONL_SCHEMA_HEAD_LINES, PARQUET_SUFFIXES
-from whileai.report import Report, fmt_num
+from whileai.report import Part, Report, fmt_num
 from whileai.store._reports import ci_text
 
-__all__ = ["RolloutSummary", "describe"]
+__all__ = ["MarkerRows", "RolloutSummary", "describe"]
 
 #: Columns describe reads from a Parquet source (the rest are listed from its schema only).
 _DATA_COLUMNS = ("reward", "markers", "judge_status", "rollout_index", "truncated")
 #: JSONL files whose data columns describe reads through the projected reader (a ``.json`` file may be a log).
 _JSONL_HEAD_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
+
+
+class MarkerRows(Part):
+    """A marker over the rows that carry it: how many, and its mean over them."""
+
+    n: int = 0
+    """Rows carrying the marker."""
+    mean: float | None = None
+    """Its mean over those rows (1.0 is the good outcome)."""
 
 
 class RolloutSummary(Report):
@@ -50,7 +59,7 @@ class RolloutSummary(Report):
     """Rows per judge status, when the rows carry one."""
     columns: dict[str, str] = Field(default_factory=dict)
     """Every column and its type."""
-    markers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    markers: dict[str, MarkerRows] = Field(default_factory=dict)
     """Per marker: rows carrying it and its mean over them."""
     pass_at_1: float = float("nan")
     """pass@1 (mean over tasks of each task's mean reward), from ``whileai.measure.pass_at``."""
@@ -69,7 +78,7 @@ class RolloutSummary(Report):
         if self.judge_status:
             lines.append("  judge    " + ", ".join(f"{k} {v:,}" for k, v in self.judge_status.items()))
         if self.markers:
-            lines.append("  markers  " + ", ".join(f"{name} {fmt_num(m['mean'])} (n={m['n']:,})"
+            lines.append("  markers  " + ", ".join(f"{name} {fmt_num(m.mean)} (n={m.n:,})"
                                                    for name, m in self.markers.items()))
         lines.append("  columns  " + ", ".join(f"{name}:{dtype}" for name, dtype in self.columns.items()))
         lines.extend(f"! {w}" for w in self.warnings)
@@ -155,13 +164,13 @@ def describe(rows: table.IntoRows, /, *, seed: int = DEFAULT_SEED) -> RolloutSum
     counts = df.group_by("task_key").len()["len"]
     reward = df["reward"] if "reward" in df.columns else pl.Series("reward", [None] * df.height, dtype=pl.Float64)
     graded = reward.drop_nulls()
-    markers: dict[str, dict[str, Any]] = {}
+    markers: dict[str, MarkerRows] = {}
     if "markers" in df.columns and isinstance(df.schema["markers"], pl.Struct):
         stats = df.select(
             [pl.struct(n=pl.col("markers").struct.field(m).count(), mean=pl.col("markers").struct.field(m).mean())
              .alias(m) for m in table.markers_of(df)]
         )
-        markers = {m: stats[m][0] for m in stats.columns if stats[m][0]["n"]}
+        markers = {m: MarkerRows(**stats[m][0]) for m in stats.columns if stats[m][0]["n"]}
     status: dict[str, int] = {}
     if "judge_status" in df.columns:
         vc = df["judge_status"].fill_null("none").value_counts(sort=True)

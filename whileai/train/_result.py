@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import (
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from whileai._cost import gpu_cost
-from whileai.report import Part, Report
+from whileai.report import NanFloat, Part, Report
+from whileai.train._profile import SelectionReport
 
-__all__ = ["HeldOutNumbers", "HeldOutRates", "HeldOutSide", "JudgeCalls", "MonitorAlarm", "MonitorScan", "MonitorSettings", "MonitorSummary", "TrackedRun", "TrainResult",
+__all__ = ["CurvePoint", "HeldOutNumbers", "HeldOutRates", "HeldOutSide", "JudgeCalls", "Knobs", "MonitorAlarm", "MonitorPoint", "MonitorScan", "MonitorSettings", "MonitorSummary", "TrackedRun", "TrainResult",
            "cost_line"]
 
 
@@ -47,6 +57,71 @@ def cost_line(seconds: float, device: str, gpu_usd_per_hour: float | None) -> tu
     if cost is None:
         return None, f"GPU rate unknown: {device} for {seconds:.0f} s ({basis.removeprefix('no estimate: ')})"
     return cost, f"{basis}, {seconds:.0f} s; an estimate, not a bill"
+
+
+class Knobs(Part):
+    """The training knobs set on the call (``check_knobs``; a knob not set kept the trainer's default).
+
+    The names and ranges are ``whileai.defaults.TRAINING_KNOBS``. A block dumps its knobs in the
+    order they were given (the order each training call passes them), as the dict it replaced did.
+    """
+
+    epochs: int | None = None
+    """SFT: passes over the set."""
+    steps: int | None = None
+    """DPO, GRPO, reward model: optimizer steps."""
+    generations: int | None = None
+    """GRPO: completions sampled per prompt."""
+    learning_rate: float | None = None
+    """The learning rate."""
+    beta: float | None = None
+    """DPO, GRPO: the KL coefficient."""
+    max_completion_length: int | None = None
+    """GRPO: token cap on a completion."""
+    temperature: float | None = None
+    """GRPO: sampling temperature."""
+    loss_type: str | None = None
+    """DPO, GRPO: the trainer's loss variant."""
+    truncated: str | None = None
+    """GRPO: ``mask`` or ``keep`` completions cut at the cap."""
+
+    _given: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_order(cls, data: Any, handler: ModelWrapValidatorHandler[Knobs]) -> Knobs:
+        knobs = handler(data)
+        if isinstance(data, Mapping):
+            knobs._given = [k for k in data if k in cls.model_fields]
+        return knobs
+
+    def keys(self) -> list[str]:
+        """The knobs set, in the order they were given."""
+        given = [k for k in self._given if k in self.model_fields_set]
+        return given + [k for k in type(self).model_fields if k in self.model_fields_set and k not in given]
+
+    @model_serializer(mode="wrap")
+    def _given_keys(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        return {k: out[k] for k in self.keys()}
+
+
+class CurvePoint(Part):
+    """One logged step of the training curve: step, loss, learning rate, then the trainer's other numbers.
+
+    The other numbers are whatever the trainer logged at that step (``grad_norm``, GRPO's
+    ``reward`` and ``rewards/<judge>/mean``, ``kl``, ...), kept under the trainer's names.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, NanFloat]
+
+    step: int = 0
+    """The optimizer step."""
+    loss: NanFloat = math.nan
+    """The training loss logged at that step (NaN when it diverged)."""
+    lr: float | None = None
+    """The learning rate (None when the trainer did not log it)."""
 
 
 class JudgeCalls(Part):
@@ -120,13 +195,26 @@ class MonitorSettings(Part):
     """Features the reward is meant to pay for (not alarmed on)."""
 
 
+class MonitorPoint(Part):
+    """One holdout point of the hack monitor: the mean proxy and gold reward and length of the holdout completions."""
+
+    step: int = 0
+    """The training step it was sampled at."""
+    proxy_reward: NanFloat = math.nan
+    """Mean training reward over the holdout completions (NaN when none was scored)."""
+    gold_reward: NanFloat = math.nan
+    """Mean gold reward (NaN without a gold judge, or before it scored)."""
+    holdout_length: NanFloat = math.nan
+    """Mean completion length."""
+
+
 class MonitorSummary(Part):
     """The hack monitor's summary: the curve, the alarms, whether training was stopped (``HackMonitor.summary()``)."""
 
     notes: list[str] = Field(default_factory=list)
     """What the monitor cannot check yet, one line each."""
-    points: list[dict[str, Any]] = Field(default_factory=list)
-    """One holdout point per sample: step, proxy_reward, gold_reward, holdout_length and the trainer's numbers."""
+    points: list[MonitorPoint] = Field(default_factory=list)
+    """One holdout point per sample: step, proxy_reward, gold_reward, holdout_length."""
     alarms: list[MonitorAlarm] = Field(default_factory=list)
     """Alarms raised, in order."""
     stopped: bool = False
@@ -251,12 +339,12 @@ class TrainResult(Report):
     """seconds / 3600 x rate, when a rate is known."""
     cost_basis: str = ""
     """The device, the rate and where it came from, or why there is no number."""
-    knobs: dict[str, Any] = Field(default_factory=dict)
+    knobs: Knobs = Field(default_factory=Knobs)
     """The knobs set (the rest were the trainer's defaults)."""
-    curve: list[dict[str, Any]] = Field(default_factory=list)
+    curve: list[CurvePoint] = Field(default_factory=list)
     """Training curve: step, loss, lr and the trainer's other logged numbers."""
-    selection: dict[str, Any] | None = None
-    """The selection check run before training."""
+    selection: SelectionReport | None = None
+    """The selection check run before training (``selection_report``)."""
     holdout: HeldOutRates | HeldOutNumbers | None = None
     """Held-out before/after: pass rates with the delta report's verdict (:class:`HeldOutRates`), or SFT's eval loss."""
     reward: JudgeCalls | None = None
@@ -276,7 +364,7 @@ class TrainResult(Report):
         lines = [head, f"  base {self.base_model}; adapter {self.adapter}"]
         cost = "unknown" if self.cost_usd is None else f"about ${self.cost_usd:.2f}"
         lines.append(f"  cost {cost} ({self.cost_basis})")
-        losses = [p["loss"] for p in self.curve if p.get("loss") is not None and math.isfinite(p["loss"])]
+        losses = [p.loss for p in self.curve if math.isfinite(p.loss)]
         if losses:
             lines.append(f"  loss {losses[0]:.4f} -> {losses[-1]:.4f} over {len(losses)} logged steps")
         if self.holdout:

@@ -43,8 +43,16 @@ from whileai.train._extra import require_extra
 from whileai.train._holdout import grade_rows, holdout_delta, post_holdout, summary_holdout
 from whileai.train._knobs import check_knobs, paper_value
 from whileai.train._monitor import HackMonitor
-from whileai.train._profile import profile, selection_report
-from whileai.train._result import HeldOutNumbers, HeldOutRates, HeldOutSide, TrainResult, cost_line
+from whileai.train._profile import SelectionReport, profile, selection_report
+from whileai.train._result import (
+    CurvePoint,
+    HeldOutNumbers,
+    HeldOutRates,
+    HeldOutSide,
+    Knobs,
+    TrainResult,
+    cost_line,
+)
 from whileai.train._reward import TrlReward, trl_reward
 from whileai.train._rm import calibrated_cut
 from whileai.train._sample import prompt_tasks, sample_rows
@@ -159,7 +167,7 @@ def _callbacks(curve: list[dict[str, Any]], run: Any) -> list[Any]:
     return [_curve_callback(curve), tracked_callback(run, finish=False)]
 
 
-def _check_sft(rows: Any, check: str) -> dict[str, Any]:
+def _check_sft(rows: Any, check: str) -> SelectionReport:
     if check not in ("error", "warn"):
         raise ArgumentError(f"check must be 'error' or 'warn', got {check!r}. Pass check='warn' to train on failing rows on purpose.")
     report = selection_report(profile(rows), method="sft")
@@ -167,14 +175,14 @@ def _check_sft(rows: Any, check: str) -> dict[str, Any]:
         if check == "error":
             raise TrainingSelectionError(report.warnings[0], report=report)
         warnings.warn(report.warnings[0], stacklevel=3)
-    return report.to_dict()
+    return report
 
 
-def _check_grouped(rows: Any, method: str, min_mixed_tasks: int) -> dict[str, Any]:
+def _check_grouped(rows: Any, method: str, min_mixed_tasks: int) -> SelectionReport:
     report = selection_report(profile(rows), method=method, min_mixed_tasks=min_mixed_tasks)
     for w in report.warnings:
         warnings.warn(w, stacklevel=3)
-    return report.to_dict()
+    return report
 
 
 def _before(holdout: list[dict[str, Any]] | None, judge: TrlReward | None, model: Any, tok: Any, *, seed: int,
@@ -186,7 +194,7 @@ def _before(holdout: list[dict[str, Any]] | None, judge: TrlReward | None, model
 
 
 def _finish(trainer: Any, *, method: str, base_model: Any, out: Path, started: float, device: str, knobs: dict[str, Any],
-            curve: list[dict[str, Any]], selection: dict[str, Any] | None, run: Any, n_train: int,
+            curve: list[dict[str, Any]], selection: SelectionReport | None, run: Any, n_train: int,
             gpu_usd_per_hour: float | None, holdout: HeldOutRates | HeldOutNumbers | None = None, status: str = "done",
             stop_reason: str | None = None, **extra: Any) -> TrainResult:
     seconds = time.perf_counter() - started
@@ -195,7 +203,8 @@ def _finish(trainer: Any, *, method: str, base_model: Any, out: Path, started: f
     cost, basis = cost_line(seconds, device, gpu_usd_per_hour)
     result = TrainResult(method=method, base_model=str(base_model), adapter=str(adapter), status=status,
                          stop_reason=stop_reason, steps=int(trainer.state.global_step), seconds=round(seconds, 3),
-                         device=device, cost_usd=cost, cost_basis=basis, knobs=knobs, curve=curve, selection=selection,
+                         device=device, cost_usd=cost, cost_basis=basis, knobs=Knobs.model_validate(knobs),
+                         curve=[CurvePoint.model_validate(p) for p in curve], selection=selection,
                          holdout=holdout, n_train=n_train, **extra)
     bad = [p for p in curve if not math.isfinite(p["loss"])]
     if bad:
@@ -311,7 +320,7 @@ def sft(rows: Any, base_model: str, /, *, holdout: Any = None, judge: Callable[[
 # ---------------------------------------------------------------------------------------------
 
 
-def _pairs(rows: Any, method: str, min_mixed_tasks: int) -> tuple[Any, dict[str, Any] | None]:
+def _pairs(rows: Any, method: str, min_mixed_tasks: int) -> tuple[Any, SelectionReport | None]:
     """Preference pairs as given, or built from graded rollouts after the selection check."""
     if isinstance(rows, (list, tuple)) and rows and isinstance(rows[0], dict) and "chosen" in rows[0]:
         return list(rows), None
@@ -326,7 +335,7 @@ def _pairs(rows: Any, method: str, min_mixed_tasks: int) -> tuple[Any, dict[str,
     pairs = build_preference_pairs(df).df
     if pairs.height == 0:
         raise TrainingSelectionError(
-            f"rows must hold tasks with both a pass and a fail to pair, got {selection['n_used']} mixed tasks. "
+            f"rows must hold tasks with both a pass and a fail to pair, got {selection.n_used} mixed tasks. "
             "Simulate more rollouts a task, or pass pairs (prompt, chosen, rejected) directly.")
     return pairs, selection
 

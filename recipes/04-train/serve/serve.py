@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         report = wai.delta_report(scored_before.df, scored_after.df, target="pass_at_1")
         print(wai.format_delta_report(report))
         for entry in after.report.egress:
-            print(f"sent to {entry['host']}: {entry['requests']} requests, {entry['input_tokens']} tokens in")
+            print(f"sent to {entry.host}: {entry.requests} requests, {entry.input_tokens} tokens in")
         return {"before": scored_before, "after": scored_after, "delta": report}
     finally:
         if stop is not None:
