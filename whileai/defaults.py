@@ -1104,3 +1104,10 @@ T_QUANTILE_NEWTON_STEPS = 60
 # 100k OpenAI-shaped rows against zstd's 0.34 s, 4 MB against 3, measured on the benchmark file
 # of benchmarks/bench_files.py) rather than the zstd the files we keep use.
 SPOOL_COMPRESSION: Final = "lz4"
+
+# Rows from which a Parquet file in another writer's shape (whileai 0.131's rows through pyarrow:
+# tool-call arguments as structs, steps a list of structs) is spooled to whileai's shape before a
+# step reads it decision columns first (whileai/table/_spool.py). Below it the whole read is kept:
+# measured on the generator's Parquet (benchmarks/bench_real.py, genpq), the whole read at 1M rows
+# peaks near 4 GB, while at 100k rows spooling costs more CPU than it saves memory (docs/performance.md).
+SPOOL_PARQUET_MIN_ROWS: Final = 250_000

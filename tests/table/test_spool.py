@@ -184,3 +184,25 @@ def test_other_inputs_pass_through(tmp_path: Path) -> None:
     for rows in (df, parquet, str(parquet), "-", tmp_path / "missing.jsonl"):
         with table.spooled(rows) as source:
             assert source is rows
+
+
+def test_another_writers_parquet_is_spooled_from_its_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.131's rows as pyarrow writes them (structs for arguments, steps a list): spooled to whileai's shape when large."""
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    raw = _write(tmp_path / "raw.jsonl", _w131_rows())
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pj.read_json(raw), path, row_group_size=50)  # several row groups, each across batches
+    n = pq.read_metadata(path).num_rows
+    monkeypatch.setattr(defaults, "SPOOL_PARQUET_MIN_ROWS", n + 1)
+    with table.spooled(path) as source:
+        assert source is path  # smaller than the threshold: read whole
+    monkeypatch.setattr(defaults, "SPOOL_PARQUET_MIN_ROWS", n)
+    with table.spooled(path) as source:
+        assert source != path and Path(source).suffix == ".parquet"
+        assert_frame_equal(table.frame(source), table.frame(path))
+    ours = tmp_path / "ours.parquet"
+    table.write_parquet(table.frame(path), ours)
+    with table.spooled(ours) as source:
+        assert source is ours  # whileai's own shape is read decision columns first as it is

@@ -1,4 +1,4 @@
-"""``spooled``: a JSONL file read once in bounded batches into a temporary Parquet file.
+"""``spooled``: a JSONL file, or another writer's Parquet, read once in bounded batches into a temporary Parquet file.
 
 A step that reads a Parquet file in pieces (select's decision columns first and the kept rows
 last, export's row groups one at a time) holds a few batches, where the whole read of a JSONL
@@ -13,6 +13,13 @@ with the types the whole read unifies them to; where any doubt remains (a column
 batch and text in another, batches that normalise to different types, a bad row, anything
 Parquet does not hold as Polars does) there is no spool and the step reads the file whole, so
 the rows and any error are the whole read's. docs/performance.md has the figures.
+
+A single Parquet file whose conversations are not as whileai writes them (another writer's
+nested shapes: whileai 0.131's rows through pyarrow, tool-call arguments as structs and ``steps``
+a list of structs) of at least ``SPOOL_PARQUET_MIN_ROWS`` rows is spooled the same way, its row
+groups read a batch at a time: the decision columns of such a file cannot be read apart from the
+normalised conversations, so without the spool a step holds every normalised row at once (4 GB at
+1M rows of 0.131's shape).
 """
 
 from __future__ import annotations
@@ -27,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from whileai.defaults import SPOOL_COMPRESSION
+from whileai import defaults
+from whileai.defaults import CHUNK_ROWS, SPOOL_COMPRESSION
 from whileai.table import _formats, _frame_norm, _jsonl_plain, _row_reader
 
 if TYPE_CHECKING:
@@ -47,18 +55,20 @@ def spooled(rows: Any) -> Iterator[Any]:
 
     ``frame`` of the yielded file gives the frame ``frame(rows)`` gives (same rows, columns,
     order and types). Only a ``.jsonl``/``.ndjson`` path (optionally ``.gz``) in no other tool's
-    shape is spooled; anything else, and a file the spool cannot hold exactly (see the module
+    shape, or a single Parquet file whose conversations are not whileai's (``_foreign_parquet``),
+    is spooled; anything else, and a file the spool cannot hold exactly (see the module
     docstring), comes back unchanged. The temporary folder is removed when the block ends, on
     an error too.
     """
     path = _jsonl_path(rows)
-    if path is None:
+    foreign = _foreign_parquet(rows) if path is None else None
+    if path is None and foreign is None:
         yield rows
         return
     with tempfile.TemporaryDirectory(prefix="whileai-spool-") as folder:
         target = Path(folder) / "rows.parquet"
         try:
-            done = _spool(path, target)
+            done = _spool(path, target) if path is not None else _spool_parquet(foreign, target)  # type: ignore[arg-type]
         except Exception:  # a bad row or an unreadable file: the whole read raises its own error
             done = False
         yield target if done else rows
@@ -77,6 +87,60 @@ def _jsonl_path(rows: Any) -> Path | None:
     except Exception:  # the whole read says what is wrong with it
         return None
     return path
+
+
+def _foreign_parquet(rows: Any) -> Path | None:
+    """A single Parquet file of rollouts whose nested columns are not as whileai writes them, else None.
+
+    Such a file has a ``messages`` column of another type than whileai's, or ``steps`` held as
+    a nested column rather than JSON text, which the whole read normalises row by row. It is
+    spooled only where pyarrow's batches convert to the types Polars reads the file with.
+    """
+    if not isinstance(rows, (str, os.PathLike)) or str(rows) == "-":
+        return None
+    path = Path(rows)
+    if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
+        return None
+    from whileai.table.schema import MESSAGE
+
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pl.scan_parquet(path).collect_schema()
+        own = schema.get("messages", pl.List(MESSAGE)) == pl.List(MESSAGE) and schema.get("steps", pl.String) == pl.String
+        if own or not ({"messages", "steps"} & set(schema)):
+            return None  # whileai's own shape (read decision columns first as it is), or no conversation
+        meta = pq.read_metadata(path)
+        if meta.num_rows < defaults.SPOOL_PARQUET_MIN_ROWS:
+            return None  # small enough to read whole (faster than a spool, in little memory)
+        arrow = pl.from_arrow(pa.Table.from_batches([], schema=meta.schema.to_arrow_schema()))
+    except Exception:  # not readable here: the whole read says why
+        return None
+    return path if isinstance(arrow, pl.DataFrame) and dict(arrow.schema) == dict(schema) else None
+
+
+def _parquet_chunks(path: Path) -> Iterator[pl.DataFrame]:
+    """The rows of a Parquet file, ``CHUNK_ROWS`` at a time (row groups decoded a batch at a time)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK_ROWS):
+        frame = pl.from_arrow(pa.Table.from_batches([batch]))
+        assert isinstance(frame, pl.DataFrame)
+        yield frame
+
+
+def _spool_parquet(path: Path, target: Path) -> bool:
+    """Write the normalised rows of a Parquet file to ``target``; False when the spool would not be exact."""
+    sink = _Sink(path, target)
+    try:
+        for raw in _parquet_chunks(path):
+            if not sink.write(raw):
+                return False
+        return sink.finish()
+    finally:
+        sink.close()
 
 
 def _raw_chunks(path: Path) -> Iterator[pl.DataFrame]:
