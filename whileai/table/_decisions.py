@@ -10,10 +10,8 @@ switch ``FAST_READ`` is on (docs/performance.md has the measured gain). Nothing 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -21,6 +19,7 @@ import polars as pl
 
 from whileai.defaults import FETCH_BATCH_ROWS, FETCH_THREADS
 from whileai.table import _read
+from whileai.table._parquet import parquet_file
 
 __all__ = ["Fetch", "parquet_decisions", "take_rows"]
 
@@ -211,10 +210,8 @@ def parquet_decisions(rows: Any, columns: Sequence[str], *, calls: Sequence[str]
     privileged column is fine: the leak check reads the texts itself, a chunk at a time through
     ``Source.take``). Anything else returns None and the caller reads the whole table.
     """
-    if not isinstance(rows, (str, os.PathLike)):
-        return None
-    path = Path(rows)
-    if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
+    path = parquet_file(rows)
+    if path is None:
         return None
     from whileai.table.schema import MESSAGE, ROLES, alias_map
 

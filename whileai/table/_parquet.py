@@ -9,7 +9,7 @@ import polars as pl
 
 from whileai.errors import InputFileError, SchemaError
 
-__all__ = ["SKIPPED_PREFIXES", "parquet_files", "scan_parquet_target"]
+__all__ = ["SKIPPED_PREFIXES", "parquet_file", "parquet_files", "scan_parquet_target"]
 
 
 #: Names a dataset reader skips inside a folder, as pyarrow.dataset (``ignore_prefixes``), Spark and
@@ -81,3 +81,11 @@ def _scan_partition_glob(path: Path, files: list[Path], depth: int, above: set[s
 def _unreadable_parquet(text: str, exc: BaseException) -> SchemaError:
     return SchemaError(f"file {text!r} is not a readable Parquet file ({type(exc).__name__}: {exc}). "
                        "Re-write it, or pass the JSONL it came from.", path=text)
+
+
+def parquet_file(rows: object) -> Path | None:
+    """The path of a single Parquet file (``.parquet`` or ``.pq``, an existing file) given as ``rows``, else None."""
+    if not isinstance(rows, (str, os.PathLike)):
+        return None
+    path = Path(rows)
+    return path if path.suffix.lower() in (".parquet", ".pq") and path.is_file() else None

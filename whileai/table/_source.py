@@ -34,6 +34,7 @@ from whileai import defaults
 from whileai.table import _read
 from whileai.table._decisions import Fetch, parquet_decisions, take_rows
 from whileai.table._kind import IntoRows
+from whileai.table._parquet import parquet_file
 
 __all__ = ["Source", "source"]
 
@@ -192,7 +193,7 @@ class Source:
     def _row_groups(self, target: Any, columns: Sequence[str]) -> tuple[pl.LazyFrame, list[tuple[int, int]] | None] | None:
         """A lazy scan of a Parquet file, and its row groups where each is small enough to decode whole."""
         if self._groups is None:
-            path = _parquet_file(target)
+            path = parquet_file(target)
             if path is None:
                 return None
             self._groups = (_read.scan(path, columns=list(columns)), _row_group_bounds(path))
@@ -258,13 +259,6 @@ def source(rows: IntoRows, /, *, decisions_first: bool | None = None, allow_empt
 def _is_file(target: Any) -> bool:
     """Whether ``target`` names rows on disk, read again for each projection (stdin is read once, whole)."""
     return isinstance(target, (str, os.PathLike)) and str(target) != "-"
-
-
-def _parquet_file(target: Any) -> Path | None:
-    if not isinstance(target, (str, os.PathLike)):
-        return None
-    path = Path(target)
-    return path if path.suffix.lower() in (".parquet", ".pq") and path.is_file() else None
 
 
 def _row_group_bounds(path: Path) -> list[tuple[int, int]] | None:

@@ -37,6 +37,7 @@ import polars as pl
 from whileai import defaults
 from whileai.defaults import CHUNK_ROWS, SPOOL_COMPRESSION
 from whileai.table import _formats, _frame_norm, _jsonl_plain, _row_reader
+from whileai.table._parquet import parquet_file
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
@@ -96,10 +97,8 @@ def _foreign_parquet(rows: Any) -> Path | None:
     a nested column rather than JSON text, which the whole read normalises row by row. It is
     spooled only where pyarrow's batches convert to the types Polars reads the file with.
     """
-    if not isinstance(rows, (str, os.PathLike)) or str(rows) == "-":
-        return None
-    path = Path(rows)
-    if path.suffix.lower() not in (".parquet", ".pq") or not path.is_file():
+    path = parquet_file(rows)
+    if path is None:
         return None
     from whileai.table.schema import MESSAGE
 
