@@ -11,6 +11,7 @@ similarity, whose entries carry different keys), and invented and grounded argum
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -68,18 +69,31 @@ def _scenario(name: str):
         }[name]()
 
 
+#: The float32 similarities of the semantic rule (embeddings, a dot product) move in their last bits
+#: between NumPy releases; at the NumPy floor (make test-floor) the pins' numbers are compared at 6
+#: significant digits, the text around them exactly. Elsewhere the pins are byte for byte.
+_FLOOR_NUMPY = tuple(int(p) for p in np.__version__.split(".")[:2]) < (2, 1)
+
+
+def _pinned_text(text: str) -> str:
+    if not _FLOOR_NUMPY:
+        return text
+    return re.sub(r"-?\d+\.\d+(?:e-?\d+)?", lambda m: f"{float(m.group()):.6g}", text)
+
+
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_the_report_dumps_what_it_did_and_loads_back(name):
     report = _scenario(name)
-    pinned = PINNED[name]
-    assert report.model_dump_json() == pinned["json"] and report.to_json(indent=None) == pinned["to_json"]
-    assert repr(report.model_dump()) == pinned["repr"] and report.render() == pinned["render"]
+    pinned = {k: _pinned_text(v) for k, v in PINNED[name].items()}
+    assert _pinned_text(report.model_dump_json()) == pinned["json"]
+    assert _pinned_text(report.to_json(indent=None)) == pinned["to_json"]
+    assert _pinned_text(repr(report.model_dump())) == pinned["repr"] and _pinned_text(report.render()) == pinned["render"]
     entries, kind = {"refusal": (getattr(report, "examples", []), RefusedRow),
                      "grounding": (getattr(report, "invented", []), InventedArgument),
                      "decontam": (getattr(report, "examples", []), ContaminatedRow)}[name.split("_")[0]]
     assert all(isinstance(e, kind) for e in entries)
-    back = type(report).model_validate_json(pinned["json"])  # a stored report loads and dumps the same
-    assert back.model_dump_json() == pinned["json"]
+    back = type(report).model_validate_json(PINNED[name]["json"])  # a stored report loads and dumps the same
+    assert back.model_dump_json() == PINNED[name]["json"]
 
 
 def test_the_entries_read_as_the_dicts_did():
