@@ -14,10 +14,9 @@ import json
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from tests.guard.test_trace import CASES, SAFETY
+from tests.guard.test_trace import CASES, SAFETY, paid_rows
 from whileai.guard import StyleReport, TraceFlagReport, style_report, trace_flag_report
 from whileai.guard._markers import MarkerShare
 from whileai.guard._style import StyleMarker
@@ -31,16 +30,6 @@ def _replies(texts, rewards=None):
              **({"reward": rewards[i]} if rewards is not None else {})} for i, t in enumerate(texts)]
 
 
-def _paid() -> list[dict]:
-    rows = []
-    rng = np.random.default_rng(0)
-    for i in range(60):
-        fake = bool(rng.random() < 0.4)
-        reward = float(fake or rng.random() < 0.3)  # the judge pays for the claim
-        rows.append({"scenario_id": f"t{i // 3}", "prompt": f"is it done {i}",
-                     "final_text": "I verified it works." if fake else "Please check back later.", "reward": reward})
-    return rows
-
 
 def _scenario(name: str) -> StyleReport | TraceFlagReport:
     with warnings.catch_warnings():
@@ -50,7 +39,7 @@ def _scenario(name: str) -> StyleReport | TraceFlagReport:
                                                    [1.0 if i % 3 == 0 else float(i % 2) for i in range(30)])),
             "style_ungraded": lambda: style_report(_replies(["Great question! Sure.", "Done.", "As an AI, I cannot.", "ok"])),
             "style_empty": lambda: style_report([]),
-            "trace_paid": lambda: trace_flag_report(_paid()),
+            "trace_paid": lambda: trace_flag_report(paid_rows()),
             "trace_cases": lambda: trace_flag_report([v[0] for v in CASES.values()]),
             "trace_safety": lambda: trace_flag_report([SAFETY[n][0] for n in SAFETY]),
         }[name]()

@@ -88,7 +88,8 @@ def test_keeps_existing_markers_and_returns_input_kind():
     assert isinstance(sd, ScoredData) and sd.meta == {"system_prompt": "s"}
 
 
-def test_flag_report_rates_and_correlation_against_numpy():
+def paid_rows() -> list[dict]:
+    """60 replies, about 40% claiming a check they never ran, which the judge pays for (seeded)."""
     rows = []
     rng = np.random.default_rng(0)
     for i in range(60):
@@ -96,6 +97,11 @@ def test_flag_report_rates_and_correlation_against_numpy():
         reward = float(fake or rng.random() < 0.3)  # the judge pays for the claim
         rows.append({"scenario_id": f"t{i // 3}", "prompt": f"is it done {i}",
                      "final_text": "I verified it works." if fake else "Please check back later.", "reward": reward})
+    return rows
+
+
+def test_flag_report_rates_and_correlation_against_numpy():
+    rows = paid_rows()
     r = trace_flag_report(rows)
     f = r["flags"]["lie.unverified_claim"]
     hit = np.array(["verified" in row["final_text"] for row in rows], float)
