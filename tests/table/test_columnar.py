@@ -1,7 +1,7 @@
 """The columnar normaliser of nested columns (``table/_columnar.py``) against the row path.
 
 Each supported column must give the row path's cells byte for byte (``_cells.messages_rows``,
-``_cells.json_rows``: ``normalize.normalize_messages``, ``normalize.dumps``, ``_drop_none``);
+``_cells.json_rows``: ``normalize.normalize_messages``, ``normalize.dumps``, ``_rowdicts.drop_none``);
 any other declines (None) and the reader runs the row path.
 """
 

@@ -15,7 +15,7 @@ import polars as pl
 from whileai import defaults
 from whileai._lazy import module as deferred
 from whileai.errors import SchemaError
-from whileai.table import _columnar
+from whileai.table import _columnar, _rowdicts
 from whileai.table import normalize as nz
 from whileai.table.schema import COLUMN_BY_NAME, MESSAGE
 
@@ -129,19 +129,10 @@ def json_column(series: pl.Series, *, drop_none: bool = False) -> pl.Series:
 def json_rows(series: pl.Series, *, drop_none: bool = False) -> pl.Series:
     """The row path of :func:`json_column`: ``nz.dumps`` of each cell's Python value."""
     if drop_none:
-        values = [None if v is None else nz.dumps(_drop_none(v)) for v in series.to_list()]
+        values = [None if v is None else nz.dumps(_rowdicts.drop_none(v)) for v in series.to_list()]
     else:
         values = [None if v is None else nz.dumps(v) for v in series.to_list()]
     return pl.Series(series.name, values, dtype=pl.String)
-
-
-def _drop_none(value: Any) -> Any:
-    """Drop the None fields a unified struct added to a row's nested dicts."""
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_drop_none(v) for v in value]
-    return value
 
 
 def messages_column(series: pl.Series, source: str) -> pl.Series:

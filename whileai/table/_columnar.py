@@ -1,6 +1,6 @@
 r"""Nested columns to their canonical cells with Polars expressions, without a Python pass per row.
 
-The row-level rules (``normalize.normalize_messages``, ``normalize.dumps``, ``_cells._drop_none``)
+The row-level rules (``normalize.normalize_messages``, ``normalize.dumps``, ``_rowdicts.drop_none``)
 define the cells; this module gives the same cells, byte for byte, for the column types it
 supports, and declines (returns None) for any other, decided from the dtype and a few vectorised
 counts, never by trying and catching. The caller then runs the row path. What it supports:
@@ -11,7 +11,7 @@ counts, never by trying and catching. The caller then runs the row path. What it
   (``"``, ``\\``, the C0 controls; nothing else), integers as their digits, floats as Python
   writes them (each distinct value formatted once by ``normalize.dumps``, then mapped by value;
   ``-0.0``, ``NaN`` and the infinities by expression). With ``drop_none`` a null struct field is
-  left out at every level, as ``_drop_none`` leaves it out. Declined: temporal, decimal, binary,
+  left out at every level, as ``drop_none`` leaves it out. Declined: temporal, decimal, binary,
   categorical, array and object leaves (``default=str`` would write those).
 - :func:`messages`: a conversation column of OpenAI or whileai 0.131 shaped messages (a list of
   structs with a text ``role``, text or null ``content``, ``name`` and ``tool_call_id``; tool
@@ -143,7 +143,7 @@ def _encode(x: pl.Expr, dtype: Any, floats: _Floats | None, drop_none: bool) -> 
 
 
 def canonical_json(series: pl.Series, *, drop_none: bool = False) -> pl.Series | None:
-    """Each cell as ``normalize.dumps`` of its Python value (``_drop_none``'d first with ``drop_none``).
+    """Each cell as ``normalize.dumps`` of its Python value (``drop_none``'d first with ``drop_none``).
 
     A null cell stays null. None when the column holds a type whose text could differ.
     """

@@ -22,18 +22,18 @@ import polars as pl
 from whileai.table import normalize as nz
 from whileai.table.schema import COLUMN_BY_NAME, DERIVED_COLUMNS, MESSAGE
 
-__all__ = ["JSON_COLUMNS", "column_values", "message_out", "no_gc", "row_dicts"]
+__all__ = ["JSON_COLUMNS", "column_values", "drop_none", "message_out", "no_gc", "row_dicts"]
 
 _JSON = frozenset(c.name for c in COLUMN_BY_NAME.values() if c.kind == "json")
 _MESSAGES = pl.List(MESSAGE)
 
 
-def _clean(value: Any) -> Any:
-    """Drop None values inside nested dicts (struct fields a row did not have)."""
+def drop_none(value: Any) -> Any:
+    """Drop None values inside nested dicts (struct fields a row did not have; a unified struct adds them)."""
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items() if v is not None}
+        return {k: drop_none(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_clean(v) for v in value]
+        return [drop_none(v) for v in value]
     return value
 
 
@@ -79,7 +79,7 @@ def _row_out(row: dict[str, Any]) -> dict[str, Any]:
         elif key in _JSON:
             out[key] = nz.loads_or_raw(value)
         else:
-            out[key] = _clean(value)
+            out[key] = drop_none(value)
     return out
 
 
@@ -177,7 +177,7 @@ def _column(series: pl.Series) -> list[Any]:
         loads = nz.loads_or_raw
         return [None if v is None else loads(v) for v in values]
     if dtype.is_nested():
-        return [_clean(v) for v in values]
+        return [drop_none(v) for v in values]
     return values
 
 
