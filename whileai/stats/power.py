@@ -17,6 +17,7 @@ Two models for sd_d when none is measured, both with k rollouts a side and indep
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -162,6 +163,7 @@ def detectable_effect_binomial(n_tasks: int, *, base: float, k: int, power: floa
     return high
 
 
+@functools.cache
 def _boost_nctdtr() -> bool:
     """Whether ``scipy.special.nctdtr`` is Boost's noncentral t, the one ``scipy.stats.nct`` uses (SciPy 1.15 on)."""
     import scipy
@@ -183,15 +185,16 @@ def noncentral_t_sf(x: np.ndarray, df: np.ndarray, nc: np.ndarray) -> np.ndarray
 
     x, df, nc = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(df, dtype=np.float64),
                                     np.asarray(nc, dtype=np.float64))
-    if _boost_nctdtr():
-        cdf = nctdtr(df, nc, x)
-        failed = np.isnan(cdf) & ~(np.isnan(x) | np.isnan(df) | np.isnan(nc))
-        if not failed.any():
-            return 1.0 - cdf
+    if not _boost_nctdtr():
+        from scipy.stats import nct
+
+        return np.asarray(nct.sf(x, df, nc), dtype=np.float64)
+    cdf = nctdtr(df, nc, x)
+    failed = np.isnan(cdf) & ~(np.isnan(x) | np.isnan(df) | np.isnan(nc))
+    if not failed.any():
+        return 1.0 - cdf
     from scipy.stats import nct
 
-    if not _boost_nctdtr():
-        return np.asarray(nct.sf(x, df, nc), dtype=np.float64)
     return np.where(failed, nct.sf(x, df, nc), 1.0 - cdf)
 
 
